@@ -1,0 +1,5 @@
+/* cli/cli.h: one function per moat command. */
+#ifndef MOAT_CLI_H
+#define MOAT_CLI_H
+int cmd_do(int argc, char **argv);
+#endif

@@ -1,0 +1,111 @@
+/* cli/do.c: `moat do [options] -- CMD ARGS...` */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "sentry/sentry.h"
+
+/* The guest's environment starts clean: the caller's environment often
+ * holds secrets (tokens, keys) that untrusted code must not see. Only
+ * the terminal and locale variables are carried over; --env adds more. */
+static const char *const keep_env[] = {"TERM", "LANG", "LC_ALL", "LC_CTYPE",
+				       "LC_COLLATE", "LC_MESSAGES", "TZ"};
+
+static void env_set(char ***env, size_t *n, const char *kv)
+{
+	size_t klen = strcspn(kv, "="), i;
+
+	for (i = 0; i < *n; i++) {
+		if (!strncmp((*env)[i], kv, klen) && (*env)[i][klen] == '=') {
+			(*env)[i] = (char *)kv;
+			return;
+		}
+	}
+	*env = realloc(*env, (*n + 2) * sizeof(char *));
+	if (!*env)
+		abort();
+	(*env)[(*n)++] = (char *)kv;
+	(*env)[*n] = NULL;
+}
+
+int cmd_do(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"rootfs", required_argument, NULL, 'r'},
+		{"hostname", required_argument, NULL, 'h'},
+		{"env", required_argument, NULL, 'e'},
+		{"cwd", required_argument, NULL, 'c'},
+		{"strace", no_argument, NULL, 's'},
+		{"audit", required_argument, NULL, 'a'},
+		{NULL, 0, NULL, 0},
+	};
+	struct sentry_opts o;
+	struct moat_error err = {0};
+	char **env = NULL;
+	size_t nenv = 0, i;
+	int c, rc;
+
+	memset(&o, 0, sizeof(o));
+	env_set(&env, &nenv, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	env_set(&env, &nenv, "HOME=/root");
+	for (i = 0; i < ARRAY_SIZE(keep_env); i++) {
+		const char *v = getenv(keep_env[i]);
+		if (v) {
+			char *kv;
+			if (asprintf(&kv, "%s=%s", keep_env[i], v) < 0)
+				abort();
+			env_set(&env, &nenv, kv);
+		}
+	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			o.rootfs = optarg;
+			break;
+		case 'h':
+			if (strlen(optarg) > 64) {
+				fprintf(stderr, "moat: --hostname: longer than 64 bytes\n");
+				return 2;
+			}
+			o.hostname = optarg;
+			break;
+		case 'e':
+			if (!strchr(optarg, '=')) {
+				fprintf(stderr, "moat: --env `%s`: expected K=V\n", optarg);
+				return 2;
+			}
+			env_set(&env, &nenv, optarg);
+			break;
+		case 'c':
+			o.cwd = optarg;
+			break;
+		case 's':
+			o.strace = true;
+			break;
+		case 'a':
+			o.audit_path = optarg;
+			break;
+		default:
+			fprintf(stderr, "usage: moat do [options] -- CMD [ARGS...]\n");
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "moat do: no command given\n");
+		return 2;
+	}
+	o.env = env;
+	rc = sentry_run(&o, argv + optind, &err);
+	if (rc < 0) {
+		fprintf(stderr, "moat: %s\n", err.msg);
+		if (err.code == ENOENT && !strncmp(err.msg, "exec", 4))
+			return 127;
+		if (!strncmp(err.msg, "exec", 4))
+			return 126;
+		return 125;
+	}
+	return rc;
+}

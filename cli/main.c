@@ -1,0 +1,56 @@
+/* cli/main.c: moat's command line: a thin layer over the sentry. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "gofer/gofer.h"
+#include "sentry/sentry.h"
+
+#ifndef MOAT_VERSION
+#define MOAT_VERSION "0.1.0"
+#endif
+
+static void usage(FILE *f)
+{
+	fputs("usage: moat do [options] -- CMD [ARGS...]\n"
+	      "       moat help syscalls [--markdown]\n"
+	      "       moat --version\n"
+	      "\n"
+	      "moat do options:\n"
+	      "  --rootfs DIR     root filesystem (default: the host's /), read-only\n"
+	      "  --hostname H     the sandbox's hostname (default: moat)\n"
+	      "  --env K=V        set an environment variable (repeatable)\n"
+	      "  --cwd D          working directory inside the sandbox\n"
+	      "  --strace         print every trapped syscall to stderr\n"
+	      "  --audit FILE     audit log (default /var/log/moat/audit.jsonl)\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "do"))
+		return cmd_do(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "gofer"))
+		return gofer_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "help")) {
+		if (argc >= 3 && !strcmp(argv[2], "syscalls"))
+			return syscalls_help(argc >= 4 && !strcmp(argv[3], "--markdown"));
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("moat version %s\n", MOAT_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "moat: unknown command `%s`\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

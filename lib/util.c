@@ -1,0 +1,119 @@
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void moat_assert_fail(const char *cond, const char *file, int line)
+{
+	fprintf(stderr, "moat: internal assertion failed: %s (%s:%d)\n", cond,
+		file, line);
+	abort();
+}
+
+int moat_error_set(struct moat_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			n = 0;
+		if (code && (size_t)n < sizeof(err->msg))
+			snprintf(err->msg + n, sizeof(err->msg) - (size_t)n,
+				 ": %s", strerror(code));
+	}
+	return code ? -code : -1;
+}
+
+int moat_error_wrap(struct moat_error *err, const char *fmt, ...)
+{
+	char prefix[256];
+	char old[sizeof(err->msg)];
+	va_list ap;
+
+	if (!err)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof(old));
+	{
+		size_t pl = strnlen(prefix, sizeof(prefix) - 1);
+		size_t rest = sizeof(err->msg) - pl - 3;
+		memcpy(err->msg, prefix, pl);
+		memcpy(err->msg + pl, ": ", 2);
+		memcpy(err->msg + pl + 2, old, strnlen(old, rest));
+		err->msg[pl + 2 + strnlen(old, rest)] = 0;
+	}
+	return err->code ? -err->code : -1;
+}
+
+ssize_t write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = write(fd, p + done, len - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = read(fd, p + done, len - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p) {
+		fputs("moat: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+void *xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+	if (!p) {
+		fputs("moat: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p) {
+		fputs("moat: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}

@@ -1,0 +1,97 @@
+/* lib/util.h: ownership helpers and the one error convention of moat.
+ *
+ * Conventions (see shared/STYLE.md):
+ *  - Syscall handlers and anything a guest can reach return -errno, never
+ *    build strings, never abort.
+ *  - Host-side setup code returns a negative value and fills a
+ *    struct moat_error with context, so a failure reads
+ *    "gofer: open `/etc/x`: Permission denied".
+ *  - Every owned resource is declared with a cleanup attribute and
+ *    initialised; ownership moves only through steal_pointer()/take_fd().
+ */
+#ifndef MOAT_LIB_UTIL_H
+#define MOAT_LIB_UTIL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define UNUSED __attribute__((unused))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define MOAT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+static inline void cleanup_freep(void *p)
+{
+	void **pp = (void **)p;
+	free(*pp);
+}
+
+static inline void cleanup_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+#define cleanup_free __attribute__((cleanup(cleanup_freep)))
+#define cleanup_close __attribute__((cleanup(cleanup_closep)))
+
+/* Transfer ownership out of a cleanup variable. */
+static inline void *steal_pointer_(void *pp)
+{
+	void **p = (void **)pp;
+	void *r = *p;
+	*p = NULL;
+	return r;
+}
+#define steal_pointer(pp) steal_pointer_(pp)
+
+static inline int take_fd(int *fd)
+{
+	int r = *fd;
+	*fd = -1;
+	return r;
+}
+
+/* Internal invariant: a bug in moat, not something a guest can cause.
+ * Untrusted input is validated with ordinary checks returning -errno. */
+#define MOAT_ASSERT(cond)                                                      \
+	do {                                                                   \
+		if (UNLIKELY(!(cond)))                                         \
+			moat_assert_fail(#cond, __FILE__, __LINE__);           \
+	} while (0)
+
+__attribute__((noreturn)) void moat_assert_fail(const char *cond,
+						const char *file, int line);
+
+/* Error object for setup code. msg holds the full context chain. */
+struct moat_error {
+	int code; /* errno value, 0 when no error */
+	char msg[512];
+};
+
+/* Set err to "<formatted>: strerror(code)" (code 0: no strerror suffix).
+ * Returns -code (or -1 when code is 0) so callers can `return moat_error_set(...)`. */
+int moat_error_set(struct moat_error *err, int code, const char *fmt, ...)
+	MOAT_PRINTF(3, 4);
+/* Prefix existing message with more context: "ctx: <old msg>". Returns -code. */
+int moat_error_wrap(struct moat_error *err, const char *fmt, ...)
+	MOAT_PRINTF(2, 3);
+
+/* Loop over EINTR and partial transfers. Return bytes or -errno. */
+ssize_t write_all(int fd, const void *buf, size_t len);
+ssize_t read_all(int fd, void *buf, size_t len);
+
+/* Allocation that aborts: setup code only, never on a guest-reachable path. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+char *xstrdup(const char *s);
+
+#endif

@@ -1,0 +1,52 @@
+/* platform/platform.h: how the sentry runs guest tasks on the host.
+ *
+ * One interface, implemented today by ptrace (platform/ptrace.c):
+ * start the first task, stop it at every trapped syscall, read and write its
+ * registers and memory, make it run a host syscall on our behalf (injection),
+ * and resume it with a result.
+ */
+#ifndef MOAT_PLATFORM_H
+#define MOAT_PLATFORM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/util.h"
+
+struct task;
+
+/* Fixed address of the stub image that every guest process is host-exec'ed
+ * into before the sentry loads the real program. Far above where the sentry
+ * places programs (0x400000, 0x5555...) and far below the top-down mmap base
+ * (>= 0x7eff...), so brk, which the host kernel starts right after the stub,
+ * has room to grow. */
+#define STUB_ADDR 0x7e0000000000ULL
+#define STUB_CODE_OFF 0xb0ULL			/* syscall; ud2 */
+#define STUB_SYSCALL (STUB_ADDR + STUB_CODE_OFF)
+#define STUB_DATA (STUB_ADDR + 0x1000ULL)	/* one zeroed RW page */
+#define STUB_DATA_SIZE 0x1000ULL
+
+/* Host fd numbers every guest process holds (and nothing else). */
+#define GUEST_CTL_FD 1000 /* receives donated host fds for mmap */
+#define GUEST_STUB_FD 1001 /* the stub ELF memfd, exec'ed by execve */
+
+int plat_make_stub(struct moat_error *err);
+/* Start the pid-namespace reaper and the first guest task (stopped, traced).
+ * Returns the host tid of the first task or a negative value with err set. */
+pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err);
+int plat_set_options(pid_t tid);
+
+/* Resume a task stopped at a syscall. */
+int plat_resume_result(struct task *t, long result); /* skip syscall, return result */
+int plat_resume_passthrough(struct task *t, int want_exit_stop);
+int plat_resume_restart(struct task *t); /* re-execute the syscall insn */
+int plat_cont(pid_t tid, int sig);
+
+/* Run syscall nr in the stopped task t and return its result (or -errno).
+ * The task is left at a syscall-exit stop; plat_resume_result restores it. */
+long plat_inject(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		 uint64_t a3, uint64_t a4, uint64_t a5);
+/* Donate host fd to the guest process of t; returns the guest-side host fd. */
+int plat_donate_fd(struct task *t, int hostfd);
+
+#endif

@@ -1,0 +1,671 @@
+/* platform/ptrace.c: the ptrace platform.
+ *
+ * Guest tasks are host processes in fresh user, pid, mount, net, ipc, uts and
+ * cgroup namespaces. A seccomp filter lets the allowlist run natively and
+ * returns SECCOMP_RET_TRACE for everything else, so the sentry (the tracer)
+ * stops only on syscalls it emulates. The host kernel re-checks a syscall
+ * that a tracer rewrote (Linux >= 4.8) and treats a rule that traced as
+ * allowed on the re-check: that is how the sentry injects syscalls.
+ *
+ * Process tree on the host:
+ *   sentry ── reaper (init of the new pid namespace, never runs guest code)
+ *                └─ every guest process (forks get CLONE_PARENT, so the
+ *                   reaper, not a guest, reaps them after the sentry has seen
+ *                   the exit through ptrace)
+ * When the sentry dies: PTRACE_O_EXITKILL kills each task, and the reaper's
+ * PDEATHSIG kills the namespace's init, which kills everything in it.
+ */
+#include "platform/platform.h"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <elf.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+
+#include "sentry/sentry.h"
+
+#define PTRACE_OPTS                                                            \
+	(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACESECCOMP | PTRACE_O_EXITKILL |  \
+	 PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |     \
+	 PTRACE_O_TRACEEXEC)
+
+/* The stub: an ELF with a 2-byte syscall instruction (every injection after
+ * exec runs it) and a zeroed RW page (scratch for injected recvmsg and the
+ * empty path of execveat). Built in memory: nothing to install. */
+int plat_make_stub(struct moat_error *err)
+{
+	uint8_t img[STUB_CODE_OFF + 8];
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof(*eh));
+	cleanup_close int fd = -1;
+
+	_Static_assert(sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr) <= STUB_CODE_OFF,
+		       "stub headers overlap code");
+	memset(img, 0, sizeof(img));
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_EXEC;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_entry = STUB_SYSCALL + 2; /* ud2: never meant to run */
+	eh->e_phoff = sizeof(*eh);
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(Elf64_Phdr);
+	eh->e_phnum = 2;
+	ph[0].p_type = PT_LOAD;
+	ph[0].p_flags = PF_R | PF_X;
+	ph[0].p_offset = 0;
+	ph[0].p_vaddr = ph[0].p_paddr = STUB_ADDR;
+	ph[0].p_filesz = ph[0].p_memsz = sizeof(img);
+	ph[0].p_align = 0x1000;
+	ph[1].p_type = PT_LOAD;
+	ph[1].p_flags = PF_R | PF_W;
+	ph[1].p_offset = 0;
+	ph[1].p_vaddr = ph[1].p_paddr = STUB_DATA;
+	ph[1].p_filesz = 0;
+	ph[1].p_memsz = STUB_DATA_SIZE;
+	ph[1].p_align = 0x1000;
+	img[STUB_CODE_OFF + 0] = 0x0f; /* syscall */
+	img[STUB_CODE_OFF + 1] = 0x05;
+	img[STUB_CODE_OFF + 2] = 0x0f; /* ud2 */
+	img[STUB_CODE_OFF + 3] = 0x0b;
+
+	fd = memfd_create("moat-stub", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return moat_error_set(err, errno, "memfd_create stub");
+	if (write_all(fd, img, sizeof(img)) < 0)
+		return moat_error_set(err, errno, "write stub");
+	/* Sealed so no process holding the fd can change what guests exec. */
+	if (fcntl(fd, F_ADD_SEALS,
+		  F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+		return moat_error_set(err, errno, "seal stub");
+	return take_fd(&fd);
+}
+
+/* Guest seccomp filter: allowlisted syscalls run natively, the rest trap. */
+static int build_guest_filter(struct sock_fprog *out, struct moat_error *err)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRACE(0));
+	size_t n, i;
+	const struct syscall_desc *tab = syscall_table(&n);
+	cleanup_close int mfd = -1;
+	struct stat st;
+	void *buf;
+
+	if (!ctx)
+		return moat_error_set(err, ENOMEM, "seccomp_init");
+	for (i = 0; i < n; i++) {
+		int rc = 0;
+		if (tab[i].status != SC_NATIVE && tab[i].nr != SYS_mmap)
+			continue;
+		if (tab[i].nr == SYS_mmap) {
+			/* Only anonymous mappings are native; file mappings go
+			 * through the sentry, which maps donated host fds. */
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SYS_mmap, 1,
+					      SCMP_A3(SCMP_CMP_MASKED_EQ,
+						      MAP_ANONYMOUS,
+						      MAP_ANONYMOUS));
+		} else if (tab[i].nr == SYS_sched_getaffinity ||
+			   tab[i].nr == SYS_sched_setaffinity ||
+			   tab[i].nr == SYS_sched_getparam ||
+			   tab[i].nr == SYS_sched_getscheduler ||
+			   tab[i].nr == SYS_get_robust_list ||
+			   tab[i].nr == SYS_prlimit64) {
+			/* pid-taking calls are native for "self" (0) only. */
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, tab[i].nr, 1,
+					      SCMP_A0(SCMP_CMP_EQ, 0));
+		} else {
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, tab[i].nr, 0);
+		}
+		if (rc < 0) {
+			seccomp_release(ctx);
+			return moat_error_set(err, -rc, "seccomp rule %s",
+					      tab[i].name);
+		}
+	}
+	mfd = memfd_create("moat-filter", MFD_CLOEXEC);
+	if (mfd < 0 || seccomp_export_bpf(ctx, mfd) < 0 || fstat(mfd, &st) < 0) {
+		seccomp_release(ctx);
+		return moat_error_set(err, EIO, "export guest seccomp filter");
+	}
+	seccomp_release(ctx);
+	buf = xmalloc((size_t)st.st_size);
+	if (pread(mfd, buf, (size_t)st.st_size, 0) != st.st_size)
+		return moat_error_set(err, EIO, "read guest seccomp filter");
+	out->len = (unsigned short)((size_t)st.st_size / sizeof(struct sock_filter));
+	out->filter = buf;
+	return 0;
+}
+
+static void die_child(const char *what)
+{
+	/* Child side of setup: stderr is still the user's. */
+	dprintf(2, "moat: guest setup: %s: %s\n", what, strerror(errno));
+	_exit(126);
+}
+
+static int write_file(const char *path, const char *s)
+{
+	cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The first guest task, in the reaper's namespaces: confine, then exec the
+ * stub. Its execveat traps; the sentry lets that one through and loads the
+ * real program when the exec event arrives. */
+__attribute__((noreturn)) static void guest_boot(struct sock_fprog *prog)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+	int cap;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		die_child("pdeathsig");
+	/* Wait for the sentry to set our ptrace options. */
+	raise(SIGSTOP);
+	/* Nothing of the host may stay reachable: only the two fds. */
+	if (syscall(SYS_close_range, 0, GUEST_CTL_FD - 1, 0) < 0 ||
+	    syscall(SYS_close_range, GUEST_STUB_FD + 1, ~0U, 0) < 0)
+		die_child("close_range");
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+				     SECBIT_NO_SETUID_FIXUP |
+				     SECBIT_NO_SETUID_FIXUP_LOCKED |
+				     SECBIT_KEEP_CAPS_LOCKED) < 0)
+		die_child("securebits");
+	for (cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			die_child("capbset");
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		die_child("capset");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		die_child("no_new_privs");
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
+		die_child("seccomp");
+	syscall(SYS_execveat, GUEST_STUB_FD, "", NULL, NULL, AT_EMPTY_PATH);
+	_exit(126);
+}
+
+static void set_rlimit(int res, rlim_t v)
+{
+	struct rlimit rl = {v, v};
+	setrlimit(res, &rl);
+}
+
+/* The reaper: init of the guests' pid namespace. It owns an empty mount
+ * namespace, runs as an unmapped-to-nobody user, and reaps every guest
+ * process after the sentry has collected its status through ptrace. */
+__attribute__((noreturn)) static void reaper_main(int gofd, struct sock_fprog *prog,
+					       int ctl_fd, int stub_fd)
+{
+	char c;
+	pid_t child;
+
+	if (read(gofd, &c, 1) != 1)
+		_exit(126); /* the sentry died or refused */
+	close(gofd);
+	/* Empty root: a tmpfs with nothing in it, read-only; the old root is
+	 * detached so no host path is reachable even by a bug in injection. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		die_child("make / private");
+	if (mount("moat-empty", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "size=4k,mode=0555") < 0)
+		die_child("mount empty root");
+	if (chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+	    umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		die_child("pivot_root");
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_BIND, NULL) < 0)
+		die_child("remount empty root read-only");
+	/* Host identity: nobody. Must precede PDEATHSIG: a credential change
+	 * clears it. */
+	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		die_child("setresuid nobody");
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		die_child("pdeathsig");
+	set_rlimit(RLIMIT_CORE, 0);
+	set_rlimit(RLIMIT_NOFILE, GUEST_STUB_FD + 64);
+	if (dup2(ctl_fd, GUEST_CTL_FD) < 0 || dup2(stub_fd, GUEST_STUB_FD) < 0)
+		die_child("dup2");
+	child = fork();
+	if (child < 0)
+		die_child("fork");
+	if (child == 0)
+		guest_boot(prog);
+	close(GUEST_CTL_FD);
+	close(GUEST_STUB_FD);
+	syscall(SYS_close_range, 3, ~0U, 0);
+	for (;;) {
+		int st;
+		if (waitpid(-1, &st, __WALL) < 0 && errno == ECHILD)
+			pause();
+	}
+}
+
+int plat_set_options(pid_t tid)
+{
+	if (ptrace(PTRACE_SETOPTIONS, tid, 0, PTRACE_OPTS) < 0)
+		return -errno;
+	return 0;
+}
+
+pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
+{
+	struct sock_fprog prog;
+	int go[2];
+	pid_t reaper, child = -1;
+	char path[64];
+	int st, rc;
+	unsigned long msg;
+
+	if (build_guest_filter(&prog, err) < 0)
+		return -1;
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return moat_error_set(err, errno, "pipe");
+	reaper = (pid_t)syscall(SYS_clone,
+				CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS |
+					CLONE_NEWNET | CLONE_NEWIPC |
+					CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD,
+				NULL, NULL, NULL, NULL);
+	if (reaper < 0)
+		return moat_error_set(err, errno, "clone namespaces");
+	if (reaper == 0) {
+		close(go[1]);
+		reaper_main(go[0], &prog, guest_ctl_fd, stub_fd);
+	}
+	close(go[0]);
+	S->reaper = reaper;
+	/* Map the reaper's nobody to the host's nobody; no other id exists in
+	 * the namespace, and setgroups is denied as unprivileged maps require. */
+	snprintf(path, sizeof(path), "/proc/%d/setgroups", reaper);
+	rc = write_file(path, "deny");
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", reaper);
+	if (!rc)
+		rc = write_file(path, "65534 65534 1\n");
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", reaper);
+	if (!rc)
+		rc = write_file(path, "65534 65534 1\n");
+	if (rc < 0) {
+		kill(reaper, SIGKILL);
+		return moat_error_set(err, -rc, "write id maps of the sandbox");
+	}
+	/* Trace the reaper only to learn the host pid of its first child. */
+	if (ptrace(PTRACE_SEIZE, reaper, 0, PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL) < 0) {
+		kill(reaper, SIGKILL);
+		return moat_error_set(err, errno, "ptrace seize");
+	}
+	if (write(go[1], "g", 1) != 1) {
+		kill(reaper, SIGKILL);
+		return moat_error_set(err, errno, "start reaper");
+	}
+	close(go[1]);
+	/* First the reaper's fork event names the child... */
+	while (child < 0) {
+		pid_t w = waitpid(reaper, &st, __WALL);
+		if (w < 0)
+			return moat_error_set(err, errno, "wait for sandbox setup");
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return moat_error_set(err, 0, "sandbox setup failed (status 0x%x)", st);
+		if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_FORK << 8))) {
+			ptrace(PTRACE_GETEVENTMSG, reaper, 0, &msg);
+			child = (pid_t)msg;
+			ptrace(PTRACE_DETACH, reaper, 0, 0);
+			break;
+		}
+		ptrace(PTRACE_CONT, reaper, 0, 0);
+	}
+	/* ...then the child, auto-attached, stops at its raise(SIGSTOP). Until
+	 * then it runs nothing but its setup. */
+	for (;;) {
+		pid_t w = waitpid(child, &st, __WALL);
+		if (w < 0)
+			return moat_error_set(err, errno, "wait for first task");
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return moat_error_set(err, 0, "first task died in setup");
+		if (WSTOPSIG(st) == SIGSTOP && (st >> 16) == 0) {
+			rc = plat_set_options(child);
+			if (rc < 0)
+				return moat_error_set(err, -rc, "ptrace options");
+			ptrace(PTRACE_CONT, child, 0, 0);
+			break;
+		}
+		ptrace(PTRACE_CONT, child, 0, 0);
+	}
+	free(prog.filter);
+	return child;
+}
+
+int plat_cont(pid_t tid, int sig)
+{
+	if (ptrace(PTRACE_CONT, tid, 0, sig) < 0)
+		return -errno;
+	return 0;
+}
+
+static int setregs(struct task *t, struct user_regs_struct *r)
+{
+	if (ptrace(PTRACE_SETREGS, t->host_tid, 0, r) < 0)
+		return -errno;
+	return 0;
+}
+
+int plat_resume_result(struct task *t, long result)
+{
+	struct user_regs_struct r = t->regs;
+
+	/* orig_rax = -1 skips the syscall at a seccomp stop, and disables the
+	 * kernel's restart logic at an exit stop. */
+	r.orig_rax = (unsigned long long)-1;
+	r.rax = (unsigned long long)result;
+	t->at_exit_stop = false;
+	if (setregs(t, &r) < 0)
+		return -ESRCH;
+	return plat_cont(t->host_tid, 0);
+}
+
+int plat_resume_restart(struct task *t)
+{
+	struct user_regs_struct r = t->regs;
+
+	r.orig_rax = (unsigned long long)-1;
+	r.rax = r.orig_rax;
+	r.rax = (unsigned long long)t->sc.nr;
+	r.rip -= 2;
+	t->at_exit_stop = false;
+	if (setregs(t, &r) < 0)
+		return -ESRCH;
+	return plat_cont(t->host_tid, 0);
+}
+
+int plat_resume_passthrough(struct task *t, int want_exit_stop)
+{
+	if (t->at_exit_stop)
+		return -EINVAL;
+	if (ptrace(want_exit_stop ? PTRACE_SYSCALL : PTRACE_CONT, t->host_tid,
+		   0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Wait for the next stop of t during an injection. Signals that arrive are
+ * kept for later delivery. Returns the wait status, or -ESRCH if t died. */
+static int inject_wait(struct task *t)
+{
+	int st;
+
+	for (;;) {
+		pid_t w = waitpid(t->host_tid, &st, __WALL);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -ESRCH;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			task_exited(t, st);
+			return -ESRCH;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80) ||
+		    (st >> 8) == (SIGTRAP | (PTRACE_EVENT_SECCOMP << 8)))
+			return st;
+		/* A signal-delivery or group stop: keep the signal. */
+		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
+			t->pending_sig = WSTOPSIG(st);
+		if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
+			return -ESRCH;
+	}
+}
+
+long plat_inject(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		 uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	struct user_regs_struct r;
+	int st;
+
+	if (ptrace(PTRACE_GETREGS, t->host_tid, 0, &r) < 0)
+		return -ESRCH;
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rdx = a2;
+	r.r10 = a3;
+	r.r8 = a4;
+	r.r9 = a5;
+	if (!t->at_exit_stop) {
+		/* At the seccomp stop of the guest's own syscall: turn it into
+		 * ours. The kernel re-checks it against the filter; a traced
+		 * rule counts as allowed on that re-check. */
+		r.orig_rax = (unsigned long long)nr;
+		if (setregs(t, &r) < 0 ||
+		    ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
+			return -ESRCH;
+		st = inject_wait(t);
+		if (st < 0)
+			return st;
+	} else {
+		/* At an exit stop: run a syscall instruction again. The guest's
+		 * own (just before rip) or, right after exec, the stub's. */
+		r.rip = t->exec ? STUB_SYSCALL : t->regs.rip - 2;
+		r.rax = (unsigned long long)nr;
+		r.orig_rax = (unsigned long long)-1;
+		if (setregs(t, &r) < 0 ||
+		    ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
+			return -ESRCH;
+		st = inject_wait(t); /* syscall-enter stop */
+		if (st < 0)
+			return st;
+		if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
+			return -ESRCH;
+		st = inject_wait(t); /* seccomp stop, or exit if native */
+		if (st < 0)
+			return st;
+		if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_SECCOMP << 8))) {
+			if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
+				return -ESRCH;
+			st = inject_wait(t);
+			if (st < 0)
+				return st;
+		}
+	}
+	t->at_exit_stop = true;
+	if (ptrace(PTRACE_GETREGS, t->host_tid, 0, &r) < 0)
+		return -ESRCH;
+	return (long)r.rax;
+}
+
+/* Drop datagrams a guest did not take (its injected recvmsg failed), so the
+ * next donation receives the fd it was meant to. The sentry is the only one
+ * that sends, one injection at a time, so anything queued now is stale. */
+static void drain_stale(void)
+{
+	for (;;) {
+		char b;
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(int))];
+		} cm;
+		struct iovec iov = {&b, 1};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = cm.buf,
+				    .msg_controllen = sizeof(cm.buf)};
+		struct cmsghdr *c;
+
+		if (recvmsg(S->ctl_guest, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
+			return;
+		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			if (c->cmsg_type == SCM_RIGHTS) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+				close(fd);
+			}
+		}
+	}
+}
+
+/* Send hostfd over the control socket and have the guest receive it. The
+ * msghdr lives in the stub's scratch page. A guest thread that scribbles on
+ * that page only breaks its own mapping: a host fd in a guest's table is
+ * inert, since no native syscall of the allowlist takes an fd. */
+int plat_donate_fd(struct task *t, int hostfd)
+{
+	struct {
+		struct msghdr mh;
+		struct iovec iov;
+		char byte;
+		char pad[7];
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(int))];
+		} cm;
+	} g;
+	struct msghdr mh = {0};
+	struct iovec iov;
+	char byte = 'f';
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct cmsghdr *c;
+	uint64_t base = STUB_DATA + 64;
+	long rc;
+	int fd;
+
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = &byte;
+	iov.iov_len = 1;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &hostfd, sizeof(int));
+	drain_stale();
+	if (sendmsg(S->ctl_sock, &mh, MSG_DONTWAIT) < 0)
+		return -errno;
+
+	memset(&g, 0, sizeof(g));
+	g.iov.iov_base = (void *)(uintptr_t)(base + offsetof(__typeof__(g), byte));
+	g.iov.iov_len = 1;
+	g.mh.msg_iov = (void *)(uintptr_t)(base + offsetof(__typeof__(g), iov));
+	g.mh.msg_iovlen = 1;
+	g.mh.msg_control = (void *)(uintptr_t)(base + offsetof(__typeof__(g), cm));
+	g.mh.msg_controllen = sizeof(g.cm.buf);
+	if (task_write(t, base, &g, sizeof(g)) < 0)
+		goto drain;
+	rc = plat_inject(t, SYS_recvmsg, GUEST_CTL_FD, base, MSG_CMSG_CLOEXEC | MSG_DONTWAIT,
+			 0, 0, 0);
+	if (rc != 1)
+		goto drain;
+	if (task_read(t, base, &g, sizeof(g)) < 0)
+		return -EFAULT;
+	if (g.cm.h.cmsg_level != SOL_SOCKET || g.cm.h.cmsg_type != SCM_RIGHTS)
+		return -EFAULT;
+	memcpy(&fd, g.cm.buf + CMSG_LEN(0), sizeof(int));
+	return fd;
+drain:
+	drain_stale();
+	return -EFAULT;
+}
+
+int task_read(struct task *t, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
+	ssize_t n;
+
+	if (len == 0)
+		return 0;
+	n = process_vm_readv(t->host_tid, &l, 1, &r, 1, 0);
+	if (n < 0)
+		return -EFAULT;
+	if ((size_t)n != len)
+		return -EFAULT;
+	return 0;
+}
+
+int task_write(struct task *t, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec l = {(void *)buf, len}, r = {(void *)(uintptr_t)addr, len};
+	ssize_t n;
+
+	if (len == 0)
+		return 0;
+	n = process_vm_writev(t->host_tid, &l, 1, &r, 1, 0);
+	if (n < 0 || (size_t)n != len)
+		return -EFAULT;
+	return 0;
+}
+
+int task_poke(struct task *t, uint64_t addr, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		uint64_t a = addr & ~7ULL;
+		size_t off = addr - a, n = 8 - off;
+		long word;
+
+		if (n > len)
+			n = len;
+		errno = 0;
+		word = ptrace(PTRACE_PEEKDATA, t->host_tid, a, 0);
+		if (errno)
+			return -EFAULT;
+		memcpy((char *)&word + off, p, n);
+		if (ptrace(PTRACE_POKEDATA, t->host_tid, a, word) < 0)
+			return -EFAULT;
+		addr += n;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int task_read_str(struct task *t, uint64_t addr, char *buf, size_t cap)
+{
+	size_t done = 0;
+
+	if (!addr)
+		return -EFAULT;
+	while (done < cap) {
+		/* Read up to the end of the page so an unmapped next page
+		 * does not fail a short string. */
+		size_t chunk = 4096 - ((addr + done) & 4095);
+		char *nul;
+
+		if (chunk > cap - done)
+			chunk = cap - done;
+		if (task_read(t, addr + done, buf + done, chunk) < 0)
+			return -EFAULT;
+		nul = memchr(buf + done, 0, chunk);
+		if (nul)
+			return (int)(nul - buf);
+		done += chunk;
+	}
+	return -ENAMETOOLONG;
+}

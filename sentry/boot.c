@@ -1,0 +1,220 @@
+/* sentry/boot.c: bring a sandbox up: the gofer, the namespaces, the first
+ * task; then run the event loop until the first task (virtual init) exits. */
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gofer/gofer.h"
+#include "platform/platform.h"
+#include "sentry/exec.h"
+#include "sentry/p9client.h"
+#include "sentry/sentry.h"
+#include "sentry/vfs.h"
+
+
+static pid_t start_gofer(const char *root, int *sock_out, struct moat_error *err)
+{
+	int sv[2];
+	pid_t pid;
+	struct stat st;
+
+	/* Checked here for a clear message; the gofer checks again, confined. */
+	if (stat(root, &st) < 0)
+		return moat_error_set(err, errno, "gofer: open `%s`", root);
+	if (!S_ISDIR(st.st_mode))
+		return moat_error_set(err, ENOTDIR, "gofer: open `%s`", root);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return moat_error_set(err, errno, "gofer: socketpair");
+	pid = fork();
+	if (pid < 0)
+		return moat_error_set(err, errno, "gofer: fork");
+	if (pid == 0) {
+		char fdbuf[16];
+		char *args[] = {"moat", "gofer", "--root", (char *)root, "--fd",
+				fdbuf, NULL};
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (dup2(sv[1], 3) < 0)
+			_exit(126);
+		snprintf(fdbuf, sizeof(fdbuf), "3");
+		execv("/proc/self/exe", args);
+		_exit(126);
+	}
+	close(sv[1]);
+	*sock_out = sv[0];
+	return pid;
+}
+
+/* PATH lookup in the sandbox's own tree, as execvp would do inside. */
+static int find_in_path(const char *cmd, char *const *envp, char *out, size_t cap)
+{
+	const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	char *const *e;
+	char buf[PATH_MAX];
+	const char *p;
+
+	if (strchr(cmd, '/')) {
+		snprintf(out, cap, "%s", cmd);
+		return 0;
+	}
+	for (e = envp; *e; e++)
+		if (!strncmp(*e, "PATH=", 5))
+			path = *e + 5;
+	for (p = path; *p;) {
+		size_t n = strcspn(p, ":");
+		struct vnode *vn;
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", cmd);
+		if (vfs_resolve(NULL, AT_FDCWD, buf, LOOKUP_FOLLOW, &vn) == 0) {
+			bool ok = S_ISREG(vn->mode) && (vn->mode & 0111);
+			vnode_put(vn);
+			if (ok) {
+				snprintf(out, cap, "%s", buf);
+				return 0;
+			}
+		}
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return -ENOENT;
+}
+
+static int open_audit(const char *path)
+{
+	if (!path) {
+		mkdir("/var/log/moat", 0700);
+		path = "/var/log/moat/audit.jsonl";
+	}
+	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+}
+
+static int setup_stdio(struct process *p, struct moat_error *err)
+{
+	int fd;
+
+	p->fdt = fdtable_new();
+	if (!p->fdt)
+		return moat_error_set(err, ENOMEM, "fd table");
+	for (fd = 0; fd < 3; fd++) {
+		int fl = fcntl(fd, F_GETFL);
+		int dup_fd;
+		struct file *f;
+
+		if (fl < 0)
+			continue; /* closed in the caller: closed in the guest */
+		dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (dup_fd < 0)
+			return moat_error_set(err, errno, "dup stdio");
+		f = file_host_stream(dup_fd, fl & (O_ACCMODE | O_APPEND));
+		if (!f || fd_install(p->leader, f, false, fd) != fd)
+			return moat_error_set(err, ENOMEM, "stdio");
+		file_put(f);
+	}
+	return 0;
+}
+
+int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
+{
+	char exe[PATH_MAX];
+	struct exec_plan *plan;
+	struct process *p;
+	struct task *t;
+	struct vnode *cwd;
+	pid_t gofer, htid;
+	int gsock = -1, sv[2], rc, argc, envc;
+	struct p9_qid rq;
+
+	S = xcalloc(1, sizeof(*S));
+	S->opts = *opts;
+	S->next_pid = 2;
+	S->boot_ns = now_ns();
+	S->reaper = -1;
+	S->audit_fd = open_audit(opts->audit_path);
+	snprintf(S->hostname, sizeof(S->hostname), "%s",
+		 opts->hostname ? opts->hostname : "moat");
+	snprintf(S->domainname, sizeof(S->domainname), "(none)");
+	signal(SIGPIPE, SIG_IGN);
+
+	gofer = start_gofer(opts->rootfs ? opts->rootfs : "/", &gsock, err);
+	if (gofer < 0)
+		return -1;
+	rc = p9c_open(&S->p9, gsock, &S->rootfid, &rq, err);
+	if (rc < 0)
+		return moat_error_wrap(err, "gofer");
+	if (vfs_init(S->rootfid, err) < 0)
+		return -1;
+	S->host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	/* The first process: pid 1, root in the sandbox. */
+	p = proc_new(NULL);
+	p->pid = 1;
+	p->pgid = p->sid = 1;
+	rlimits_default(p);
+	snprintf(p->comm, sizeof(p->comm), "init");
+	rc = vfs_resolve(NULL, AT_FDCWD, opts->cwd ? opts->cwd : "/", LOOKUP_FOLLOW, &cwd);
+	if (rc < 0)
+		return moat_error_set(err, -rc, "cwd `%s`", opts->cwd);
+	if (!S_ISDIR(cwd->mode))
+		return moat_error_set(err, ENOTDIR, "cwd `%s`", opts->cwd);
+	p->cwd = cwd;
+	/* A placeholder leader so stdio can be installed before the host
+	 * task exists. */
+	p->leader = &(struct task){.proc = p};
+	if (setup_stdio(p, err) < 0)
+		return -1;
+
+	for (argc = 0; argv[argc]; argc++)
+		;
+	for (envc = 0; opts->env[envc]; envc++)
+		;
+	rc = find_in_path(argv[0], opts->env, exe, sizeof(exe));
+	if (rc == 0)
+		rc = exec_prepare(NULL, cwd, AT_FDCWD, exe, 0, argv, (size_t)argc,
+				  opts->env, (size_t)envc, &plan);
+	if (rc < 0) {
+		moat_error_set(err, -rc, "exec `%s`", argv[0]);
+		err->code = -rc;
+		return -1;
+	}
+
+	S->stub_fd = plat_make_stub(err);
+	if (S->stub_fd < 0)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return moat_error_set(err, errno, "socketpair");
+	S->ctl_sock = sv[0];
+	S->ctl_guest = sv[1];
+	htid = plat_spawn_init(S->stub_fd, S->ctl_guest, err);
+	if (htid < 0)
+		return -1;
+	t = task_new(htid, p);
+	t->tid = 1;
+	t->booting = true;
+	t->exec = plan;
+	t->state = TS_RUNNING;
+	p->leader = t;
+	p->host_pid = htid;
+	p->cred.ngroups = 0;
+
+	if (sentry_seccomp_install(err) < 0)
+		return -1;
+	rc = sentry_loop();
+	if (rc < 0)
+		return moat_error_set(err, -rc, "sentry loop");
+	p9c_close(S->p9);
+	kill(gofer, SIGKILL);
+	waitpid(gofer, NULL, 0);
+	if (WIFEXITED(S->init_status))
+		return WEXITSTATUS(S->init_status);
+	if (WIFSIGNALED(S->init_status))
+		return 128 + WTERMSIG(S->init_status);
+	return 1;
+}

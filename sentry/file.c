@@ -1,0 +1,461 @@
+/* sentry/file.c: open file descriptions, fd tables, gofer-backed files and
+ * the host streams behind guest fds 0, 1 and 2. */
+#include "sentry/vfs.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "sentry/p9client.h"
+
+#define FDT_MAX 65536
+
+struct file *file_new(const struct file_ops *ops, int flags)
+{
+	struct file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->refs = 1;
+	f->ops = ops;
+	f->flags = flags;
+	f->hostfd = -1;
+	return f;
+}
+
+struct file *file_get(struct file *f)
+{
+	if (f)
+		f->refs++;
+	return f;
+}
+
+void file_put(struct file *f)
+{
+	if (!f || --f->refs > 0)
+		return;
+	if (f->ops && f->ops->release)
+		f->ops->release(f);
+	if (f->hostfd >= 0 && !f->hostfd_shared)
+		close(f->hostfd);
+	vnode_put(f->vn);
+	free(f->data);
+	free(f);
+}
+
+/* ---- fd tables ---------------------------------------------------------- */
+
+struct fdtable *fdtable_new(void)
+{
+	struct fdtable *fdt = calloc(1, sizeof(*fdt));
+
+	if (fdt)
+		fdt->refs = 1;
+	return fdt;
+}
+
+void fdtable_put(struct fdtable *fdt)
+{
+	int i;
+
+	if (!fdt || --fdt->refs > 0)
+		return;
+	for (i = 0; i < fdt->cap; i++)
+		file_put(fdt->ents[i].f);
+	free(fdt->ents);
+	free(fdt);
+}
+
+struct fdtable *fdtable_dup(struct fdtable *src)
+{
+	struct fdtable *fdt = fdtable_new();
+	int i;
+
+	if (!fdt)
+		return NULL;
+	fdt->ents = calloc((size_t)(src->cap ? src->cap : 1), sizeof(*fdt->ents));
+	if (!fdt->ents) {
+		free(fdt);
+		return NULL;
+	}
+	fdt->cap = src->cap;
+	for (i = 0; i < src->cap; i++) {
+		fdt->ents[i] = src->ents[i];
+		file_get(fdt->ents[i].f);
+	}
+	return fdt;
+}
+
+struct file *fd_get(struct task *t, int fd)
+{
+	struct fdtable *fdt = t->proc->fdt;
+
+	if (!fdt || fd < 0 || fd >= fdt->cap)
+		return NULL;
+	return fdt->ents[fd].f;
+}
+
+static int fd_limit(struct task *t)
+{
+	uint64_t lim = t->proc->rlim[RLIMIT_NOFILE].cur;
+
+	return lim > FDT_MAX ? FDT_MAX : (int)lim;
+}
+
+static int fdt_grow(struct fdtable *fdt, int need)
+{
+	int ncap = fdt->cap ? fdt->cap : 64;
+	struct fdent *n;
+
+	while (ncap <= need)
+		ncap *= 2;
+	if (ncap > FDT_MAX)
+		ncap = FDT_MAX;
+	if (need >= ncap)
+		return -EMFILE;
+	n = realloc(fdt->ents, (size_t)ncap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	memset(n + fdt->cap, 0, (size_t)(ncap - fdt->cap) * sizeof(*n));
+	fdt->ents = n;
+	fdt->cap = ncap;
+	return 0;
+}
+
+int fd_install(struct task *t, struct file *f, bool cloexec, int minfd)
+{
+	struct fdtable *fdt = t->proc->fdt;
+	int fd, lim = fd_limit(t);
+
+	for (fd = minfd; fd < lim; fd++) {
+		if (fd >= fdt->cap) {
+			int rc = fdt_grow(fdt, fd);
+			if (rc < 0)
+				return rc;
+		}
+		if (!fdt->ents[fd].f) {
+			fdt->ents[fd].f = file_get(f);
+			fdt->ents[fd].cloexec = cloexec;
+			return fd;
+		}
+	}
+	return -EMFILE;
+}
+
+/* Install f at exactly fd, closing what was there (dup2 semantics). */
+int fd_install_at(struct task *t, struct file *f, int fd, bool cloexec)
+{
+	struct fdtable *fdt = t->proc->fdt;
+	struct file *old;
+
+	if (fd < 0 || fd >= fd_limit(t))
+		return -EBADF;
+	if (fd >= fdt->cap) {
+		int rc = fdt_grow(fdt, fd);
+		if (rc < 0)
+			return rc;
+	}
+	old = fdt->ents[fd].f;
+	fdt->ents[fd].f = file_get(f);
+	fdt->ents[fd].cloexec = cloexec;
+	file_put(old);
+	sentry_wake();
+	return fd;
+}
+
+int fd_close(struct task *t, int fd)
+{
+	struct fdtable *fdt = t->proc->fdt;
+	struct file *f;
+
+	if (!fdt || fd < 0 || fd >= fdt->cap || !fdt->ents[fd].f)
+		return -EBADF;
+	f = fdt->ents[fd].f;
+	fdt->ents[fd].f = NULL;
+	file_put(f);
+	sentry_wake();
+	return 0;
+}
+
+void fd_close_on_exec(struct fdtable *fdt)
+{
+	int i;
+
+	for (i = 0; i < fdt->cap; i++) {
+		if (fdt->ents[i].f && fdt->ents[i].cloexec) {
+			file_put(fdt->ents[i].f);
+			fdt->ents[i].f = NULL;
+		}
+	}
+	sentry_wake();
+}
+
+bool *fd_cloexec_ptr(struct task *t, int fd)
+{
+	struct fdtable *fdt = t->proc->fdt;
+
+	if (!fdt || fd < 0 || fd >= fdt->cap || !fdt->ents[fd].f)
+		return NULL;
+	return &fdt->ents[fd].cloexec;
+}
+
+/* ---- gofer files ---------------------------------------------------------- */
+
+static long gofer_read(struct task *t, struct file *f, void *buf, size_t n,
+		       int64_t *off)
+{
+	ssize_t r;
+
+	(void)t;
+	if (S_ISDIR(f->vn->mode))
+		return -EISDIR;
+	r = pread(f->hostfd, buf, n, *off);
+	if (r < 0)
+		return -errno;
+	*off += r;
+	return r;
+}
+
+static long gofer_write(struct task *t, struct file *f, const void *buf,
+			size_t n, int64_t *off)
+{
+	(void)t;
+	(void)f;
+	(void)buf;
+	(void)n;
+	(void)off;
+	return -EBADF; /* opened read-only: the rootfs is read-only */
+}
+
+static short always_ready(struct file *f, short events)
+{
+	(void)f;
+	return events & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
+}
+
+static long gofer_getdents(struct task *t, struct file *f, struct dirent_sink *s)
+{
+	char buf[32768];
+	size_t room = s->cap - s->len;
+	long n;
+
+	(void)t;
+	if (!S_ISDIR(f->vn->mode))
+		return -ENOTDIR;
+	/* The host fd's own offset is this open file's position. Host records
+	 * are linux_dirent64 already, so a host batch no larger than the
+	 * guest's room always fits. */
+	n = syscall(SYS_getdents64, f->hostfd, buf,
+		    room < sizeof(buf) ? room : sizeof(buf));
+	if (n < 0)
+		return -errno;
+	memcpy((char *)s->buf + s->len, buf, (size_t)n);
+	s->len += (size_t)n;
+	return (long)s->len;
+}
+
+static int gofer_fstat(struct file *f, struct stat *st)
+{
+	return vfs_stat(f->vn, st);
+}
+
+static const struct file_ops gofer_ops = {
+	.read = gofer_read,
+	.write = gofer_write,
+	.poll = always_ready,
+	.getdents = gofer_getdents,
+	.stat = gofer_fstat,
+};
+
+static int gofer_open(struct vnode *vn, int flags, struct file **out)
+{
+	struct file *f;
+	int rc, hostfd;
+
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_TRUNC | O_CREAT)))
+		return -EROFS;
+	if (S_ISLNK(vn->mode))
+		return -ELOOP;
+	if (!S_ISREG(vn->mode) && !S_ISDIR(vn->mode))
+		return -ENXIO; /* fifos and devices of the rootfs are not served */
+	if ((flags & O_DIRECTORY) && !S_ISDIR(vn->mode))
+		return -ENOTDIR;
+	f = file_new(&gofer_ops, flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC));
+	if (!f)
+		return -ENOMEM;
+	if (S_ISREG(vn->mode)) {
+		/* One host fd per regular file, shared by every open: reads use
+		 * pread at the guest's own offset. */
+		if (vn->hostfd < 0) {
+			rc = p9c_lopen(S->p9, vn->fid, O_RDONLY, &hostfd);
+			if (rc < 0) {
+				file_put(f);
+				return rc;
+			}
+			vn->hostfd = hostfd;
+		}
+		f->hostfd = vn->hostfd;
+		f->hostfd_shared = true;
+	} else if (!(flags & O_PATH)) {
+		uint32_t fid;
+		rc = p9c_clone(S->p9, vn->fid, &fid);
+		if (rc < 0) {
+			file_put(f);
+			return rc;
+		}
+		rc = p9c_lopen(S->p9, fid, O_RDONLY | O_DIRECTORY, &hostfd);
+		p9c_clunk(S->p9, fid);
+		if (rc < 0) {
+			file_put(f);
+			return rc;
+		}
+		f->hostfd = hostfd;
+	}
+	f->vn = vnode_get(vn);
+	*out = f;
+	return 0;
+}
+
+static int path_open(struct vnode *vn, int flags, struct file **out)
+{
+	struct file *f = file_new(NULL, O_PATH | (flags & O_NOFOLLOW));
+
+	if (!f)
+		return -ENOMEM;
+	f->vn = vnode_get(vn);
+	*out = f;
+	return 0;
+}
+
+int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
+{
+	if (flags & O_PATH)
+		return path_open(vn, flags, out);
+	switch (vn->kind) {
+	case VN_GOFER:
+		return gofer_open(vn, flags, out);
+	case VN_PROC:
+		if ((flags & O_ACCMODE) != O_RDONLY && !S_ISDIR(vn->mode))
+			return -EACCES;
+		return procfs_open(t, vn, flags, out);
+	case VN_DEV:
+		return devfs_open(t, vn, flags, out);
+	}
+	return -ENXIO;
+}
+
+/* ---- host streams (the caller's stdio) ---------------------------------- */
+
+static long host_read(struct task *t, struct file *f, void *buf, size_t n,
+		      int64_t *off)
+{
+	struct pollfd p = {f->hostfd, POLLIN, 0};
+	ssize_t r;
+
+	(void)off;
+	/* Never block the sentry: wait in its loop instead. */
+	if (poll(&p, 1, 0) == 0) {
+		if (f->flags & O_NONBLOCK)
+			return -EAGAIN;
+		t->wait_hostfd = f->hostfd;
+		t->wait_events = POLLIN;
+		return SYS_BLOCK;
+	}
+	r = read(f->hostfd, buf, n);
+	if (r < 0)
+		return errno == EAGAIN && !(f->flags & O_NONBLOCK) ? SYS_BLOCK : -errno;
+	return r;
+}
+
+static long host_write(struct task *t, struct file *f, const void *buf,
+		       size_t n, int64_t *off)
+{
+	ssize_t r;
+
+	(void)off;
+	r = write(f->hostfd, buf, n);
+	if (r < 0) {
+		if (errno == EPIPE)
+			send_signal_task(t, SIGPIPE, t->proc->pid);
+		return -errno;
+	}
+	return r;
+}
+
+static short host_poll(struct file *f, short events)
+{
+	struct pollfd p = {f->hostfd, events, 0};
+
+	if (poll(&p, 1, 0) < 0)
+		return POLLERR;
+	return p.revents;
+}
+
+static long host_ioctl(struct task *t, struct file *f, unsigned long cmd,
+		       uint64_t arg)
+{
+	switch (cmd) {
+	case TCGETS: {
+		struct termios tio;
+		if (ioctl(f->hostfd, TCGETS, &tio) < 0)
+			return -errno;
+		return task_write(t, arg, &tio, sizeof(tio));
+	}
+	case TIOCGWINSZ: {
+		struct winsize ws;
+		if (ioctl(f->hostfd, TIOCGWINSZ, &ws) < 0)
+			return -errno;
+		return task_write(t, arg, &ws, sizeof(ws));
+	}
+	case TIOCGPGRP: {
+		int pg = t->proc->pgid;
+		if (!isatty(f->hostfd))
+			return -ENOTTY;
+		return task_write(t, arg, &pg, sizeof(pg));
+	}
+	case TIOCSPGRP:
+		if (!isatty(f->hostfd))
+			return -ENOTTY;
+		return 0;
+	case FIONREAD: {
+		int n;
+		if (ioctl(f->hostfd, FIONREAD, &n) < 0)
+			return -errno;
+		return task_write(t, arg, &n, sizeof(n));
+	}
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int host_stat(struct file *f, struct stat *st)
+{
+	if (fstat(f->hostfd, st) < 0)
+		return -errno;
+	return 0;
+}
+
+static const struct file_ops host_stream_ops = {
+	.read = host_read,
+	.write = host_write,
+	.poll = host_poll,
+	.ioctl = host_ioctl,
+	.stat = host_stat,
+};
+
+struct file *file_host_stream(int hostfd, int flags)
+{
+	struct file *f = file_new(&host_stream_ops, flags);
+
+	if (!f)
+		return NULL;
+	f->hostfd = hostfd;
+	f->stream = true;
+	return f;
+}

@@ -1,0 +1,13 @@
+/* sentry/fs_dev.h: devfs helpers beyond the vfs.h entry points. */
+#ifndef MOAT_FS_DEV_H
+#define MOAT_FS_DEV_H
+
+#include <stdbool.h>
+
+struct vnode;
+
+/* True for /dev/zero: mmap of it is an anonymous mapping, which the host
+ * can make natively (the sentry has no host fd to donate for it). */
+bool devfs_is_zero(struct vnode *vn);
+
+#endif

@@ -1,0 +1,1465 @@
+/* sentry/fs_proc.c: the sandbox's /proc.
+ *
+ * Everything here is synthesised from the sentry's own state: only the
+ * sandbox's virtual pids exist, every path is a guest path, and host data is
+ * copied only where it is harmless and filtered (cpuinfo; the numbers of a
+ * guest process's own maps, status and stat lines). Host pathnames never
+ * appear: /proc/<pid>/maps renames file mappings to the guest paths the
+ * sentry recorded at mmap time and drops every name it cannot account for.
+ *
+ * Vnodes are not cached: each lookup allocates one (pk, pid, num) triple and
+ * every operation re-checks that the process (or fd, or thread) still
+ * exists, so a stale vnode gives -ENOENT instead of another pid's data.
+ * File contents are generated once at open into f->data (seq_file-like
+ * snapshot); the file owns them and file_put frees them.
+ */
+#include "sentry/vfs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Node kinds. Everything from PK_PID_DIR on is about one process (vn->pid)
+ * and dies with it. */
+enum proc_kind {
+	PK_ROOT,
+	PK_SELF,	/* -> "<pid>" */
+	PK_THREAD_SELF, /* -> "<pid>/task/<tid>" */
+	PK_MOUNTS_LINK, /* -> "self/mounts" */
+	PK_CPUINFO,
+	PK_MEMINFO,
+	PK_UPTIME,
+	PK_LOADAVG,
+	PK_VERSION,
+	PK_FILESYSTEMS,
+	PK_STAT,
+	PK_SYS,
+	PK_SYS_KERNEL,
+	PK_HOSTNAME,
+	PK_DOMAINNAME,
+	PK_OSRELEASE,
+	PK_OSTYPE,
+	PK_PID_MAX,
+	/* per process; vn->num is the tid the view is about (fd number for
+	 * PK_FD) */
+	PK_PID_DIR,
+	PK_TID_DIR, /* /proc/<pid>/task/<tid> */
+	PK_TASK_DIR,
+	PK_FD_DIR,
+	PK_FD,
+	PK_EXE,
+	PK_CWD,
+	PK_ROOTLINK,
+	PK_CMDLINE,
+	PK_COMM,
+	PK_ENVIRON,
+	PK_STATUS,
+	PK_PSTAT,
+	PK_STATM,
+	PK_MAPS,
+	PK_PMOUNTS,
+	PK_MOUNTINFO,
+};
+
+#define PROC_DEV makedev(0, 20)
+#define CAP_FULL 0x000001ffffffffffULL /* CAP_CHOWN .. CAP_CHECKPOINT_RESTORE */
+#define HOST_READ_MAX (16u << 20)      /* bound on a host /proc file we copy */
+#define MAPS_MAX 4096		       /* recorded file mappings per process */
+
+struct pent {
+	const char *name;
+	int pk;
+	mode_t mode;
+};
+
+static const struct pent root_ents[] = {
+	{ "self", PK_SELF, S_IFLNK | 0777 },
+	{ "thread-self", PK_THREAD_SELF, S_IFLNK | 0777 },
+	{ "mounts", PK_MOUNTS_LINK, S_IFLNK | 0777 },
+	{ "cpuinfo", PK_CPUINFO, S_IFREG | 0444 },
+	{ "meminfo", PK_MEMINFO, S_IFREG | 0444 },
+	{ "uptime", PK_UPTIME, S_IFREG | 0444 },
+	{ "loadavg", PK_LOADAVG, S_IFREG | 0444 },
+	{ "version", PK_VERSION, S_IFREG | 0444 },
+	{ "filesystems", PK_FILESYSTEMS, S_IFREG | 0444 },
+	{ "stat", PK_STAT, S_IFREG | 0444 },
+	{ "sys", PK_SYS, S_IFDIR | 0555 },
+};
+
+static const struct pent sys_ents[] = {
+	{ "kernel", PK_SYS_KERNEL, S_IFDIR | 0555 },
+};
+
+static const struct pent sys_kernel_ents[] = {
+	{ "hostname", PK_HOSTNAME, S_IFREG | 0444 },
+	{ "domainname", PK_DOMAINNAME, S_IFREG | 0444 },
+	{ "osrelease", PK_OSRELEASE, S_IFREG | 0444 },
+	{ "ostype", PK_OSTYPE, S_IFREG | 0444 },
+	{ "pid_max", PK_PID_MAX, S_IFREG | 0444 },
+};
+
+/* Modes as Linux has them; the ones a ptrace-read check guards on Linux
+ * (fd, environ, and the links) are additionally checked by may_inspect(). */
+static const struct pent pid_ents[] = {
+	{ "cmdline", PK_CMDLINE, S_IFREG | 0444 },
+	{ "comm", PK_COMM, S_IFREG | 0444 },
+	{ "cwd", PK_CWD, S_IFLNK | 0777 },
+	{ "environ", PK_ENVIRON, S_IFREG | 0400 },
+	{ "exe", PK_EXE, S_IFLNK | 0777 },
+	{ "fd", PK_FD_DIR, S_IFDIR | 0500 },
+	{ "maps", PK_MAPS, S_IFREG | 0444 },
+	{ "mountinfo", PK_MOUNTINFO, S_IFREG | 0444 },
+	{ "mounts", PK_PMOUNTS, S_IFREG | 0444 },
+	{ "root", PK_ROOTLINK, S_IFLNK | 0777 },
+	{ "stat", PK_PSTAT, S_IFREG | 0444 },
+	{ "statm", PK_STATM, S_IFREG | 0444 },
+	{ "status", PK_STATUS, S_IFREG | 0444 },
+	{ "task", PK_TASK_DIR, S_IFDIR | 0555 },
+};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+/* A growable output buffer; oom latches so callers check once at the end. */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static bool sb_reserve(struct sbuf *b, size_t extra)
+{
+	size_t ncap;
+	char *n;
+
+	if (b->oom)
+		return false;
+	if (b->len + extra + 1 <= b->cap)
+		return true;
+	ncap = b->cap ? b->cap : 1024;
+	while (ncap < b->len + extra + 1)
+		ncap *= 2;
+	n = realloc(b->p, ncap);
+	if (!n) {
+		b->oom = true;
+		return false;
+	}
+	b->p = n;
+	b->cap = ncap;
+	return true;
+}
+
+static void sb_add(struct sbuf *b, const void *s, size_t n)
+{
+	if (!sb_reserve(b, n))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+static void sb_puts(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+MOAT_PRINTF(2, 3) static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!sb_reserve(b, 128))
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= b->cap - b->len) {
+		if (!sb_reserve(b, (size_t)n))
+			return;
+		va_start(ap, fmt);
+		vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
+}
+
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+#define FNV_BASIS 0xcbf29ce484222325ULL
+
+/* Stable inode number of a guest path (never 0: some tools skip d_ino 0). */
+static uint64_t path_ino(const char *path)
+{
+	uint64_t h = fnv1a(FNV_BASIS, path) & 0xffffffffULL;
+
+	return h ? h : 1;
+}
+
+static uint64_t child_ino(const char *dir, const char *name)
+{
+	uint64_t h = fnv1a(fnv1a(FNV_BASIS, dir), "/");
+
+	h = fnv1a(h, name) & 0xffffffffULL;
+	return h ? h : 1;
+}
+
+static uint64_t parent_ino(const char *path)
+{
+	char buf[PATH_MAX];
+	char *slash;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	slash = strrchr(buf, '/');
+	if (slash == buf)
+		slash[1] = 0;
+	else if (slash)
+		*slash = 0;
+	return path_ino(buf);
+}
+
+/* Number for objects without a path (pipe:[n]): keyed so that it reveals
+ * nothing about sentry addresses or host inode numbers. */
+static uint32_t opaque_ino(uint64_t v)
+{
+	static uint64_t key;
+
+	if (!key && getrandom(&key, sizeof(key), 0) != sizeof(key))
+		key = (uint64_t)now_ns() | 1;
+	v ^= key;
+	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
+	v ^= v >> 31;
+	return (uint32_t)v ? (uint32_t)v : 1;
+}
+
+/* "123" -> 123; anything else (sign, leading zero, overflow) -> -1. */
+static int parse_num(const char *s)
+{
+	long v = 0;
+
+	if (!*s || (s[0] == '0' && s[1]) || strlen(s) > 9)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	return (int)v;
+}
+
+static int join(char *out, size_t cap, const char *dir, const char *name)
+{
+	int n = snprintf(out, cap, "%s/%s", dir, name);
+
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+static int new_node(const char *dir, const char *name, int pk, mode_t mode,
+		    int pid, int num, struct vnode **out)
+{
+	char path[PATH_MAX];
+	struct vnode *vn;
+	int rc = join(path, sizeof(path), dir, name);
+
+	if (rc < 0)
+		return rc;
+	vn = vnode_new(VN_PROC, mode, path);
+	if (!vn)
+		return -ENOMEM;
+	vn->pk = pk;
+	vn->pid = pid;
+	vn->num = num;
+	*out = vn;
+	return 0;
+}
+
+static const struct pent *find_ent(const struct pent *tab, size_t n,
+				   const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(tab[i].name, name))
+			return &tab[i];
+	return NULL;
+}
+
+static bool per_process(const struct vnode *vn)
+{
+	return vn->pk >= PK_PID_DIR;
+}
+
+/* The live (not reaped) process a per-process node is about, or NULL. */
+static struct process *vn_proc(const struct vnode *vn)
+{
+	struct process *p = proc_by_pid(vn->pid);
+
+	if (!p)
+		return NULL;
+	if (vn->pk == PK_TID_DIR) {
+		struct task *x = task_by_vtid(vn->num);
+		if (!x || x->proc != p)
+			return NULL;
+	}
+	return p;
+}
+
+/* Linux guards a process's fds, links, environ and maps with a ptrace-read
+ * check; the sandbox's version of it: same virtual uid, or virtual root.
+ * t is NULL for the sentry's own lookups (the CLI), which may see all. */
+static int may_inspect(struct task *t, struct process *p)
+{
+	const struct creds *c;
+
+	if (!t || t->proc == p)
+		return 0;
+	c = &t->proc->cred;
+	if (c->euid == 0)
+		return 0;
+	if (c->euid == p->cred.ruid && c->euid == p->cred.euid &&
+	    c->euid == p->cred.suid)
+		return 0;
+	return -EACCES;
+}
+
+static struct file *proc_fd_file(struct process *p, int fd)
+{
+	struct fdtable *fdt = p->fdt;
+
+	if (!fdt || fd < 0 || fd >= fdt->cap)
+		return NULL;
+	return fdt->ents[fd].f;
+}
+
+static const char *mem_dev_name(unsigned int minor)
+{
+	switch (minor) {
+	case 3:
+		return "null";
+	case 5:
+		return "zero";
+	case 7:
+		return "full";
+	case 8:
+		return "random";
+	case 9:
+		return "urandom";
+	default:
+		return NULL;
+	}
+}
+
+/* What /proc/<pid>/fd/<n> points to. A path for files with a vnode;
+ * "pipe:[n]"-style names otherwise (never a host path: host streams are
+ * described by type only). */
+static int fd_target(struct file *f, char *buf, size_t cap)
+{
+	struct stat st;
+	bool host = f->hostfd >= 0 && !f->hostfd_shared;
+	int n;
+
+	if (f->vn) {
+		n = snprintf(buf, cap, "%s", f->vn->path);
+	} else if (f->ops && f->ops->stat && f->ops->stat(f, &st) == 0) {
+		uint64_t id = host ? opaque_ino(st.st_ino) : st.st_ino;
+		if (S_ISFIFO(st.st_mode)) {
+			n = snprintf(buf, cap, "pipe:[%llu]",
+				     (unsigned long long)id);
+		} else if (S_ISSOCK(st.st_mode)) {
+			n = snprintf(buf, cap, "socket:[%llu]",
+				     (unsigned long long)id);
+		} else if (S_ISCHR(st.st_mode) && major(st.st_rdev) >= 136 &&
+			   major(st.st_rdev) <= 143) {
+			n = snprintf(buf, cap, "/dev/pts/%u",
+				     (major(st.st_rdev) - 136) * 256 +
+					     minor(st.st_rdev));
+		} else if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+			   mem_dev_name(minor(st.st_rdev))) {
+			n = snprintf(buf, cap, "/dev/%s",
+				     mem_dev_name(minor(st.st_rdev)));
+		} else if (S_ISCHR(st.st_mode)) {
+			n = snprintf(buf, cap, "/dev/tty");
+		} else {
+			n = snprintf(buf, cap, "anon_inode:[%s]",
+				     host ? "moat-host" : "moat");
+		}
+	} else {
+		void *obj = f->priv ? f->priv : f;
+		n = snprintf(buf, cap, "anon_inode:[%u]",
+			     opaque_ino((uint64_t)(uintptr_t)obj));
+	}
+	if (n < 0 || (size_t)n >= cap)
+		return -ENAMETOOLONG;
+	return n;
+}
+
+static int64_t boot_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec -
+	       (now_ns() - S->boot_ns);
+}
+
+/* Read a host /proc file (relative to S->host_proc_fd) into b. */
+static int read_host(const char *rel, struct sbuf *b)
+{
+	cleanup_close int fd = -1;
+	ssize_t r;
+
+	if (S->host_proc_fd < 0)
+		return -ENOENT;
+	fd = openat(S->host_proc_fd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (b->len >= HOST_READ_MAX)
+			return -EFBIG;
+		if (!sb_reserve(b, 8192))
+			return -ENOMEM;
+		r = read(fd, b->p + b->len, b->cap - b->len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		b->len += (size_t)r;
+		b->p[b->len] = 0;
+	}
+	return 0;
+}
+
+/* Read "<host_pid>/<what>" of a live guest process. Zombies have no host
+ * process any more (its host pid may even be reused): nothing is read. */
+static int read_host_pid(struct process *p, const char *what, struct sbuf *b)
+{
+	char rel[64];
+
+	if (p->exited || p->host_pid <= 0)
+		return -ESRCH;
+	snprintf(rel, sizeof(rel), "%d/%s", (int)p->host_pid, what);
+	return read_host(rel, b);
+}
+
+/* ---- process mappings ---------------------------------------------------- */
+
+void maps_clear(struct process *p)
+{
+	struct map_rec *m, *next;
+
+	for (m = p->maps; m; m = next) {
+		next = m->next;
+		free(m->path);
+		free(m);
+	}
+	p->maps = NULL;
+}
+
+/* Newest first: a lookup takes the first record covering an address, which
+ * is the latest mapping placed there. Records a new one covers entirely are
+ * dropped, and the list is bounded (munmap is native, so the sentry never
+ * learns of unmaps; the oldest records go first). Allocation failure loses
+ * the name only, which shows as an anonymous mapping: never a wrong one. */
+void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path)
+{
+	struct map_rec *m = malloc(sizeof(*m)), **pp;
+	int n = 0;
+
+	if (!m)
+		return;
+	m->path = strdup(path);
+	if (!m->path) {
+		free(m);
+		return;
+	}
+	m->start = start;
+	m->end = end;
+	m->next = p->maps;
+	p->maps = m;
+	for (pp = &m->next; *pp;) {
+		struct map_rec *x = *pp;
+		if ((x->start >= start && x->end <= end) || ++n >= MAPS_MAX) {
+			*pp = x->next;
+			free(x->path);
+			free(x);
+			continue;
+		}
+		pp = &x->next;
+	}
+}
+
+void maps_copy(struct process *dst, struct process *src)
+{
+	struct map_rec *m, **tail;
+
+	maps_clear(dst);
+	tail = &dst->maps;
+	for (m = src->maps; m; m = m->next) {
+		struct map_rec *c = malloc(sizeof(*c));
+		if (!c)
+			return;
+		c->path = strdup(m->path);
+		if (!c->path) {
+			free(c);
+			return;
+		}
+		c->start = m->start;
+		c->end = m->end;
+		c->next = NULL;
+		*tail = c;
+		tail = &c->next;
+	}
+}
+
+static const char *maps_name(struct process *p, uint64_t addr)
+{
+	struct map_rec *m;
+
+	for (m = p->maps; m; m = m->next)
+		if (addr >= m->start && addr < m->end)
+			return m->path;
+	return NULL;
+}
+
+/* /proc/<pid>/maps: the host's lines with every pathname accounted for.
+ * Host line: "start-end perms offset maj:min inode   name". */
+static void gen_maps(struct process *p, struct sbuf *b)
+{
+	struct sbuf host = { 0 };
+	char *line, *nl;
+
+	if (read_host_pid(p, "maps", &host) < 0 || !host.p) {
+		free(host.p);
+		return;
+	}
+	for (line = host.p; *line; line = nl ? nl + 1 : line + strlen(line)) {
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
+		char perms[8];
+		const char *name;
+		int pos = 0, w;
+
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start,
+			   &end, perms, &off, &maj, &min, &ino, &pos) < 7 ||
+		    !pos)
+			continue;
+		name = line + pos;
+		if (!*name) {
+			name = NULL;
+		} else if (name[0] != '[') {
+			/* A file mapping: the guest path the sentry mapped
+			 * there, or no name at all. */
+			name = maps_name(p, start);
+			if (!name) {
+				maj = min = 0;
+				ino = 0;
+			}
+		}
+		w = (int)b->len;
+		sb_printf(b, "%08llx-%08llx %s %08llx %02x:%02x %llu ", start,
+			  end, perms, off, maj, min, ino);
+		if (name) {
+			w = (int)b->len - w;
+			if (w < 73)
+				sb_printf(b, "%*s", 73 - w, "");
+			sb_puts(b, name);
+		}
+		sb_puts(b, "\n");
+	}
+	free(host.p);
+}
+
+/* ---- generated files ---------------------------------------------------- */
+
+static char proc_state(struct process *p)
+{
+	if (p->exited)
+		return 'Z';
+	if (p->leader && p->leader->state == TS_BLOCKED)
+		return 'S';
+	return 'R';
+}
+
+static const char *state_name(char c)
+{
+	switch (c) {
+	case 'Z':
+		return "Z (zombie)";
+	case 'S':
+		return "S (sleeping)";
+	default:
+		return "R (running)";
+	}
+}
+
+static int vppid(struct process *p)
+{
+	return p->pid == 1 ? 0 : p->ppid;
+}
+
+static void sig_masks(struct process *p, uint64_t *ign, uint64_t *cgt)
+{
+	int s;
+
+	*ign = *cgt = 0;
+	for (s = 1; s < 65; s++) {
+		if (p->sigact[s].handler == 1)
+			*ign |= 1ULL << (s - 1);
+		else if (p->sigact[s].handler > 1)
+			*cgt |= 1ULL << (s - 1);
+	}
+}
+
+/* Copy the host status lines named in keys (numbers about the guest's own
+ * memory and scheduling; nothing that names the host). */
+static void copy_host_lines(struct sbuf *b, const char *host,
+			    const char *const *keys, size_t nkeys)
+{
+	const char *line, *nl;
+	size_t i;
+
+	if (!host)
+		return;
+	for (line = host; *line; line = nl ? nl + 1 : line + strlen(line)) {
+		nl = strchr(line, '\n');
+		for (i = 0; i < nkeys; i++) {
+			size_t k = strlen(keys[i]);
+			if (!strncmp(line, keys[i], k) && line[k] == ':') {
+				sb_add(b, line,
+				       nl ? (size_t)(nl - line + 1) :
+					    strlen(line));
+				if (!nl)
+					sb_puts(b, "\n");
+				break;
+			}
+		}
+	}
+}
+
+static const char *host_field(const char *host, const char *key, char *out,
+			      size_t cap)
+{
+	const char *line, *nl;
+	size_t k = strlen(key);
+
+	if (!host)
+		return NULL;
+	for (line = host; *line; line = nl ? nl + 1 : line + strlen(line)) {
+		nl = strchr(line, '\n');
+		if (!strncmp(line, key, k) && line[k] == ':') {
+			const char *v = line + k + 1;
+			size_t n;
+			while (*v == '\t' || *v == ' ')
+				v++;
+			n = nl ? (size_t)(nl - v) : strlen(v);
+			if (n >= cap)
+				n = cap - 1;
+			memcpy(out, v, n);
+			out[n] = 0;
+			return out;
+		}
+	}
+	return NULL;
+}
+
+static void gen_status(struct process *p, int tid, struct sbuf *b)
+{
+	static const char *const vm_keys[] = {
+		"VmPeak",   "VmSize", "VmLck",	 "VmPin",
+		"VmHWM",    "VmRSS",  "RssAnon", "RssFile",
+		"RssShmem", "VmData", "VmStk",	 "VmExe",
+		"VmLib",    "VmPTE",  "VmSwap",	 "HugetlbPages",
+	};
+	static const char *const tail_keys[] = {
+		"Cpus_allowed",
+		"Cpus_allowed_list",
+		"Mems_allowed",
+		"Mems_allowed_list",
+		"voluntary_ctxt_switches",
+		"nonvoluntary_ctxt_switches",
+	};
+	struct sbuf host = { 0 };
+	const struct creds *c = &p->cred;
+	char pnd[32], shd[32], blk[32];
+	uint64_t ign, cgt, caps = c->euid == 0 ? CAP_FULL : 0;
+	char st = proc_state(p);
+	int i;
+
+	if (read_host_pid(p, "status", &host) < 0) {
+		free(host.p);
+		host.p = NULL;
+	}
+	sig_masks(p, &ign, &cgt);
+	sb_printf(b, "Name:\t%.16s\n", p->comm);
+	sb_printf(b, "Umask:\t%04o\n", (unsigned)p->umask);
+	sb_printf(b, "State:\t%s\n", state_name(st));
+	sb_printf(b,
+		  "Tgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
+		  p->pid, tid, vppid(p));
+	sb_printf(b, "Uid:\t%u\t%u\t%u\t%u\n", (unsigned)c->ruid,
+		  (unsigned)c->euid, (unsigned)c->suid, (unsigned)c->fsuid);
+	sb_printf(b, "Gid:\t%u\t%u\t%u\t%u\n", (unsigned)c->rgid,
+		  (unsigned)c->egid, (unsigned)c->sgid, (unsigned)c->fsgid);
+	sb_printf(b, "FDSize:\t%d\n", p->fdt && p->fdt->cap ? p->fdt->cap : 64);
+	sb_puts(b, "Groups:\t");
+	for (i = 0; i < c->ngroups && i < (int)ARRAY_SIZE(c->groups); i++)
+		sb_printf(b, "%s%u", i ? " " : "", (unsigned)c->groups[i]);
+	sb_puts(b, "\n");
+	sb_printf(b, "NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n",
+		  p->pid, tid, p->pgid, p->sid);
+	copy_host_lines(b, host.p, vm_keys, ARRAY_SIZE(vm_keys));
+	sb_printf(b, "CoreDumping:\t0\nTHP_enabled:\t1\n");
+	sb_printf(b, "Threads:\t%d\n", p->nthreads > 0 ? p->nthreads : 1);
+	sb_printf(b, "SigQ:\t0/%llu\n",
+		  (unsigned long long)(p->rlim[RLIMIT_SIGPENDING].cur ?
+					       p->rlim[RLIMIT_SIGPENDING].cur :
+					       63457));
+	/* Pending and blocked masks live in the host task (sigprocmask is
+	 * native); ignored and caught come from the sentry's sigaction table. */
+	sb_printf(b, "SigPnd:\t%s\nShdPnd:\t%s\nSigBlk:\t%s\n",
+		  host_field(host.p, "SigPnd", pnd, sizeof(pnd)) ?:
+			  "0000000000000000",
+		  host_field(host.p, "ShdPnd", shd, sizeof(shd)) ?:
+			  "0000000000000000",
+		  host_field(host.p, "SigBlk", blk, sizeof(blk)) ?:
+			  "0000000000000000");
+	sb_printf(b, "SigIgn:\t%016llx\nSigCgt:\t%016llx\n",
+		  (unsigned long long)ign, (unsigned long long)cgt);
+	sb_printf(b,
+		  "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n"
+		  "CapBnd:\t%016llx\nCapAmb:\t%016llx\n",
+		  0ULL, (unsigned long long)caps, (unsigned long long)caps,
+		  (unsigned long long)CAP_FULL, 0ULL);
+	sb_puts(b, "NoNewPrivs:\t0\nSeccomp:\t0\nSeccomp_filters:\t0\n"
+		   "Speculation_Store_Bypass:\tthread vulnerable\n"
+		   "SpeculationIndirectBranch:\tconditional enabled\n");
+	copy_host_lines(b, host.p, tail_keys, ARRAY_SIZE(tail_keys));
+	free(host.p);
+}
+
+/* /proc/<pid>/stat: the host's numbers (times, sizes, guest addresses) with
+ * every identity field replaced by the sandbox's. Fields are numbered as in
+ * proc(5), 1-based. */
+static void gen_pstat(struct process *p, int tid, struct sbuf *b)
+{
+	struct sbuf host = { 0 };
+	const char *f[53] = { 0 };
+	char *s, *save = NULL;
+	int i, n = 3;
+
+	if (read_host_pid(p, "stat", &host) == 0 && host.p &&
+	    (s = strrchr(host.p, ')')) != NULL) {
+		/* After "pid (comm)": field 3 on. */
+		for (s = strtok_r(s + 1, " \n", &save); s && n < 53;
+		     s = strtok_r(NULL, " \n", &save))
+			f[n++] = s;
+	}
+	sb_printf(b, "%d (%.16s) %c %d %d %d 0 -1", tid, p->comm, proc_state(p),
+		  vppid(p), p->pgid, p->sid);
+	for (i = 9; i <= 52; i++) {
+		const char *v = f[i] ? f[i] : "0";
+		if (i == 20)
+			sb_printf(b, " %d", p->nthreads > 0 ? p->nthreads : 1);
+		else if (i == 22) /* starttime: host boot-relative; unknown */
+			sb_puts(b, " 0");
+		else if (i == 38) /* exit_signal */
+			sb_puts(b, " 17");
+		else
+			sb_printf(b, " %s", v);
+	}
+	sb_puts(b, "\n");
+	free(host.p);
+}
+
+static void gen_mounts(struct sbuf *b)
+{
+	sb_puts(b, "moat / 9p ro,relatime 0 0\n"
+		   "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n"
+		   "devtmpfs /dev devtmpfs rw,nosuid,relatime,mode=755 0 0\n");
+}
+
+static void gen_mountinfo(struct sbuf *b)
+{
+	sb_printf(
+		b,
+		"1 1 0:30 / / ro,relatime - 9p moat ro\n"
+		"2 1 %u:%u / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw\n"
+		"3 1 0:5 / /dev rw,nosuid,relatime - devtmpfs devtmpfs rw,mode=755\n",
+		major(PROC_DEV), minor(PROC_DEV));
+}
+
+static void meminfo_line(struct sbuf *b, const char *name,
+			 unsigned long long kb)
+{
+	sb_printf(b, "%-16s%8llu kB\n", name, kb);
+}
+
+static void gen_meminfo(struct sbuf *b)
+{
+	struct sysinfo si;
+	unsigned long long total, freek, avail, unit;
+
+	if (sysinfo(&si) < 0)
+		memset(&si, 0, sizeof(si));
+	unit = si.mem_unit ? si.mem_unit : 1;
+	total = si.totalram * unit / 1024;
+	freek = si.freeram * unit / 1024;
+	avail = (si.freeram + si.bufferram) * unit / 1024;
+	if (S->opts.mem_limit) {
+		unsigned long long lim = S->opts.mem_limit / 1024;
+		if (total > lim)
+			total = lim;
+		if (freek > lim)
+			freek = lim;
+		if (avail > lim)
+			avail = lim;
+	}
+	meminfo_line(b, "MemTotal:", total);
+	meminfo_line(b, "MemFree:", freek);
+	meminfo_line(b, "MemAvailable:", avail);
+	meminfo_line(b, "Buffers:", 0);
+	meminfo_line(b, "Cached:", 0);
+	meminfo_line(b, "SwapCached:", 0);
+	meminfo_line(b, "Active:", total - freek);
+	meminfo_line(b, "Inactive:", 0);
+	meminfo_line(b, "SwapTotal:", si.totalswap * unit / 1024);
+	meminfo_line(b, "SwapFree:", si.freeswap * unit / 1024);
+	meminfo_line(b, "Dirty:", 0);
+	meminfo_line(b, "Writeback:", 0);
+	meminfo_line(b, "AnonPages:", total - freek);
+	meminfo_line(b, "Mapped:", 0);
+	meminfo_line(b, "Shmem:", si.sharedram * unit / 1024);
+	meminfo_line(b, "CommitLimit:", total);
+	meminfo_line(b, "Committed_AS:", total - freek);
+	meminfo_line(b, "VmallocTotal:", 34359738367ULL);
+	sb_puts(b, "HugePages_Total:       0\nHugePages_Free:        0\n"
+		   "HugePages_Rsvd:        0\nHugePages_Surp:        0\n");
+	meminfo_line(b, "Hugepagesize:", 2048);
+}
+
+static void count_tasks(int *running, int *total)
+{
+	struct task *x;
+
+	*running = *total = 0;
+	for (x = S->tasks; x; x = x->next) {
+		if (x->state == TS_DEAD)
+			continue;
+		(*total)++;
+		if (x->state != TS_BLOCKED)
+			(*running)++;
+	}
+}
+
+static void gen_stat(struct sbuf *b)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int running, total;
+	long i;
+
+	if (ncpu < 1)
+		ncpu = 1;
+	count_tasks(&running, &total);
+	/* CPU times are zero: the host's would describe other tenants. The
+	 * per-CPU lines matter: glibc counts them for get_nprocs(). */
+	sb_puts(b, "cpu  0 0 0 0 0 0 0 0 0 0\n");
+	for (i = 0; i < ncpu; i++)
+		sb_printf(b, "cpu%ld 0 0 0 0 0 0 0 0 0 0\n", i);
+	sb_printf(
+		b,
+		"intr 0\nctxt 0\nbtime %lld\nprocesses %d\n"
+		"procs_running %d\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n",
+		(long long)(boot_realtime_ns() / 1000000000LL),
+		S->next_pid > 1 ? S->next_pid - 1 : 1, running);
+}
+
+static void gen_cmdline(struct process *p, struct sbuf *b)
+{
+	if (p->cmdline && p->cmdline_len)
+		sb_add(b, p->cmdline, p->cmdline_len);
+}
+
+/* Generate the contents of a file node into b. */
+static int generate(struct vnode *vn, struct process *p, struct sbuf *b)
+{
+	struct utsname u;
+	int64_t up;
+	int running, total;
+
+	switch (vn->pk) {
+	case PK_CPUINFO: {
+		int rc = read_host("cpuinfo", b);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc < 0)
+			sb_puts(b, "processor\t: 0\n\n");
+		return 0;
+	}
+	case PK_MEMINFO:
+		gen_meminfo(b);
+		return 0;
+	case PK_UPTIME:
+		up = now_ns() - S->boot_ns;
+		if (up < 0)
+			up = 0;
+		up /= 10000000; /* centiseconds */
+		sb_printf(b, "%lld.%02lld %lld.%02lld\n", (long long)(up / 100),
+			  (long long)(up % 100), (long long)(up / 100),
+			  (long long)(up % 100));
+		return 0;
+	case PK_LOADAVG:
+		count_tasks(&running, &total);
+		sb_printf(b, "0.00 0.00 0.00 %d/%d %d\n", running, total,
+			  S->next_pid > 1 ? S->next_pid - 1 : 1);
+		return 0;
+	case PK_VERSION:
+		if (uname(&u) < 0)
+			memset(&u, 0, sizeof(u));
+		sb_printf(b, "Linux version %s (moat@moat) (gcc) %s\n",
+			  u.release, u.version);
+		return 0;
+	case PK_OSRELEASE:
+		if (uname(&u) < 0)
+			memset(&u, 0, sizeof(u));
+		sb_printf(b, "%s\n", u.release);
+		return 0;
+	case PK_OSTYPE:
+		sb_puts(b, "Linux\n");
+		return 0;
+	case PK_PID_MAX:
+		sb_puts(b, "4194304\n");
+		return 0;
+	case PK_HOSTNAME:
+		sb_printf(b, "%s\n", S->hostname);
+		return 0;
+	case PK_DOMAINNAME:
+		sb_printf(b, "%s\n",
+			  S->domainname[0] ? S->domainname : "(none)");
+		return 0;
+	case PK_FILESYSTEMS:
+		sb_puts(b, "nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\n"
+			   "nodev\tdevtmpfs\nnodev\t9p\n");
+		return 0;
+	case PK_STAT:
+		gen_stat(b);
+		return 0;
+	case PK_CMDLINE:
+		gen_cmdline(p, b);
+		return 0;
+	case PK_COMM:
+		sb_printf(b, "%.16s\n", p->comm);
+		return 0;
+	case PK_ENVIRON:
+		return 0; /* the environment is the process's own business */
+	case PK_STATUS:
+		gen_status(p, vn->num, b);
+		return 0;
+	case PK_PSTAT:
+		gen_pstat(p, vn->num, b);
+		return 0;
+	case PK_STATM: {
+		int rc = read_host_pid(p, "statm", b);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc < 0) {
+			b->len = 0;
+			sb_puts(b, "0 0 0 0 0 0 0\n");
+		}
+		return 0;
+	}
+	case PK_MAPS:
+		gen_maps(p, b);
+		return 0;
+	case PK_PMOUNTS:
+		gen_mounts(b);
+		return 0;
+	case PK_MOUNTINFO:
+		gen_mountinfo(b);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ---- file operations ------------------------------------------------------ */
+
+static long data_read(struct task *t, struct file *f, void *buf, size_t n,
+		      int64_t *off)
+{
+	size_t o, avail;
+
+	(void)t;
+	if (!off)
+		return -ESPIPE;
+	if (*off < 0)
+		return -EINVAL;
+	o = (size_t)*off;
+	if (o >= f->data_len)
+		return 0;
+	avail = f->data_len - o;
+	if (n > avail)
+		n = avail;
+	memcpy(buf, f->data + o, n);
+	*off += (int64_t)n;
+	return (long)n;
+}
+
+static long no_write(struct task *t, struct file *f, const void *buf, size_t n,
+		     int64_t *off)
+{
+	(void)t;
+	(void)f;
+	(void)buf;
+	(void)n;
+	(void)off;
+	return -EBADF;
+}
+
+static long dir_read(struct task *t, struct file *f, void *buf, size_t n,
+		     int64_t *off)
+{
+	(void)t;
+	(void)f;
+	(void)buf;
+	(void)n;
+	(void)off;
+	return -EISDIR;
+}
+
+static short proc_poll(struct file *f, short events)
+{
+	(void)f;
+	return events & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
+}
+
+static int proc_fstat(struct file *f, struct stat *st)
+{
+	return procfs_stat(f->vn, st);
+}
+
+static void emit_table(struct dirent_sink *s, const char *dir,
+		       const struct pent *tab, size_t n, bool skip_task)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char type = S_ISDIR(tab[i].mode) ? DT_DIR :
+				     S_ISLNK(tab[i].mode) ? DT_LNK :
+							    DT_REG;
+		if (skip_task && tab[i].pk == PK_TASK_DIR)
+			continue;
+		if (!dirent_emit(s, child_ino(dir, tab[i].name), type,
+				 tab[i].name))
+			return;
+	}
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void emit_num(struct dirent_sink *s, const char *dir, int v,
+		     unsigned char type)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "%d", v);
+	dirent_emit(s, child_ino(dir, name), type, name);
+}
+
+/* Emit the pids of all live processes, ascending like Linux. */
+static int emit_pids(struct dirent_sink *s, const char *dir)
+{
+	struct process *p;
+	size_t n = 0, i = 0;
+	int *pids;
+
+	for (p = S->procs; p; p = p->next)
+		if (!p->reaped)
+			n++;
+	pids = malloc((n ? n : 1) * sizeof(*pids));
+	if (!pids)
+		return -ENOMEM;
+	for (p = S->procs; p && i < n; p = p->next)
+		if (!p->reaped)
+			pids[i++] = p->pid;
+	qsort(pids, i, sizeof(*pids), cmp_int);
+	for (n = 0; n < i && !s->full; n++)
+		emit_num(s, dir, pids[n], DT_DIR);
+	free(pids);
+	return 0;
+}
+
+static int emit_tids(struct dirent_sink *s, const char *dir, struct process *p)
+{
+	struct task *x;
+	size_t n = 0, i = 0;
+	int *tids;
+
+	for (x = S->tasks; x; x = x->next)
+		if (x->proc == p && x->state != TS_DEAD)
+			n++;
+	tids = malloc((n ? n : 1) * sizeof(*tids));
+	if (!tids)
+		return -ENOMEM;
+	for (x = S->tasks; x && i < n; x = x->next)
+		if (x->proc == p && x->state != TS_DEAD)
+			tids[i++] = x->tid;
+	qsort(tids, i, sizeof(*tids), cmp_int);
+	for (n = 0; n < i && !s->full; n++)
+		emit_num(s, dir, tids[n], DT_DIR);
+	free(tids);
+	return 0;
+}
+
+static long proc_getdents(struct task *t, struct file *f, struct dirent_sink *s)
+{
+	struct vnode *vn = f->vn;
+	struct process *p = NULL;
+	int rc = 0;
+
+	(void)t;
+	if (!vn || !S_ISDIR(vn->mode))
+		return -ENOTDIR;
+	if (per_process(vn) && !(p = vn_proc(vn)))
+		return -ENOENT;
+	s->skip = f->dir_index;
+	s->index = 0;
+	if (!dirent_emit(s, path_ino(vn->path), DT_DIR, ".") ||
+	    !dirent_emit(s, parent_ino(vn->path), DT_DIR, ".."))
+		goto out;
+	switch (vn->pk) {
+	case PK_ROOT:
+		emit_table(s, vn->path, root_ents, ARRAY_SIZE(root_ents),
+			   false);
+		if (!s->full)
+			rc = emit_pids(s, vn->path);
+		break;
+	case PK_SYS:
+		emit_table(s, vn->path, sys_ents, ARRAY_SIZE(sys_ents), false);
+		break;
+	case PK_SYS_KERNEL:
+		emit_table(s, vn->path, sys_kernel_ents,
+			   ARRAY_SIZE(sys_kernel_ents), false);
+		break;
+	case PK_PID_DIR:
+	case PK_TID_DIR:
+		emit_table(s, vn->path, pid_ents, ARRAY_SIZE(pid_ents),
+			   vn->pk == PK_TID_DIR);
+		break;
+	case PK_TASK_DIR:
+		rc = emit_tids(s, vn->path, p);
+		break;
+	case PK_FD_DIR: {
+		int fd;
+		for (fd = 0; p->fdt && fd < p->fdt->cap && !s->full; fd++)
+			if (p->fdt->ents[fd].f)
+				emit_num(s, vn->path, fd, DT_LNK);
+		break;
+	}
+	default:
+		break;
+	}
+out:
+	f->dir_index = s->index;
+	if (rc < 0 && s->len == 0)
+		return rc;
+	return (long)s->len;
+}
+
+static const struct file_ops proc_data_ops = {
+	.read = data_read,
+	.write = no_write,
+	.poll = proc_poll,
+	.stat = proc_fstat,
+};
+
+static const struct file_ops proc_dir_ops = {
+	.read = dir_read,
+	.write = no_write,
+	.poll = proc_poll,
+	.getdents = proc_getdents,
+	.stat = proc_fstat,
+};
+
+/* ---- the vfs entry points ------------------------------------------------- */
+
+struct vnode *procfs_root(void)
+{
+	static struct vnode *root;
+
+	if (!root) {
+		root = vnode_new(VN_PROC, S_IFDIR | 0555, "/proc");
+		if (!root)
+			return NULL;
+		root->pk = PK_ROOT;
+		/* Lives as long as the sentry, like the dentry cache. */
+		root->cached = true;
+	}
+	return root;
+}
+
+static int fd_link_mode(struct file *f)
+{
+	switch (f->flags & O_ACCMODE) {
+	case O_RDONLY:
+		return S_IFLNK | 0500;
+	case O_WRONLY:
+		return S_IFLNK | 0300;
+	default:
+		return S_IFLNK | 0700;
+	}
+}
+
+int procfs_lookup(struct task *t, struct vnode *dir, const char *name,
+		  struct vnode **out)
+{
+	const struct pent *e;
+	struct process *p = NULL;
+	struct task *x;
+	int n;
+
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	if (per_process(dir) && !(p = vn_proc(dir)))
+		return -ENOENT;
+	switch (dir->pk) {
+	case PK_ROOT:
+		e = find_ent(root_ents, ARRAY_SIZE(root_ents), name);
+		if (e && (e->pk == PK_SELF || e->pk == PK_THREAD_SELF)) {
+			/* "self" is the reader; without one (the CLI) there
+			 * is none. */
+			if (!t)
+				return -ENOENT;
+			return new_node(dir->path, name, e->pk, e->mode,
+					t->proc->pid, t->tid, out);
+		}
+		if (e)
+			return new_node(dir->path, name, e->pk, e->mode, 0, 0,
+					out);
+		n = parse_num(name);
+		if (n <= 0)
+			return -ENOENT;
+		/* Only the sandbox's pids; a thread's tid also resolves, as
+		 * on Linux (hidden from the listing). */
+		p = proc_by_pid(n);
+		if (!p) {
+			x = task_by_vtid(n);
+			if (!x || !x->proc || x->proc->reaped)
+				return -ENOENT;
+			p = x->proc;
+		}
+		return new_node(dir->path, name, PK_PID_DIR, S_IFDIR | 0555,
+				p->pid, n, out);
+	case PK_SYS:
+		e = find_ent(sys_ents, ARRAY_SIZE(sys_ents), name);
+		break;
+	case PK_SYS_KERNEL:
+		e = find_ent(sys_kernel_ents, ARRAY_SIZE(sys_kernel_ents),
+			     name);
+		break;
+	case PK_PID_DIR:
+	case PK_TID_DIR:
+		e = find_ent(pid_ents, ARRAY_SIZE(pid_ents), name);
+		if (e && e->pk == PK_TASK_DIR && dir->pk == PK_TID_DIR)
+			return -ENOENT;
+		if (!e)
+			return -ENOENT;
+		return new_node(dir->path, name, e->pk, e->mode, dir->pid,
+				dir->num, out);
+	case PK_TASK_DIR:
+		n = parse_num(name);
+		x = n > 0 ? task_by_vtid(n) : NULL;
+		if (!x || x->proc != p)
+			return -ENOENT;
+		return new_node(dir->path, name, PK_TID_DIR, S_IFDIR | 0555,
+				dir->pid, n, out);
+	case PK_FD_DIR: {
+		struct file *f;
+		int rc = may_inspect(t, p);
+		if (rc < 0)
+			return rc;
+		n = parse_num(name);
+		f = proc_fd_file(p, n);
+		if (!f)
+			return -ENOENT;
+		return new_node(dir->path, name, PK_FD, (mode_t)fd_link_mode(f),
+				dir->pid, n, out);
+	}
+	default:
+		return -ENOTDIR;
+	}
+	if (!e)
+		return -ENOENT;
+	return new_node(dir->path, name, e->pk, e->mode, 0, 0, out);
+}
+
+static int put_link(char *buf, size_t cap, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n >= cap)
+		return -ENAMETOOLONG;
+	memcpy(buf, s, n + 1);
+	return (int)n;
+}
+
+int procfs_readlink(struct task *t, struct vnode *vn, char *buf, size_t cap)
+{
+	char tmp[PATH_MAX];
+	struct process *p = NULL;
+	struct file *f;
+	int rc;
+
+	if (!S_ISLNK(vn->mode))
+		return -EINVAL;
+	if (per_process(vn)) {
+		p = vn_proc(vn);
+		if (!p)
+			return -ENOENT;
+		rc = may_inspect(t, p);
+		if (rc < 0)
+			return rc;
+	}
+	switch (vn->pk) {
+	case PK_SELF:
+		/* The reader's own pid; vn->pid (the looker-up) when the
+		 * caller has no task at hand. */
+		snprintf(tmp, sizeof(tmp), "%d", t ? t->proc->pid : vn->pid);
+		return put_link(buf, cap, tmp);
+	case PK_THREAD_SELF:
+		snprintf(tmp, sizeof(tmp), "%d/task/%d",
+			 t ? t->proc->pid : vn->pid, t ? t->tid : vn->num);
+		return put_link(buf, cap, tmp);
+	case PK_MOUNTS_LINK:
+		return put_link(buf, cap, "self/mounts");
+	case PK_EXE:
+		if (!p->exe || !p->exe->path)
+			return -ENOENT;
+		return put_link(buf, cap, p->exe->path);
+	case PK_CWD:
+		if (!p->cwd || !p->cwd->path)
+			return -ENOENT;
+		return put_link(buf, cap, p->cwd->path);
+	case PK_ROOTLINK:
+		/* The sandbox root: never a host path. */
+		return put_link(buf, cap, "/");
+	case PK_FD:
+		f = proc_fd_file(p, vn->num);
+		if (!f)
+			return -ENOENT;
+		rc = fd_target(f, tmp, sizeof(tmp));
+		if (rc < 0)
+			return rc;
+		return put_link(buf, cap, tmp);
+	default:
+		return -EINVAL;
+	}
+}
+
+int procfs_stat(struct vnode *vn, struct stat *st)
+{
+	int64_t boot = boot_realtime_ns();
+	struct process *p = NULL;
+
+	memset(st, 0, sizeof(*st));
+	if (per_process(vn)) {
+		p = vn_proc(vn);
+		if (!p)
+			return -ENOENT;
+		if (vn->pk == PK_FD && !proc_fd_file(p, vn->num))
+			return -ENOENT;
+		st->st_uid = p->cred.euid;
+		st->st_gid = p->cred.egid;
+	}
+	st->st_dev = PROC_DEV;
+	st->st_ino = path_ino(vn->path);
+	st->st_mode = vn->mode;
+	st->st_nlink = S_ISDIR(vn->mode) ? 2 : 1;
+	st->st_blksize = 1024;
+	st->st_atim.tv_sec = st->st_mtim.tv_sec = st->st_ctim.tv_sec =
+		boot / 1000000000LL;
+	st->st_atim.tv_nsec = st->st_mtim.tv_nsec = st->st_ctim.tv_nsec =
+		boot % 1000000000LL;
+	return 0;
+}
+
+int procfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
+{
+	struct process *p = NULL;
+	struct sbuf b = { 0 };
+	struct file *f;
+	int rc;
+
+	if (per_process(vn)) {
+		p = vn_proc(vn);
+		if (!p)
+			return -ENOENT;
+	}
+	/* Reached only with O_NOFOLLOW (or O_PATH, which vfs_open handles):
+	 * the resolver follows every other symlink itself. */
+	if (S_ISLNK(vn->mode))
+		return -ELOOP;
+	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC);
+	if (S_ISDIR(vn->mode)) {
+		if ((flags & O_ACCMODE) != O_RDONLY)
+			return -EISDIR;
+		if (vn->pk == PK_FD_DIR && (rc = may_inspect(t, p)) < 0)
+			return rc;
+		f = file_new(&proc_dir_ops, flags);
+		if (!f)
+			return -ENOMEM;
+		f->vn = vnode_get(vn);
+		*out = f;
+		return 0;
+	}
+	if (flags & O_DIRECTORY)
+		return -ENOTDIR;
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		return -EACCES;
+	if ((vn->pk == PK_ENVIRON || vn->pk == PK_MAPS) &&
+	    (rc = may_inspect(t, p)) < 0)
+		return rc;
+	rc = generate(vn, p, &b);
+	if (rc == 0 && b.oom)
+		rc = -ENOMEM;
+	if (rc < 0) {
+		free(b.p);
+		return rc;
+	}
+	f = file_new(&proc_data_ops, flags);
+	if (!f) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	f->data = b.p;
+	f->data_len = b.len;
+	f->vn = vnode_get(vn);
+	*out = f;
+	return 0;
+}

@@ -1,0 +1,169 @@
+/* sentry/pipe.c: pipes, entirely in the sentry. */
+#include "sentry/vfs.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#define PIPE_SIZE 65536
+
+struct pipe {
+	char buf[PIPE_SIZE];
+	size_t head, len;
+	int readers, writers;
+	unsigned long ino;
+};
+
+static unsigned long pipe_ino = 1000;
+
+static long pipe_read(struct task *t, struct file *f, void *buf, size_t n,
+		      int64_t *off)
+{
+	struct pipe *p = f->priv;
+	size_t done = 0;
+
+	(void)t;
+	(void)off;
+	if (n == 0)
+		return 0;
+	if (p->len == 0) {
+		if (p->writers == 0)
+			return 0;
+		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
+	}
+	while (done < n && p->len) {
+		size_t chunk = PIPE_SIZE - p->head;
+		if (chunk > p->len)
+			chunk = p->len;
+		if (chunk > n - done)
+			chunk = n - done;
+		memcpy((char *)buf + done, p->buf + p->head, chunk);
+		p->head = (p->head + chunk) % PIPE_SIZE;
+		p->len -= chunk;
+		done += chunk;
+	}
+	sentry_wake();
+	return (long)done;
+}
+
+static long pipe_write(struct task *t, struct file *f, const void *buf,
+		       size_t n, int64_t *off)
+{
+	struct pipe *p = f->priv;
+	size_t room = PIPE_SIZE - p->len, done = 0;
+
+	(void)off;
+	if (p->readers == 0) {
+		send_signal_task(t, SIGPIPE, t->proc->pid);
+		return -EPIPE;
+	}
+	if (n == 0)
+		return 0;
+	/* Writes of PIPE_BUF or less are atomic: all or wait. */
+	if (room == 0 || (n <= PIPE_BUF && room < n))
+		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
+	while (done < n && p->len < PIPE_SIZE) {
+		size_t tail = (p->head + p->len) % PIPE_SIZE;
+		/* contiguous free space after tail */
+		size_t chunk = tail < p->head ? p->head - tail : PIPE_SIZE - tail;
+		if (chunk > n - done)
+			chunk = n - done;
+		memcpy(p->buf + tail, (const char *)buf + done, chunk);
+		p->len += chunk;
+		done += chunk;
+	}
+	sentry_wake();
+	return (long)done;
+}
+
+static short pipe_poll(struct file *f, short events)
+{
+	struct pipe *p = f->priv;
+	short r = 0;
+
+	if ((f->flags & O_ACCMODE) == O_RDONLY) {
+		if (p->len)
+			r |= POLLIN | POLLRDNORM;
+		if (!p->writers)
+			r |= POLLHUP;
+	} else {
+		if (!p->readers)
+			r |= POLLERR;
+		else if (PIPE_SIZE - p->len >= PIPE_BUF)
+			r |= POLLOUT | POLLWRNORM;
+	}
+	return r & (events | POLLHUP | POLLERR);
+}
+
+static long pipe_ioctl(struct task *t, struct file *f, unsigned long cmd,
+		       uint64_t arg)
+{
+	struct pipe *p = f->priv;
+
+	if (cmd == FIONREAD) {
+		int n = (int)p->len;
+		return task_write(t, arg, &n, sizeof(n));
+	}
+	return -ENOTTY;
+}
+
+static int pipe_stat(struct file *f, struct stat *st)
+{
+	struct pipe *p = f->priv;
+
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFIFO | 0600;
+	st->st_ino = p->ino;
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	st->st_dev = 12;
+	return 0;
+}
+
+static void pipe_release(struct file *f)
+{
+	struct pipe *p = f->priv;
+
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		p->readers--;
+	else
+		p->writers--;
+	if (!p->readers && !p->writers)
+		free(p);
+	sentry_wake();
+}
+
+static const struct file_ops pipe_ops = {
+	.read = pipe_read,
+	.write = pipe_write,
+	.poll = pipe_poll,
+	.ioctl = pipe_ioctl,
+	.stat = pipe_stat,
+	.release = pipe_release,
+};
+
+int pipe_create(struct file **rd, struct file **wr, int flags)
+{
+	struct pipe *p = calloc(1, sizeof(*p));
+	struct file *r, *w;
+
+	if (!p)
+		return -ENOMEM;
+	r = file_new(&pipe_ops, O_RDONLY | (flags & O_NONBLOCK));
+	w = file_new(&pipe_ops, O_WRONLY | (flags & O_NONBLOCK));
+	if (!r || !w) {
+		free(r);
+		free(w);
+		free(p);
+		return -ENOMEM;
+	}
+	p->ino = pipe_ino++;
+	p->readers = p->writers = 1;
+	r->priv = w->priv = p;
+	r->stream = w->stream = true;
+	*rd = r;
+	*wr = w;
+	return 0;
+}

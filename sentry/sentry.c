@@ -1,0 +1,317 @@
+/* sentry/sentry.c: the sentry's event loop.
+ *
+ * Single-threaded: ptrace requests must come from the thread that traces,
+ * and one thread keeps every table free of locks. Each trapped syscall is a
+ * seccomp stop; the handler returns a result (the task is resumed with it)
+ * or SYS_BLOCK (the task stays stopped and the handler runs again when
+ * something changes: a pipe, a child's exit, a host fd, a deadline).
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "platform/platform.h"
+#include "sentry/exec.h"
+#include "sentry/sentry.h"
+#include "sentry/vfs.h"
+
+struct sentry *S;
+
+int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void sentry_wake(void)
+{
+	S->generation++;
+}
+
+/* New tasks whose first stop arrived before their parent's clone event. */
+static pid_t early_stops[64];
+static int n_early;
+
+static void complete(struct task *t, long ret);
+
+void sentry_complete(struct task *t, long ret)
+{
+	complete(t, ret);
+}
+
+static void complete(struct task *t, long ret)
+{
+	const struct syscall_desc *d = syscall_lookup(t->sc.nr);
+	int sig;
+
+	switch (ret) {
+	case SYS_BLOCK:
+		t->state = TS_BLOCKED;
+		return;
+	case SYS_NORETURN:
+		return;
+	case SYS_PASSTHROUGH:
+		t->state = TS_RUNNING;
+		t->block_started = false;
+		plat_resume_passthrough(t, 0);
+		return;
+	case SYS_PASSTHROUGH_FIXUP:
+		t->state = TS_RUNNING;
+		t->block_started = false;
+		t->fixup_pending = true;
+		plat_resume_passthrough(t, 1);
+		return;
+	default:
+		break;
+	}
+	if (S->opts.strace && d)
+		strace_exit(t, d, ret == SYS_RESTART ? -EINTR : ret);
+	t->state = TS_RUNNING;
+	t->block_started = false;
+	t->deadline_ns = 0;
+	t->wait_hostfd = -1;
+	sig = t->pending_sig;
+	t->pending_sig = 0;
+	/* A signal that arrived while the task was stopped for us: queue it on
+	 * the host now, it is delivered as the task returns to user mode. */
+	if (sig)
+		syscall(SYS_tkill, t->host_tid, sig);
+	if (ret == SYS_RESTART)
+		plat_resume_restart(t);
+	else
+		plat_resume_result(t, ret);
+}
+
+static void handle_syscall_stop(struct task *t)
+{
+	const struct syscall_desc *d;
+	long ret;
+
+	if (ptrace(PTRACE_GETREGS, t->host_tid, 0, &t->regs) < 0)
+		return;
+	t->at_exit_stop = false;
+	t->sc.nr = (long)t->regs.orig_rax;
+	t->sc.a[0] = t->regs.rdi;
+	t->sc.a[1] = t->regs.rsi;
+	t->sc.a[2] = t->regs.rdx;
+	t->sc.a[3] = t->regs.r10;
+	t->sc.a[4] = t->regs.r8;
+	t->sc.a[5] = t->regs.r9;
+	t->block_started = false;
+	if (t->booting) {
+		/* The first task's own execveat of the stub (see
+		 * platform/ptrace.c guest_boot): the only host exec a task
+		 * makes that the sentry did not write itself. */
+		t->booting = false;
+		if (t->sc.nr == SYS_execveat && t->sc.a[0] == GUEST_STUB_FD) {
+			t->state = TS_RUNNING;
+			plat_resume_passthrough(t, 0);
+			return;
+		}
+	}
+	d = syscall_lookup(t->sc.nr);
+	if (S->opts.strace)
+		strace_enter(t, d);
+	ret = syscall_dispatch(t);
+	complete(t, ret);
+}
+
+static void retry_blocked(void)
+{
+	struct task *t, *next;
+	uint64_t gen;
+
+	do {
+		gen = S->generation;
+		for (t = S->tasks; t; t = next) {
+			next = t->next;
+			if (t->state != TS_BLOCKED)
+				continue;
+			t->block_started = true;
+			complete(t, syscall_dispatch(t));
+		}
+	} while (gen != S->generation);
+}
+
+static void handle_exit_stop(struct task *t)
+{
+	struct user_regs_struct r;
+
+	if (!t->fixup_pending) {
+		plat_cont(t->host_tid, 0);
+		return;
+	}
+	t->fixup_pending = false;
+	if (ptrace(PTRACE_GETREGS, t->host_tid, 0, &r) < 0)
+		return;
+	task_fixup_result(t, &r);
+	ptrace(PTRACE_SETREGS, t->host_tid, 0, &r);
+	if (S->opts.strace)
+		strace_exit(t, syscall_lookup(t->sc.nr), (long)r.rax);
+	plat_cont(t->host_tid, 0);
+}
+
+static void handle_stop(pid_t pid, int st)
+{
+	struct task *t = task_by_host(pid);
+	int sig, ev;
+
+	if (!t) {
+		if (pid == S->reaper && (WIFEXITED(st) || WIFSIGNALED(st))) {
+			S->reaper = -1;
+			return;
+		}
+		if (WIFSTOPPED(st) && n_early < (int)ARRAY_SIZE(early_stops))
+			early_stops[n_early++] = pid;
+		return;
+	}
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		task_exited(t, st);
+		return;
+	}
+	if (!WIFSTOPPED(st))
+		return;
+	sig = WSTOPSIG(st);
+	ev = st >> 16;
+	if (ev == PTRACE_EVENT_SECCOMP) {
+		handle_syscall_stop(t);
+		return;
+	}
+	if (sig == (SIGTRAP | 0x80)) {
+		handle_exit_stop(t);
+		return;
+	}
+	switch (ev) {
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE: {
+		unsigned long msg = 0;
+		struct task *c;
+		int i;
+
+		ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg);
+		c = task_clone_event(t, (pid_t)msg, ev);
+		if (c) {
+			for (i = 0; i < n_early; i++) {
+				if (early_stops[i] == c->host_tid) {
+					early_stops[i] = early_stops[--n_early];
+					task_start_child(c);
+					break;
+				}
+			}
+		}
+		ptrace(t->fixup_pending ? PTRACE_SYSCALL : PTRACE_CONT, pid, 0, 0);
+		return;
+	}
+	case PTRACE_EVENT_EXEC:
+		exec_event(t);
+		return;
+	case PTRACE_EVENT_STOP:
+		if (t->state == TS_NEW) {
+			task_start_child(t);
+			return;
+		}
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+		    sig == SIGTTOU) {
+			ptrace(PTRACE_LISTEN, pid, 0, 0);
+			return;
+		}
+		plat_cont(pid, 0);
+		return;
+	default:
+		break;
+	}
+	/* Signal-delivery stop. */
+	if (t->state == TS_NEW) {
+		task_start_child(t);
+		return;
+	}
+	task_fix_siginfo(t, sig);
+	plat_cont(pid, sig);
+}
+
+static void drain_waits(void)
+{
+	for (;;) {
+		int st;
+		pid_t pid = waitpid(-1, &st, __WALL | WNOHANG);
+		if (pid <= 0)
+			return;
+		handle_stop(pid, st);
+	}
+}
+
+static int live_tasks(void)
+{
+	struct task *t;
+	int n = 0;
+
+	for (t = S->tasks; t; t = t->next)
+		if (t->state != TS_DEAD)
+			n++;
+	return n;
+}
+
+int sentry_loop(void)
+{
+	sigset_t mask;
+	int sfd;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0)
+		return -errno;
+	for (;;) {
+		struct pollfd pfds[64];
+		int n = 0, timeout = -1;
+		int64_t now, next_deadline = 0;
+		struct signalfd_siginfo si;
+		struct task *t;
+
+		while (read(sfd, &si, sizeof(si)) > 0)
+			;
+		drain_waits();
+		retry_blocked();
+		if (S->init_exited && !live_tasks())
+			break;
+		pfds[n].fd = sfd;
+		pfds[n].events = POLLIN;
+		n++;
+		for (t = S->tasks; t; t = t->next) {
+			if (t->state != TS_BLOCKED)
+				continue;
+			if (t->wait_hostfd >= 0 && n < (int)ARRAY_SIZE(pfds)) {
+				pfds[n].fd = t->wait_hostfd;
+				pfds[n].events = t->wait_events;
+				n++;
+			}
+			if (t->deadline_ns &&
+			    (!next_deadline || t->deadline_ns < next_deadline))
+				next_deadline = t->deadline_ns;
+		}
+		if (next_deadline) {
+			now = now_ns();
+			timeout = next_deadline <= now ?
+					  0 :
+					  (int)((next_deadline - now + 999999) / 1000000);
+		}
+		if (poll(pfds, (nfds_t)n, timeout) < 0 && errno != EINTR)
+			return -errno;
+		/* Any readiness or timeout may unblock someone. */
+		sentry_wake();
+	}
+	close(sfd);
+	return 0;
+}

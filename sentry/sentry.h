@@ -1,0 +1,226 @@
+/* sentry/sentry.h: the sentry's core objects.
+ *
+ * Ownership: the sentry is single-threaded. Every task, process, fd table and
+ * file is owned by the global struct sentry and freed by the code that drops
+ * its last reference (the *_put functions). Guest-reachable paths return
+ * -errno and never abort; allocation failures there give -ENOMEM.
+ */
+#ifndef MOAT_SENTRY_H
+#define MOAT_SENTRY_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "lib/util.h"
+
+struct p9_client;
+struct file;
+struct vnode;
+struct task;
+struct process;
+
+/* Internal return codes of syscall handlers (never seen by the guest). */
+#define SYS_BLOCK (-1000)	/* task waits; handler is re-run on wakeup */
+#define SYS_PASSTHROUGH (-1001) /* validated: let the host run it */
+#define SYS_NORETURN (-1002)	/* task state changed; do not resume */
+#define SYS_PASSTHROUGH_FIXUP (-1003) /* host runs it; fix result at exit */
+#define SYS_RESTART (-1004)	/* re-execute the syscall instruction */
+
+/* File descriptor table, shared by threads (CLONE_FILES). */
+struct fdent {
+	struct file *f;
+	bool cloexec;
+};
+struct fdtable {
+	int refs;
+	int cap;
+	struct fdent *ents;
+};
+
+struct creds {
+	uid_t ruid, euid, suid, fsuid;
+	gid_t rgid, egid, sgid, fsgid;
+	int ngroups;
+	gid_t groups[32];
+};
+
+struct sigact_rec {
+	uint64_t handler; /* SIG_DFL=0, SIG_IGN=1, else a guest address */
+	uint64_t flags;
+};
+
+/* A recorded file mapping, for /proc/<pid>/maps names. */
+struct map_rec {
+	uint64_t start, end;
+	char *path;
+	struct map_rec *next;
+};
+
+/* A guest process (thread group). Virtual pid == tid of its leader. */
+struct process {
+	int pid;		/* virtual */
+	pid_t host_pid;		/* host tgid, never shown to the guest */
+	int sig_sender[65];	/* virtual pid of the last sender of each signal */
+	int chld_pid, chld_status; /* last child exit, for SIGCHLD's siginfo */
+	int ppid;		/* virtual pid of the (virtual) parent */
+	int pgid, sid;
+	int nthreads;
+	struct task *leader;
+	struct fdtable *fdt;
+	struct vnode *cwd;
+	struct vnode *exe;
+	char *cmdline;		/* argv joined by NULs */
+	size_t cmdline_len;
+	char comm[16];
+	struct creds cred;
+	mode_t umask;
+	struct sigact_rec sigact[65];
+	struct rlimit_rec {
+		uint64_t cur, max;
+	} rlim[16];
+	struct map_rec *maps;
+	bool exited;		/* all threads gone; zombie until reaped */
+	int exit_status;	/* wait status */
+	bool reaped;
+	struct process *next;	/* all processes list */
+};
+
+enum task_state {
+	TS_NEW,		/* host-created, waiting for its first stop */
+	TS_RUNNING,	/* running on the host */
+	TS_BLOCKED,	/* at a seccomp stop, handler waiting */
+	TS_DEAD,
+};
+
+struct syscall_args {
+	long nr;
+	uint64_t a[6];
+};
+
+struct task {
+	pid_t host_tid;
+	int tid;		/* virtual */
+	struct process *proc;
+	enum task_state state;
+	struct user_regs_struct regs; /* valid while stopped at a syscall */
+	struct syscall_args sc;	/* syscall being handled */
+	bool in_syscall;
+	bool at_exit_stop;	/* regs reflect a syscall-exit stop */
+	bool booting;		/* bootstrap execveat of the stub */
+	bool fixup_pending;	/* expecting a syscall-exit stop to fix rax */
+	int fixup_kind;
+	/* blocking */
+	int64_t deadline_ns;	/* CLOCK_MONOTONIC, 0 = none */
+	bool block_started;
+	int wait_hostfd;	/* host fd the blocked task waits on, -1 */
+	short wait_events;
+	uint64_t block_scratch[4];
+	/* exec in progress */
+	struct exec_plan *exec;
+	int pending_sig;	/* signal to deliver on next resume */
+	uint64_t clear_child_tid;
+	int fixup_value;	/* virtual result for a passthrough syscall */
+	uint64_t clone_flags, clone_ptid, clone_ctid;
+	char strace_args[512];	/* --strace: arguments decoded at entry */
+	struct task *next;	/* all tasks list */
+	struct task *hash_next;
+};
+
+struct sentry_opts {
+	const char *rootfs;
+	const char *hostname;
+	bool strace;
+	const char *audit_path;
+	char **env;
+	const char *cwd;
+	uint64_t mem_limit;
+};
+
+struct sentry {
+	struct sentry_opts opts;
+	struct p9_client *p9;
+	uint32_t rootfid;
+	int stub_fd;		/* memfd holding the stub ELF */
+	int ctl_sock;		/* sentry end of the fd-donation socket */
+	int ctl_guest;		/* guest end, kept to drain stale datagrams */
+	pid_t reaper;		/* host pid of the pid-namespace reaper */
+	int next_pid;
+	struct task *tasks;
+	struct process *procs;
+	struct task *by_host[1024];
+	uint64_t generation;	/* bumped on any state change that may wake */
+	int audit_fd;
+	int init_status;	/* wait status of virtual init */
+	bool init_exited;
+	char hostname[65];
+	char domainname[65];
+	struct vnode *root;
+	int host_proc_fd;	/* host /proc, for reading tracee maps */
+	int64_t boot_ns;
+};
+
+extern struct sentry *S;
+
+/* sentry/main loop (sentry/sentry.c) */
+int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err);
+int64_t now_ns(void);
+void sentry_wake(void); /* state changed: retry blocked tasks */
+
+int sentry_loop(void);
+void sentry_complete(struct task *t, long ret);
+
+/* tasks (sentry/task.c) */
+struct task *task_clone_event(struct task *parent, pid_t child_host, int ev);
+void task_start_child(struct task *c);
+void task_fixup_result(struct task *t, struct user_regs_struct *r);
+void task_fix_siginfo(struct task *t, int sig);
+bool sig_default_ignored(int sig);
+struct task *task_by_host(pid_t htid);
+struct task *task_by_vtid(int tid);
+struct process *proc_by_pid(int pid);
+struct task *task_new(pid_t host_tid, struct process *p);
+struct process *proc_new(struct process *parent);
+void task_exited(struct task *t, int status);
+int alloc_pid(void);
+int send_signal_task(struct task *t, int sig, int sender_pid);
+int send_signal_proc(struct process *p, int sig, int sender_pid);
+void fdtable_put(struct fdtable *fdt);
+struct fdtable *fdtable_dup(struct fdtable *src);
+
+/* guest memory (platform) */
+int task_read(struct task *t, uint64_t addr, void *buf, size_t len);
+int task_write(struct task *t, uint64_t addr, const void *buf, size_t len);
+int task_read_str(struct task *t, uint64_t addr, char *buf, size_t cap);
+/* Force-write (like ptrace POKEDATA): works on read-only private pages. */
+int task_poke(struct task *t, uint64_t addr, const void *buf, size_t len);
+
+/* syscall table (sentry/syscalls.c) */
+typedef long (*syscall_fn)(struct task *t, struct syscall_args *a);
+enum sc_status { SC_FULL, SC_PARTIAL, SC_NONE, SC_NATIVE };
+struct syscall_desc {
+	const char *name;
+	int nr;
+	syscall_fn fn;
+	enum sc_status status;
+	const char *argfmt; /* strace decoding, one char per arg */
+	const char *note;
+};
+const struct syscall_desc *syscall_lookup(long nr);
+const struct syscall_desc *syscall_table(size_t *n);
+long syscall_dispatch(struct task *t);
+void audit_log(const char *fmt, ...) MOAT_PRINTF(1, 2);
+int syscalls_help(int markdown);
+
+/* sentry/sys_misc.c, sentry/seccomp.c */
+void rlimits_default(struct process *p);
+int sentry_seccomp_install(struct moat_error *err);
+
+/* strace (sentry/strace.c) */
+void strace_enter(struct task *t, const struct syscall_desc *d);
+void strace_exit(struct task *t, const struct syscall_desc *d, long ret);
+
+#endif

@@ -1,0 +1,1092 @@
+/* sentry/sys_fs.c: file syscalls. */
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/sysmacros.h>
+#include <linux/stat.h>
+
+#include "platform/platform.h"
+#include "sentry/fs_dev.h"
+#include "sentry/syscalls.h"
+#include "sentry/vfs.h"
+
+#define IO_CHUNK (1 << 20)
+#define IOV_MAX_GUEST 1024
+
+
+static int read_path(struct task *t, uint64_t addr, char *buf)
+{
+	int n = task_read_str(t, addr, buf, PATH_MAX);
+	return n < 0 ? n : 0;
+}
+
+/* ---- read and write ------------------------------------------------------- */
+
+static long do_read(struct task *t, struct file *f, uint64_t ubuf, size_t n,
+		    int64_t *off)
+{
+	static char buf[IO_CHUNK];
+	size_t done = 0;
+	long r;
+
+	if ((f->flags & O_ACCMODE) == O_WRONLY || (f->flags & O_PATH))
+		return -EBADF;
+	if (!f->ops || !f->ops->read)
+		return -EINVAL;
+	if (n > INT32_MAX)
+		n = INT32_MAX;
+	while (done < n) {
+		size_t chunk = n - done > sizeof(buf) ? sizeof(buf) : n - done;
+		r = f->ops->read(t, f, buf, chunk, off);
+		if (r < 0 || r == SYS_BLOCK)
+			return done ? (long)done : r;
+		if (r > 0 && task_write(t, ubuf + done, buf, (size_t)r) < 0)
+			return done ? (long)done : -EFAULT;
+		done += (size_t)r;
+		if ((size_t)r < chunk || f->stream)
+			break;
+	}
+	return (long)done;
+}
+
+static long do_write(struct task *t, struct file *f, uint64_t ubuf, size_t n,
+		     int64_t *off)
+{
+	static char buf[IO_CHUNK];
+	size_t done = 0;
+	long r;
+
+	if ((f->flags & O_ACCMODE) == O_RDONLY || (f->flags & O_PATH))
+		return -EBADF;
+	if (!f->ops || !f->ops->write)
+		return -EINVAL;
+	if (n > INT32_MAX)
+		n = INT32_MAX;
+	while (done < n) {
+		size_t chunk = n - done > sizeof(buf) ? sizeof(buf) : n - done;
+		if (task_read(t, ubuf + done, buf, chunk) < 0)
+			return done ? (long)done : -EFAULT;
+		r = f->ops->write(t, f, buf, chunk, off);
+		if (r < 0 || r == SYS_BLOCK)
+			return done ? (long)done : r;
+		done += (size_t)r;
+		if ((size_t)r < chunk)
+			break;
+	}
+	return (long)done;
+}
+
+long sys_read(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	if (!f)
+		return -EBADF;
+	return do_read(t, f, a->a[1], a->a[2], f->stream ? NULL : &f->pos);
+}
+
+long sys_write(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	if (!f)
+		return -EBADF;
+	return do_write(t, f, a->a[1], a->a[2], f->stream ? NULL : &f->pos);
+}
+
+long sys_pread64(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+	int64_t off = (int64_t)a->a[3];
+
+	if (!f)
+		return -EBADF;
+	if (f->stream)
+		return -ESPIPE;
+	if (off < 0)
+		return -EINVAL;
+	return do_read(t, f, a->a[1], a->a[2], &off);
+}
+
+long sys_pwrite64(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+	int64_t off = (int64_t)a->a[3];
+
+	if (!f)
+		return -EBADF;
+	if (f->stream)
+		return -ESPIPE;
+	if (off < 0)
+		return -EINVAL;
+	return do_write(t, f, a->a[1], a->a[2], &off);
+}
+
+static long do_iov(struct task *t, struct syscall_args *a, bool write)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+	int cnt = (int)a->a[2];
+	struct iovec iov[IOV_MAX_GUEST];
+	long total = 0, r;
+	int i;
+
+	if (!f)
+		return -EBADF;
+	if (cnt < 0 || cnt > IOV_MAX_GUEST)
+		return -EINVAL;
+	if (task_read(t, a->a[1], iov, sizeof(struct iovec) * (size_t)cnt) < 0)
+		return -EFAULT;
+	for (i = 0; i < cnt; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		r = write ? do_write(t, f, (uint64_t)(uintptr_t)iov[i].iov_base,
+				     iov[i].iov_len, f->stream ? NULL : &f->pos) :
+			    do_read(t, f, (uint64_t)(uintptr_t)iov[i].iov_base,
+				    iov[i].iov_len, f->stream ? NULL : &f->pos);
+		if (r < 0 || r == SYS_BLOCK)
+			return total ? total : r;
+		total += r;
+		if ((size_t)r < iov[i].iov_len)
+			break;
+	}
+	return total;
+}
+
+long sys_readv(struct task *t, struct syscall_args *a)
+{
+	return do_iov(t, a, false);
+}
+
+long sys_writev(struct task *t, struct syscall_args *a)
+{
+	return do_iov(t, a, true);
+}
+
+long sys_lseek(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+	int64_t off = (int64_t)a->a[1], base;
+	int whence = (int)a->a[2];
+	struct stat st;
+
+	if (!f)
+		return -EBADF;
+	if (f->stream)
+		return -ESPIPE;
+	switch (whence) {
+	case SEEK_SET:
+		base = 0;
+		break;
+	case SEEK_CUR:
+		base = f->pos;
+		break;
+	case SEEK_END:
+		if (f->data)
+			base = (int64_t)f->data_len;
+		else if (f->ops && f->ops->stat && f->ops->stat(f, &st) == 0)
+			base = st.st_size;
+		else
+			return -EINVAL;
+		break;
+	case SEEK_DATA:
+	case SEEK_HOLE:
+		if (f->hostfd >= 0 && !(f->vn && S_ISDIR(f->vn->mode))) {
+			off_t r = lseek(f->hostfd, off, whence);
+			if (r < 0)
+				return -errno;
+			f->pos = r;
+			return r;
+		}
+		return -EINVAL;
+	default:
+		return -EINVAL;
+	}
+	if (__builtin_add_overflow(base, off, &off) || off < 0)
+		return -EINVAL;
+	if (f->vn && S_ISDIR(f->vn->mode)) {
+		/* Directories: only rewinding is meaningful to the host fd;
+		 * synthetic directories keep an index. */
+		if (f->hostfd >= 0 && lseek(f->hostfd, off, SEEK_SET) < 0)
+			return -errno;
+		f->dir_index = off;
+	}
+	f->pos = off;
+	return off;
+}
+
+/* ---- open and close ----------------------------------------------------- */
+
+#define VALID_OPEN_FLAGS                                                       \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |       \
+	 O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE |            \
+	 O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH |          \
+	 __O_TMPFILE | O_SYNC)
+
+static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
+		    uint64_t resolve)
+{
+	char path[PATH_MAX];
+	struct vnode *vn;
+	struct file *f;
+	int rc, fd, lflags = 0;
+
+	rc = read_path(t, upath, path);
+	if (rc < 0)
+		return rc;
+	if (flags & ~VALID_OPEN_FLAGS)
+		flags &= VALID_OPEN_FLAGS;
+	if ((flags & __O_TMPFILE) == __O_TMPFILE)
+		return -EROFS;
+	if (!(flags & O_NOFOLLOW))
+		lflags |= LOOKUP_FOLLOW;
+	(void)resolve;
+	rc = vfs_resolve(t, dirfd, path, lflags, &vn);
+	if (rc == -ENOENT && (flags & O_CREAT))
+		return -EROFS;
+	if (rc < 0)
+		return rc;
+	if ((flags & O_CREAT) && (flags & O_EXCL)) {
+		vnode_put(vn);
+		return -EEXIST;
+	}
+	if (S_ISLNK(vn->mode) && !(flags & O_PATH)) {
+		vnode_put(vn);
+		return -ELOOP;
+	}
+	if ((flags & O_DIRECTORY) && !S_ISDIR(vn->mode)) {
+		vnode_put(vn);
+		return -ENOTDIR;
+	}
+	if (S_ISDIR(vn->mode) && (flags & O_ACCMODE) != O_RDONLY && !(flags & O_PATH)) {
+		vnode_put(vn);
+		return -EISDIR;
+	}
+	if (!(flags & O_PATH)) {
+		int mask = 0;
+		if ((flags & O_ACCMODE) != O_WRONLY)
+			mask |= R_OK;
+		if ((flags & O_ACCMODE) != O_RDONLY)
+			mask |= W_OK;
+		if (vn->kind == VN_GOFER || mask != W_OK) {
+			rc = vfs_access(&t->proc->cred, vn, mask);
+			if (rc < 0 && !(vn->kind != VN_GOFER && rc == -EROFS)) {
+				vnode_put(vn);
+				return rc;
+			}
+		}
+	}
+	rc = vfs_open(t, vn, flags, &f);
+	vnode_put(vn);
+	if (rc < 0)
+		return rc;
+	fd = fd_install(t, f, (flags & O_CLOEXEC) != 0, 0);
+	file_put(f);
+	return fd;
+}
+
+long sys_open(struct task *t, struct syscall_args *a)
+{
+	return do_open(t, AT_FDCWD, a->a[0], (int)a->a[1], 0);
+}
+
+long sys_openat(struct task *t, struct syscall_args *a)
+{
+	return do_open(t, (int)a->a[0], a->a[1], (int)a->a[2], 0);
+}
+
+long sys_openat2(struct task *t, struct syscall_args *a)
+{
+	struct open_how how;
+
+	if (a->a[3] < sizeof(how))
+		return -EINVAL;
+	if (task_read(t, a->a[2], &how, sizeof(how)) < 0)
+		return -EFAULT;
+	if (how.flags >> 32 || how.resolve & ~0x3fULL)
+		return -EINVAL;
+	return do_open(t, (int)a->a[0], a->a[1], (int)how.flags, how.resolve);
+}
+
+long sys_close(struct task *t, struct syscall_args *a)
+{
+	return fd_close(t, (int)a->a[0]);
+}
+
+long sys_close_range(struct task *t, struct syscall_args *a)
+{
+	unsigned first = (unsigned)a->a[0], last = (unsigned)a->a[1];
+	unsigned flags = (unsigned)a->a[2];
+	struct fdtable *fdt = t->proc->fdt;
+	unsigned i;
+
+	if (first > last || (flags & ~(4U /* CLOSE_RANGE_CLOEXEC */ | 2U)))
+		return -EINVAL;
+	for (i = first; i <= last && i < (unsigned)fdt->cap; i++) {
+		if (!fdt->ents[i].f)
+			continue;
+		if (flags & 4U)
+			fdt->ents[i].cloexec = true;
+		else
+			fd_close(t, (int)i);
+	}
+	return 0;
+}
+
+long sys_dup(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	if (!f)
+		return -EBADF;
+	return fd_install(t, f, false, 0);
+}
+
+static long do_dup3(struct task *t, int oldfd, int newfd, int flags)
+{
+	struct file *f = fd_get(t, oldfd);
+
+	if (!f)
+		return -EBADF;
+	if (flags & ~O_CLOEXEC)
+		return -EINVAL;
+	return fd_install_at(t, f, newfd, (flags & O_CLOEXEC) != 0);
+}
+
+long sys_dup2(struct task *t, struct syscall_args *a)
+{
+	int oldfd = (int)a->a[0], newfd = (int)a->a[1];
+
+	if (oldfd == newfd)
+		return fd_get(t, oldfd) ? newfd : -EBADF;
+	return do_dup3(t, oldfd, newfd, 0);
+}
+
+long sys_dup3(struct task *t, struct syscall_args *a)
+{
+	if (a->a[0] == a->a[1])
+		return -EINVAL;
+	return do_dup3(t, (int)a->a[0], (int)a->a[1], (int)a->a[2]);
+}
+
+long sys_fcntl(struct task *t, struct syscall_args *a)
+{
+	int fd = (int)a->a[0], cmd = (int)a->a[1];
+	struct file *f = fd_get(t, fd);
+	bool *cloexec;
+
+	if (!f)
+		return -EBADF;
+	switch (cmd) {
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC:
+		if ((int)a->a[2] < 0)
+			return -EINVAL;
+		return fd_install(t, f, cmd == F_DUPFD_CLOEXEC, (int)a->a[2]);
+	case F_GETFD:
+		cloexec = fd_cloexec_ptr(t, fd);
+		return *cloexec ? FD_CLOEXEC : 0;
+	case F_SETFD:
+		cloexec = fd_cloexec_ptr(t, fd);
+		*cloexec = (a->a[2] & FD_CLOEXEC) != 0;
+		return 0;
+	case F_GETFL:
+		return f->flags | ((f->flags & O_PATH) ? 0 : O_LARGEFILE);
+	case F_SETFL:
+		f->flags = (f->flags & ~(O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME)) |
+			   ((int)a->a[2] & (O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME));
+		return 0;
+	case F_GETLK:
+	case F_SETLK:
+	case F_SETLKW:
+	case F_OFD_GETLK:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+		/* No other process outside the sandbox can see these files. */
+		if (cmd == F_GETLK || cmd == F_OFD_GETLK) {
+			struct flock fl;
+			if (task_read(t, a->a[2], &fl, sizeof(fl)) < 0)
+				return -EFAULT;
+			fl.l_type = F_UNLCK;
+			return task_write(t, a->a[2], &fl, sizeof(fl));
+		}
+		return 0;
+	case F_GETPIPE_SZ:
+		return f->stream ? 65536 : -EBADF;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ---- stat ------------------------------------------------------------------ */
+
+static int resolve_at(struct task *t, int dirfd, uint64_t upath, int atflags,
+		      struct vnode **vn)
+{
+	char path[PATH_MAX];
+	int rc = read_path(t, upath, path);
+	int lflags = (atflags & AT_SYMLINK_NOFOLLOW) ? 0 : LOOKUP_FOLLOW;
+
+	if (rc < 0)
+		return rc;
+	if (atflags & AT_EMPTY_PATH)
+		lflags |= LOOKUP_EMPTY;
+	if (!path[0] && (atflags & AT_EMPTY_PATH)) {
+		struct file *f;
+		if (dirfd == AT_FDCWD) {
+			*vn = vnode_get(t->proc->cwd);
+			return 0;
+		}
+		f = fd_get(t, dirfd);
+		if (!f)
+			return -EBADF;
+		if (!f->vn)
+			return -EBADF; /* caller falls back to fstat */
+		*vn = vnode_get(f->vn);
+		return 0;
+	}
+	return vfs_resolve(t, dirfd, path, lflags, vn);
+}
+
+static long fstat_file(struct file *f, struct stat *st)
+{
+	if (f->ops && f->ops->stat)
+		return f->ops->stat(f, st);
+	if (f->vn)
+		return vfs_stat(f->vn, st);
+	return -EBADF;
+}
+
+static long put_stat(struct task *t, uint64_t ust, struct stat *st)
+{
+	return task_write(t, ust, st, sizeof(*st));
+}
+
+long sys_fstat(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+	struct stat st;
+	long rc;
+
+	if (!f)
+		return -EBADF;
+	rc = fstat_file(f, &st);
+	return rc < 0 ? rc : put_stat(t, a->a[1], &st);
+}
+
+static long stat_at(struct task *t, int dirfd, uint64_t upath, int flags,
+		    uint64_t ust)
+{
+	struct vnode *vn;
+	struct stat st;
+	long rc;
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT))
+		return -EINVAL;
+	rc = resolve_at(t, dirfd, upath, flags, &vn);
+	if (rc == -EBADF && (flags & AT_EMPTY_PATH)) {
+		struct file *f = fd_get(t, dirfd);
+		if (!f)
+			return -EBADF;
+		rc = fstat_file(f, &st);
+		return rc < 0 ? rc : put_stat(t, ust, &st);
+	}
+	if (rc < 0)
+		return rc;
+	rc = vfs_stat(vn, &st);
+	vnode_put(vn);
+	return rc < 0 ? rc : put_stat(t, ust, &st);
+}
+
+long sys_stat(struct task *t, struct syscall_args *a)
+{
+	return stat_at(t, AT_FDCWD, a->a[0], 0, a->a[1]);
+}
+
+long sys_lstat(struct task *t, struct syscall_args *a)
+{
+	return stat_at(t, AT_FDCWD, a->a[0], AT_SYMLINK_NOFOLLOW, a->a[1]);
+}
+
+long sys_newfstatat(struct task *t, struct syscall_args *a)
+{
+	return stat_at(t, (int)a->a[0], a->a[1], (int)a->a[3], a->a[2]);
+}
+
+long sys_statx(struct task *t, struct syscall_args *a)
+{
+	int flags = (int)a->a[2];
+	struct vnode *vn = NULL;
+	struct stat st;
+	struct statx sx;
+	long rc;
+
+	rc = resolve_at(t, (int)a->a[0], a->a[1],
+			flags & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH), &vn);
+	if (rc == -EBADF && (flags & AT_EMPTY_PATH)) {
+		struct file *f = fd_get(t, (int)a->a[0]);
+		if (!f)
+			return -EBADF;
+		rc = fstat_file(f, &st);
+	} else if (rc == 0) {
+		rc = vfs_stat(vn, &st);
+		vnode_put(vn);
+	}
+	if (rc < 0)
+		return rc;
+	memset(&sx, 0, sizeof(sx));
+	sx.stx_mask = STATX_BASIC_STATS;
+	sx.stx_blksize = (uint32_t)st.st_blksize;
+	sx.stx_nlink = (uint32_t)st.st_nlink;
+	sx.stx_uid = st.st_uid;
+	sx.stx_gid = st.st_gid;
+	sx.stx_mode = (uint16_t)st.st_mode;
+	sx.stx_ino = st.st_ino;
+	sx.stx_size = (uint64_t)st.st_size;
+	sx.stx_blocks = (uint64_t)st.st_blocks;
+	sx.stx_atime.tv_sec = st.st_atim.tv_sec;
+	sx.stx_atime.tv_nsec = (uint32_t)st.st_atim.tv_nsec;
+	sx.stx_mtime.tv_sec = st.st_mtim.tv_sec;
+	sx.stx_mtime.tv_nsec = (uint32_t)st.st_mtim.tv_nsec;
+	sx.stx_ctime.tv_sec = st.st_ctim.tv_sec;
+	sx.stx_ctime.tv_nsec = (uint32_t)st.st_ctim.tv_nsec;
+	sx.stx_rdev_major = major(st.st_rdev);
+	sx.stx_rdev_minor = minor(st.st_rdev);
+	sx.stx_dev_major = major(st.st_dev);
+	sx.stx_dev_minor = minor(st.st_dev);
+	return task_write(t, a->a[4], &sx, sizeof(sx));
+}
+
+long sys_statfs(struct task *t, struct syscall_args *a)
+{
+	struct vnode *vn;
+	struct statfs sf;
+	long rc = resolve_at(t, AT_FDCWD, a->a[0], 0, &vn);
+
+	if (rc < 0)
+		return rc;
+	rc = vfs_statfs(vn, &sf);
+	vnode_put(vn);
+	return rc < 0 ? rc : task_write(t, a->a[1], &sf, sizeof(sf));
+}
+
+long sys_fstatfs(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+	struct statfs sf;
+	long rc;
+
+	if (!f)
+		return -EBADF;
+	if (!f->vn) {
+		memset(&sf, 0, sizeof(sf));
+		sf.f_type = 0x50495045; /* PIPEFS_MAGIC */
+		sf.f_bsize = 4096;
+	} else {
+		rc = vfs_statfs(f->vn, &sf);
+		if (rc < 0)
+			return rc;
+	}
+	return task_write(t, a->a[1], &sf, sizeof(sf));
+}
+
+static long do_access(struct task *t, int dirfd, uint64_t upath, int mode, int flags)
+{
+	struct vnode *vn;
+	struct creds c = t->proc->cred;
+	long rc;
+
+	if (mode & ~(R_OK | W_OK | X_OK))
+		return -EINVAL;
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EACCESS | AT_EMPTY_PATH))
+		return -EINVAL;
+	rc = resolve_at(t, dirfd, upath, flags, &vn);
+	if (rc < 0)
+		return rc;
+	if (!(flags & AT_EACCESS)) {
+		c.fsuid = c.ruid;
+		c.fsgid = c.rgid;
+	}
+	rc = mode ? vfs_access(&c, vn, mode) : 0;
+	vnode_put(vn);
+	return rc;
+}
+
+long sys_access(struct task *t, struct syscall_args *a)
+{
+	return do_access(t, AT_FDCWD, a->a[0], (int)a->a[1], 0);
+}
+
+long sys_faccessat(struct task *t, struct syscall_args *a)
+{
+	return do_access(t, (int)a->a[0], a->a[1], (int)a->a[2], 0);
+}
+
+long sys_faccessat2(struct task *t, struct syscall_args *a)
+{
+	return do_access(t, (int)a->a[0], a->a[1], (int)a->a[2], (int)a->a[3]);
+}
+
+static long do_readlink(struct task *t, int dirfd, uint64_t upath, uint64_t ubuf,
+			long bufsiz)
+{
+	char target[PATH_MAX];
+	struct vnode *vn;
+	long rc, n;
+
+	if (bufsiz <= 0)
+		return -EINVAL;
+	rc = resolve_at(t, dirfd, upath, AT_SYMLINK_NOFOLLOW, &vn);
+	if (rc < 0)
+		return rc;
+	if (vn->kind == VN_PROC)
+		n = procfs_readlink(t, vn, target, sizeof(target));
+	else
+		n = vfs_readlink(vn, target, sizeof(target));
+	vnode_put(vn);
+	if (n < 0)
+		return n;
+	if (n > bufsiz)
+		n = bufsiz;
+	rc = task_write(t, ubuf, target, (size_t)n);
+	return rc < 0 ? rc : n;
+}
+
+long sys_readlink(struct task *t, struct syscall_args *a)
+{
+	return do_readlink(t, AT_FDCWD, a->a[0], a->a[1], (long)a->a[2]);
+}
+
+long sys_readlinkat(struct task *t, struct syscall_args *a)
+{
+	return do_readlink(t, (int)a->a[0], a->a[1], a->a[2], (long)a->a[3]);
+}
+
+long sys_getdents64(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+	struct dirent_sink s;
+	static char buf[65536];
+	size_t cap = a->a[2] > sizeof(buf) ? sizeof(buf) : a->a[2];
+	long rc;
+
+	if (!f)
+		return -EBADF;
+	if (!f->vn || !S_ISDIR(f->vn->mode))
+		return -ENOTDIR;
+	if (!f->ops || !f->ops->getdents)
+		return -ENOTDIR;
+	memset(&s, 0, sizeof(s));
+	s.buf = buf;
+	s.cap = cap;
+	s.skip = f->dir_index;
+	rc = f->ops->getdents(t, f, &s);
+	if (rc < 0)
+		return rc;
+	if (s.len == 0 && s.full)
+		return -EINVAL; /* buffer too small for one entry */
+	rc = task_write(t, a->a[1], buf, s.len);
+	return rc < 0 ? rc : (long)s.len;
+}
+
+/* ---- cwd ------------------------------------------------------------------- */
+
+long sys_getcwd(struct task *t, struct syscall_args *a)
+{
+	const char *p = t->proc->cwd->path;
+	size_t n = strlen(p) + 1;
+
+	if (a->a[1] < n)
+		return -ERANGE;
+	if (task_write(t, a->a[0], p, n) < 0)
+		return -EFAULT;
+	return (long)n;
+}
+
+static long set_cwd(struct task *t, struct vnode *vn)
+{
+	long rc;
+
+	if (!S_ISDIR(vn->mode)) {
+		vnode_put(vn);
+		return -ENOTDIR;
+	}
+	rc = vfs_access(&t->proc->cred, vn, X_OK);
+	if (rc < 0) {
+		vnode_put(vn);
+		return rc;
+	}
+	vnode_put(t->proc->cwd);
+	t->proc->cwd = vn;
+	return 0;
+}
+
+long sys_chdir(struct task *t, struct syscall_args *a)
+{
+	struct vnode *vn;
+	long rc = resolve_at(t, AT_FDCWD, a->a[0], 0, &vn);
+
+	return rc < 0 ? rc : set_cwd(t, vn);
+}
+
+long sys_fchdir(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	if (!f)
+		return -EBADF;
+	if (!f->vn)
+		return -ENOTDIR;
+	return set_cwd(t, vnode_get(f->vn));
+}
+
+long sys_umask(struct task *t, struct syscall_args *a)
+{
+	mode_t old = t->proc->umask;
+
+	t->proc->umask = (mode_t)a->a[0] & 0777;
+	return old;
+}
+
+/* ---- pipes ---------------------------------------------------------------- */
+
+static long do_pipe(struct task *t, uint64_t ufds, int flags)
+{
+	struct file *r, *w;
+	int fds[2], rc;
+
+	if (flags & ~(O_CLOEXEC | O_NONBLOCK | O_DIRECT))
+		return -EINVAL;
+	rc = pipe_create(&r, &w, flags);
+	if (rc < 0)
+		return rc;
+	fds[0] = fd_install(t, r, flags & O_CLOEXEC, 0);
+	fds[1] = fds[0] < 0 ? -1 : fd_install(t, w, flags & O_CLOEXEC, 0);
+	file_put(r);
+	file_put(w);
+	if (fds[1] < 0) {
+		if (fds[0] >= 0)
+			fd_close(t, fds[0]);
+		return fds[0] < 0 ? fds[0] : fds[1];
+	}
+	if (task_write(t, ufds, fds, sizeof(fds)) < 0) {
+		fd_close(t, fds[0]);
+		fd_close(t, fds[1]);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+long sys_pipe(struct task *t, struct syscall_args *a)
+{
+	return do_pipe(t, a->a[0], 0);
+}
+
+long sys_pipe2(struct task *t, struct syscall_args *a)
+{
+	return do_pipe(t, a->a[0], (int)a->a[1]);
+}
+
+/* ---- poll and select ------------------------------------------------------- */
+
+#define POLL_MAX 4096
+
+/* Start or check the deadline of a blocking wait. timeout_ns < 0: none. */
+static bool deadline_passed(struct task *t, int64_t timeout_ns)
+{
+	if (timeout_ns < 0)
+		return false;
+	if (!t->block_started)
+		t->deadline_ns = now_ns() + timeout_ns;
+	return timeout_ns == 0 || now_ns() >= t->deadline_ns;
+}
+
+static short file_poll(struct task *t, struct file *f, short events)
+{
+	short r;
+
+	if (!f->ops || !f->ops->poll)
+		return events & (POLLIN | POLLOUT);
+	r = f->ops->poll(f, events);
+	if (!r && f->hostfd >= 0 && f->stream && t->wait_hostfd < 0) {
+		t->wait_hostfd = f->hostfd;
+		t->wait_events = events;
+	}
+	return r;
+}
+
+static long do_poll(struct task *t, uint64_t ufds, uint64_t nfds, int64_t timeout_ns)
+{
+	static struct pollfd pfds[POLL_MAX];
+	long ready = 0;
+	uint64_t i;
+
+	if (nfds > POLL_MAX)
+		return -EINVAL;
+	if (task_read(t, ufds, pfds, sizeof(struct pollfd) * nfds) < 0)
+		return -EFAULT;
+	t->wait_hostfd = -1;
+	for (i = 0; i < nfds; i++) {
+		struct file *f;
+		pfds[i].revents = 0;
+		if (pfds[i].fd < 0)
+			continue;
+		f = fd_get(t, pfds[i].fd);
+		if (!f) {
+			pfds[i].revents = POLLNVAL;
+		} else {
+			pfds[i].revents = file_poll(t, f, pfds[i].events) &
+					  (pfds[i].events | POLLHUP | POLLERR);
+		}
+		if (pfds[i].revents)
+			ready++;
+	}
+	if (!ready && !deadline_passed(t, timeout_ns))
+		return SYS_BLOCK;
+	if (task_write(t, ufds, pfds, sizeof(struct pollfd) * nfds) < 0)
+		return -EFAULT;
+	return ready;
+}
+
+long sys_poll(struct task *t, struct syscall_args *a)
+{
+	int timeout = (int)a->a[2];
+
+	return do_poll(t, a->a[0], a->a[1],
+		       timeout < 0 ? -1 : (int64_t)timeout * 1000000);
+}
+
+long sys_ppoll(struct task *t, struct syscall_args *a)
+{
+	struct timespec ts;
+	int64_t timeout = -1;
+
+	if (a->a[2]) {
+		if (task_read(t, a->a[2], &ts, sizeof(ts)) < 0)
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -EINVAL;
+		timeout = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
+	/* The signal mask argument is not applied yet (documented). */
+	return do_poll(t, a->a[0], a->a[1], timeout);
+}
+
+static long do_select(struct task *t, int nfds, uint64_t urd, uint64_t uwr,
+		      uint64_t uex, int64_t timeout_ns)
+{
+	fd_set in[3], out[3];
+	uint64_t uset[3] = {urd, uwr, uex};
+	long ready = 0;
+	int fd, k;
+	size_t bytes;
+
+	if (nfds < 0 || nfds > FD_SETSIZE)
+		return -EINVAL;
+	bytes = (size_t)((nfds + 63) / 64) * 8;
+	for (k = 0; k < 3; k++) {
+		FD_ZERO(&in[k]);
+		FD_ZERO(&out[k]);
+		if (uset[k] && task_read(t, uset[k], &in[k], bytes) < 0)
+			return -EFAULT;
+	}
+	t->wait_hostfd = -1;
+	for (fd = 0; fd < nfds; fd++) {
+		struct file *f;
+		short ev = 0, r;
+		if (FD_ISSET(fd, &in[0]))
+			ev |= POLLIN;
+		if (FD_ISSET(fd, &in[1]))
+			ev |= POLLOUT;
+		if (FD_ISSET(fd, &in[2]))
+			ev |= POLLPRI;
+		if (!ev)
+			continue;
+		f = fd_get(t, fd);
+		if (!f)
+			return -EBADF;
+		r = file_poll(t, f, ev);
+		if ((ev & POLLIN) && (r & (POLLIN | POLLHUP | POLLERR))) {
+			FD_SET(fd, &out[0]);
+			ready++;
+		}
+		if ((ev & POLLOUT) && (r & (POLLOUT | POLLERR))) {
+			FD_SET(fd, &out[1]);
+			ready++;
+		}
+		if ((ev & POLLPRI) && (r & POLLPRI)) {
+			FD_SET(fd, &out[2]);
+			ready++;
+		}
+	}
+	if (!ready && !deadline_passed(t, timeout_ns))
+		return SYS_BLOCK;
+	for (k = 0; k < 3; k++)
+		if (uset[k] && task_write(t, uset[k], &out[k], bytes) < 0)
+			return -EFAULT;
+	return ready;
+}
+
+long sys_select(struct task *t, struct syscall_args *a)
+{
+	struct timeval tv;
+	int64_t timeout = -1;
+
+	if (a->a[4]) {
+		if (task_read(t, a->a[4], &tv, sizeof(tv)) < 0)
+			return -EFAULT;
+		if (tv.tv_sec < 0 || tv.tv_usec < 0)
+			return -EINVAL;
+		timeout = tv.tv_sec * 1000000000LL + tv.tv_usec * 1000LL;
+	}
+	return do_select(t, (int)a->a[0], a->a[1], a->a[2], a->a[3], timeout);
+}
+
+long sys_pselect6(struct task *t, struct syscall_args *a)
+{
+	struct timespec ts;
+	int64_t timeout = -1;
+
+	if (a->a[4]) {
+		if (task_read(t, a->a[4], &ts, sizeof(ts)) < 0)
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -EINVAL;
+		timeout = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
+	return do_select(t, (int)a->a[0], a->a[1], a->a[2], a->a[3], timeout);
+}
+
+/* ---- mmap of files ---------------------------------------------------------- */
+
+long sys_mmap(struct task *t, struct syscall_args *a)
+{
+	uint64_t addr = a->a[0], len = a->a[1], off = a->a[5];
+	int prot = (int)a->a[2], flags = (int)a->a[3], fd = (int)a->a[4];
+	struct file *f;
+	long r;
+	int gfd;
+
+	if (flags & MAP_ANONYMOUS) /* the filter lets these run natively */
+		return -EINVAL;
+	f = fd_get(t, fd);
+	if (!f)
+		return -EBADF;
+	if (off & 4095)
+		return -EINVAL;
+	if (f->vn && f->vn->kind == VN_DEV && devfs_is_zero(f->vn))
+		return plat_inject(t, SYS_mmap, addr, len, (uint64_t)prot,
+				   (uint64_t)(flags | MAP_ANONYMOUS), (uint64_t)-1, 0);
+	if (f->hostfd < 0 || f->stream || !f->vn || f->vn->kind != VN_GOFER)
+		return -ENODEV;
+	if ((f->flags & O_ACCMODE) == O_WRONLY || (f->flags & O_PATH))
+		return -EACCES;
+	if ((flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE))
+		return -EACCES; /* opened read-only */
+	/* The donated host fd is mapped: the file is never copied. */
+	gfd = plat_donate_fd(t, f->hostfd);
+	if (gfd < 0)
+		return gfd;
+	r = plat_inject(t, SYS_mmap, addr, len, (uint64_t)prot, (uint64_t)flags,
+			(uint64_t)gfd, off);
+	plat_inject(t, SYS_close, (uint64_t)gfd, 0, 0, 0, 0, 0);
+	if (r >= 0 || r < -4095)
+		maps_add(t->proc, (uint64_t)r, (uint64_t)r + ((len + 4095) & ~4095ULL),
+			 f->vn->path);
+	return r;
+}
+
+long sys_ioctl(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+	unsigned long cmd = (unsigned long)a->a[1];
+	bool *cloexec;
+
+	if (!f)
+		return -EBADF;
+	switch (cmd) {
+	case FIOCLEX:
+	case FIONCLEX:
+		cloexec = fd_cloexec_ptr(t, (int)a->a[0]);
+		*cloexec = cmd == FIOCLEX;
+		return 0;
+	case FIONBIO: {
+		int on;
+		if (task_read(t, a->a[2], &on, sizeof(on)) < 0)
+			return -EFAULT;
+		f->flags = on ? f->flags | O_NONBLOCK : f->flags & ~O_NONBLOCK;
+		return 0;
+	}
+	default:
+		break;
+	}
+	if (f->ops && f->ops->ioctl)
+		return f->ops->ioctl(t, f, cmd, a->a[2]);
+	return -ENOTTY;
+}
+
+/* ---- the read-only filesystem ---------------------------------------------- */
+
+long sys_erofs(struct task *t, struct syscall_args *a)
+{
+	(void)t;
+	(void)a;
+	/* Writable overlay and mounts come with the POSIX-surface issue;
+	 * until then the whole tree is read-only, as its statfs says. */
+	return -EROFS;
+}
+
+long sys_fchmod(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	if (!f)
+		return -EBADF;
+	return f->vn && f->vn->kind == VN_GOFER ? -EROFS : -EPERM;
+}
+
+long sys_ftruncate(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	if (!f)
+		return -EBADF;
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return -EINVAL;
+	return -EROFS;
+}
+
+long sys_fsync(struct task *t, struct syscall_args *a)
+{
+	return fd_get(t, (int)a->a[0]) ? 0 : -EBADF;
+}
+
+long sys_sync(struct task *t, struct syscall_args *a)
+{
+	(void)t;
+	(void)a;
+	return 0;
+}
+
+long sys_flock(struct task *t, struct syscall_args *a)
+{
+	return fd_get(t, (int)a->a[0]) ? 0 : -EBADF;
+}
+
+long sys_fadvise64(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	if (!f)
+		return -EBADF;
+	return f->stream ? -ESPIPE : 0;
+}

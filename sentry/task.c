@@ -1,0 +1,710 @@
+/* sentry/task.c: tasks, processes, virtual pids, fork/clone, exit and wait,
+ * signals between guest processes.
+ *
+ * Virtual pids are the sentry's: the first guest process is pid 1, and the
+ * host pids (numbers in the reaper's pid namespace) are never shown to the
+ * guest. Every syscall that takes or returns a pid is emulated.
+ */
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "platform/platform.h"
+#include "sentry/sentry.h"
+#include "sentry/syscalls.h"
+#include "sentry/vfs.h"
+#include "sentry/exec.h"
+
+#define HASH(h) ((unsigned)(h) % ARRAY_SIZE(S->by_host))
+
+struct task *task_by_host(pid_t htid)
+{
+	struct task *t;
+
+	for (t = S->by_host[HASH(htid)]; t; t = t->hash_next)
+		if (t->host_tid == htid && t->state != TS_DEAD)
+			return t;
+	return NULL;
+}
+
+struct task *task_by_vtid(int tid)
+{
+	struct task *t;
+
+	for (t = S->tasks; t; t = t->next)
+		if (t->tid == tid && t->state != TS_DEAD)
+			return t;
+	return NULL;
+}
+
+struct process *proc_by_pid(int pid)
+{
+	struct process *p;
+
+	for (p = S->procs; p; p = p->next)
+		if (p->pid == pid && !p->reaped)
+			return p;
+	return NULL;
+}
+
+int alloc_pid(void)
+{
+	for (;;) {
+		int pid = S->next_pid++;
+		if (S->next_pid >= 4194304)
+			S->next_pid = 2;
+		if (!proc_by_pid(pid) && !task_by_vtid(pid))
+			return pid;
+	}
+}
+
+struct task *task_new(pid_t host_tid, struct process *p)
+{
+	struct task *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->host_tid = host_tid;
+	t->proc = p;
+	t->state = TS_NEW;
+	t->wait_hostfd = -1;
+	t->next = S->tasks;
+	S->tasks = t;
+	t->hash_next = S->by_host[HASH(host_tid)];
+	S->by_host[HASH(host_tid)] = t;
+	p->nthreads++;
+	return t;
+}
+
+static void unhash_task(struct task *t)
+{
+	struct task **pp;
+
+	for (pp = &S->by_host[HASH(t->host_tid)]; *pp; pp = &(*pp)->hash_next) {
+		if (*pp == t) {
+			*pp = t->hash_next;
+			return;
+		}
+	}
+}
+
+struct process *proc_new(struct process *parent)
+{
+	struct process *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	if (parent) {
+		p->ppid = parent->pid;
+		p->pgid = parent->pgid;
+		p->sid = parent->sid;
+		p->cred = parent->cred;
+		p->umask = parent->umask;
+		memcpy(p->sigact, parent->sigact, sizeof(p->sigact));
+		memcpy(p->rlim, parent->rlim, sizeof(p->rlim));
+		memcpy(p->comm, parent->comm, sizeof(p->comm));
+		p->cwd = vnode_get(parent->cwd);
+		p->exe = vnode_get(parent->exe);
+		if (parent->cmdline) {
+			p->cmdline = malloc(parent->cmdline_len);
+			if (p->cmdline) {
+				memcpy(p->cmdline, parent->cmdline, parent->cmdline_len);
+				p->cmdline_len = parent->cmdline_len;
+			}
+		}
+		maps_copy(p, parent);
+	} else {
+		p->umask = 022;
+	}
+	p->next = S->procs;
+	S->procs = p;
+	return p;
+}
+
+/* ---- clone ---------------------------------------------------------- */
+
+#define CLONE_NS_FLAGS                                                         \
+	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |          \
+	 CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
+
+/* Validate the flags and let the host create the task. CLONE_PARENT is
+ * forced on new processes so the reaper, not a guest, is their host parent
+ * (the guest's parent is virtual, kept in struct process). */
+static long do_clone(struct task *t, uint64_t flags, uint64_t ptid, uint64_t ctid)
+{
+	struct user_regs_struct r;
+
+	if (flags & CLONE_NS_FLAGS)
+		return -EPERM;
+	/* CLONE_UNTRACED would run a child outside the sentry; CLONE_PTRACE
+	 * and CLONE_PIDFD would hand the guest host objects. */
+	if (flags & (CLONE_UNTRACED | CLONE_PTRACE | CLONE_PIDFD))
+		return -EINVAL;
+	if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND))
+		return -EINVAL;
+	if ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM))
+		return -EINVAL;
+	if (!(flags & CLONE_THREAD)) {
+		/* The new process's exit signal comes from the reaper's
+		 * child (SIGCHLD); the guest's choice is kept virtually. */
+		flags |= CLONE_PARENT;
+	}
+	t->clone_flags = flags;
+	t->clone_ptid = ptid;
+	t->clone_ctid = ctid;
+	t->fixup_kind = 1;
+	r = t->regs;
+	r.orig_rax = SYS_clone;
+	r.rdi = flags;
+	r.rsi = t->sc.a[1];
+	r.rdx = ptid;
+	r.r10 = ctid;
+	r.r8 = t->sc.a[4];
+	if (t->sc.nr != SYS_clone) {
+		r.rsi = 0;
+		r.r8 = 0;
+	}
+	if (ptrace(PTRACE_SETREGS, t->host_tid, 0, &r) < 0)
+		return -ESRCH;
+	return SYS_PASSTHROUGH_FIXUP;
+}
+
+long sys_clone(struct task *t, struct syscall_args *a)
+{
+	/* x86_64: clone(flags, stack, ptid, ctid, tls) */
+	return do_clone(t, a->a[0], a->a[2], a->a[3]);
+}
+
+long sys_fork(struct task *t, struct syscall_args *a)
+{
+	(void)a;
+	return do_clone(t, SIGCHLD, 0, 0);
+}
+
+long sys_vfork(struct task *t, struct syscall_args *a)
+{
+	(void)a;
+	return do_clone(t, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0);
+}
+
+long sys_clone3(struct task *t, struct syscall_args *a)
+{
+	(void)t;
+	(void)a;
+	/* Its arguments are in guest memory, which another thread could change
+	 * between the sentry's check and the host's read. libc falls back to
+	 * clone on ENOSYS. */
+	return -ENOSYS;
+}
+
+struct task *task_clone_event(struct task *parent, pid_t child_host, int ev)
+{
+	struct process *p;
+	struct task *c;
+	uint64_t flags = parent->clone_flags;
+	int vtid;
+
+	if (task_by_host(child_host))
+		return NULL;
+	vtid = alloc_pid();
+	if (ev == PTRACE_EVENT_CLONE && (flags & CLONE_THREAD)) {
+		p = parent->proc;
+	} else {
+		p = proc_new(parent->proc);
+		if (!p)
+			return NULL;
+		p->pid = vtid;
+		p->host_pid = child_host;
+		if (flags & CLONE_FILES) {
+			p->fdt = parent->proc->fdt;
+			p->fdt->refs++;
+		} else {
+			p->fdt = fdtable_dup(parent->proc->fdt);
+		}
+	}
+	c = task_new(child_host, p);
+	if (!c)
+		return NULL;
+	c->tid = vtid;
+	if (p->pid == vtid)
+		p->leader = c;
+	/* Both are stopped: replace the host tids the kernel stored. */
+	if ((flags & CLONE_PARENT_SETTID) && parent->clone_ptid)
+		task_write(parent, parent->clone_ptid, &vtid, sizeof(vtid));
+	if ((flags & CLONE_CHILD_SETTID) && parent->clone_ctid)
+		task_write(c, parent->clone_ctid, &vtid, sizeof(vtid));
+	parent->fixup_value = vtid;
+	return c;
+}
+
+void task_start_child(struct task *c)
+{
+	c->state = TS_RUNNING;
+	plat_set_options(c->host_tid);
+	plat_cont(c->host_tid, 0);
+}
+
+void task_fixup_result(struct task *t, struct user_regs_struct *r)
+{
+	switch (t->fixup_kind) {
+	case 1: /* clone: host pid -> virtual */
+		if ((long)r->rax > 0)
+			r->rax = (unsigned long long)t->fixup_value;
+		break;
+	case 2: /* set_tid_address */
+		r->rax = (unsigned long long)t->tid;
+		break;
+	case 3: /* execve whose host exec of the stub failed */
+		exec_failed(t);
+		break;
+	default:
+		break;
+	}
+	t->fixup_kind = 0;
+}
+
+long sys_set_tid_address(struct task *t, struct syscall_args *a)
+{
+	t->clear_child_tid = a->a[0];
+	t->fixup_kind = 2;
+	return SYS_PASSTHROUGH_FIXUP;
+}
+
+/* ---- exit and wait -------------------------------------------------- */
+
+static void proc_exited(struct process *p, int status)
+{
+	struct process *q, *parent;
+
+	p->exited = true;
+	p->exit_status = status;
+	fdtable_put(p->fdt);
+	p->fdt = NULL;
+	/* Orphans go to virtual init. */
+	for (q = S->procs; q; q = q->next)
+		if (q->ppid == p->pid && !q->reaped && q != p)
+			q->ppid = 1;
+	if (p->pid == 1) {
+		S->init_exited = true;
+		S->init_status = status;
+		/* Like the death of a pid namespace's init: everything goes. */
+		if (S->reaper > 0)
+			kill(S->reaper, SIGKILL);
+		for (q = S->procs; q; q = q->next)
+			if (!q->exited && q->host_pid > 0)
+				kill(q->host_pid, SIGKILL);
+	}
+	parent = proc_by_pid(p->ppid);
+	if (parent && !parent->exited) {
+		struct sigact_rec *sa = &parent->sigact[SIGCHLD];
+		if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
+		    (sa->flags & SA_NOCLDWAIT)) {
+			p->reaped = true; /* auto-reap, as Linux does */
+		} else {
+			parent->chld_pid = p->pid;
+			parent->chld_status = status;
+			send_signal_proc(parent, SIGCHLD, p->pid);
+		}
+	}
+	sentry_wake();
+}
+
+void task_exited(struct task *t, int status)
+{
+	struct process *p = t->proc;
+
+	if (t->state == TS_DEAD)
+		return;
+	t->state = TS_DEAD;
+	unhash_task(t);
+	p->nthreads--;
+	if (t == p->leader || p->nthreads <= 0) {
+		if (!p->exited && (t == p->leader || p->nthreads <= 0))
+			proc_exited(p, status);
+	}
+	sentry_wake();
+}
+
+static bool wait_matches(struct process *self, struct process *c, int pid)
+{
+	if (c->ppid != self->pid || c->reaped)
+		return false;
+	if (pid > 0)
+		return c->pid == pid;
+	if (pid == -1)
+		return true;
+	if (pid == 0)
+		return c->pgid == self->pgid;
+	return c->pgid == -pid;
+}
+
+/* Find a zombie child. Returns it, NULL with *any set if children exist. */
+static struct process *find_zombie(struct process *self, int pid, bool *any)
+{
+	struct process *c;
+
+	*any = false;
+	for (c = S->procs; c; c = c->next) {
+		if (!wait_matches(self, c, pid))
+			continue;
+		*any = true;
+		if (c->exited)
+			return c;
+	}
+	return NULL;
+}
+
+long sys_wait4(struct task *t, struct syscall_args *a)
+{
+	int pid = (int)a->a[0];
+	int options = (int)a->a[2];
+	bool any;
+	struct process *c;
+
+	if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WALL | __WCLONE |
+			__WNOTHREAD))
+		return -EINVAL;
+	if (pid == INT32_MIN)
+		return -ESRCH;
+	c = find_zombie(t->proc, pid, &any);
+	if (!c)
+		return !any ? -ECHILD : (options & WNOHANG) ? 0 : SYS_BLOCK;
+	if (a->a[1] && task_write(t, a->a[1], &c->exit_status, sizeof(int)) < 0)
+		return -EFAULT;
+	if (a->a[3]) {
+		struct rusage ru;
+		memset(&ru, 0, sizeof(ru));
+		if (task_write(t, a->a[3], &ru, sizeof(ru)) < 0)
+			return -EFAULT;
+	}
+	c->reaped = true;
+	return c->pid;
+}
+
+long sys_waitid(struct task *t, struct syscall_args *a)
+{
+	int idtype = (int)a->a[0], id = (int)a->a[1], options = (int)a->a[3];
+	int pid;
+	bool any;
+	struct process *c;
+	siginfo_t si;
+
+	switch (idtype) {
+	case P_ALL:
+		pid = -1;
+		break;
+	case P_PID:
+		pid = id;
+		if (id <= 0)
+			return -EINVAL;
+		break;
+	case P_PGID:
+		pid = id ? -id : 0;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!(options & (WEXITED | WSTOPPED | WCONTINUED)))
+		return -EINVAL;
+	if (!(options & WEXITED))
+		return (options & WNOHANG) ? 0 : SYS_BLOCK;
+	c = find_zombie(t->proc, pid, &any);
+	if (!c) {
+		if (!any)
+			return -ECHILD;
+		if (options & WNOHANG) {
+			if (a->a[2]) {
+				memset(&si, 0, sizeof(si));
+				if (task_write(t, a->a[2], &si, sizeof(si)) < 0)
+					return -EFAULT;
+			}
+			return 0;
+		}
+		return SYS_BLOCK;
+	}
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGCHLD;
+	si.si_pid = c->pid;
+	si.si_uid = c->cred.ruid;
+	if (WIFEXITED(c->exit_status)) {
+		si.si_code = CLD_EXITED;
+		si.si_status = WEXITSTATUS(c->exit_status);
+	} else {
+		si.si_code = WCOREDUMP(c->exit_status) ? CLD_DUMPED : CLD_KILLED;
+		si.si_status = WTERMSIG(c->exit_status);
+	}
+	if (a->a[2] && task_write(t, a->a[2], &si, sizeof(si)) < 0)
+		return -EFAULT;
+	if (!(options & WNOWAIT))
+		c->reaped = true;
+	return 0;
+}
+
+/* ---- signals ---------------------------------------------------------- */
+
+bool sig_default_ignored(int sig)
+{
+	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH ||
+	       sig == SIGCONT;
+}
+
+/* A task stopped in an emulated blocking syscall: does sig interrupt it? */
+static void maybe_interrupt(struct task *t, int sig)
+{
+	struct sigact_rec *sa = &t->proc->sigact[sig];
+	uint64_t mask = 0;
+
+	if (t->state != TS_BLOCKED)
+		return;
+	if (ptrace(PTRACE_GETSIGMASK, t->host_tid, sizeof(mask), &mask) == 0 &&
+	    (mask & (1ULL << (sig - 1))) && sig != SIGKILL)
+		return;
+	if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN)
+		return;
+	if (sa->handler == (uint64_t)(uintptr_t)SIG_DFL) {
+		if (sig_default_ignored(sig))
+			return;
+		sentry_complete(t, -EINTR); /* it dies or stops anyway */
+		return;
+	}
+	sentry_complete(t, (sa->flags & SA_RESTART) ? SYS_RESTART : -EINTR);
+}
+
+int send_signal_task(struct task *t, int sig, int sender_pid)
+{
+	if (sig == 0)
+		return 0;
+	t->proc->sig_sender[sig] = sender_pid;
+	if (syscall(SYS_tkill, t->host_tid, sig) < 0)
+		return -ESRCH;
+	maybe_interrupt(t, sig);
+	return 0;
+}
+
+int send_signal_proc(struct process *p, int sig, int sender_pid)
+{
+	struct task *t, *blocked = NULL;
+	bool running = false;
+
+	if (p->exited)
+		return 0; /* zombie: accepted, no effect */
+	if (sig == 0)
+		return 0;
+	p->sig_sender[sig] = sender_pid;
+	if (kill(p->host_pid, sig) < 0)
+		return -ESRCH;
+	for (t = S->tasks; t; t = t->next) {
+		if (t->proc != p || t->state == TS_DEAD)
+			continue;
+		if (t->state == TS_BLOCKED && !blocked)
+			blocked = t;
+		else if (t->state == TS_RUNNING)
+			running = true;
+	}
+	/* The host gives a process-directed signal to a thread that is not
+	 * stopped; interrupt one of ours only when no thread can take it. */
+	if (blocked && !running)
+		maybe_interrupt(blocked, sig);
+	return 0;
+}
+
+void task_fix_siginfo(struct task *t, int sig)
+{
+	siginfo_t si;
+	struct process *p = t->proc;
+
+	if (sig <= 0 || sig > 64)
+		return;
+	if (ptrace(PTRACE_GETSIGINFO, t->host_tid, 0, &si) < 0)
+		return;
+	if (si.si_code != SI_USER && si.si_code != SI_TKILL)
+		return;
+	/* Sent by the sentry (on a guest's behalf): its pid is 0 here. */
+	if (si.si_pid != 0)
+		return;
+	si.si_pid = p->sig_sender[sig];
+	si.si_uid = 0;
+	if (sig == SIGCHLD && p->chld_pid) {
+		si.si_code = WIFEXITED(p->chld_status) ? CLD_EXITED :
+			     WCOREDUMP(p->chld_status) ? CLD_DUMPED :
+							 CLD_KILLED;
+		si.si_pid = p->chld_pid;
+		si.si_status = WIFEXITED(p->chld_status) ?
+				       WEXITSTATUS(p->chld_status) :
+				       WTERMSIG(p->chld_status);
+	}
+	ptrace(PTRACE_SETSIGINFO, t->host_tid, 0, &si);
+}
+
+static int valid_sig(int sig)
+{
+	return sig >= 0 && sig <= 64;
+}
+
+long sys_kill(struct task *t, struct syscall_args *a)
+{
+	int pid = (int)a->a[0], sig = (int)a->a[1];
+	struct process *p;
+	int n = 0, rc = 0;
+
+	if (!valid_sig(sig))
+		return -EINVAL;
+	if (pid > 0) {
+		p = proc_by_pid(pid);
+		if (!p)
+			return -ESRCH;
+		return send_signal_proc(p, sig, t->proc->pid);
+	}
+	if (pid == INT32_MIN)
+		return -ESRCH;
+	for (p = S->procs; p; p = p->next) {
+		if (p->reaped || p->exited)
+			continue;
+		if (pid == -1 && (p->pid == 1 || p == t->proc))
+			continue;
+		if (pid == 0 && p->pgid != t->proc->pgid)
+			continue;
+		if (pid < -1 && p->pgid != -pid)
+			continue;
+		n++;
+		rc = send_signal_proc(p, sig, t->proc->pid);
+	}
+	return n ? rc : -ESRCH;
+}
+
+long sys_tgkill(struct task *t, struct syscall_args *a)
+{
+	int tgid = (int)a->a[0], tid = (int)a->a[1], sig = (int)a->a[2];
+	struct task *x;
+
+	if (!valid_sig(sig) || tgid <= 0 || tid <= 0)
+		return -EINVAL;
+	x = task_by_vtid(tid);
+	if (!x || x->proc->pid != tgid)
+		return -ESRCH;
+	return send_signal_task(x, sig, t->proc->pid);
+}
+
+long sys_tkill(struct task *t, struct syscall_args *a)
+{
+	int tid = (int)a->a[0], sig = (int)a->a[1];
+	struct task *x;
+
+	if (!valid_sig(sig) || tid <= 0)
+		return -EINVAL;
+	x = task_by_vtid(tid);
+	if (!x)
+		return -ESRCH;
+	return send_signal_task(x, sig, t->proc->pid);
+}
+
+long sys_rt_sigaction(struct task *t, struct syscall_args *a)
+{
+	int sig = (int)a->a[0];
+	struct {
+		uint64_t handler, flags, restorer, mask;
+	} act;
+
+	/* Validity is the host's to judge; it runs on the caller's own table.
+	 * The sentry keeps a copy to know which signals interrupt or
+	 * auto-reap. */
+	if (sig >= 1 && sig <= 64 && a->a[1] && a->a[3] == 8 &&
+	    sig != SIGKILL && sig != SIGSTOP) {
+		if (task_read(t, a->a[1], &act, sizeof(act)) < 0)
+			return -EFAULT;
+		t->proc->sigact[sig].handler = act.handler;
+		t->proc->sigact[sig].flags = act.flags;
+	}
+	return SYS_PASSTHROUGH;
+}
+
+/* ---- ids -------------------------------------------------------------- */
+
+long sys_getpid(struct task *t, struct syscall_args *a)
+{
+	(void)a;
+	return t->proc->pid;
+}
+
+long sys_gettid(struct task *t, struct syscall_args *a)
+{
+	(void)a;
+	return t->tid;
+}
+
+long sys_getppid(struct task *t, struct syscall_args *a)
+{
+	(void)a;
+	return t->proc->pid == 1 ? 0 : t->proc->ppid;
+}
+
+long sys_getpgrp(struct task *t, struct syscall_args *a)
+{
+	(void)a;
+	return t->proc->pgid;
+}
+
+long sys_getpgid(struct task *t, struct syscall_args *a)
+{
+	int pid = (int)a->a[0];
+	struct process *p = pid ? proc_by_pid(pid) : t->proc;
+
+	if (!p)
+		return -ESRCH;
+	return p->pgid;
+}
+
+long sys_getsid(struct task *t, struct syscall_args *a)
+{
+	int pid = (int)a->a[0];
+	struct process *p = pid ? proc_by_pid(pid) : t->proc;
+
+	if (!p)
+		return -ESRCH;
+	return p->sid;
+}
+
+long sys_setsid(struct task *t, struct syscall_args *a)
+{
+	struct process *p;
+
+	(void)a;
+	for (p = S->procs; p; p = p->next)
+		if (!p->reaped && p->pgid == t->proc->pid)
+			return -EPERM;
+	t->proc->sid = t->proc->pid;
+	t->proc->pgid = t->proc->pid;
+	return t->proc->sid;
+}
+
+long sys_setpgid(struct task *t, struct syscall_args *a)
+{
+	int pid = (int)a->a[0], pgid = (int)a->a[1];
+	struct process *p = pid ? proc_by_pid(pid) : t->proc, *q;
+
+	if (pgid < 0)
+		return -EINVAL;
+	if (!p)
+		return -ESRCH;
+	if (p != t->proc && p->ppid != t->proc->pid)
+		return -ESRCH;
+	if (p->sid == p->pid || p->sid != t->proc->sid)
+		return -EPERM;
+	if (!pgid)
+		pgid = p->pid;
+	if (pgid != p->pid) {
+		bool found = false;
+		for (q = S->procs; q; q = q->next)
+			if (!q->reaped && q->pgid == pgid && q->sid == t->proc->sid)
+				found = true;
+		if (!found)
+			return -EPERM;
+	}
+	p->pgid = pgid;
+	return 0;
+}

@@ -1,0 +1,503 @@
+/* sentry/vfs.c: vnodes, the dentry cache, mounts and path resolution. */
+#include "sentry/vfs.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "sentry/p9client.h"
+
+#define MAX_SYMLINKS 40
+#define DCACHE_BUCKETS 4096
+
+static struct vnode *dcache[DCACHE_BUCKETS];
+static struct vnode *root_vn, *proc_vn, *dev_vn;
+
+static uint32_t hash_path(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+struct vnode *vnode_get(struct vnode *vn)
+{
+	if (vn && !vn->cached)
+		vn->refs++;
+	return vn;
+}
+
+void vnode_put(struct vnode *vn)
+{
+	if (!vn || vn->cached)
+		return;
+	if (--vn->refs > 0)
+		return;
+	if (vn->hostfd >= 0)
+		close(vn->hostfd);
+	free(vn->link);
+	free(vn->path);
+	free(vn);
+}
+
+struct vnode *vnode_new(enum vn_kind kind, mode_t mode, const char *path)
+{
+	struct vnode *vn = calloc(1, sizeof(*vn));
+
+	if (!vn)
+		return NULL;
+	vn->path = strdup(path);
+	if (!vn->path) {
+		free(vn);
+		return NULL;
+	}
+	vn->refs = 1;
+	vn->kind = kind;
+	vn->mode = mode;
+	vn->hostfd = -1;
+	return vn;
+}
+
+static struct vnode *dcache_find(const char *path)
+{
+	struct vnode *vn;
+
+	for (vn = dcache[hash_path(path) % DCACHE_BUCKETS]; vn; vn = vn->hash_next)
+		if (!strcmp(vn->path, path))
+			return vn;
+	return NULL;
+}
+
+static void dcache_add(struct vnode *vn)
+{
+	uint32_t b = hash_path(vn->path) % DCACHE_BUCKETS;
+
+	vn->cached = true;
+	vn->hash_next = dcache[b];
+	dcache[b] = vn;
+}
+
+int vfs_init(uint32_t rootfid, struct moat_error *err)
+{
+	root_vn = vnode_new(VN_GOFER, S_IFDIR | 0755, "/");
+	if (!root_vn)
+		return moat_error_set(err, ENOMEM, "vfs");
+	root_vn->fid = rootfid;
+	if (p9c_getattr(S->p9, rootfid, &root_vn->st) < 0)
+		return moat_error_set(err, EIO, "gofer: getattr of the root");
+	root_vn->mode = root_vn->st.st_mode;
+	dcache_add(root_vn);
+	proc_vn = procfs_root();
+	dev_vn = devfs_root();
+	if (!proc_vn || !dev_vn)
+		return moat_error_set(err, ENOMEM, "vfs");
+	S->root = root_vn;
+	return 0;
+}
+
+/* The mount table: the rootfs at "/", procfs and devfs over it. */
+static struct vnode *mount_at(const char *path)
+{
+	if (!strcmp(path, "/proc"))
+		return proc_vn;
+	if (!strcmp(path, "/dev"))
+		return dev_vn;
+	return NULL;
+}
+
+static int join_path(char *out, size_t cap, const char *dir, const char *name)
+{
+	int n;
+
+	if (!strcmp(dir, "/"))
+		n = snprintf(out, cap, "/%s", name);
+	else
+		n = snprintf(out, cap, "%s/%s", dir, name);
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+static int gofer_lookup(struct vnode *dir, const char *name, const char *path,
+			struct vnode **out)
+{
+	struct vnode *vn = dcache_find(path);
+	struct p9_qid qid;
+	uint32_t fid;
+	int rc;
+
+	if (vn) {
+		if (vn->negative)
+			return -ENOENT;
+		*out = vn;
+		return 0;
+	}
+	rc = p9c_walk1(S->p9, dir->fid, name, &fid, &qid);
+	if (rc == -ENOENT) {
+		vn = vnode_new(VN_GOFER, 0, path);
+		if (vn) {
+			vn->negative = true;
+			dcache_add(vn);
+		}
+		return -ENOENT;
+	}
+	if (rc < 0)
+		return rc;
+	vn = vnode_new(VN_GOFER, 0, path);
+	if (!vn) {
+		p9c_clunk(S->p9, fid);
+		return -ENOMEM;
+	}
+	vn->fid = fid;
+	rc = p9c_getattr(S->p9, fid, &vn->st);
+	if (rc < 0) {
+		p9c_clunk(S->p9, fid);
+		vnode_put(vn);
+		return rc;
+	}
+	vn->mode = vn->st.st_mode;
+	dcache_add(vn);
+	*out = vn;
+	return 0;
+}
+
+/* Look up one checked component in dir. Returns a reference. */
+static int lookup_child(struct task *t, struct vnode *dir, const char *name,
+			struct vnode **out)
+{
+	char path[PATH_MAX];
+	struct vnode *m;
+	int rc;
+
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	if (strlen(name) > NAME_MAX)
+		return -ENAMETOOLONG;
+	rc = join_path(path, sizeof(path), dir->path, name);
+	if (rc < 0)
+		return rc;
+	m = mount_at(path);
+	if (m) {
+		*out = vnode_get(m);
+		return 0;
+	}
+	switch (dir->kind) {
+	case VN_GOFER:
+		rc = gofer_lookup(dir, name, path, out);
+		if (!rc)
+			vnode_get(*out);
+		return rc;
+	case VN_PROC:
+		return procfs_lookup(t, dir, name, out);
+	case VN_DEV:
+		return devfs_lookup(dir, name, out);
+	}
+	return -ENOENT;
+}
+
+/* The vnode of a canonical path (no symlinks in it). */
+static int vnode_of_canonical(struct task *t, const char *path, struct vnode **out)
+{
+	char buf[PATH_MAX];
+	char *save = NULL, *comp;
+	struct vnode *cur = vnode_get(root_vn), *next;
+	int rc;
+
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		rc = lookup_child(t, cur, comp, &next);
+		vnode_put(cur);
+		if (rc < 0)
+			return rc;
+		cur = next;
+	}
+	*out = cur;
+	return 0;
+}
+
+static int vnode_parent(struct task *t, struct vnode *vn, struct vnode **out)
+{
+	char buf[PATH_MAX];
+	char *slash;
+
+	if (!strcmp(vn->path, "/")) {
+		*out = vnode_get(vn);
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", vn->path);
+	slash = strrchr(buf, '/');
+	if (slash == buf)
+		slash[1] = 0;
+	else if (slash)
+		*slash = 0;
+	return vnode_of_canonical(t, buf, out);
+}
+
+int vfs_readlink(struct vnode *vn, char *buf, size_t cap)
+{
+	size_t n;
+
+	if (!S_ISLNK(vn->mode))
+		return -EINVAL;
+	if (vn->kind == VN_PROC)
+		return procfs_readlink(NULL, vn, buf, cap);
+	if (vn->kind == VN_DEV) {
+		/* devfs symlinks keep their target in link */
+		if (!vn->link)
+			return -EINVAL;
+	} else if (!vn->link) {
+		char tmp[PATH_MAX];
+		int rc = p9c_readlink(S->p9, vn->fid, tmp, sizeof(tmp));
+		if (rc < 0)
+			return rc;
+		vn->link = strdup(tmp);
+		if (!vn->link)
+			return -ENOMEM;
+	}
+	n = strlen(vn->link);
+	if (n >= cap)
+		return -ENAMETOOLONG;
+	memcpy(buf, vn->link, n + 1);
+	return (int)n;
+}
+
+static int readlink_for(struct task *t, struct vnode *vn, char *buf, size_t cap)
+{
+	if (vn->kind == VN_PROC)
+		return procfs_readlink(t, vn, buf, cap);
+	return vfs_readlink(vn, buf, cap);
+}
+
+int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
+		struct vnode **out)
+{
+	char rest[2 * PATH_MAX];
+	struct vnode *cur, *next;
+	int links = 0, rc;
+	size_t pos = 0;
+
+	if (!path[0] && !(flags & LOOKUP_EMPTY))
+		return -ENOENT;
+	if (strlen(path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	if (path[0] == '/' || !t) {
+		cur = vnode_get(root_vn);
+	} else if (dirfd == AT_FDCWD) {
+		cur = vnode_get(t->proc->cwd);
+	} else {
+		struct file *f = fd_get(t, dirfd);
+		if (!f)
+			return -EBADF;
+		if (!f->vn)
+			return path[0] ? -ENOTDIR : -EBADF;
+		if (path[0] && !S_ISDIR(f->vn->mode))
+			return -ENOTDIR;
+		cur = vnode_get(f->vn);
+	}
+	strcpy(rest, path);
+	for (;;) {
+		char name[NAME_MAX + 2];
+		size_t len;
+		bool last, trailing;
+
+		while (rest[pos] == '/')
+			pos++;
+		if (!rest[pos])
+			break;
+		len = strcspn(rest + pos, "/");
+		if (len > NAME_MAX) {
+			vnode_put(cur);
+			return -ENAMETOOLONG;
+		}
+		memcpy(name, rest + pos, len);
+		name[len] = 0;
+		pos += len;
+		trailing = rest[pos] == '/';
+		{
+			size_t q = pos;
+			while (rest[q] == '/')
+				q++;
+			last = !rest[q];
+		}
+		if (!strcmp(name, ".")) {
+			if (!S_ISDIR(cur->mode)) {
+				vnode_put(cur);
+				return -ENOTDIR;
+			}
+			continue;
+		}
+		if (!strcmp(name, "..")) {
+			/* Clamped at the sandbox root: there is nothing above. */
+			rc = vnode_parent(t, cur, &next);
+			vnode_put(cur);
+			if (rc < 0)
+				return rc;
+			cur = next;
+			continue;
+		}
+		rc = lookup_child(t, cur, name, &next);
+		if (rc < 0) {
+			vnode_put(cur);
+			return rc;
+		}
+		if (S_ISLNK(next->mode) &&
+		    (!last || trailing || (flags & LOOKUP_FOLLOW))) {
+			char target[PATH_MAX];
+			char tmp[2 * PATH_MAX];
+			int n;
+
+			if (++links > MAX_SYMLINKS) {
+				vnode_put(next);
+				vnode_put(cur);
+				return -ELOOP;
+			}
+			n = readlink_for(t, next, target, sizeof(target));
+			vnode_put(next);
+			if (n < 0) {
+				vnode_put(cur);
+				return n;
+			}
+			if (n == 0) {
+				vnode_put(cur);
+				return -ENOENT;
+			}
+			if (strlen(rest + pos) + (size_t)n + 2 >= sizeof(tmp)) {
+				vnode_put(cur);
+				return -ENAMETOOLONG;
+			}
+			{
+				size_t rl = strlen(rest + pos);
+				memcpy(tmp, target, (size_t)n);
+				memcpy(tmp + n, rest + pos, rl + 1);
+				memcpy(rest, tmp, (size_t)n + rl + 1);
+			}
+			pos = 0;
+			if (target[0] == '/') {
+				vnode_put(cur);
+				cur = vnode_get(root_vn);
+			}
+			continue;
+		}
+		if (trailing && !S_ISDIR(next->mode)) {
+			vnode_put(next);
+			vnode_put(cur);
+			return -ENOTDIR;
+		}
+		vnode_put(cur);
+		cur = next;
+	}
+	*out = cur;
+	return 0;
+}
+
+int vfs_stat(struct vnode *vn, struct stat *st)
+{
+	switch (vn->kind) {
+	case VN_GOFER:
+		*st = vn->st;
+		return 0;
+	case VN_PROC:
+		return procfs_stat(vn, st);
+	case VN_DEV:
+		return devfs_stat(vn, st);
+	}
+	return -EINVAL;
+}
+
+int vfs_access(const struct creds *c, struct vnode *vn, int mask)
+{
+	struct stat st;
+	mode_t m;
+	int rc = vfs_stat(vn, &st);
+
+	if (rc < 0)
+		return rc;
+	if ((mask & W_OK) && vn->kind == VN_GOFER)
+		return -EROFS;
+	m = st.st_mode;
+	if (c->fsuid == 0) {
+		/* root: everything but executing a file with no x bit */
+		if ((mask & X_OK) && !S_ISDIR(m) && !(m & 0111))
+			return -EACCES;
+		return 0;
+	}
+	if (st.st_uid == c->fsuid)
+		m >>= 6;
+	else if (st.st_gid == c->fsgid)
+		m >>= 3;
+	else {
+		int i;
+		for (i = 0; i < c->ngroups; i++)
+			if (c->groups[i] == st.st_gid) {
+				m >>= 3;
+				break;
+			}
+	}
+	if (((mask & R_OK) && !(m & 4)) || ((mask & W_OK) && !(m & 2)) ||
+	    ((mask & X_OK) && !(m & 1)))
+		return -EACCES;
+	return 0;
+}
+
+int vfs_statfs(struct vnode *vn, struct statfs *st)
+{
+	memset(st, 0, sizeof(*st));
+	switch (vn->kind) {
+	case VN_GOFER: {
+		int rc = p9c_statfs(S->p9, S->rootfid, st);
+		if (rc < 0)
+			return rc;
+		st->f_flags |= ST_RDONLY;
+		return 0;
+	}
+	case VN_PROC:
+		st->f_type = 0x9fa0; /* PROC_SUPER_MAGIC */
+		break;
+	case VN_DEV:
+		st->f_type = 0x01021994; /* TMPFS_MAGIC */
+		break;
+	}
+	st->f_bsize = 4096;
+	st->f_namelen = 255;
+	st->f_frsize = 4096;
+	return 0;
+}
+
+bool dirent_emit(struct dirent_sink *s, uint64_t ino, unsigned char type,
+		 const char *name)
+{
+	size_t nlen = strlen(name);
+	size_t reclen = (offsetof(struct { uint64_t a; int64_t b; uint16_t c; uint8_t d; char e[]; }, e) + nlen + 1 + 7) & ~(size_t)7;
+	uint8_t *p;
+
+	if (s->full)
+		return false;
+	if (s->index < s->skip) {
+		s->index++;
+		return true;
+	}
+	if (s->len + reclen > s->cap) {
+		s->full = true;
+		return false;
+	}
+	p = (uint8_t *)s->buf + s->len;
+	memset(p, 0, reclen);
+	memcpy(p, &ino, 8);
+	{
+		int64_t off = s->index + 1;
+		uint16_t rl = (uint16_t)reclen;
+		memcpy(p + 8, &off, 8);
+		memcpy(p + 16, &rl, 2);
+	}
+	p[18] = type;
+	memcpy(p + 19, name, nlen);
+	s->len += reclen;
+	s->index++;
+	return true;
+}

@@ -1,0 +1,155 @@
+/* sentry/vfs.h: vnodes, the mount table, path resolution, open files and
+ * fd tables.
+ *
+ * Paths are resolved by the sentry, one component at a time: symlinks (40
+ * at most, ELOOP past that), "." and "..", which is clamped at the root, and
+ * mount points. The gofer is asked only for single components the sentry has
+ * already checked. Every vnode carries its canonical absolute guest path;
+ * ".." is its dirname, which is sound because symlinks are resolved before a
+ * path becomes canonical.
+ *
+ * The root filesystem is read-only for the sandbox's life, so gofer vnodes
+ * (and failed lookups) are cached for good: python's import system probes
+ * hundreds of missing paths, each a round trip otherwise.
+ */
+#ifndef MOAT_VFS_H
+#define MOAT_VFS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+
+#include "sentry/sentry.h"
+
+enum vn_kind {
+	VN_GOFER, /* a file of the rootfs, served by the gofer */
+	VN_PROC,  /* procfs (sentry/fs_proc.c) */
+	VN_DEV,   /* devfs (sentry/fs_dev.c) */
+};
+
+struct vnode {
+	int refs;
+	enum vn_kind kind;
+	mode_t mode;	 /* S_IFMT bits and permissions */
+	char *path;	 /* canonical absolute guest path */
+	bool cached;	 /* owned by the dentry cache, never freed */
+	bool negative;	 /* cached "does not exist" */
+	/* VN_GOFER */
+	uint32_t fid;
+	struct stat st;
+	char *link;	 /* symlink target, read once */
+	int hostfd;	 /* shared O_RDONLY host fd of a regular file, or -1 */
+	/* VN_PROC / VN_DEV */
+	int pk;		 /* node kind inside the synthetic fs */
+	int pid;	 /* procfs: virtual pid the node is about */
+	int num;	 /* procfs: fd number; devfs: minor */
+	struct vnode *hash_next;
+};
+
+struct vnode *vnode_get(struct vnode *vn);
+void vnode_put(struct vnode *vn);
+/* Allocate a synthetic vnode (procfs/devfs); path is copied. NULL on ENOMEM. */
+struct vnode *vnode_new(enum vn_kind kind, mode_t mode, const char *path);
+
+int vfs_init(uint32_t rootfid, struct moat_error *err);
+
+#define LOOKUP_FOLLOW 1	      /* follow a symlink in the last component */
+#define LOOKUP_EMPTY 2	      /* "" means dirfd itself (AT_EMPTY_PATH) */
+/* Resolve path relative to dirfd (AT_FDCWD: the cwd) for task t (t may be
+ * NULL for the CLI: resolves from the root). Returns 0 and a reference in
+ * *out, or -errno. */
+int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
+		struct vnode **out);
+int vfs_stat(struct vnode *vn, struct stat *st);
+int vfs_readlink(struct vnode *vn, char *buf, size_t cap); /* length or -errno */
+/* Permission check against the virtual credentials (mask: R_OK|W_OK|X_OK). */
+int vfs_access(const struct creds *c, struct vnode *vn, int mask);
+int vfs_statfs(struct vnode *vn, struct statfs *st);
+
+/* Directory listing of synthetic dirs (and the root of a mount). */
+struct dirent_sink {
+	void *buf;
+	size_t cap, len;
+	int64_t skip;	/* entries to skip (resumption index) */
+	int64_t index;	/* entries produced so far */
+	bool full;
+};
+/* Append one linux_dirent64; returns false when the buffer is full. */
+bool dirent_emit(struct dirent_sink *s, uint64_t ino, unsigned char type,
+		 const char *name);
+
+/* ---- open files -------------------------------------------------------- */
+
+struct file;
+struct file_ops {
+	/* Read or write at *off (for streams off is NULL). Return bytes,
+	 * -errno, or SYS_BLOCK (the task waits; t->wait_hostfd may be set). */
+	long (*read)(struct task *t, struct file *f, void *buf, size_t n,
+		     int64_t *off);
+	long (*write)(struct task *t, struct file *f, const void *buf, size_t n,
+		      int64_t *off);
+	/* Readiness for poll/select: POLLIN/POLLOUT/POLLHUP/POLLERR bits. */
+	short (*poll)(struct file *f, short events);
+	long (*getdents)(struct task *t, struct file *f, struct dirent_sink *s);
+	long (*ioctl)(struct task *t, struct file *f, unsigned long cmd,
+		      uint64_t arg);
+	int (*stat)(struct file *f, struct stat *st);
+	void (*release)(struct file *f);
+};
+
+struct file {
+	int refs;
+	const struct file_ops *ops;
+	int flags;		/* O_ACCMODE | status flags (O_NONBLOCK, O_APPEND) */
+	int64_t pos;
+	bool stream;		/* no offsets: pipes, ttys, sockets */
+	struct vnode *vn;	/* may be NULL (pipes) */
+	int hostfd;		/* owned host fd, or -1 */
+	bool hostfd_shared;	/* hostfd belongs to vn, do not close */
+	void *priv;
+	char *data;		/* generated contents (procfs) */
+	size_t data_len;
+	int64_t dir_index;	/* synthetic directory position */
+};
+
+struct file *file_new(const struct file_ops *ops, int flags);
+struct file *file_get(struct file *f);
+void file_put(struct file *f);
+
+/* fd table */
+struct fdtable *fdtable_new(void);
+struct file *fd_get(struct task *t, int fd); /* borrowed, NULL if bad */
+int fd_install(struct task *t, struct file *f, bool cloexec, int minfd); /* takes a ref on success */
+int fd_close(struct task *t, int fd);
+int fd_install_at(struct task *t, struct file *f, int fd, bool cloexec);
+bool *fd_cloexec_ptr(struct task *t, int fd); /* NULL if fd is not open */
+void fd_close_on_exec(struct fdtable *fdt);
+
+/* Open a resolved vnode as a file (read-only root: writes give EROFS). */
+int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
+/* Host-fd backed stream (the caller's stdio). Takes ownership of hostfd. */
+struct file *file_host_stream(int hostfd, int flags);
+
+/* Pipes (sentry/pipe.c) */
+int pipe_create(struct file **rd, struct file **wr, int flags);
+
+/* procfs and devfs (sentry/fs_proc.c, sentry/fs_dev.c) */
+struct vnode *procfs_root(void);
+int procfs_lookup(struct task *t, struct vnode *dir, const char *name,
+		  struct vnode **out);
+int procfs_readlink(struct task *t, struct vnode *vn, char *buf, size_t cap);
+int procfs_stat(struct vnode *vn, struct stat *st);
+int procfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
+struct vnode *devfs_root(void);
+int devfs_lookup(struct vnode *dir, const char *name, struct vnode **out);
+int devfs_stat(struct vnode *vn, struct stat *st);
+int devfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
+
+/* process mappings, for /proc/<pid>/maps */
+void maps_copy(struct process *dst, struct process *src);
+void maps_clear(struct process *p);
+void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path);
+
+#endif
