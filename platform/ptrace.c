@@ -183,8 +183,18 @@ __attribute__((noreturn)) static void guest_boot(struct sock_fprog *prog)
 	struct __user_cap_data_struct data[2];
 	int cap;
 
+	sigset_t none;
+	int sig;
+
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		die_child("pdeathsig");
+	/* The guest starts as a fresh process would: default dispositions
+	 * (the sentry ignores SIGPIPE; exec keeps what is ignored) and no
+	 * signal blocked. */
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* Wait for the sentry to set our ptrace options. */
 	raise(SIGSTOP);
 	/* Nothing of the host may stay reachable: only the two fds. */

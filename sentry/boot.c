@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -136,6 +137,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	S->opts = *opts;
 	S->next_pid = 2;
 	S->boot_ns = now_ns();
+	S->debug = getenv("MOAT_DEBUG") != NULL;
 	S->reaper = -1;
 	S->audit_fd = open_audit(opts->audit_path);
 	snprintf(S->hostname, sizeof(S->hostname), "%s",

@@ -263,12 +263,15 @@ int devfs_lookup(struct vnode *dir, const char *name, struct vnode **out)
 
 int devfs_stat(struct vnode *vn, struct stat *st)
 {
+	/* Boot time, fixed at first use so timestamps do not jitter. */
+	static int64_t boot;
 	struct timespec now;
-	int64_t boot;
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	boot = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec -
-	       (now_ns() - S->boot_ns);
+	if (!boot) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		boot = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec -
+		       (now_ns() - S->boot_ns);
+	}
 	memset(st, 0, sizeof(*st));
 	st->st_dev = DEV_DEV;
 	st->st_ino = path_ino(vn->path);

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -410,13 +411,19 @@ static int fd_target(struct file *f, char *buf, size_t cap)
 	return n;
 }
 
+/* Wall-clock time of the sandbox's boot, fixed at first use so that
+ * timestamps and btime do not jitter between calls. */
 static int64_t boot_realtime_ns(void)
 {
+	static int64_t boot;
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec -
-	       (now_ns() - S->boot_ns);
+	if (!boot) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		boot = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec -
+		       (now_ns() - S->boot_ns);
+	}
+	return boot;
 }
 
 /* Read a host /proc file (relative to S->host_proc_fd) into b. */
@@ -875,24 +882,33 @@ static void count_tasks(int *running, int *total)
 
 static void gen_stat(struct sbuf *b)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int running, total;
-	long i;
+	cpu_set_t cpus;
+	int running, total, i, n = 0;
 
-	if (ncpu < 1)
-		ncpu = 1;
 	count_tasks(&running, &total);
 	/* CPU times are zero: the host's would describe other tenants. The
-	 * per-CPU lines matter: glibc counts them for get_nprocs(). */
+	 * per-CPU lines matter: glibc counts them for get_nprocs() when /sys
+	 * is absent. The CPUs are those guest tasks may run on, the same set
+	 * their native sched_getaffinity reports (and sysconf() is no option
+	 * here: it opens /sys, which the sentry's own filter forbids). */
+	CPU_ZERO(&cpus);
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0)
+		CPU_SET(0, &cpus);
 	sb_puts(b, "cpu  0 0 0 0 0 0 0 0 0 0\n");
-	for (i = 0; i < ncpu; i++)
-		sb_printf(b, "cpu%ld 0 0 0 0 0 0 0 0 0 0\n", i);
-	sb_printf(
-		b,
-		"intr 0\nctxt 0\nbtime %lld\nprocesses %d\n"
-		"procs_running %d\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n",
-		(long long)(boot_realtime_ns() / 1000000000LL),
-		S->next_pid > 1 ? S->next_pid - 1 : 1, running);
+	for (i = 0; i < CPU_SETSIZE; i++) {
+		if (!CPU_ISSET(i, &cpus))
+			continue;
+		sb_printf(b, "cpu%d 0 0 0 0 0 0 0 0 0 0\n", i);
+		n++;
+	}
+	if (!n)
+		sb_puts(b, "cpu0 0 0 0 0 0 0 0 0 0 0\n");
+	sb_printf(b,
+		  "intr 0\nctxt 0\nbtime %lld\nprocesses %d\n"
+		  "procs_running %d\nprocs_blocked 0\n"
+		  "softirq 0 0 0 0 0 0 0 0 0 0 0\n",
+		  (long long)(boot_realtime_ns() / 1000000000LL),
+		  S->next_pid > 1 ? S->next_pid - 1 : 1, running);
 }
 
 static void gen_cmdline(struct process *p, struct sbuf *b)

@@ -166,6 +166,10 @@ static void handle_stop(pid_t pid, int st)
 	struct task *t = task_by_host(pid);
 	int sig, ev;
 
+	if (S->debug)
+		fprintf(stderr, "moat-debug: pid %d (task %d) status 0x%x\n", pid,
+			t ? t->tid : -1, st);
+
 	if (!t) {
 		if (pid == S->reaper && (WIFEXITED(st) || WIFSIGNALED(st))) {
 			S->reaper = -1;

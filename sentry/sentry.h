@@ -112,6 +112,7 @@ struct task {
 	bool at_exit_stop;	/* regs reflect a syscall-exit stop */
 	bool booting;		/* bootstrap execveat of the stub */
 	bool fixup_pending;	/* expecting a syscall-exit stop to fix rax */
+	bool fix_clone_regs;	/* new child: restore the guest's argument registers */
 	int fixup_kind;
 	/* blocking */
 	int64_t deadline_ns;	/* CLOCK_MONOTONIC, 0 = none */
@@ -161,6 +162,7 @@ struct sentry {
 	struct vnode *root;
 	int host_proc_fd;	/* host /proc, for reading tracee maps */
 	int64_t boot_ns;
+	bool debug;		/* MOAT_DEBUG set: trace events to stderr */
 };
 
 extern struct sentry *S;

@@ -17,6 +17,8 @@
 #include <string.h>
 
 #define STR_MAX 64 /* characters of a string argument shown */
+/* The kernel's value: glibc defines O_LARGEFILE as 0 on x86_64. */
+#define KERNEL_O_LARGEFILE 0100000
 
 /* Bounded appender over a fixed buffer; on overflow the tail becomes "...". */
 struct out {
@@ -121,14 +123,22 @@ static void put_open_flags(struct out *o, uint64_t v)
 		const char *name;
 	} flags[] = {
 		/* Composite flags before their parts. */
-		{ O_TMPFILE, "O_TMPFILE" },	{ O_SYNC, "O_SYNC" },
-		{ O_CREAT, "O_CREAT" },		{ O_EXCL, "O_EXCL" },
-		{ O_NOCTTY, "O_NOCTTY" },	{ O_TRUNC, "O_TRUNC" },
-		{ O_APPEND, "O_APPEND" },	{ O_NONBLOCK, "O_NONBLOCK" },
-		{ O_DSYNC, "O_DSYNC" },		{ O_ASYNC, "O_ASYNC" },
-		{ O_DIRECT, "O_DIRECT" },	{ O_LARGEFILE, "O_LARGEFILE" },
-		{ O_DIRECTORY, "O_DIRECTORY" }, { O_NOFOLLOW, "O_NOFOLLOW" },
-		{ O_NOATIME, "O_NOATIME" },	{ O_CLOEXEC, "O_CLOEXEC" },
+		{ O_TMPFILE, "O_TMPFILE" },
+		{ O_SYNC, "O_SYNC" },
+		{ O_CREAT, "O_CREAT" },
+		{ O_EXCL, "O_EXCL" },
+		{ O_NOCTTY, "O_NOCTTY" },
+		{ O_TRUNC, "O_TRUNC" },
+		{ O_APPEND, "O_APPEND" },
+		{ O_NONBLOCK, "O_NONBLOCK" },
+		{ O_DSYNC, "O_DSYNC" },
+		{ O_ASYNC, "O_ASYNC" },
+		{ O_DIRECT, "O_DIRECT" },
+		{ KERNEL_O_LARGEFILE, "O_LARGEFILE" },
+		{ O_DIRECTORY, "O_DIRECTORY" },
+		{ O_NOFOLLOW, "O_NOFOLLOW" },
+		{ O_NOATIME, "O_NOATIME" },
+		{ O_CLOEXEC, "O_CLOEXEC" },
 		{ O_PATH, "O_PATH" },
 	};
 	static const char *const acc[] = { "O_RDONLY", "O_WRONLY", "O_RDWR",
@@ -182,7 +192,7 @@ static void put_arg(struct out *o, struct task *t, char fmt, uint64_t v)
 		put_signal(o, v);
 		break;
 	case 'o':
-		out_printf(o, "0%llo", (unsigned long long)v);
+		out_printf(o, v ? "0%llo" : "%llo", (unsigned long long)v);
 		break;
 	case 'd':
 		out_printf(o, "%lld", (long long)(int64_t)v);

@@ -239,11 +239,35 @@ struct task *task_clone_event(struct task *parent, pid_t child_host, int ev)
 	if ((flags & CLONE_CHILD_SETTID) && parent->clone_ctid)
 		task_write(c, parent->clone_ctid, &vtid, sizeof(vtid));
 	parent->fixup_value = vtid;
+	/* The child starts with the registers the host clone saw, where the
+	 * sentry rewrote the argument registers; give it the guest's own (a
+	 * vfork wrapper keeps its return address in rdi across the call). */
+	c->regs = parent->regs;
+	c->fix_clone_regs = true;
 	return c;
+}
+
+static void restore_arg_regs(struct user_regs_struct *r,
+			     const struct user_regs_struct *orig)
+{
+	r->rdi = orig->rdi;
+	r->rsi = orig->rsi;
+	r->rdx = orig->rdx;
+	r->r10 = orig->r10;
+	r->r8 = orig->r8;
+	r->r9 = orig->r9;
 }
 
 void task_start_child(struct task *c)
 {
+	if (c->fix_clone_regs) {
+		struct user_regs_struct r;
+		c->fix_clone_regs = false;
+		if (ptrace(PTRACE_GETREGS, c->host_tid, 0, &r) == 0) {
+			restore_arg_regs(&r, &c->regs);
+			ptrace(PTRACE_SETREGS, c->host_tid, 0, &r);
+		}
+	}
 	c->state = TS_RUNNING;
 	plat_set_options(c->host_tid);
 	plat_cont(c->host_tid, 0);
@@ -255,6 +279,7 @@ void task_fixup_result(struct task *t, struct user_regs_struct *r)
 	case 1: /* clone: host pid -> virtual */
 		if ((long)r->rax > 0)
 			r->rax = (unsigned long long)t->fixup_value;
+		restore_arg_regs(r, &t->regs);
 		break;
 	case 2: /* set_tid_address */
 		r->rax = (unsigned long long)t->tid;
