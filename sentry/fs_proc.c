@@ -1479,3 +1479,18 @@ int procfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 	*out = f;
 	return 0;
 }
+
+/* /proc/<pid>/fd/N is a "magic link": following it yields the open file
+ * itself, not a lookup of its text (which may be "pipe:[N]"). Returns the
+ * file (borrowed) or NULL if vn is not such a link or may not be seen. */
+struct file *procfs_fd_file(struct task *t, struct vnode *vn)
+{
+	struct process *p;
+
+	if (vn->kind != VN_PROC || vn->pk != PK_FD)
+		return NULL;
+	p = vn_proc(vn);
+	if (!p || may_inspect(t, p) < 0)
+		return NULL;
+	return proc_fd_file(p, vn->num);
+}

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#define P9C_TAG 1u /* one request in flight: a constant tag suffices */
+#define P9C_TAG 1u    /* one request in flight: a constant tag suffices */
 #define P9C_MAX_FDS 4 /* control room for a misbehaving gofer's extra fds */
 
 struct p9_client {
@@ -51,7 +51,7 @@ static void fid_put(struct p9_client *c, uint32_t fid)
 {
 	if (!fid_is_live(c, fid))
 		return;
-	c->live[fid / 8] &= (uint8_t)~(1u << (fid % 8));
+	c->live[fid / 8] &= (uint8_t) ~(1u << (fid % 8));
 	/* The freelist never holds more than P9_MAX_FIDS entries; it was
 	 * sized for that at open, so this cannot fail. */
 	c->freelist[c->nfree++] = fid;
@@ -391,8 +391,8 @@ int p9c_readlink(struct p9_client *c, uint32_t fid, char *buf, size_t len)
 	return s->len;
 }
 
-int p9c_readdir(struct p9_client *c, uint32_t fid, uint64_t offset,
-		void *buf, uint32_t count)
+int p9c_readdir(struct p9_client *c, uint32_t fid, uint64_t offset, void *buf,
+		uint32_t count)
 {
 	struct p9_msg t = { .type = P9_TREADDIR };
 	struct p9_msg r;

@@ -59,8 +59,8 @@ int p9c_readlink(struct p9_client *c, uint32_t fid, char *buf, size_t len);
  * buf, starting after the entry whose offset is `offset` (0: start).
  * Returns the payload length; 0 means end of directory. "." and ".." are
  * never returned. The fid need not be lopened. */
-int p9c_readdir(struct p9_client *c, uint32_t fid, uint64_t offset,
-		void *buf, uint32_t count);
+int p9c_readdir(struct p9_client *c, uint32_t fid, uint64_t offset, void *buf,
+		uint32_t count);
 /* Iterate a p9c_readdir payload from *pos (start at 0). Returns 1 with an
  * entry (name NUL-terminated into name[namecap]; name may be NULL to skip
  * it), 0 at the end, -EPROTO if the payload is malformed or a name is not a

@@ -260,8 +260,16 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 		return -EEXIST;
 	}
 	if (S_ISLNK(vn->mode) && !(flags & O_PATH)) {
+		struct file *mf = procfs_fd_file(t, vn);
 		vnode_put(vn);
-		return -ELOOP;
+		if (!mf)
+			return -ELOOP;
+		/* Reopening /proc/self/fd/N of a pipe or stream: the same
+		 * open file, as a new descriptor. */
+		if (((flags & O_ACCMODE) == O_RDONLY && (mf->flags & O_ACCMODE) == O_WRONLY) ||
+		    ((flags & O_ACCMODE) != O_RDONLY && (mf->flags & O_ACCMODE) == O_RDONLY))
+			return -EACCES;
+		return fd_install(t, mf, (flags & O_CLOEXEC) != 0, 0);
 	}
 	if ((flags & O_DIRECTORY) && !S_ISDIR(vn->mode)) {
 		vnode_put(vn);
@@ -502,6 +510,12 @@ static long stat_at(struct task *t, int dirfd, uint64_t upath, int flags,
 	}
 	if (rc < 0)
 		return rc;
+	if (S_ISLNK(vn->mode) && !(flags & AT_SYMLINK_NOFOLLOW) &&
+	    procfs_fd_file(t, vn)) {
+		rc = fstat_file(procfs_fd_file(t, vn), &st);
+		vnode_put(vn);
+		return rc < 0 ? rc : put_stat(t, ust, &st);
+	}
 	rc = vfs_stat(vn, &st);
 	vnode_put(vn);
 	return rc < 0 ? rc : put_stat(t, ust, &st);
@@ -1089,4 +1103,56 @@ long sys_fadvise64(struct task *t, struct syscall_args *a)
 	if (!f)
 		return -EBADF;
 	return f->stream ? -ESPIPE : 0;
+}
+
+/* ---- extended attributes ---------------------------------------------------- */
+
+static long xattr_path(struct task *t, struct syscall_args *a, int atflags, bool list)
+{
+	struct vnode *vn;
+	long rc = resolve_at(t, AT_FDCWD, a->a[0], atflags, &vn);
+
+	if (rc < 0)
+		return rc;
+	vnode_put(vn);
+	return list ? 0 : -ENODATA;
+}
+
+long sys_getxattr(struct task *t, struct syscall_args *a)
+{
+	return xattr_path(t, a, 0, false);
+}
+
+long sys_lgetxattr(struct task *t, struct syscall_args *a)
+{
+	return xattr_path(t, a, AT_SYMLINK_NOFOLLOW, false);
+}
+
+long sys_fgetxattr(struct task *t, struct syscall_args *a)
+{
+	return fd_get(t, (int)a->a[0]) ? -ENODATA : -EBADF;
+}
+
+long sys_listxattr(struct task *t, struct syscall_args *a)
+{
+	return xattr_path(t, a, 0, true);
+}
+
+long sys_llistxattr(struct task *t, struct syscall_args *a)
+{
+	return xattr_path(t, a, AT_SYMLINK_NOFOLLOW, true);
+}
+
+long sys_flistxattr(struct task *t, struct syscall_args *a)
+{
+	return fd_get(t, (int)a->a[0]) ? 0 : -EBADF;
+}
+
+long sys_socket(struct task *t, struct syscall_args *a)
+{
+	if (!t->block_started)
+		audit_log("\"event\":\"socket-refused\",\"pid\":%d,\"domain\":%d,"
+			  "\"type\":%d,\"reason\":\"no netstack yet\"",
+			  t->proc->pid, (int)a->a[0], (int)a->a[1]);
+	return -EAFNOSUPPORT;
 }

@@ -349,6 +349,31 @@ int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
 		if (S_ISLNK(next->mode) &&
 		    (!last || trailing || (flags & LOOKUP_FOLLOW))) {
 			char target[PATH_MAX];
+			struct file *mf = procfs_fd_file(t, next);
+
+			if (mf) {
+				/* A magic link: go to the open file itself. */
+				if (++links > MAX_SYMLINKS) {
+					vnode_put(next);
+					vnode_put(cur);
+					return -ELOOP;
+				}
+				if (!mf->vn) {
+					/* A pipe or a host stream: no node to walk
+					 * into; callers open the link itself. */
+					vnode_put(cur);
+					if (!last) {
+						vnode_put(next);
+						return -ENOTDIR;
+					}
+					*out = next;
+					return 0;
+				}
+				vnode_put(next);
+				vnode_put(cur);
+				cur = vnode_get(mf->vn);
+				continue;
+			}
 			char tmp[2 * PATH_MAX];
 			int n;
 
