@@ -305,6 +305,17 @@ int sentry_loop(void)
 			    (!next_deadline || t->deadline_ns < next_deadline))
 				next_deadline = t->deadline_ns;
 		}
+		if (n == 1 && !next_deadline) {
+			/* Nothing but tasks to wait for (the common case): block
+			 * in waitpid itself, one host call per event. */
+			int st;
+			pid_t pid = waitpid(-1, &st, __WALL);
+			if (pid > 0)
+				handle_stop(pid, st);
+			else if (errno == ECHILD)
+				break;
+			continue;
+		}
 		if (next_deadline) {
 			now = now_ns();
 			timeout = next_deadline <= now ?
