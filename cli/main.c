@@ -1,6 +1,7 @@
 /* cli/main.c: moat's command line: a thin layer over the sentry. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "gofer/gofer.h"
@@ -34,8 +35,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "do"))
 		return cmd_do(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "gofer"))
-		return gofer_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "gofer")) {
+		/* _exit: no atexit handler may run a syscall outside the
+		 * gofer's seccomp filter. */
+		fflush(stderr);
+		_exit(gofer_main(argc - 1, argv + 1));
+	}
 	if (!strcmp(argv[1], "help")) {
 		if (argc >= 3 && !strcmp(argv[2], "syscalls"))
 			return syscalls_help(argc >= 4 && !strcmp(argv[3], "--markdown"));

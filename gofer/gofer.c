@@ -1,0 +1,901 @@
+/* gofer/gofer.c: the 9P2000.L request handlers, fid table and serving loop.
+ *
+ * Everything here is reachable by the sentry, and through it possibly by a
+ * compromised guest: every handler validates its message, returns -errno
+ * (turned into Rlerror by gofer_handle), and allocates with plain malloc so
+ * that exhaustion is an error reply, not an abort.
+ *
+ * Host access model:
+ *  - A fid names a host object by an O_PATH fd (struct gofer_file), opened
+ *    one component at a time with openat2(RESOLVE_BENEATH |
+ *    RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV) and
+ *    O_NOFOLLOW, so no symlink and no ".." is ever followed here, and a
+ *    host mount point inside the tree is never crossed. The sentry resolves
+ *    symlinks itself: it sees them as QTSYMLINK qids.
+ *  - O_PATH fds are shared between fids by reference count: a walk from a
+ *    fid references the fid's file as the new fid's parent directory, so
+ *    a fid costs at most one new fd.
+ *  - Tlopen re-opens the object (directories via "." beneath themselves,
+ *    other files via parent + name) read-only, checks that the result is
+ *    the very inode the fid named (else ESTALE: something renamed it in
+ *    between), and donates the fd. The gofer keeps no open file.
+ */
+#include "gofer/gofer.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "prot/p9.h"
+
+#define GOFER_BUCKETS 4096u   /* fid hash chains: <= 16 long at P9_MAX_FIDS */
+#define GOFER_DENTS_MIN 1024u /* > one maximal linux_dirent64 (280 bytes) */
+#define GOFER_DENTS_MAX 65536u
+#define GOFER_OPENAT2_RETRIES 8 /* EAGAIN: a concurrent rename or mount */
+
+/* Never follow a symlink, never leave the directory, never cross a mount. */
+#define GOFER_RESOLVE                                                          \
+	(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |       \
+	 RESOLVE_NO_XDEV)
+
+/* One host object, by O_PATH fd, with the identity it had when walked. */
+struct gofer_file {
+	int fd;
+	unsigned refs;
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;
+};
+
+struct gofer_fid {
+	uint32_t num;
+	struct gofer_fid *next;	 /* hash chain */
+	struct gofer_file *file; /* owned reference */
+	struct gofer_file *dir;	 /* owned reference; NULL for an attach root */
+	char *name; /* component of file in dir; NULL for an attach root */
+	int dirfd;  /* Treaddir stream, opened on first use; -1 if none */
+};
+
+struct gofer {
+	struct gofer_file *root;
+	uint32_t msize; /* negotiated; P9_MAX_MSIZE before Tversion */
+	bool versioned;
+	size_t nfids;
+	uint8_t *dents; /* getdents64 buffer, GOFER_DENTS_MAX bytes */
+	struct gofer_fid *bucket[GOFER_BUCKETS];
+};
+
+/* Reply under construction. */
+struct gofer_out {
+	uint8_t *buf;
+	size_t cap;
+	size_t len;
+	uint16_t tag;
+	int donate; /* fd to send with the reply, owned, or -1 */
+};
+
+/* ---- host objects ------------------------------------------------------- */
+
+static int sys_openat2(int dirfd, const char *name, int flags, uint64_t resolve)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(unsigned)flags,
+		.resolve = resolve,
+	};
+	int tries = 0;
+	long r;
+
+	for (;;) {
+		r = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+		if (r >= 0)
+			return (int)r;
+		if (errno == EINTR ||
+		    (errno == EAGAIN && ++tries < GOFER_OPENAT2_RETRIES))
+			continue;
+		return -errno;
+	}
+}
+
+static struct gofer_file *file_ref(struct gofer_file *f)
+{
+	if (f)
+		f->refs++;
+	return f;
+}
+
+static void file_unref(struct gofer_file *f)
+{
+	if (!f)
+		return;
+	MOAT_ASSERT(f->refs > 0);
+	if (--f->refs == 0) {
+		close(f->fd);
+		free(f);
+	}
+}
+
+/* Open one component beneath dirfd as O_PATH (a symlink yields a handle on
+ * the link itself). *out gets one reference. */
+static int file_open(int dirfd, const char *name, struct gofer_file **out)
+{
+	cleanup_close int fd = -1;
+	struct gofer_file *f;
+	struct stat st;
+
+	fd = sys_openat2(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			 GOFER_RESOLVE);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	f = malloc(sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->fd = take_fd(&fd);
+	f->refs = 1;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->mode = st.st_mode;
+	*out = f;
+	return 0;
+}
+
+static uint8_t qid_type_of_mode(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return P9_QTDIR;
+	if (S_ISLNK(mode))
+		return P9_QTSYMLINK;
+	return P9_QTFILE;
+}
+
+static struct p9_qid file_qid(const struct gofer_file *f)
+{
+	struct p9_qid q = {
+		.type = qid_type_of_mode(f->mode),
+		.version = 0,
+		.path = (uint64_t)f->ino,
+	};
+	return q;
+}
+
+/* ---- fid table ---------------------------------------------------------- */
+
+static unsigned fid_hash(uint32_t num)
+{
+	return (unsigned)((num * 2654435761u) >> 20) & (GOFER_BUCKETS - 1);
+}
+
+static struct gofer_fid *fid_lookup(struct gofer *g, uint32_t num)
+{
+	struct gofer_fid *f;
+
+	for (f = g->bucket[fid_hash(num)]; f; f = f->next)
+		if (f->num == num)
+			return f;
+	return NULL;
+}
+
+/* Drop what a fid holds, leaving it empty (reused by Twalk fid==newfid). */
+static void fid_release(struct gofer_fid *f)
+{
+	file_unref(f->file);
+	file_unref(f->dir);
+	free(f->name);
+	if (f->dirfd >= 0)
+		close(f->dirfd);
+	f->file = NULL;
+	f->dir = NULL;
+	f->name = NULL;
+	f->dirfd = -1;
+}
+
+static struct gofer_fid *fid_alloc(uint32_t num)
+{
+	struct gofer_fid *f = calloc(1, sizeof(*f));
+
+	if (f) {
+		f->num = num;
+		f->dirfd = -1;
+	}
+	return f;
+}
+
+/* Takes ownership of f; num must not be in the table. */
+static void fid_insert(struct gofer *g, struct gofer_fid *f)
+{
+	unsigned h = fid_hash(f->num);
+
+	MOAT_ASSERT(!fid_lookup(g, f->num));
+	f->next = g->bucket[h];
+	g->bucket[h] = f;
+	g->nfids++;
+}
+
+static void fid_free(struct gofer_fid *f)
+{
+	if (f) {
+		fid_release(f);
+		free(f);
+	}
+}
+
+static bool fid_remove(struct gofer *g, uint32_t num)
+{
+	struct gofer_fid **pp;
+
+	for (pp = &g->bucket[fid_hash(num)]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->num == num) {
+			struct gofer_fid *f = *pp;
+
+			*pp = f->next;
+			fid_free(f);
+			g->nfids--;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void fids_clear(struct gofer *g)
+{
+	unsigned i;
+
+	for (i = 0; i < GOFER_BUCKETS; i++) {
+		while (g->bucket[i]) {
+			struct gofer_fid *f = g->bucket[i];
+
+			g->bucket[i] = f->next;
+			fid_free(f);
+		}
+	}
+	g->nfids = 0;
+}
+
+/* A new fid number must be unused, and the table bounded. */
+static int fid_check_new(struct gofer *g, uint32_t num)
+{
+	if (num == P9_NOFID)
+		return -EINVAL;
+	if (fid_lookup(g, num))
+		return -EEXIST;
+	if (g->nfids >= P9_MAX_FIDS)
+		return -EMFILE;
+	return 0;
+}
+
+size_t gofer_nfids(const struct gofer *g)
+{
+	return g->nfids;
+}
+
+/* ---- session ------------------------------------------------------------ */
+
+int gofer_new(struct gofer **out, int rootfd)
+{
+	struct gofer *g;
+	int ret;
+
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->msize = P9_MAX_MSIZE;
+	g->dents = malloc(GOFER_DENTS_MAX);
+	if (!g->dents) {
+		free(g);
+		return -ENOMEM;
+	}
+	/* "." beneath rootfd: a fresh O_PATH handle on the directory itself,
+	 * whatever mode rootfd was opened with. */
+	ret = file_open(rootfd, ".", &g->root);
+	if (ret == 0 && !S_ISDIR(g->root->mode))
+		ret = -ENOTDIR;
+	if (ret < 0) {
+		file_unref(g->root);
+		free(g->dents);
+		free(g);
+		return ret;
+	}
+	*out = g;
+	return 0;
+}
+
+void gofer_free(struct gofer *g)
+{
+	if (!g)
+		return;
+	fids_clear(g);
+	file_unref(g->root);
+	free(g->dents);
+	free(g);
+}
+
+/* ---- handlers ----------------------------------------------------------- */
+
+static int out_msg(struct gofer_out *o, struct p9_msg *r)
+{
+	r->tag = o->tag;
+	return p9_encode(r, o->buf, o->cap, &o->len);
+}
+
+static int h_version(struct gofer *g, const struct p9_msg *m,
+		     struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RVERSION };
+	uint32_t msize = m->u.version.msize;
+
+	if (msize < P9_MIN_MSIZE)
+		return -EINVAL;
+	if (msize > P9_MAX_MSIZE)
+		msize = P9_MAX_MSIZE;
+	/* A Tversion starts a new session: all fids are clunked. */
+	fids_clear(g);
+	r.u.version.msize = msize;
+	if (p9_str_eq(&m->u.version.version, P9_VERSION_L)) {
+		p9_str_set(&r.u.version.version, P9_VERSION_L);
+		g->versioned = true;
+		g->msize = msize;
+	} else {
+		p9_str_set(&r.u.version.version, P9_VERSION_UNKNOWN);
+		g->versioned = false;
+	}
+	return out_msg(o, &r);
+}
+
+static int h_attach(struct gofer *g, const struct p9_msg *m,
+		    struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RATTACH };
+	struct gofer_fid *f;
+	int ret;
+
+	ret = fid_check_new(g, m->u.tattach.fid);
+	if (ret < 0)
+		return ret;
+	/* No authentication: the socket is the credential. */
+	if (m->u.tattach.afid != P9_NOFID)
+		return -EOPNOTSUPP;
+	/* One tree per gofer; aname may only name its root. */
+	if (m->u.tattach.aname.len && !p9_str_eq(&m->u.tattach.aname, "/"))
+		return -ENOENT;
+	r.u.rattach.qid = file_qid(g->root);
+	ret = out_msg(o, &r);
+	if (ret < 0)
+		return ret;
+	f = fid_alloc(m->u.tattach.fid);
+	if (!f)
+		return -ENOMEM;
+	f->file = file_ref(g->root);
+	fid_insert(g, f);
+	return 0;
+}
+
+static int h_walk(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RWALK };
+	struct gofer_fid *src, *dst = NULL;
+	struct gofer_file *cur, *par;
+	char name[NAME_MAX + 1];
+	char *newname = NULL;
+	uint16_t i, n = m->u.twalk.nwname;
+	int err = 0, ret;
+
+	src = fid_lookup(g, m->u.twalk.fid);
+	if (!src)
+		return -EBADF;
+	if (m->u.twalk.newfid != m->u.twalk.fid) {
+		ret = fid_check_new(g, m->u.twalk.newfid);
+		if (ret < 0)
+			return ret;
+	}
+
+	cur = file_ref(src->file);
+	par = file_ref(src->dir);
+	name[0] = '\0';
+	for (i = 0; i < n; i++) {
+		const struct p9_str *w = &m->u.twalk.wname[i];
+		struct gofer_file *child;
+
+		/* Single, plain components only: "..", "." and "a/b" would let
+		 * the sentry's own path checks be bypassed. */
+		if (!p9_str_is_name(w)) {
+			err = w->len > NAME_MAX ? -ENAMETOOLONG : -EINVAL;
+			break;
+		}
+		if (!S_ISDIR(cur->mode)) {
+			err = -ENOTDIR;
+			break;
+		}
+		memcpy(name, w->s, w->len);
+		name[w->len] = '\0';
+		err = file_open(cur->fd, name, &child);
+		if (err < 0)
+			break;
+		file_unref(par);
+		par = cur;
+		cur = child;
+		r.u.rwalk.wqid[i] = file_qid(child);
+	}
+	r.u.rwalk.nwqid = i;
+
+	if (i < n) {
+		/* Failure at the first name is an error; later, a short Rwalk
+		 * and newfid is not created (9P walk semantics). */
+		file_unref(cur);
+		file_unref(par);
+		return i == 0 ? err : out_msg(o, &r);
+	}
+
+	/* Allocate everything before encoding, encode before committing, so
+	 * the reply and the fid table always agree. */
+	if (n)
+		newname = strdup(name);
+	else if (src->name)
+		newname = strdup(src->name);
+	if ((n || src->name) && !newname)
+		goto enomem;
+	if (m->u.twalk.newfid != m->u.twalk.fid) {
+		dst = fid_alloc(m->u.twalk.newfid);
+		if (!dst)
+			goto enomem;
+	}
+	ret = out_msg(o, &r);
+	if (ret < 0) {
+		free(newname);
+		fid_free(dst);
+		file_unref(cur);
+		file_unref(par);
+		return ret;
+	}
+	if (!dst) {
+		fid_release(src);
+		dst = src;
+	} else {
+		fid_insert(g, dst);
+	}
+	dst->file = cur;
+	dst->dir = par;
+	dst->name = newname;
+	return 0;
+
+enomem:
+	free(newname);
+	file_unref(cur);
+	file_unref(par);
+	return -ENOMEM;
+}
+
+static int h_lopen(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RLOPEN };
+	cleanup_close int fd = -1;
+	struct gofer_fid *f;
+	struct stat st;
+	int flags, oflags, fl, ret;
+
+	f = fid_lookup(g, m->u.tlopen.fid);
+	if (!f)
+		return -EBADF;
+	if (p9_flags_from_dotl(m->u.tlopen.flags, &flags) < 0)
+		return -EINVAL;
+	/* Read-only service: anything that could modify the host is refused
+	 * whatever the file's permissions. */
+	if ((flags & O_ACCMODE) != O_RDONLY ||
+	    (flags & (O_CREAT | O_EXCL | O_TRUNC | O_APPEND)))
+		return -EROFS;
+	if (S_ISLNK(f->file->mode))
+		return -ELOOP;
+	/* FIFOs, sockets and device nodes would be channels to other host
+	 * processes or hardware, not files of the tree: never opened (the
+	 * mount is also nodev). */
+	if (!S_ISREG(f->file->mode) && !S_ISDIR(f->file->mode))
+		return -EPERM;
+
+	/* O_NONBLOCK always, so that even a FIFO swapped in by a race cannot
+	 * block the gofer; it is cleared again below unless asked for. */
+	oflags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+		 (flags & (O_DIRECTORY | O_NOATIME | O_DIRECT));
+	if (S_ISDIR(f->file->mode))
+		fd = sys_openat2(f->file->fd, ".", oflags, GOFER_RESOLVE);
+	else if (f->dir && f->name)
+		fd = sys_openat2(f->dir->fd, f->name, oflags, GOFER_RESOLVE);
+	else
+		return -EBADF;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_dev != f->file->dev || st.st_ino != f->file->ino)
+		return -ESTALE;
+	if (!(flags & O_NONBLOCK)) {
+		fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+			return -errno;
+	}
+
+	r.u.rlopen.qid = file_qid(f->file);
+	r.u.rlopen.iounit = 0; /* reads go through the donated fd */
+	ret = out_msg(o, &r);
+	if (ret < 0)
+		return ret;
+	o->donate = take_fd(&fd);
+	return 0;
+}
+
+static int h_getattr(struct gofer *g, const struct p9_msg *m,
+		     struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RGETATTR };
+	struct p9_attr *a = &r.u.rgetattr;
+	struct gofer_fid *f;
+	struct statx sx;
+
+	f = fid_lookup(g, m->u.tgetattr.fid);
+	if (!f)
+		return -EBADF;
+	if (statx(f->file->fd, "",
+		  AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT,
+		  STATX_BASIC_STATS | STATX_BTIME, &sx) < 0)
+		return -errno;
+	a->valid = P9_GETATTR_BASIC;
+	a->qid.type = qid_type_of_mode(sx.stx_mode);
+	a->qid.path = sx.stx_ino;
+	a->mode = sx.stx_mode;
+	a->uid = sx.stx_uid;
+	a->gid = sx.stx_gid;
+	a->nlink = sx.stx_nlink;
+	a->rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+	a->size = sx.stx_size;
+	a->blksize = sx.stx_blksize;
+	a->blocks = sx.stx_blocks;
+	a->atime_sec = (uint64_t)sx.stx_atime.tv_sec;
+	a->atime_nsec = sx.stx_atime.tv_nsec;
+	a->mtime_sec = (uint64_t)sx.stx_mtime.tv_sec;
+	a->mtime_nsec = sx.stx_mtime.tv_nsec;
+	a->ctime_sec = (uint64_t)sx.stx_ctime.tv_sec;
+	a->ctime_nsec = sx.stx_ctime.tv_nsec;
+	if (sx.stx_mask & STATX_BTIME) {
+		a->valid |= P9_GETATTR_BTIME;
+		a->btime_sec = (uint64_t)sx.stx_btime.tv_sec;
+		a->btime_nsec = sx.stx_btime.tv_nsec;
+	}
+	return out_msg(o, &r);
+}
+
+static uint8_t qid_type_of_dtype(unsigned char d_type)
+{
+	if (d_type == DT_DIR)
+		return P9_QTDIR;
+	if (d_type == DT_LNK)
+		return P9_QTSYMLINK;
+	return P9_QTFILE;
+}
+
+/* Entries are returned from the host's getdents64 with its d_off cookies as
+ * 9P offsets; the stream is re-positioned with lseek on every request, so
+ * the client may resume from any entry it has seen. "." and ".." are never
+ * returned: the sentry synthesises them (it owns the namespace above). */
+static int h_readdir(struct gofer *g, const struct p9_msg *m,
+		     struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RREADDIR };
+	uint8_t *data = o->buf + P9_READDIR_HDR;
+	struct gofer_fid *f;
+	size_t count, pos = 0, bufsz;
+	bool full = false;
+
+	f = fid_lookup(g, m->u.treaddir.fid);
+	if (!f)
+		return -EBADF;
+	if (!S_ISDIR(f->file->mode))
+		return -ENOTDIR;
+	if (o->cap < P9_READDIR_HDR)
+		return -EMSGSIZE;
+	count = m->u.treaddir.count;
+	if (count > o->cap - P9_READDIR_HDR)
+		count = o->cap - P9_READDIR_HDR;
+	if (f->dirfd < 0) {
+		int fd = sys_openat2(f->file->fd, ".",
+				     O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+					     O_NOFOLLOW | O_NONBLOCK,
+				     GOFER_RESOLVE);
+		if (fd < 0)
+			return fd;
+		f->dirfd = fd;
+	}
+	if (lseek(f->dirfd, (off_t)m->u.treaddir.offset, SEEK_SET) < 0)
+		return -errno;
+
+	/* Read no more host entries than can roughly fit: a linux_dirent64 is
+	 * never larger than the 9P entry for the same name. */
+	bufsz = count < GOFER_DENTS_MIN ? GOFER_DENTS_MIN : count;
+	if (bufsz > GOFER_DENTS_MAX)
+		bufsz = GOFER_DENTS_MAX;
+	while (!full) {
+		ssize_t n = getdents64(f->dirfd, g->dents, bufsz);
+		size_t bpos = 0;
+
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		while (bpos < (size_t)n) {
+			struct dirent64 *d =
+				(struct dirent64 *)(void *)(g->dents + bpos);
+			size_t namelen;
+			struct p9_qid q;
+
+			/* The kernel never does this; a loop must not hang. */
+			if (d->d_reclen <= offsetof(struct dirent64, d_name) ||
+			    d->d_reclen > (size_t)n - bpos)
+				return -EIO;
+			namelen =
+				strnlen(d->d_name,
+					d->d_reclen - offsetof(struct dirent64,
+							       d_name));
+			q.type = qid_type_of_dtype(d->d_type);
+			q.version = 0;
+			q.path = d->d_ino;
+			bpos += d->d_reclen;
+			if ((namelen == 1 && d->d_name[0] == '.') ||
+			    (namelen == 2 && d->d_name[0] == '.' &&
+			     d->d_name[1] == '.'))
+				continue;
+			if (p9_dirent_put(data, count, &pos, &q,
+					  (uint64_t)d->d_off, d->d_type,
+					  d->d_name, namelen) < 0) {
+				full = true;
+				break;
+			}
+		}
+	}
+	/* Like getdents: a buffer too small for the next entry is EINVAL, not
+	 * an end of directory. */
+	if (full && pos == 0)
+		return -EINVAL;
+	r.u.rreaddir.count = (uint32_t)pos;
+	r.u.rreaddir.data = data;
+	return out_msg(o, &r);
+}
+
+static int h_readlink(struct gofer *g, const struct p9_msg *m,
+		      struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RREADLINK };
+	struct gofer_fid *f;
+	char target[PATH_MAX];
+	ssize_t n;
+
+	f = fid_lookup(g, m->u.fid.fid);
+	if (!f)
+		return -EBADF;
+	if (!S_ISLNK(f->file->mode))
+		return -EINVAL;
+	n = readlinkat(f->file->fd, "", target, sizeof(target));
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= sizeof(target))
+		return -ENAMETOOLONG;
+	r.u.rreadlink.target.s = target;
+	r.u.rreadlink.target.len = (uint16_t)n;
+	return out_msg(o, &r);
+}
+
+static int h_statfs(struct gofer *g, const struct p9_msg *m,
+		    struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RSTATFS };
+	struct gofer_fid *f;
+	struct statfs sf;
+
+	f = fid_lookup(g, m->u.fid.fid);
+	if (!f)
+		return -EBADF;
+	if (fstatfs(f->file->fd, &sf) < 0)
+		return -errno;
+	r.u.rstatfs.type = (uint32_t)sf.f_type;
+	r.u.rstatfs.bsize = (uint32_t)sf.f_bsize;
+	r.u.rstatfs.blocks = sf.f_blocks;
+	r.u.rstatfs.bfree = sf.f_bfree;
+	r.u.rstatfs.bavail = sf.f_bavail;
+	r.u.rstatfs.files = sf.f_files;
+	r.u.rstatfs.ffree = sf.f_ffree;
+	r.u.rstatfs.fsid = (uint64_t)(uint32_t)sf.f_fsid.__val[0] |
+			   (uint64_t)(uint32_t)sf.f_fsid.__val[1] << 32;
+	r.u.rstatfs.namelen = (uint32_t)sf.f_namelen;
+	return out_msg(o, &r);
+}
+
+static int h_clunk(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RCLUNK };
+	int ret;
+
+	if (!fid_lookup(g, m->u.fid.fid))
+		return -EBADF;
+	ret = out_msg(o, &r);
+	if (ret < 0)
+		return ret;
+	fid_remove(g, m->u.fid.fid);
+	return 0;
+}
+
+typedef int (*gofer_handler)(struct gofer *g, const struct p9_msg *m,
+			     struct gofer_out *o);
+
+/* The served subset. Anything else decodes to -EOPNOTSUPP and is answered
+ * by gofer_is_write[] below. */
+static const gofer_handler gofer_handlers[256] = {
+	[P9_TVERSION] = h_version,   [P9_TATTACH] = h_attach,
+	[P9_TWALK] = h_walk,	     [P9_TLOPEN] = h_lopen,
+	[P9_TGETATTR] = h_getattr,   [P9_TREADDIR] = h_readdir,
+	[P9_TREADLINK] = h_readlink, [P9_TSTATFS] = h_statfs,
+	[P9_TCLUNK] = h_clunk,
+};
+
+/* Requests that would modify the tree: EROFS, so the sentry can report a
+ * read-only file system rather than a missing feature. */
+static const bool gofer_is_write[256] = {
+	[P9_TLCREATE] = true,  [P9_TSYMLINK] = true, [P9_TMKNOD] = true,
+	[P9_TRENAME] = true,   [P9_TSETATTR] = true, [P9_TXATTRCREATE] = true,
+	[P9_TLINK] = true,     [P9_TMKDIR] = true,   [P9_TRENAMEAT] = true,
+	[P9_TUNLINKAT] = true, [P9_TCREATE] = true,  [P9_TWRITE] = true,
+	[P9_TREMOVE] = true,   [P9_TWSTAT] = true,
+};
+
+static int dispatch(struct gofer *g, const uint8_t *req, size_t len,
+		    struct gofer_out *o)
+{
+	struct p9_msg m;
+	int ret;
+
+	ret = p9_decode(req, len, &m);
+	if (len >= P9_HDR_SIZE)
+		o->tag = m.tag;
+	if (ret == -EOPNOTSUPP)
+		return gofer_is_write[m.type] ? -EROFS : -EOPNOTSUPP;
+	if (ret < 0)
+		return -EPROTO;
+	/* Tversion must come first: it fixes msize and the dialect. */
+	if (!g->versioned && m.type != P9_TVERSION)
+		return -EPROTO;
+	if (!gofer_handlers[m.type])
+		return -EPROTO; /* a decodable R-message sent to the server */
+	return gofer_handlers[m.type](g, &m, o);
+}
+
+int gofer_handle(struct gofer *g, const uint8_t *req, size_t len,
+		 uint8_t *reply, size_t cap, size_t *reply_len, int *donate_fd)
+{
+	struct gofer_out o = {
+		.buf = reply,
+		.cap = cap < g->msize ? cap : g->msize,
+		.tag = P9_NOTAG,
+		.donate = -1,
+	};
+	struct p9_msg e = { .type = P9_RLERROR };
+	int ret;
+
+	*reply_len = 0;
+	*donate_fd = -1;
+	if (o.cap < P9_HDR_SIZE + 4)
+		return -EMSGSIZE;
+	ret = dispatch(g, req, len, &o);
+	if (ret < 0) {
+		MOAT_ASSERT(o.donate < 0);
+		e.u.rlerror.ecode = (uint32_t)-ret;
+		ret = out_msg(&o, &e);
+		MOAT_ASSERT(ret == 0);
+	}
+	*reply_len = o.len;
+	*donate_fd = o.donate;
+	return 0;
+}
+
+/* ---- serving loop ------------------------------------------------------- */
+
+static int send_reply(int sock, const uint8_t *buf, size_t len, int fd)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(int))];
+		} c;
+		struct iovec iov = {
+			.iov_base = (void *)(buf + done),
+			.iov_len = len - done,
+		};
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n;
+
+		/* The fd rides on the first byte of the reply, so it arrives
+		 * with the Rlopen it belongs to. */
+		if (fd >= 0 && done == 0) {
+			struct cmsghdr *cm;
+
+			memset(&c, 0, sizeof(c));
+			mh.msg_control = c.b;
+			mh.msg_controllen = sizeof(c.b);
+			cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		}
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int gofer_serve(int sockfd, int rootfd)
+{
+	struct gofer *g = NULL;
+	cleanup_free uint8_t *req = NULL;
+	cleanup_free uint8_t *reply = NULL;
+	int ret;
+
+	ret = gofer_new(&g, rootfd);
+	if (ret < 0)
+		return ret;
+	req = malloc(P9_MAX_MSIZE);
+	reply = malloc(P9_MAX_MSIZE);
+	if (!req || !reply) {
+		gofer_free(g);
+		return -ENOMEM;
+	}
+
+	for (;;) {
+		cleanup_close int donate = -1;
+		size_t rlen;
+		uint32_t size;
+		ssize_t n;
+
+		n = read_all(sockfd, req, 4);
+		if (n == 0) {
+			ret = 0; /* the sentry hung up */
+			break;
+		}
+		if (n != 4) {
+			ret = n < 0 ? (int)n : -EPROTO;
+			break;
+		}
+		size = (uint32_t)req[0] | (uint32_t)req[1] << 8 |
+		       (uint32_t)req[2] << 16 | (uint32_t)req[3] << 24;
+		/* A bad size cannot be skipped on a stream: hang up. */
+		if (size < P9_HDR_SIZE || size > g->msize) {
+			ret = -EPROTO;
+			break;
+		}
+		n = read_all(sockfd, req + 4, size - 4);
+		if (n != (ssize_t)(size - 4)) {
+			ret = n < 0 ? (int)n : -EPROTO;
+			break;
+		}
+		ret = gofer_handle(g, req, size, reply, P9_MAX_MSIZE, &rlen,
+				   &donate);
+		if (ret < 0)
+			break;
+		ret = send_reply(sockfd, reply, rlen, donate);
+		if (ret < 0)
+			break;
+	}
+	gofer_free(g);
+	return ret;
+}
