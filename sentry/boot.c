@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "gofer/gofer.h"
+#include "lib/crash.h"
 #include "platform/platform.h"
 #include "sentry/exec.h"
 #include "sentry/p9client.h"
@@ -133,6 +134,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	int gsock = -1, sv[2], rc, argc, envc;
 	struct p9_qid rq;
 
+	crash_handler_install("moat: sentry");
 	S = xcalloc(1, sizeof(*S));
 	S->opts = *opts;
 	S->next_pid = 2;

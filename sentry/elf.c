@@ -432,7 +432,7 @@ int shebang_parse(const char *buf, size_t len, char *interp, size_t interp_cap,
 	const char *buf_end = b + sizeof(b) - 1;
 	const char *i_end = NULL, *i_name, *i_sep, *i_arg = NULL, *a_end;
 	size_t n = len < sizeof(b) ? len : sizeof(b);
-	size_t k;
+	size_t k, ilen;
 	int r;
 
 	if ((!buf && len) || !interp || !arg || !has_arg)
@@ -473,11 +473,12 @@ int shebang_parse(const char *buf, size_t len, char *interp, size_t interp_cap,
 		i_arg = next_non_spacetab(i_sep, i_end);
 
 	/* Linux NUL-terminates at i_end (and at i_sep when there is an
-	 * argument) and uses the C strings at i_name and i_arg. */
-	r = i_sep ? (int)(i_sep - i_name) : (int)(i_end - i_name);
-	if (r == 0) /* "#!" followed by NUL: Linux would exec "". */
+	 * argument) and uses the C strings at i_name and i_arg. i_sep is the
+	 * first blank or NUL after i_name, so the name ends there. */
+	ilen = (size_t)((i_sep ? i_sep : i_end) - i_name);
+	if (ilen == 0) /* "#!" then NUL: Linux would exec "" (ENOENT). */
 		return -ENOEXEC;
-	r = copy_out(interp, interp_cap, i_name, (size_t)r);
+	r = copy_out(interp, interp_cap, i_name, ilen);
 	if (r)
 		return r;
 	if (i_arg) {
@@ -549,6 +550,9 @@ int stack_build(uint64_t stack_top, const char *const *argv, size_t argc,
 		return -EINVAL;
 	if (stack_top & 15)
 		return -EINVAL;
+	/* Bounds 2 * i below; such a vector could never fit anyway. */
+	if (naux > SIZE_MAX / 16)
+		return -E2BIG;
 	for (i = 0; i < naux; i++)
 		if (aux_reserved(aux[2 * i]))
 			return -EINVAL;
