@@ -146,6 +146,14 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		 opts->hostname ? opts->hostname : "moat");
 	snprintf(S->domainname, sizeof(S->domainname), "(none)");
 	signal(SIGPIPE, SIG_IGN);
+	{
+		/* Room for the idle-fd LRU and every file guests keep open. */
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 
 	gofer = start_gofer(opts->rootfs ? opts->rootfs : "/", &gsock, err);
 	if (gofer < 0)

@@ -165,7 +165,8 @@ static uint64_t find_phdr_vaddr(const struct elf_info *ei,
 	for (i = 0; i < ei->nsegs; i++) {
 		const struct elf_seg *s = &ei->segs[i];
 
-		if (s->offset <= ei->phoff && ei->phoff - s->offset <= s->filesz &&
+		if (s->offset <= ei->phoff &&
+		    ei->phoff - s->offset <= s->filesz &&
 		    tbl <= s->filesz - (ei->phoff - s->offset))
 			return s->vaddr + (ei->phoff - s->offset);
 	}
@@ -278,8 +279,7 @@ int elf_parse(elf_read_fn rd, void *ctx, uint64_t file_size,
 	return 0;
 }
 
-int elf_load_bias_hint(const struct elf_info *ei, uint64_t base,
-		       uint64_t *bias)
+int elf_load_bias_hint(const struct elf_info *ei, uint64_t base, uint64_t *bias)
 {
 	uint64_t b, lo, hi;
 
@@ -368,7 +368,8 @@ int elf_map_plan(const struct elf_info *ei, uint64_t bias,
 			/* The tail of the last file page holds whatever
 			 * follows in the file; bss must read as zero. Linux
 			 * (padzero) clears to the page end. */
-			if (s->memsz > s->filesz && (file_end & PAGE_OFF_MASK)) {
+			if (s->memsz > s->filesz &&
+			    (file_end & PAGE_OFF_MASK)) {
 				r = emit(ops, cap, &n, ELF_ZERO, file_end,
 					 page_up(file_end) - file_end, 0,
 					 s->prot);
@@ -577,7 +578,8 @@ int stack_build(uint64_t stack_top, const char *const *argv, size_t argc,
 	if (__builtin_add_overflow(strsz, 15, &total))
 		return -E2BIG;
 	total &= ~(size_t)15;
-	if (__builtin_add_overflow(total, sizeof(stack_platform) + 16, &total) ||
+	if (__builtin_add_overflow(total, sizeof(stack_platform) + 16,
+				   &total) ||
 	    __builtin_add_overflow(total, items, &total) ||
 	    __builtin_add_overflow(total, 15, &total))
 		return -E2BIG;
@@ -603,11 +605,13 @@ int stack_build(uint64_t stack_top, const char *const *argv, size_t argc,
 	 * ends up lowest and each vector reads upward in memory. */
 	img->env_end = sp + off;
 	for (i = envc; i-- > 0;)
-		put64(base + p_envp + 8 * i, sp + push_str(base, &off, envp[i]));
+		put64(base + p_envp + 8 * i,
+		      sp + push_str(base, &off, envp[i]));
 	img->env_start = sp + off;
 	img->arg_end = sp + off;
 	for (i = argc; i-- > 0;)
-		put64(base + p_argv + 8 * i, sp + push_str(base, &off, argv[i]));
+		put64(base + p_argv + 8 * i,
+		      sp + push_str(base, &off, argv[i]));
 	img->arg_start = sp + off;
 
 	off &= ~(size_t)15;
@@ -624,8 +628,10 @@ int stack_build(uint64_t stack_top, const char *const *argv, size_t argc,
 	}
 	{
 		const uint64_t ours[] = {
-			AT_RANDOM, img->random_addr, AT_EXECFN, img->execfn_addr,
-			AT_PLATFORM, img->platform_addr, AT_NULL, 0,
+			AT_RANDOM,   img->random_addr,
+			AT_EXECFN,   img->execfn_addr,
+			AT_PLATFORM, img->platform_addr,
+			AT_NULL,     0,
 		};
 
 		memcpy(base + p_auxv + 16 * naux, ours, sizeof(ours));

@@ -49,7 +49,7 @@ struct elf_seg {
 };
 
 struct elf_info {
-	uint16_t type;  /* ET_EXEC or ET_DYN */
+	uint16_t type;	/* ET_EXEC or ET_DYN */
 	uint64_t entry; /* e_entry (unbiased) */
 	uint64_t phoff;
 	uint16_t phnum, phentsize;
@@ -154,8 +154,8 @@ int shebang_parse(const char *buf, size_t len, char *interp, size_t interp_cap,
  * (arch_align_stack); we leave none: randomise stack_top instead. */
 struct stack_image {
 	uint8_t *buf;
-	size_t cap; /* caller-provided scratch buffer */
-	size_t len; /* bytes of the image, at buf + cap - len */
+	size_t cap;  /* caller-provided scratch buffer */
+	size_t len;  /* bytes of the image, at buf + cap - len */
 	uint64_t sp; /* guest address of argc */
 	uint64_t argv_addr, envp_addr, auxv_addr, execfn_addr, random_addr;
 	/* Extensions: what /proc/pid/{cmdline,environ,auxv} and

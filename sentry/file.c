@@ -44,6 +44,8 @@ void file_put(struct file *f)
 		f->ops->release(f);
 	if (f->hostfd >= 0 && !f->hostfd_shared)
 		close(f->hostfd);
+	if (f->hostfd >= 0 && f->hostfd_shared && f->vn)
+		vnode_hostfd_put(f->vn);
 	vnode_put(f->vn);
 	free(f->data);
 	free(f);
@@ -292,15 +294,12 @@ static int gofer_open(struct vnode *vn, int flags, struct file **out)
 	if (S_ISREG(vn->mode)) {
 		/* One host fd per regular file, shared by every open: reads use
 		 * pread at the guest's own offset. */
-		if (vn->hostfd < 0) {
-			rc = p9c_lopen(S->p9, vn->fid, O_RDONLY, &hostfd);
-			if (rc < 0) {
-				file_put(f);
-				return rc;
-			}
-			vn->hostfd = hostfd;
+		hostfd = vnode_hostfd_get(vn);
+		if (hostfd < 0) {
+			file_put(f);
+			return hostfd;
 		}
-		f->hostfd = vn->hostfd;
+		f->hostfd = hostfd;
 		f->hostfd_shared = true;
 	} else if (!(flags & O_PATH)) {
 		uint32_t fid;

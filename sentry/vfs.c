@@ -13,6 +13,14 @@
 
 #define MAX_SYMLINKS 40
 #define DCACHE_BUCKETS 4096
+/* Bounds on what a guest can make the sentry keep: cached nodes (each
+ * positive one holds a gofer fid) and idle host fds of closed files. */
+#define DCACHE_MAX 65536
+#define IDLE_FDS_MAX VFS_IDLE_FDS_MAX
+
+static size_t dcache_count;
+static struct vnode *idle_head, *idle_tail;
+static size_t idle_count;
 
 static struct vnode *dcache[DCACHE_BUCKETS];
 static struct vnode *root_vn, *proc_vn, *dev_vn;
@@ -41,6 +49,8 @@ void vnode_put(struct vnode *vn)
 		return;
 	if (vn->hostfd >= 0)
 		close(vn->hostfd);
+	if (vn->kind == VN_GOFER && !vn->negative && vn->fid != S->rootfid && S->p9)
+		p9c_clunk(S->p9, vn->fid);
 	free(vn->link);
 	free(vn->path);
 	free(vn);
@@ -74,10 +84,72 @@ static struct vnode *dcache_find(const char *path)
 	return NULL;
 }
 
+static void idle_unlink(struct vnode *vn)
+{
+	if (vn->idle_prev)
+		vn->idle_prev->idle_next = vn->idle_next;
+	else if (idle_head == vn)
+		idle_head = vn->idle_next;
+	else
+		return; /* not on the list */
+	if (vn->idle_next)
+		vn->idle_next->idle_prev = vn->idle_prev;
+	else
+		idle_tail = vn->idle_prev;
+	vn->idle_prev = vn->idle_next = NULL;
+	idle_count--;
+}
+
+int vnode_hostfd_get(struct vnode *vn)
+{
+	int rc, fd;
+
+	if (vn->hostfd < 0) {
+		rc = p9c_lopen(S->p9, vn->fid, O_RDONLY, &fd);
+		if (rc < 0)
+			return rc;
+		vn->hostfd = fd;
+	}
+	idle_unlink(vn);
+	vn->nopen++;
+	return vn->hostfd;
+}
+
+void vnode_hostfd_put(struct vnode *vn)
+{
+	if (--vn->nopen > 0 || vn->hostfd < 0)
+		return;
+	if (!vn->cached) {
+		close(vn->hostfd);
+		vn->hostfd = -1;
+		return;
+	}
+	/* Keep it for the next open (ld.so opens libc in every exec), but
+	 * only so many: a guest opening a whole tree must not use up the
+	 * sentry's fds. */
+	vn->idle_prev = idle_tail;
+	vn->idle_next = NULL;
+	if (idle_tail)
+		idle_tail->idle_next = vn;
+	else
+		idle_head = vn;
+	idle_tail = vn;
+	idle_count++;
+	while (idle_count > IDLE_FDS_MAX) {
+		struct vnode *old = idle_head;
+		idle_unlink(old);
+		close(old->hostfd);
+		old->hostfd = -1;
+	}
+}
+
 static void dcache_add(struct vnode *vn)
 {
 	uint32_t b = hash_path(vn->path) % DCACHE_BUCKETS;
 
+	if (dcache_count >= DCACHE_MAX)
+		return; /* stays uncached: freed (and its fid clunked) on last put */
+	dcache_count++;
 	vn->cached = true;
 	vn->hash_next = dcache[b];
 	dcache[b] = vn;
@@ -142,6 +214,8 @@ static int gofer_lookup(struct vnode *dir, const char *name, const char *path,
 		if (vn) {
 			vn->negative = true;
 			dcache_add(vn);
+			if (!vn->cached)
+				vnode_put(vn);
 		}
 		return -ENOENT;
 	}
@@ -162,7 +236,7 @@ static int gofer_lookup(struct vnode *dir, const char *name, const char *path,
 	vn->mode = vn->st.st_mode;
 	dcache_add(vn);
 	*out = vn;
-	return 0;
+	return 0; /* cached: the dcache's reference; else the caller's */
 }
 
 /* Look up one checked component in dir. Returns a reference. */
@@ -187,10 +261,9 @@ static int lookup_child(struct task *t, struct vnode *dir, const char *name,
 	}
 	switch (dir->kind) {
 	case VN_GOFER:
-		rc = gofer_lookup(dir, name, path, out);
-		if (!rc)
-			vnode_get(*out);
-		return rc;
+		/* A cached node needs no reference (vnode_get is a no-op on
+		 * it); an uncached one comes back holding the only one. */
+		return gofer_lookup(dir, name, path, out);
 	case VN_PROC:
 		return procfs_lookup(t, dir, name, out);
 	case VN_DEV:
@@ -331,6 +404,14 @@ int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
 				return -ENOTDIR;
 			}
 			continue;
+		}
+		/* Search permission on every directory walked through. */
+		if (t) {
+			rc = vfs_access(&t->proc->cred, cur, X_OK);
+			if (rc < 0) {
+				vnode_put(cur);
+				return rc;
+			}
 		}
 		if (!strcmp(name, "..")) {
 			/* Clamped at the sandbox root: there is nothing above. */

@@ -41,6 +41,8 @@ struct vnode {
 	struct stat st;
 	char *link;	 /* symlink target, read once */
 	int hostfd;	 /* shared O_RDONLY host fd of a regular file, or -1 */
+	int nopen;	 /* open files using hostfd */
+	struct vnode *idle_prev, *idle_next; /* LRU of unused cached host fds */
 	/* VN_PROC / VN_DEV */
 	int pk;		 /* node kind inside the synthetic fs */
 	int pid;	 /* procfs: virtual pid the node is about */
@@ -48,10 +50,17 @@ struct vnode {
 	struct vnode *hash_next;
 };
 
+/* Host fds of closed files kept for reuse, at most (an LRU). */
+#define VFS_IDLE_FDS_MAX 256
+
 struct vnode *vnode_get(struct vnode *vn);
 void vnode_put(struct vnode *vn);
 /* Allocate a synthetic vnode (procfs/devfs); path is copied. NULL on ENOMEM. */
 struct vnode *vnode_new(enum vn_kind kind, mode_t mode, const char *path);
+/* The shared host fd of a regular gofer file: opened on first use, kept
+ * while files use it, and kept a while longer on a bounded LRU after. */
+int vnode_hostfd_get(struct vnode *vn);
+void vnode_hostfd_put(struct vnode *vn);
 
 int vfs_init(uint32_t rootfid, struct moat_error *err);
 
