@@ -125,8 +125,7 @@ static int build_guest_filter(struct sock_fprog *out, struct moat_error *err)
 					      SCMP_A3(SCMP_CMP_MASKED_EQ,
 						      MAP_ANONYMOUS,
 						      MAP_ANONYMOUS));
-		} else if (tab[i].nr == SYS_sched_getaffinity ||
-			   tab[i].nr == SYS_sched_setaffinity ||
+		} else if (tab[i].nr == SYS_sched_setaffinity ||
 			   tab[i].nr == SYS_sched_getparam ||
 			   tab[i].nr == SYS_sched_getscheduler ||
 			   tab[i].nr == SYS_get_robust_list ||
@@ -368,6 +367,22 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 	return child;
 }
 
+/* Keep a task on the CPU the sentry runs on: each trap is then a context
+ * switch on one core instead of two cross-CPU wakeups (the same trick as
+ * gVisor's ptrace platform). The binding follows the sentry when it moves. */
+static void bind_to_sentry_cpu(struct task *t)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu == t->cpu || S->no_bind)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(t->host_tid, sizeof(set), &set) == 0)
+		t->cpu = cpu;
+}
+
 int plat_cont(pid_t tid, int sig)
 {
 	if (ptrace(PTRACE_CONT, tid, 0, sig) < 0)
@@ -393,6 +408,7 @@ int plat_resume_result(struct task *t, long result)
 	t->at_exit_stop = false;
 	if (setregs(t, &r) < 0)
 		return -ESRCH;
+	bind_to_sentry_cpu(t);
 	return plat_cont(t->host_tid, 0);
 }
 

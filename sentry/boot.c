@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -140,6 +141,20 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	S->next_pid = 2;
 	S->boot_ns = now_ns();
 	S->debug = getenv("MOAT_DEBUG") != NULL;
+	S->no_bind = getenv("MOAT_NO_BIND") != NULL;
+	if (sched_getaffinity(0, sizeof(S->cpus), &S->cpus) < 0)
+		CPU_ZERO(&S->cpus);
+	S->ncpus_possible = 1024;
+	{
+		/* Kernel's nr_cpu_ids decides the mask size a guest must pass;
+		 * the sentry's own call tells it: the smallest size accepted. */
+		cpu_set_t tmp;
+		size_t sz;
+		for (sz = 8; sz <= sizeof(tmp); sz += 8)
+			if (syscall(SYS_sched_getaffinity, 0, sz, &tmp) > 0)
+				break;
+		S->ncpus_possible = (int)sz * 8;
+	}
 	S->reaper = -1;
 	S->audit_fd = open_audit(opts->audit_path);
 	snprintf(S->hostname, sizeof(S->hostname), "%s",

@@ -50,6 +50,7 @@ int sentry_seccomp_install(struct moat_error *err)
 		SYS_recvfrom, SYS_rt_sigtimedwait, SYS_getuid, SYS_geteuid,
 		SYS_prlimit64, SYS_sigaltstack, SYS_rseq,
 		SYS_set_robust_list, SYS_getcpu, SYS_sched_getaffinity,
+		SYS_sched_setaffinity,
 		SYS_mincore, SYS_msync, SYS_gettimeofday,
 	};
 	/* TRAP, not KILL: the handler names the syscall before the sentry

@@ -8,6 +8,7 @@
 #ifndef MOAT_SENTRY_H
 #define MOAT_SENTRY_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -123,6 +124,7 @@ struct task {
 	/* exec in progress */
 	struct exec_plan *exec;
 	int pending_sig;	/* signal to deliver on next resume */
+	int cpu;		/* host CPU the task is bound to, -1 none */
 	uint64_t clear_child_tid;
 	int fixup_value;	/* virtual result for a passthrough syscall */
 	uint64_t clone_flags, clone_ptid, clone_ctid;
@@ -163,6 +165,9 @@ struct sentry {
 	int host_proc_fd;	/* host /proc, for reading tracee maps */
 	int64_t boot_ns;
 	bool debug;		/* MOAT_DEBUG set: trace events to stderr */
+	bool no_bind;		/* MOAT_NO_BIND set: do not pin tasks to the sentry's CPU */
+	cpu_set_t cpus;		/* CPUs the sandbox may use (moat's affinity) */
+	int ncpus_possible;
 };
 
 extern struct sentry *S;

@@ -459,6 +459,25 @@ long sys_sched_setaffinity(struct task *t, struct syscall_args *a)
 	return 0;
 }
 
+long sys_sched_getaffinity(struct task *t, struct syscall_args *a)
+{
+	int pid = (int)a->a[0];
+	size_t len = a->a[1];
+	size_t need = (size_t)(S->ncpus_possible + 63) / 64 * 8;
+
+	if (pid && !task_by_vtid(pid))
+		return -ESRCH;
+	if (len < need || (len & 7))
+		return -EINVAL;
+	if (need > sizeof(S->cpus))
+		need = sizeof(S->cpus);
+	/* The platform pins tasks to the sentry's CPU to keep each trap on
+	 * one core; the guest sees the CPUs the sandbox may use. */
+	if (task_write(t, a->a[2], &S->cpus, need) < 0)
+		return -EFAULT;
+	return (long)need;
+}
+
 long sys_sched_setscheduler(struct task *t, struct syscall_args *a)
 {
 	(void)t;

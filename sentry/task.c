@@ -73,6 +73,7 @@ struct task *task_new(pid_t host_tid, struct process *p)
 	t->proc = p;
 	t->state = TS_NEW;
 	t->wait_hostfd = -1;
+	t->cpu = -1;
 	t->next = S->tasks;
 	S->tasks = t;
 	t->hash_next = S->by_host[HASH(host_tid)];
