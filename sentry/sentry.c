@@ -257,13 +257,7 @@ static void drain_waits(void)
 
 static int live_tasks(void)
 {
-	struct task *t;
-	int n = 0;
-
-	for (t = S->tasks; t; t = t->next)
-		if (t->state != TS_DEAD)
-			n++;
-	return n;
+	return S->nlive;
 }
 
 int sentry_loop(void)
@@ -277,6 +271,9 @@ int sentry_loop(void)
 	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd < 0)
 		return -errno;
+	bool polled = true;
+	uint64_t retried_gen = (uint64_t)-1;
+
 	for (;;) {
 		struct pollfd pfds[64];
 		int n = 0, timeout = -1;
@@ -284,10 +281,21 @@ int sentry_loop(void)
 		struct signalfd_siginfo si;
 		struct task *t;
 
-		while (read(sfd, &si, sizeof(si)) > 0)
-			;
-		drain_waits();
-		retry_blocked();
+		if (polled) {
+			/* After a poll, collect everything that happened. After
+			 * a blocking waitpid there is nothing more to collect
+			 * that the next waitpid would not return. */
+			while (read(sfd, &si, sizeof(si)) > 0)
+				;
+			drain_waits();
+			polled = false;
+		}
+		if (S->ndead > 32)
+			task_sweep();
+		if (S->generation != retried_gen) {
+			retry_blocked();
+			retried_gen = S->generation;
+		}
 		if (S->init_exited && !live_tasks())
 			break;
 		pfds[n].fd = sfd;
@@ -324,6 +332,7 @@ int sentry_loop(void)
 		}
 		if (poll(pfds, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			return -errno;
+		polled = true;
 		/* Any readiness or timeout may unblock someone. */
 		sentry_wake();
 	}

@@ -74,6 +74,7 @@ struct task *task_new(pid_t host_tid, struct process *p)
 	t->state = TS_NEW;
 	t->wait_hostfd = -1;
 	t->cpu = -1;
+	S->nlive++;
 	t->next = S->tasks;
 	S->tasks = t;
 	t->hash_next = S->by_host[HASH(host_tid)];
@@ -347,6 +348,8 @@ void task_exited(struct task *t, int status)
 	if (t->state == TS_DEAD)
 		return;
 	t->state = TS_DEAD;
+	S->nlive--;
+	S->ndead++;
 	unhash_task(t);
 	p->nthreads--;
 	if (t == p->leader || p->nthreads <= 0) {
@@ -733,4 +736,38 @@ long sys_setpgid(struct task *t, struct syscall_args *a)
 	}
 	p->pgid = pgid;
 	return 0;
+}
+
+/* Free dead tasks and reaped processes. Called from the top of the event
+ * loop only, where no handler holds a pointer to either. */
+void task_sweep(void)
+{
+	struct task **tp = &S->tasks, *t;
+	struct process **pp = &S->procs, *p;
+
+	while ((t = *tp)) {
+		if (t->state == TS_DEAD && !t->exec) {
+			*tp = t->next;
+			free(t);
+		} else {
+			tp = &t->next;
+		}
+	}
+	while ((p = *pp)) {
+		bool used = false;
+		for (t = S->tasks; t && !used; t = t->next)
+			used = t->proc == p;
+		if (p->reaped && !used) {
+			*pp = p->next;
+			vnode_put(p->cwd);
+			vnode_put(p->exe);
+			free(p->cmdline);
+			maps_clear(p);
+			fdtable_put(p->fdt);
+			free(p);
+		} else {
+			pp = &p->next;
+		}
+	}
+	S->ndead = 0;
 }
