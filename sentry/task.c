@@ -194,6 +194,32 @@ long sys_vfork(struct task *t, struct syscall_args *a)
 	return do_clone(t, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0);
 }
 
+long sys_unshare(struct task *t, struct syscall_args *a)
+{
+	uint64_t flags = a->a[0];
+
+	(void)t;
+	if (flags & (CLONE_NS_FLAGS | CLONE_NEWTIME))
+		return (flags & ~(uint64_t)(CLONE_NS_FLAGS | CLONE_NEWTIME | CLONE_SYSVSEM |
+					     CLONE_FILES | CLONE_FS | CLONE_VM |
+					     CLONE_SIGHAND | CLONE_THREAD)) ?
+			       -EINVAL :
+			       -EPERM;
+	if (flags & ~(uint64_t)(CLONE_FILES | CLONE_FS | CLONE_VM | CLONE_SIGHAND |
+				CLONE_THREAD | CLONE_SYSVSEM))
+		return -EINVAL;
+	/* Private fd tables and fs state per process already: nothing to do
+	 * for a single-threaded caller. */
+	return 0;
+}
+
+long sys_setns(struct task *t, struct syscall_args *a)
+{
+	(void)t;
+	(void)a;
+	return -EPERM;
+}
+
 long sys_clone3(struct task *t, struct syscall_args *a)
 {
 	(void)t;
