@@ -10,8 +10,9 @@
 /* The guest's environment starts clean: the caller's environment often
  * holds secrets (tokens, keys) that untrusted code must not see. Only
  * the terminal and locale variables are carried over; --env adds more. */
-static const char *const keep_env[] = {"TERM", "LANG", "LC_ALL", "LC_CTYPE",
-				       "LC_COLLATE", "LC_MESSAGES", "TZ"};
+static const char *const keep_env[] = { "TERM",	    "LANG",	  "LC_ALL",
+					"LC_CTYPE", "LC_COLLATE", "LC_MESSAGES",
+					"TZ" };
 
 static void env_set(char ***env, size_t *n, const char *kv)
 {
@@ -33,22 +34,23 @@ static void env_set(char ***env, size_t *n, const char *kv)
 int cmd_do(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"rootfs", required_argument, NULL, 'r'},
-		{"hostname", required_argument, NULL, 'h'},
-		{"env", required_argument, NULL, 'e'},
-		{"cwd", required_argument, NULL, 'c'},
-		{"strace", no_argument, NULL, 's'},
-		{"audit", required_argument, NULL, 'a'},
-		{NULL, 0, NULL, 0},
+		{ "rootfs", required_argument, NULL, 'r' },
+		{ "hostname", required_argument, NULL, 'h' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "cwd", required_argument, NULL, 'c' },
+		{ "strace", no_argument, NULL, 's' },
+		{ "audit", required_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct sentry_opts o;
-	struct moat_error err = {0};
+	struct moat_error err = { 0 };
 	char **env = NULL;
 	size_t nenv = 0, i;
 	int c, rc;
 
 	memset(&o, 0, sizeof(o));
-	env_set(&env, &nenv, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	env_set(&env, &nenv,
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	env_set(&env, &nenv, "HOME=/root");
 	for (i = 0; i < ARRAY_SIZE(keep_env); i++) {
 		const char *v = getenv(keep_env[i]);
@@ -67,14 +69,17 @@ int cmd_do(int argc, char **argv)
 			break;
 		case 'h':
 			if (strlen(optarg) > 64) {
-				fprintf(stderr, "moat: --hostname: longer than 64 bytes\n");
+				fprintf(stderr,
+					"moat: --hostname: longer than 64 bytes\n");
 				return 2;
 			}
 			o.hostname = optarg;
 			break;
 		case 'e':
 			if (!strchr(optarg, '=')) {
-				fprintf(stderr, "moat: --env `%s`: expected K=V\n", optarg);
+				fprintf(stderr,
+					"moat: --env `%s`: expected K=V\n",
+					optarg);
 				return 2;
 			}
 			env_set(&env, &nenv, optarg);
@@ -89,7 +94,8 @@ int cmd_do(int argc, char **argv)
 			o.audit_path = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: moat do [options] -- CMD [ARGS...]\n");
+			fprintf(stderr,
+				"usage: moat do [options] -- CMD [ARGS...]\n");
 			return 2;
 		}
 	}

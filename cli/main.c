@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "help")) {
 		if (argc >= 3 && !strcmp(argv[2], "syscalls"))
-			return syscalls_help(argc >= 4 && !strcmp(argv[3], "--markdown"));
+			return syscalls_help(argc >= 4 &&
+					     !strcmp(argv[3], "--markdown"));
 		usage(stdout);
 		return 0;
 	}

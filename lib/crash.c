@@ -22,18 +22,22 @@ static void crash_handler(int sig)
 	char line[512], name[256];
 	int n, depth = 0;
 
-	n = snprintf(line, sizeof(line), "%s: fatal signal %d (%s); backtrace:\n",
-		     crash_who, sig, strsignal(sig));
+	n = snprintf(line, sizeof(line),
+		     "%s: fatal signal %d (%s); backtrace:\n", crash_who, sig,
+		     strsignal(sig));
 	if (write(2, line, (size_t)n) < 0)
 		goto out;
 	if (unw_getcontext(&ctx) == 0 && unw_init_local(&cur, &ctx) == 0) {
 		while (unw_step(&cur) > 0 && depth++ < 64) {
 			unw_word_t ip = 0, off = 0;
 			unw_get_reg(&cur, UNW_REG_IP, &ip);
-			if (unw_get_proc_name(&cur, name, sizeof(name), &off) != 0)
+			if (unw_get_proc_name(&cur, name, sizeof(name), &off) !=
+			    0)
 				snprintf(name, sizeof(name), "?");
-			n = snprintf(line, sizeof(line), "  #%d 0x%016lx %s+0x%lx\n",
-				     depth, (unsigned long)ip, name, (unsigned long)off);
+			n = snprintf(line, sizeof(line),
+				     "  #%d 0x%016lx %s+0x%lx\n", depth,
+				     (unsigned long)ip, name,
+				     (unsigned long)off);
 			if (write(2, line, (size_t)n) < 0)
 				break;
 		}
@@ -45,8 +49,8 @@ out:
 
 void crash_handler_install(const char *who)
 {
-	static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
 	struct sigaction sa;
 	size_t i;
 

@@ -21,13 +21,13 @@ struct task;
  * (>= 0x7eff...), so brk, which the host kernel starts right after the stub,
  * has room to grow. */
 #define STUB_ADDR 0x7e0000000000ULL
-#define STUB_CODE_OFF 0xb0ULL			/* syscall; ud2 */
+#define STUB_CODE_OFF 0xb0ULL /* syscall; ud2 */
 #define STUB_SYSCALL (STUB_ADDR + STUB_CODE_OFF)
-#define STUB_DATA (STUB_ADDR + 0x1000ULL)	/* one zeroed RW page */
+#define STUB_DATA (STUB_ADDR + 0x1000ULL) /* one zeroed RW page */
 #define STUB_DATA_SIZE 0x1000ULL
 
 /* Host fd numbers every guest process holds (and nothing else). */
-#define GUEST_CTL_FD 1000 /* receives donated host fds for mmap */
+#define GUEST_CTL_FD 1000  /* receives donated host fds for mmap */
 #define GUEST_STUB_FD 1001 /* the stub ELF memfd, exec'ed by execve */
 
 int plat_make_stub(struct moat_error *err);
@@ -37,7 +37,8 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err);
 int plat_set_options(pid_t tid);
 
 /* Resume a task stopped at a syscall. */
-int plat_resume_result(struct task *t, long result); /* skip syscall, return result */
+int plat_resume_result(struct task *t,
+		       long result); /* skip syscall, return result */
 int plat_resume_passthrough(struct task *t, int want_exit_stop);
 int plat_resume_restart(struct task *t); /* re-execute the syscall insn */
 int plat_cont(pid_t tid, int sig);

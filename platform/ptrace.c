@@ -43,8 +43,8 @@
 #include "sentry/sentry.h"
 
 #define PTRACE_OPTS                                                            \
-	(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACESECCOMP | PTRACE_O_EXITKILL |  \
-	 PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |     \
+	(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACESECCOMP | PTRACE_O_EXITKILL |   \
+	 PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |      \
 	 PTRACE_O_TRACEEXEC)
 
 /* The stub: an ELF with a 2-byte syscall instruction (every injection after
@@ -57,7 +57,8 @@ int plat_make_stub(struct moat_error *err)
 	Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof(*eh));
 	cleanup_close int fd = -1;
 
-	_Static_assert(sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr) <= STUB_CODE_OFF,
+	_Static_assert(sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr) <=
+			       STUB_CODE_OFF,
 		       "stub headers overlap code");
 	memset(img, 0, sizeof(img));
 	memcpy(eh->e_ident, ELFMAG, SELFMAG);
@@ -134,7 +135,8 @@ static int build_guest_filter(struct sock_fprog *out, struct moat_error *err)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, tab[i].nr, 1,
 					      SCMP_A0(SCMP_CMP_EQ, 0));
 		} else {
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, tab[i].nr, 0);
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, tab[i].nr,
+					      0);
 		}
 		if (rc < 0) {
 			seccomp_release(ctx);
@@ -143,7 +145,8 @@ static int build_guest_filter(struct sock_fprog *out, struct moat_error *err)
 		}
 	}
 	mfd = memfd_create("moat-filter", MFD_CLOEXEC);
-	if (mfd < 0 || seccomp_export_bpf(ctx, mfd) < 0 || fstat(mfd, &st) < 0) {
+	if (mfd < 0 || seccomp_export_bpf(ctx, mfd) < 0 ||
+	    fstat(mfd, &st) < 0) {
 		seccomp_release(ctx);
 		return moat_error_set(err, EIO, "export guest seccomp filter");
 	}
@@ -151,7 +154,8 @@ static int build_guest_filter(struct sock_fprog *out, struct moat_error *err)
 	buf = xmalloc((size_t)st.st_size);
 	if (pread(mfd, buf, (size_t)st.st_size, 0) != st.st_size)
 		return moat_error_set(err, EIO, "read guest seccomp filter");
-	out->len = (unsigned short)((size_t)st.st_size / sizeof(struct sock_filter));
+	out->len = (unsigned short)((size_t)st.st_size /
+				    sizeof(struct sock_filter));
 	out->filter = buf;
 	return 0;
 }
@@ -178,7 +182,8 @@ static int write_file(const char *path, const char *s)
  * real program when the exec event arrives. */
 __attribute__((noreturn)) static void guest_boot(struct sock_fprog *prog)
 {
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3,
+						0 };
 	struct __user_cap_data_struct data[2];
 	int cap;
 
@@ -201,9 +206,9 @@ __attribute__((noreturn)) static void guest_boot(struct sock_fprog *prog)
 	    syscall(SYS_close_range, GUEST_STUB_FD + 1, ~0U, 0) < 0)
 		die_child("close_range");
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-				     SECBIT_NO_SETUID_FIXUP |
-				     SECBIT_NO_SETUID_FIXUP_LOCKED |
-				     SECBIT_KEEP_CAPS_LOCKED) < 0)
+					     SECBIT_NO_SETUID_FIXUP |
+					     SECBIT_NO_SETUID_FIXUP_LOCKED |
+					     SECBIT_KEEP_CAPS_LOCKED) < 0)
 		die_child("securebits");
 	for (cap = 0; cap <= 63; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
@@ -221,15 +226,15 @@ __attribute__((noreturn)) static void guest_boot(struct sock_fprog *prog)
 
 static void set_rlimit(int res, rlim_t v)
 {
-	struct rlimit rl = {v, v};
+	struct rlimit rl = { v, v };
 	setrlimit(res, &rl);
 }
 
 /* The reaper: init of the guests' pid namespace. It owns an empty mount
  * namespace, runs as an unmapped-to-nobody user, and reaps every guest
  * process after the sentry has collected its status through ptrace. */
-__attribute__((noreturn)) static void reaper_main(int gofd, struct sock_fprog *prog,
-					       int ctl_fd, int stub_fd)
+__attribute__((noreturn)) static void
+reaper_main(int gofd, struct sock_fprog *prog, int ctl_fd, int stub_fd)
 {
 	char c;
 	pid_t child;
@@ -241,8 +246,8 @@ __attribute__((noreturn)) static void reaper_main(int gofd, struct sock_fprog *p
 	 * detached so no host path is reachable even by a bug in injection. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		die_child("make / private");
-	if (mount("moat-empty", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  "size=4k,mode=0555") < 0)
+	if (mount("moat-empty", "/tmp", "tmpfs",
+		  MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") < 0)
 		die_child("mount empty root");
 	if (chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
 	    umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
@@ -251,7 +256,8 @@ __attribute__((noreturn)) static void reaper_main(int gofd, struct sock_fprog *p
 		die_child("remount empty root read-only");
 	/* Host identity: nobody. Must precede PDEATHSIG: a credential change
 	 * clears it. */
-	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+	if (setresgid(65534, 65534, 65534) < 0 ||
+	    setresuid(65534, 65534, 65534) < 0)
 		die_child("setresuid nobody");
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		die_child("pdeathsig");
@@ -294,11 +300,11 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 		return -1;
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return moat_error_set(err, errno, "pipe");
-	reaper = (pid_t)syscall(SYS_clone,
-				CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS |
-					CLONE_NEWNET | CLONE_NEWIPC |
-					CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD,
-				NULL, NULL, NULL, NULL);
+	reaper = (pid_t)syscall(
+		SYS_clone,
+		CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
+			CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD,
+		NULL, NULL, NULL, NULL);
 	if (reaper < 0)
 		return moat_error_set(err, errno, "clone namespaces");
 	if (reaper == 0) {
@@ -322,7 +328,8 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 		return moat_error_set(err, -rc, "write id maps of the sandbox");
 	}
 	/* Trace the reaper only to learn the host pid of its first child. */
-	if (ptrace(PTRACE_SEIZE, reaper, 0, PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL) < 0) {
+	if (ptrace(PTRACE_SEIZE, reaper, 0,
+		   PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL) < 0) {
 		kill(reaper, SIGKILL);
 		return moat_error_set(err, errno, "ptrace seize");
 	}
@@ -335,9 +342,12 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 	while (child < 0) {
 		pid_t w = waitpid(reaper, &st, __WALL);
 		if (w < 0)
-			return moat_error_set(err, errno, "wait for sandbox setup");
+			return moat_error_set(err, errno,
+					      "wait for sandbox setup");
 		if (WIFEXITED(st) || WIFSIGNALED(st))
-			return moat_error_set(err, 0, "sandbox setup failed (status 0x%x)", st);
+			return moat_error_set(
+				err, 0, "sandbox setup failed (status 0x%x)",
+				st);
 		if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_FORK << 8))) {
 			ptrace(PTRACE_GETEVENTMSG, reaper, 0, &msg);
 			child = (pid_t)msg;
@@ -351,13 +361,16 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 	for (;;) {
 		pid_t w = waitpid(child, &st, __WALL);
 		if (w < 0)
-			return moat_error_set(err, errno, "wait for first task");
+			return moat_error_set(err, errno,
+					      "wait for first task");
 		if (WIFEXITED(st) || WIFSIGNALED(st))
-			return moat_error_set(err, 0, "first task died in setup");
+			return moat_error_set(err, 0,
+					      "first task died in setup");
 		if (WSTOPSIG(st) == SIGSTOP && (st >> 16) == 0) {
 			rc = plat_set_options(child);
 			if (rc < 0)
-				return moat_error_set(err, -rc, "ptrace options");
+				return moat_error_set(err, -rc,
+						      "ptrace options");
 			ptrace(PTRACE_CONT, child, 0, 0);
 			break;
 		}
@@ -533,13 +546,15 @@ static void drain_stale(void)
 			struct cmsghdr h;
 			char buf[CMSG_SPACE(sizeof(int))];
 		} cm;
-		struct iovec iov = {&b, 1};
-		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
-				    .msg_control = cm.buf,
-				    .msg_controllen = sizeof(cm.buf)};
+		struct iovec iov = { &b, 1 };
+		struct msghdr mh = { .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = cm.buf,
+				     .msg_controllen = sizeof(cm.buf) };
 		struct cmsghdr *c;
 
-		if (recvmsg(S->ctl_guest, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
+		if (recvmsg(S->ctl_guest, &mh,
+			    MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
 			return;
 		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 			if (c->cmsg_type == SCM_RIGHTS) {
@@ -567,7 +582,7 @@ int plat_donate_fd(struct task *t, int hostfd)
 			char buf[CMSG_SPACE(sizeof(int))];
 		} cm;
 	} g;
-	struct msghdr mh = {0};
+	struct msghdr mh = { 0 };
 	struct iovec iov;
 	char byte = 'f';
 	union {
@@ -596,16 +611,18 @@ int plat_donate_fd(struct task *t, int hostfd)
 		return -errno;
 
 	memset(&g, 0, sizeof(g));
-	g.iov.iov_base = (void *)(uintptr_t)(base + offsetof(__typeof__(g), byte));
+	g.iov.iov_base =
+		(void *)(uintptr_t)(base + offsetof(__typeof__(g), byte));
 	g.iov.iov_len = 1;
 	g.mh.msg_iov = (void *)(uintptr_t)(base + offsetof(__typeof__(g), iov));
 	g.mh.msg_iovlen = 1;
-	g.mh.msg_control = (void *)(uintptr_t)(base + offsetof(__typeof__(g), cm));
+	g.mh.msg_control =
+		(void *)(uintptr_t)(base + offsetof(__typeof__(g), cm));
 	g.mh.msg_controllen = sizeof(g.cm.buf);
 	if (task_write(t, base, &g, sizeof(g)) < 0)
 		goto drain;
-	rc = plat_inject(t, SYS_recvmsg, GUEST_CTL_FD, base, MSG_CMSG_CLOEXEC | MSG_DONTWAIT,
-			 0, 0, 0);
+	rc = plat_inject(t, SYS_recvmsg, GUEST_CTL_FD, base,
+			 MSG_CMSG_CLOEXEC | MSG_DONTWAIT, 0, 0, 0);
 	if (rc != 1)
 		goto drain;
 	if (task_read(t, base, &g, sizeof(g)) < 0)
@@ -621,7 +638,7 @@ drain:
 
 int task_read(struct task *t, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
 	ssize_t n;
 
 	if (len == 0)
@@ -636,7 +653,8 @@ int task_read(struct task *t, uint64_t addr, void *buf, size_t len)
 
 int task_write(struct task *t, uint64_t addr, const void *buf, size_t len)
 {
-	struct iovec l = {(void *)buf, len}, r = {(void *)(uintptr_t)addr, len};
+	struct iovec l = { (void *)buf, len },
+		     r = { (void *)(uintptr_t)addr, len };
 	ssize_t n;
 
 	if (len == 0)

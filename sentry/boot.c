@@ -23,8 +23,8 @@
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
 
-
-static pid_t start_gofer(const char *root, int *sock_out, struct moat_error *err)
+static pid_t start_gofer(const char *root, int *sock_out,
+			 struct moat_error *err)
 {
 	int sv[2];
 	pid_t pid;
@@ -42,8 +42,8 @@ static pid_t start_gofer(const char *root, int *sock_out, struct moat_error *err
 		return moat_error_set(err, errno, "gofer: fork");
 	if (pid == 0) {
 		char fdbuf[16];
-		char *args[] = {"moat", "gofer", "--root", (char *)root, "--fd",
-				fdbuf, NULL};
+		char *args[] = { "moat", "gofer", "--root", (char *)root,
+				 "--fd", fdbuf,	  NULL };
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (dup2(sv[1], 3) < 0)
 			_exit(126);
@@ -57,9 +57,11 @@ static pid_t start_gofer(const char *root, int *sock_out, struct moat_error *err
 }
 
 /* PATH lookup in the sandbox's own tree, as execvp would do inside. */
-static int find_in_path(const char *cmd, char *const *envp, char *out, size_t cap)
+static int find_in_path(const char *cmd, char *const *envp, char *out,
+			size_t cap)
 {
-	const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	const char *path =
+		"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 	char *const *e;
 	char buf[PATH_MAX];
 	const char *p;
@@ -164,7 +166,8 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	{
 		/* Room for the idle-fd LRU and every file guests keep open. */
 		struct rlimit rl;
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur < rl.rlim_max) {
 			rl.rlim_cur = rl.rlim_max;
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
@@ -186,7 +189,8 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	p->pgid = p->sid = 1;
 	rlimits_default(p);
 	snprintf(p->comm, sizeof(p->comm), "init");
-	rc = vfs_resolve(NULL, AT_FDCWD, opts->cwd ? opts->cwd : "/", LOOKUP_FOLLOW, &cwd);
+	rc = vfs_resolve(NULL, AT_FDCWD, opts->cwd ? opts->cwd : "/",
+			 LOOKUP_FOLLOW, &cwd);
 	if (rc < 0)
 		return moat_error_set(err, -rc, "cwd `%s`", opts->cwd);
 	if (!S_ISDIR(cwd->mode))
@@ -194,7 +198,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	p->cwd = cwd;
 	/* A placeholder leader so stdio can be installed before the host
 	 * task exists. */
-	p->leader = &(struct task){.proc = p};
+	p->leader = &(struct task){ .proc = p };
 	if (setup_stdio(p, err) < 0)
 		return -1;
 
@@ -204,8 +208,8 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		;
 	rc = find_in_path(argv[0], opts->env, exe, sizeof(exe));
 	if (rc == 0)
-		rc = exec_prepare(NULL, cwd, AT_FDCWD, exe, 0, argv, (size_t)argc,
-				  opts->env, (size_t)envc, &plan);
+		rc = exec_prepare(NULL, cwd, AT_FDCWD, exe, 0, argv,
+				  (size_t)argc, opts->env, (size_t)envc, &plan);
 	if (rc < 0) {
 		moat_error_set(err, -rc, "exec `%s`", argv[0]);
 		err->code = -rc;

@@ -78,8 +78,9 @@ static char **dup_strv(char *const *v, size_t n, size_t extra_front)
 }
 
 /* Open an executable file: a regular file with execute permission. */
-static int open_exec(struct task *t, struct vnode *cwd, int dirfd, const char *path,
-		     int at_flags, struct vnode **vn_out, struct file **f_out)
+static int open_exec(struct task *t, struct vnode *cwd, int dirfd,
+		     const char *path, int at_flags, struct vnode **vn_out,
+		     struct file **f_out)
 {
 	struct vnode *vn;
 	struct file *f;
@@ -105,7 +106,8 @@ static int open_exec(struct task *t, struct vnode *cwd, int dirfd, const char *p
 		return -ELOOP;
 	}
 	if (!S_ISREG(vn->mode) ||
-	    vfs_access(t ? &t->proc->cred : &(struct creds){0}, vn, X_OK) < 0) {
+	    vfs_access(t ? &t->proc->cred : &(struct creds){ 0 }, vn, X_OK) <
+		    0) {
 		vnode_put(vn);
 		return -EACCES;
 	}
@@ -125,8 +127,8 @@ static int open_exec(struct task *t, struct vnode *cwd, int dirfd, const char *p
 }
 
 int exec_prepare(struct task *t, struct vnode *cwd, int dirfd, const char *path,
-		 int at_flags, char *const *argv, size_t argc, char *const *envp,
-		 size_t envc, struct exec_plan **out)
+		 int at_flags, char *const *argv, size_t argc,
+		 char *const *envp, size_t envc, struct exec_plan **out)
 {
 	struct exec_plan *p = calloc(1, sizeof(*p));
 	char cur[PATH_MAX];
@@ -137,7 +139,7 @@ int exec_prepare(struct task *t, struct vnode *cwd, int dirfd, const char *path,
 		return -ENOMEM;
 	if (argc == 0) {
 		/* Linux >= 5.18 substitutes { "" } for an empty argv. */
-		static char *const empty[] = {""};
+		static char *const empty[] = { "" };
 		argv = empty;
 		argc = 1;
 	}
@@ -204,15 +206,18 @@ int exec_prepare(struct task *t, struct vnode *cwd, int dirfd, const char *path,
 		p->main = NULL;
 		p->main_vn = NULL;
 	}
-	rc = elf_parse(file_pread, p->main, (uint64_t)p->main_vn->st.st_size, &p->mi);
+	rc = elf_parse(file_pread, p->main, (uint64_t)p->main_vn->st.st_size,
+		       &p->mi);
 	if (rc < 0)
 		goto fail;
 	if (p->mi.has_interp) {
 		struct vnode *ivn;
-		rc = open_exec(t, NULL, AT_FDCWD, p->mi.interp, 0, &ivn, &p->interp);
+		rc = open_exec(t, NULL, AT_FDCWD, p->mi.interp, 0, &ivn,
+			       &p->interp);
 		if (rc < 0)
 			goto fail;
-		rc = elf_parse(file_pread, p->interp, (uint64_t)ivn->st.st_size, &p->ii);
+		rc = elf_parse(file_pread, p->interp, (uint64_t)ivn->st.st_size,
+			       &p->ii);
 		vnode_put(ivn);
 		if (rc < 0)
 			goto fail;
@@ -326,7 +331,8 @@ static long do_execve(struct task *t, int dirfd, uint64_t upath, uint64_t uargv,
 		free_strv(argv, argc);
 		return rc;
 	}
-	rc = exec_prepare(t, NULL, dirfd, path, flags, argv, argc, envp, envc, &plan);
+	rc = exec_prepare(t, NULL, dirfd, path, flags, argv, argc, envp, envc,
+			  &plan);
 	free_strv(argv, argc);
 	free_strv(envp, envc);
 	if (rc < 0)
@@ -356,7 +362,8 @@ long sys_execve(struct task *t, struct syscall_args *a)
 
 long sys_execveat(struct task *t, struct syscall_args *a)
 {
-	return do_execve(t, (int)a->a[0], a->a[1], a->a[2], a->a[3], (int)a->a[4]);
+	return do_execve(t, (int)a->a[0], a->a[1], a->a[2], a->a[3],
+			 (int)a->a[4]);
 }
 
 void exec_failed(struct task *t)
@@ -368,8 +375,8 @@ void exec_failed(struct task *t)
 static long inj_mmap(struct task *t, uint64_t addr, uint64_t len, int prot,
 		     int flags, int fd, uint64_t off)
 {
-	return plat_inject(t, SYS_mmap, addr, len, (uint64_t)prot, (uint64_t)flags,
-			   (uint64_t)(int64_t)fd, off);
+	return plat_inject(t, SYS_mmap, addr, len, (uint64_t)prot,
+			   (uint64_t)flags, (uint64_t)(int64_t)fd, off);
 }
 
 static int zero_bytes(struct task *t, uint64_t addr, uint64_t len)
@@ -400,7 +407,8 @@ static int map_image(struct task *t, struct file *f, struct elf_info *ei,
 		if (r < 0 && r > -4096)
 			return (int)r;
 		{
-			uint64_t base = ((uint64_t)r + align - 1) & ~(align - 1);
+			uint64_t base = ((uint64_t)r + align - 1) &
+					~(align - 1);
 			bias = base - ei->min_vaddr;
 		}
 	}
@@ -414,14 +422,17 @@ static int map_image(struct task *t, struct file *f, struct elf_info *ei,
 		switch (ops[i].kind) {
 		case ELF_MAP_FILE:
 			r = inj_mmap(t, ops[i].addr, ops[i].len, ops[i].prot,
-				     MAP_PRIVATE | MAP_FIXED, gfd, ops[i].offset);
+				     MAP_PRIVATE | MAP_FIXED, gfd,
+				     ops[i].offset);
 			if (r < 0 && r > -4096)
 				goto out;
-			maps_add(t->proc, ops[i].addr, ops[i].addr + ops[i].len, path);
+			maps_add(t->proc, ops[i].addr, ops[i].addr + ops[i].len,
+				 path);
 			break;
 		case ELF_MAP_ANON:
 			r = inj_mmap(t, ops[i].addr, ops[i].len, ops[i].prot,
-				     MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+				     MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS,
+				     -1, 0);
 			if (r < 0 && r > -4096)
 				goto out;
 			break;
@@ -530,9 +541,9 @@ static int load(struct task *t, struct exec_plan *p)
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = (uint64_t)now_ns();
 	rc = map_image(t, p->main, &p->mi, p->main_vn->path,
-		       p->mi.type == ET_DYN ?
-			       (ELF_DYN_BASE_DEFAULT + ((rnd & 0x3ffff) << 12)) :
-			       0,
+		       p->mi.type == ET_DYN ? (ELF_DYN_BASE_DEFAULT +
+					       ((rnd & 0x3ffff) << 12)) :
+					      0,
 		       &mbias);
 	if (rc < 0)
 		return rc;
@@ -583,7 +594,8 @@ static int load(struct task *t, struct exec_plan *p)
 			 (const char *const *)p->envp, p->envc, p->execfn, aux,
 			 na / 2, random16, &img);
 	if (rc == 0)
-		rc = task_write(t, img.sp, img.buf + img.cap - img.len, img.len);
+		rc = task_write(t, img.sp, img.buf + img.cap - img.len,
+				img.len);
 	free(img.buf);
 	if (rc < 0)
 		return rc;
@@ -683,7 +695,8 @@ void exec_event(struct task *t)
 		}
 		if (WIFSTOPPED(st) && WSTOPSIG(st) == (SIGTRAP | 0x80))
 			break;
-		if (WIFSTOPPED(st) && (st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
+		if (WIFSTOPPED(st) && (st >> 16) == 0 &&
+		    WSTOPSIG(st) != SIGTRAP)
 			t->pending_sig = WSTOPSIG(st);
 		ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0);
 	}

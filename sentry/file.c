@@ -81,7 +81,8 @@ struct fdtable *fdtable_dup(struct fdtable *src)
 
 	if (!fdt)
 		return NULL;
-	fdt->ents = calloc((size_t)(src->cap ? src->cap : 1), sizeof(*fdt->ents));
+	fdt->ents =
+		calloc((size_t)(src->cap ? src->cap : 1), sizeof(*fdt->ents));
 	if (!fdt->ents) {
 		free(fdt);
 		return NULL;
@@ -241,7 +242,8 @@ static short always_ready(struct file *f, short events)
 	return events & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
 }
 
-static long gofer_getdents(struct task *t, struct file *f, struct dirent_sink *s)
+static long gofer_getdents(struct task *t, struct file *f,
+			   struct dirent_sink *s)
 {
 	char buf[32768];
 	size_t room = s->cap - s->len;
@@ -288,7 +290,8 @@ static int gofer_open(struct vnode *vn, int flags, struct file **out)
 		return -ENXIO; /* fifos and devices of the rootfs are not served */
 	if ((flags & O_DIRECTORY) && !S_ISDIR(vn->mode))
 		return -ENOTDIR;
-	f = file_new(&gofer_ops, flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC));
+	f = file_new(&gofer_ops, flags & ~(O_CREAT | O_EXCL | O_NOCTTY |
+					   O_TRUNC | O_CLOEXEC));
 	if (!f)
 		return -ENOMEM;
 	if (S_ISREG(vn->mode)) {
@@ -354,7 +357,7 @@ int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 static long host_read(struct task *t, struct file *f, void *buf, size_t n,
 		      int64_t *off)
 {
-	struct pollfd p = {f->hostfd, POLLIN, 0};
+	struct pollfd p = { f->hostfd, POLLIN, 0 };
 	ssize_t r;
 
 	(void)off;
@@ -368,7 +371,8 @@ static long host_read(struct task *t, struct file *f, void *buf, size_t n,
 	}
 	r = read(f->hostfd, buf, n);
 	if (r < 0)
-		return errno == EAGAIN && !(f->flags & O_NONBLOCK) ? SYS_BLOCK : -errno;
+		return errno == EAGAIN && !(f->flags & O_NONBLOCK) ? SYS_BLOCK :
+								     -errno;
 	return r;
 }
 
@@ -389,7 +393,7 @@ static long host_write(struct task *t, struct file *f, const void *buf,
 
 static short host_poll(struct file *f, short events)
 {
-	struct pollfd p = {f->hostfd, events, 0};
+	struct pollfd p = { f->hostfd, events, 0 };
 
 	if (poll(&p, 1, 0) < 0)
 		return POLLERR;

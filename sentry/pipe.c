@@ -67,7 +67,8 @@ static long pipe_write(struct task *t, struct file *f, const void *buf,
 	while (done < n && p->len < PIPE_SIZE) {
 		size_t tail = (p->head + p->len) % PIPE_SIZE;
 		/* contiguous free space after tail */
-		size_t chunk = tail < p->head ? p->head - tail : PIPE_SIZE - tail;
+		size_t chunk = tail < p->head ? p->head - tail :
+						PIPE_SIZE - tail;
 		if (chunk > n - done)
 			chunk = n - done;
 		memcpy(p->buf + tail, (const char *)buf + done, chunk);

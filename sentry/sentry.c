@@ -167,8 +167,8 @@ static void handle_stop(pid_t pid, int st)
 	int sig, ev;
 
 	if (S->debug)
-		fprintf(stderr, "moat-debug: pid %d (task %d) status 0x%x\n", pid,
-			t ? t->tid : -1, st);
+		fprintf(stderr, "moat-debug: pid %d (task %d) status 0x%x\n",
+			pid, t ? t->tid : -1, st);
 
 	if (!t) {
 		if (pid == S->reaper && (WIFEXITED(st) || WIFSIGNALED(st))) {
@@ -214,7 +214,8 @@ static void handle_stop(pid_t pid, int st)
 				}
 			}
 		}
-		ptrace(t->fixup_pending ? PTRACE_SYSCALL : PTRACE_CONT, pid, 0, 0);
+		ptrace(t->fixup_pending ? PTRACE_SYSCALL : PTRACE_CONT, pid, 0,
+		       0);
 		return;
 	}
 	case PTRACE_EVENT_EXEC:
@@ -328,7 +329,8 @@ int sentry_loop(void)
 			now = now_ns();
 			timeout = next_deadline <= now ?
 					  0 :
-					  (int)((next_deadline - now + 999999) / 1000000);
+					  (int)((next_deadline - now + 999999) /
+						1000000);
 		}
 		if (poll(pfds, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			return -errno;

@@ -29,7 +29,7 @@ struct process;
 #define SYS_PASSTHROUGH (-1001) /* validated: let the host run it */
 #define SYS_NORETURN (-1002)	/* task state changed; do not resume */
 #define SYS_PASSTHROUGH_FIXUP (-1003) /* host runs it; fix result at exit */
-#define SYS_RESTART (-1004)	/* re-execute the syscall instruction */
+#define SYS_RESTART (-1004)	      /* re-execute the syscall instruction */
 
 /* File descriptor table, shared by threads (CLONE_FILES). */
 struct fdent {
@@ -63,18 +63,18 @@ struct map_rec {
 
 /* A guest process (thread group). Virtual pid == tid of its leader. */
 struct process {
-	int pid;		/* virtual */
-	pid_t host_pid;		/* host tgid, never shown to the guest */
-	int sig_sender[65];	/* virtual pid of the last sender of each signal */
+	int pid;	    /* virtual */
+	pid_t host_pid;	    /* host tgid, never shown to the guest */
+	int sig_sender[65]; /* virtual pid of the last sender of each signal */
 	int chld_pid, chld_status; /* last child exit, for SIGCHLD's siginfo */
-	int ppid;		/* virtual pid of the (virtual) parent */
+	int ppid;		   /* virtual pid of the (virtual) parent */
 	int pgid, sid;
 	int nthreads;
 	struct task *leader;
 	struct fdtable *fdt;
 	struct vnode *cwd;
 	struct vnode *exe;
-	char *cmdline;		/* argv joined by NULs */
+	char *cmdline; /* argv joined by NULs */
 	size_t cmdline_len;
 	char comm[16];
 	struct creds cred;
@@ -84,16 +84,16 @@ struct process {
 		uint64_t cur, max;
 	} rlim[16];
 	struct map_rec *maps;
-	bool exited;		/* all threads gone; zombie until reaped */
-	int exit_status;	/* wait status */
+	bool exited;	 /* all threads gone; zombie until reaped */
+	int exit_status; /* wait status */
 	bool reaped;
-	struct process *next;	/* all processes list */
+	struct process *next; /* all processes list */
 };
 
 enum task_state {
-	TS_NEW,		/* host-created, waiting for its first stop */
-	TS_RUNNING,	/* running on the host */
-	TS_BLOCKED,	/* at a seccomp stop, handler waiting */
+	TS_NEW,	    /* host-created, waiting for its first stop */
+	TS_RUNNING, /* running on the host */
+	TS_BLOCKED, /* at a seccomp stop, handler waiting */
 	TS_DEAD,
 };
 
@@ -104,32 +104,32 @@ struct syscall_args {
 
 struct task {
 	pid_t host_tid;
-	int tid;		/* virtual */
+	int tid; /* virtual */
 	struct process *proc;
 	enum task_state state;
 	struct user_regs_struct regs; /* valid while stopped at a syscall */
-	struct syscall_args sc;	/* syscall being handled */
+	struct syscall_args sc;	      /* syscall being handled */
 	bool in_syscall;
-	bool at_exit_stop;	/* regs reflect a syscall-exit stop */
-	bool booting;		/* bootstrap execveat of the stub */
-	bool fixup_pending;	/* expecting a syscall-exit stop to fix rax */
-	bool fix_clone_regs;	/* new child: restore the guest's argument registers */
+	bool at_exit_stop;  /* regs reflect a syscall-exit stop */
+	bool booting;	    /* bootstrap execveat of the stub */
+	bool fixup_pending; /* expecting a syscall-exit stop to fix rax */
+	bool fix_clone_regs; /* new child: restore the guest's argument registers */
 	int fixup_kind;
 	/* blocking */
-	int64_t deadline_ns;	/* CLOCK_MONOTONIC, 0 = none */
+	int64_t deadline_ns; /* CLOCK_MONOTONIC, 0 = none */
 	bool block_started;
-	int wait_hostfd;	/* host fd the blocked task waits on, -1 */
+	int wait_hostfd; /* host fd the blocked task waits on, -1 */
 	short wait_events;
 	uint64_t block_scratch[4];
 	/* exec in progress */
 	struct exec_plan *exec;
-	int pending_sig;	/* signal to deliver on next resume */
-	int cpu;		/* host CPU the task is bound to, -1 none */
+	int pending_sig; /* signal to deliver on next resume */
+	int cpu;	 /* host CPU the task is bound to, -1 none */
 	uint64_t clear_child_tid;
-	int fixup_value;	/* virtual result for a passthrough syscall */
+	int fixup_value; /* virtual result for a passthrough syscall */
 	uint64_t clone_flags, clone_ptid, clone_ctid;
-	char strace_args[512];	/* --strace: arguments decoded at entry */
-	struct task *next;	/* all tasks list */
+	char strace_args[512]; /* --strace: arguments decoded at entry */
+	struct task *next;     /* all tasks list */
 	struct task *hash_next;
 };
 
@@ -147,28 +147,28 @@ struct sentry {
 	struct sentry_opts opts;
 	struct p9_client *p9;
 	uint32_t rootfid;
-	int stub_fd;		/* memfd holding the stub ELF */
-	int ctl_sock;		/* sentry end of the fd-donation socket */
-	int ctl_guest;		/* guest end, kept to drain stale datagrams */
-	pid_t reaper;		/* host pid of the pid-namespace reaper */
+	int stub_fd;   /* memfd holding the stub ELF */
+	int ctl_sock;  /* sentry end of the fd-donation socket */
+	int ctl_guest; /* guest end, kept to drain stale datagrams */
+	pid_t reaper;  /* host pid of the pid-namespace reaper */
 	int next_pid;
-	int nlive;		/* tasks not yet dead */
-	int ndead;		/* dead tasks not yet freed */
+	int nlive; /* tasks not yet dead */
+	int ndead; /* dead tasks not yet freed */
 	struct task *tasks;
 	struct process *procs;
 	struct task *by_host[1024];
-	uint64_t generation;	/* bumped on any state change that may wake */
+	uint64_t generation; /* bumped on any state change that may wake */
 	int audit_fd;
-	int init_status;	/* wait status of virtual init */
+	int init_status; /* wait status of virtual init */
 	bool init_exited;
 	char hostname[65];
 	char domainname[65];
 	struct vnode *root;
-	int host_proc_fd;	/* host /proc, for reading tracee maps */
+	int host_proc_fd; /* host /proc, for reading tracee maps */
 	int64_t boot_ns;
-	bool debug;		/* MOAT_DEBUG set: trace events to stderr */
-	bool no_bind;		/* MOAT_NO_BIND set: do not pin tasks to the sentry's CPU */
-	cpu_set_t cpus;		/* CPUs the sandbox may use (moat's affinity) */
+	bool debug;   /* MOAT_DEBUG set: trace events to stderr */
+	bool no_bind; /* MOAT_NO_BIND set: do not pin tasks to the sentry's CPU */
+	cpu_set_t cpus; /* CPUs the sandbox may use (moat's affinity) */
 	int ncpus_possible;
 };
 
@@ -210,7 +210,12 @@ int task_poke(struct task *t, uint64_t addr, const void *buf, size_t len);
 
 /* syscall table (sentry/syscalls.c) */
 typedef long (*syscall_fn)(struct task *t, struct syscall_args *a);
-enum sc_status { SC_FULL, SC_PARTIAL, SC_NONE, SC_NATIVE };
+enum sc_status {
+	SC_FULL,
+	SC_PARTIAL,
+	SC_NONE,
+	SC_NATIVE
+};
 struct syscall_desc {
 	const char *name;
 	int nr;

@@ -23,7 +23,6 @@
 #define IO_CHUNK (1 << 20)
 #define IOV_MAX_GUEST 1024
 
-
 static int read_path(struct task *t, uint64_t addr, char *buf)
 {
 	int n = task_read_str(t, addr, buf, PATH_MAX);
@@ -150,7 +149,8 @@ static long do_iov(struct task *t, struct syscall_args *a, bool write)
 		if (!iov[i].iov_len)
 			continue;
 		r = write ? do_write(t, f, (uint64_t)(uintptr_t)iov[i].iov_base,
-				     iov[i].iov_len, f->stream ? NULL : &f->pos) :
+				     iov[i].iov_len,
+				     f->stream ? NULL : &f->pos) :
 			    do_read(t, f, (uint64_t)(uintptr_t)iov[i].iov_base,
 				    iov[i].iov_len, f->stream ? NULL : &f->pos);
 		if (r < 0 || r == SYS_BLOCK)
@@ -227,9 +227,9 @@ long sys_lseek(struct task *t, struct syscall_args *a)
 /* ---- open and close ----------------------------------------------------- */
 
 #define VALID_OPEN_FLAGS                                                       \
-	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |       \
-	 O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE |            \
-	 O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH |          \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |        \
+	 O_NONBLOCK | O_DSYNC | O_ASYNC | O_DIRECT | O_LARGEFILE |             \
+	 O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH |           \
 	 __O_TMPFILE | O_SYNC)
 
 static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
@@ -266,8 +266,10 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 			return -ELOOP;
 		/* Reopening /proc/self/fd/N of a pipe or stream: the same
 		 * open file, as a new descriptor. */
-		if (((flags & O_ACCMODE) == O_RDONLY && (mf->flags & O_ACCMODE) == O_WRONLY) ||
-		    ((flags & O_ACCMODE) != O_RDONLY && (mf->flags & O_ACCMODE) == O_RDONLY))
+		if (((flags & O_ACCMODE) == O_RDONLY &&
+		     (mf->flags & O_ACCMODE) == O_WRONLY) ||
+		    ((flags & O_ACCMODE) != O_RDONLY &&
+		     (mf->flags & O_ACCMODE) == O_RDONLY))
 			return -EACCES;
 		return fd_install(t, mf, (flags & O_CLOEXEC) != 0, 0);
 	}
@@ -275,7 +277,8 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 		vnode_put(vn);
 		return -ENOTDIR;
 	}
-	if (S_ISDIR(vn->mode) && (flags & O_ACCMODE) != O_RDONLY && !(flags & O_PATH)) {
+	if (S_ISDIR(vn->mode) && (flags & O_ACCMODE) != O_RDONLY &&
+	    !(flags & O_PATH)) {
 		vnode_put(vn);
 		return -EISDIR;
 	}
@@ -410,8 +413,10 @@ long sys_fcntl(struct task *t, struct syscall_args *a)
 	case F_GETFL:
 		return f->flags | ((f->flags & O_PATH) ? 0 : O_LARGEFILE);
 	case F_SETFL:
-		f->flags = (f->flags & ~(O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME)) |
-			   ((int)a->a[2] & (O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME));
+		f->flags = (f->flags & ~(O_APPEND | O_NONBLOCK | O_ASYNC |
+					 O_DIRECT | O_NOATIME)) |
+			   ((int)a->a[2] & (O_APPEND | O_NONBLOCK | O_ASYNC |
+					    O_DIRECT | O_NOATIME));
 		return 0;
 	case F_GETLK:
 	case F_SETLK:
@@ -613,7 +618,8 @@ long sys_fstatfs(struct task *t, struct syscall_args *a)
 	return task_write(t, a->a[1], &sf, sizeof(sf));
 }
 
-static long do_access(struct task *t, int dirfd, uint64_t upath, int mode, int flags)
+static long do_access(struct task *t, int dirfd, uint64_t upath, int mode,
+		      int flags)
 {
 	struct vnode *vn;
 	struct creds c = t->proc->cred;
@@ -650,8 +656,8 @@ long sys_faccessat2(struct task *t, struct syscall_args *a)
 	return do_access(t, (int)a->a[0], a->a[1], (int)a->a[2], (int)a->a[3]);
 }
 
-static long do_readlink(struct task *t, int dirfd, uint64_t upath, uint64_t ubuf,
-			long bufsiz)
+static long do_readlink(struct task *t, int dirfd, uint64_t upath,
+			uint64_t ubuf, long bufsiz)
 {
 	char target[PATH_MAX];
 	struct vnode *vn;
@@ -838,7 +844,8 @@ static short file_poll(struct task *t, struct file *f, short events)
 	return r;
 }
 
-static long do_poll(struct task *t, uint64_t ufds, uint64_t nfds, int64_t timeout_ns)
+static long do_poll(struct task *t, uint64_t ufds, uint64_t nfds,
+		    int64_t timeout_ns)
 {
 	static struct pollfd pfds[POLL_MAX];
 	long ready = 0;
@@ -899,7 +906,7 @@ static long do_select(struct task *t, int nfds, uint64_t urd, uint64_t uwr,
 		      uint64_t uex, int64_t timeout_ns)
 {
 	fd_set in[3], out[3];
-	uint64_t uset[3] = {urd, uwr, uex};
+	uint64_t uset[3] = { urd, uwr, uex };
 	long ready = 0;
 	int fd, k;
 	size_t bytes;
@@ -999,7 +1006,8 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 		return -EINVAL;
 	if (f->vn && f->vn->kind == VN_DEV && devfs_is_zero(f->vn))
 		return plat_inject(t, SYS_mmap, addr, len, (uint64_t)prot,
-				   (uint64_t)(flags | MAP_ANONYMOUS), (uint64_t)-1, 0);
+				   (uint64_t)(flags | MAP_ANONYMOUS),
+				   (uint64_t)-1, 0);
 	if (f->hostfd < 0 || f->stream || !f->vn || f->vn->kind != VN_GOFER)
 		return -ENODEV;
 	if ((f->flags & O_ACCMODE) == O_WRONLY || (f->flags & O_PATH))
@@ -1014,8 +1022,8 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 			(uint64_t)gfd, off);
 	plat_inject(t, SYS_close, (uint64_t)gfd, 0, 0, 0, 0, 0);
 	if (r >= 0 || r < -4095)
-		maps_add(t->proc, (uint64_t)r, (uint64_t)r + ((len + 4095) & ~4095ULL),
-			 f->vn->path);
+		maps_add(t->proc, (uint64_t)r,
+			 (uint64_t)r + ((len + 4095) & ~4095ULL), f->vn->path);
 	return r;
 }
 
@@ -1107,7 +1115,8 @@ long sys_fadvise64(struct task *t, struct syscall_args *a)
 
 /* ---- extended attributes ---------------------------------------------------- */
 
-static long xattr_path(struct task *t, struct syscall_args *a, int atflags, bool list)
+static long xattr_path(struct task *t, struct syscall_args *a, int atflags,
+		       bool list)
 {
 	struct vnode *vn;
 	long rc = resolve_at(t, AT_FDCWD, a->a[0], atflags, &vn);
@@ -1151,8 +1160,9 @@ long sys_flistxattr(struct task *t, struct syscall_args *a)
 long sys_socket(struct task *t, struct syscall_args *a)
 {
 	if (!t->block_started)
-		audit_log("\"event\":\"socket-refused\",\"pid\":%d,\"domain\":%d,"
-			  "\"type\":%d,\"reason\":\"no netstack yet\"",
-			  t->proc->pid, (int)a->a[0], (int)a->a[1]);
+		audit_log(
+			"\"event\":\"socket-refused\",\"pid\":%d,\"domain\":%d,"
+			"\"type\":%d,\"reason\":\"no netstack yet\"",
+			t->proc->pid, (int)a->a[0], (int)a->a[1]);
 	return -EAFNOSUPPORT;
 }

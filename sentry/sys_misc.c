@@ -247,36 +247,41 @@ static long setres(struct task *t, uint32_t r, uint32_t e, uint32_t s, bool gid)
 
 long sys_setresuid(struct task *t, struct syscall_args *a)
 {
-	return setres(t, (uint32_t)a->a[0], (uint32_t)a->a[1], (uint32_t)a->a[2], false);
+	return setres(t, (uint32_t)a->a[0], (uint32_t)a->a[1],
+		      (uint32_t)a->a[2], false);
 }
 
 long sys_setresgid(struct task *t, struct syscall_args *a)
 {
-	return setres(t, (uint32_t)a->a[0], (uint32_t)a->a[1], (uint32_t)a->a[2], true);
+	return setres(t, (uint32_t)a->a[0], (uint32_t)a->a[1],
+		      (uint32_t)a->a[2], true);
 }
 
 long sys_setreuid(struct task *t, struct syscall_args *a)
 {
 	uint32_t r = (uint32_t)a->a[0], e = (uint32_t)a->a[1];
-	uint32_t s = (r != (uint32_t)-1 || (e != (uint32_t)-1 && e != CRED->ruid)) ?
-			     (e != (uint32_t)-1 ? e : CRED->euid) :
-			     (uint32_t)-1;
+	uint32_t s =
+		(r != (uint32_t)-1 || (e != (uint32_t)-1 && e != CRED->ruid)) ?
+			(e != (uint32_t)-1 ? e : CRED->euid) :
+			(uint32_t)-1;
 	return setres(t, r, e, s, false);
 }
 
 long sys_setregid(struct task *t, struct syscall_args *a)
 {
 	uint32_t r = (uint32_t)a->a[0], e = (uint32_t)a->a[1];
-	uint32_t s = (r != (uint32_t)-1 || (e != (uint32_t)-1 && e != CRED->rgid)) ?
-			     (e != (uint32_t)-1 ? e : CRED->egid) :
-			     (uint32_t)-1;
+	uint32_t s =
+		(r != (uint32_t)-1 || (e != (uint32_t)-1 && e != CRED->rgid)) ?
+			(e != (uint32_t)-1 ? e : CRED->egid) :
+			(uint32_t)-1;
 	return setres(t, r, e, s, true);
 }
 
 static long getres(struct task *t, struct syscall_args *a, bool gid)
 {
-	uint32_t v[3] = {gid ? CRED->rgid : CRED->ruid, gid ? CRED->egid : CRED->euid,
-			 gid ? CRED->sgid : CRED->suid};
+	uint32_t v[3] = { gid ? CRED->rgid : CRED->ruid,
+			  gid ? CRED->egid : CRED->euid,
+			  gid ? CRED->sgid : CRED->suid };
 	int i;
 
 	for (i = 0; i < 3; i++)
@@ -299,7 +304,8 @@ long sys_setfsuid(struct task *t, struct syscall_args *a)
 {
 	uint32_t old = CRED->fsuid, id = (uint32_t)a->a[0];
 
-	if (id != (uint32_t)-1 && (CRED->euid == 0 || id_ok(CRED, id, false) || id == CRED->fsuid))
+	if (id != (uint32_t)-1 &&
+	    (CRED->euid == 0 || id_ok(CRED, id, false) || id == CRED->fsuid))
 		CRED->fsuid = id;
 	return old;
 }
@@ -308,7 +314,8 @@ long sys_setfsgid(struct task *t, struct syscall_args *a)
 {
 	uint32_t old = CRED->fsgid, id = (uint32_t)a->a[0];
 
-	if (id != (uint32_t)-1 && (CRED->euid == 0 || id_ok(CRED, id, true) || id == CRED->fsgid))
+	if (id != (uint32_t)-1 &&
+	    (CRED->euid == 0 || id_ok(CRED, id, true) || id == CRED->fsgid))
 		CRED->fsgid = id;
 	return old;
 }
@@ -323,7 +330,8 @@ long sys_getgroups(struct task *t, struct syscall_args *a)
 		return CRED->ngroups;
 	if (n < CRED->ngroups)
 		return -EINVAL;
-	if (task_write(t, a->a[1], CRED->groups, sizeof(gid_t) * (size_t)CRED->ngroups) < 0)
+	if (task_write(t, a->a[1], CRED->groups,
+		       sizeof(gid_t) * (size_t)CRED->ngroups) < 0)
 		return -EFAULT;
 	return CRED->ngroups;
 }
@@ -336,7 +344,8 @@ long sys_setgroups(struct task *t, struct syscall_args *a)
 		return -EPERM;
 	if (n < 0 || n > (int)ARRAY_SIZE(CRED->groups))
 		return -EINVAL;
-	if (n && task_read(t, a->a[1], CRED->groups, sizeof(gid_t) * (size_t)n) < 0)
+	if (n &&
+	    task_read(t, a->a[1], CRED->groups, sizeof(gid_t) * (size_t)n) < 0)
 		return -EFAULT;
 	CRED->ngroups = n;
 	return 0;
@@ -388,7 +397,8 @@ long sys_prctl(struct task *t, struct syscall_args *a)
 		return 0;
 	}
 	case PR_GET_NAME:
-		return task_write(t, a->a[1], t->proc->comm, sizeof(t->proc->comm));
+		return task_write(t, a->a[1], t->proc->comm,
+				  sizeof(t->proc->comm));
 	case PR_SET_PDEATHSIG:
 		if (a->a[1] > 64)
 			return -EINVAL;
@@ -411,7 +421,9 @@ long sys_prctl(struct task *t, struct syscall_args *a)
 		return a->a[1] <= 1 ? 0 : -EINVAL;
 	case PR_SET_CHILD_SUBREAPER:
 	case PR_GET_CHILD_SUBREAPER:
-		return op == PR_GET_CHILD_SUBREAPER ? task_write(t, a->a[1], &(int){0}, 4) : 0;
+		return op == PR_GET_CHILD_SUBREAPER ?
+			       task_write(t, a->a[1], &(int){ 0 }, 4) :
+			       0;
 	case PR_GET_SECUREBITS:
 		return 0;
 	case PR_SET_SECUREBITS:

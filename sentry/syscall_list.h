@@ -10,15 +10,18 @@
 /* files */
 EMU(read, sys_read, FULL, "Fpu", "")
 EMU(write, sys_write, FULL, "Fpu", "")
-EMU(open, sys_open, FULL, "sfo", "read-only filesystem: write opens fail with EROFS")
+EMU(open, sys_open, FULL, "sfo",
+    "read-only filesystem: write opens fail with EROFS")
 EMU(close, sys_close, FULL, "F", "")
 EMU(stat, sys_stat, FULL, "sp", "")
 EMU(fstat, sys_fstat, FULL, "Fp", "")
 EMU(lstat, sys_lstat, FULL, "sp", "")
 EMU(poll, sys_poll, FULL, "pud", "")
 EMU(lseek, sys_lseek, FULL, "Fdd", "")
-EMU(mmap, sys_mmap, FULL, "pxxxFx", "anonymous: native; files: the donated host fd is mapped")
-EMU(ioctl, sys_ioctl, PARTIAL, "Fxp", "TCGETS, TIOCGWINSZ, TIOCGPGRP, FIONREAD, FIOCLEX")
+EMU(mmap, sys_mmap, FULL, "pxxxFx",
+    "anonymous: native; files: the donated host fd is mapped")
+EMU(ioctl, sys_ioctl, PARTIAL, "Fxp",
+    "TCGETS, TIOCGWINSZ, TIOCGPGRP, FIONREAD, FIOCLEX")
 EMU(pread64, sys_pread64, FULL, "Fpud", "")
 EMU(pwrite64, sys_pwrite64, PARTIAL, "Fpud", "")
 EMU(readv, sys_readv, FULL, "Fpd", "")
@@ -28,7 +31,8 @@ EMU(pipe, sys_pipe, FULL, "p", "")
 EMU(select, sys_select, FULL, "dpppp", "")
 EMU(dup, sys_dup, FULL, "F", "")
 EMU(dup2, sys_dup2, FULL, "FF", "")
-EMU(fcntl, sys_fcntl, PARTIAL, "Fdx", "dupfd, fd and status flags; no locks yet")
+EMU(fcntl, sys_fcntl, PARTIAL, "Fdx",
+    "dupfd, fd and status flags; no locks yet")
 EMU(getdents64, sys_getdents64, FULL, "Fpu", "")
 EMU(getcwd, sys_getcwd, FULL, "pu", "")
 EMU(chdir, sys_chdir, FULL, "s", "")
@@ -73,15 +77,20 @@ EMU(mknod, sys_erofs, PARTIAL, "sox", "read-only in this release: EROFS")
 EMU(mknodat, sys_erofs, PARTIAL, "Fsox", "read-only in this release: EROFS")
 EMU(fchmod, sys_fchmod, PARTIAL, "Fo", "EROFS on gofer files, EPERM elsewhere")
 EMU(fchown, sys_fchmod, PARTIAL, "Fdd", "EROFS on gofer files, EPERM elsewhere")
-EMU(ftruncate, sys_ftruncate, PARTIAL, "Fd", "EINVAL/EROFS: no writable files yet")
+EMU(ftruncate, sys_ftruncate, PARTIAL, "Fd",
+    "EINVAL/EROFS: no writable files yet")
 EMU(fsync, sys_fsync, FULL, "F", "")
 EMU(fdatasync, sys_fsync, FULL, "F", "")
 EMU(sync, sys_sync, FULL, "", "")
-EMU(flock, sys_flock, PARTIAL, "Fx", "accepted; no other sandbox can see the files")
+EMU(flock, sys_flock, PARTIAL, "Fx",
+    "accepted; no other sandbox can see the files")
 EMU(fadvise64, sys_fadvise64, FULL, "Fddd", "")
-EMU(getxattr, sys_getxattr, PARTIAL, "sspu", "no extended attributes yet: ENODATA")
-EMU(lgetxattr, sys_lgetxattr, PARTIAL, "sspu", "no extended attributes yet: ENODATA")
-EMU(fgetxattr, sys_fgetxattr, PARTIAL, "Fspu", "no extended attributes yet: ENODATA")
+EMU(getxattr, sys_getxattr, PARTIAL, "sspu",
+    "no extended attributes yet: ENODATA")
+EMU(lgetxattr, sys_lgetxattr, PARTIAL, "sspu",
+    "no extended attributes yet: ENODATA")
+EMU(fgetxattr, sys_fgetxattr, PARTIAL, "Fspu",
+    "no extended attributes yet: ENODATA")
 EMU(listxattr, sys_listxattr, PARTIAL, "spu", "an empty list")
 EMU(llistxattr, sys_llistxattr, PARTIAL, "spu", "an empty list")
 EMU(flistxattr, sys_flistxattr, PARTIAL, "Fpu", "an empty list")
@@ -92,32 +101,43 @@ EMU(removexattr, sys_erofs, PARTIAL, "ss", "read-only in this release: EROFS")
 EMU(lremovexattr, sys_erofs, PARTIAL, "ss", "read-only in this release: EROFS")
 EMU(fremovexattr, sys_erofs, PARTIAL, "Fs", "read-only in this release: EROFS")
 /* sockets: the netstack issue brings them */
-EMU(socket, sys_socket, PARTIAL, "ddd", "EAFNOSUPPORT and an audit line until the netstack lands")
-EMU(socketpair, sys_socket, PARTIAL, "dddp", "EAFNOSUPPORT and an audit line until the netstack lands")
+EMU(socket, sys_socket, PARTIAL, "ddd",
+    "EAFNOSUPPORT and an audit line until the netstack lands")
+EMU(socketpair, sys_socket, PARTIAL, "dddp",
+    "EAFNOSUPPORT and an audit line until the netstack lands")
 /* tasks */
 EMU(getpid, sys_getpid, FULL, "", "")
 EMU(getppid, sys_getppid, FULL, "", "")
 EMU(gettid, sys_gettid, FULL, "", "")
-EMU(set_tid_address, sys_set_tid_address, FULL, "p", "host records the address; result is the virtual tid")
-EMU(clone, sys_clone, PARTIAL, "xppdx", "namespace flags, CLONE_PIDFD and CLONE_UNTRACED refused")
-EMU(unshare, sys_unshare, PARTIAL, "x", "namespace flags refused (EPERM); the rest is a no-op")
-EMU(setns, sys_setns, NONE_HANDLED, "Fx", "EPERM: the sandbox's namespaces are fixed")
-EMU(clone3, sys_clone3, NONE_HANDLED, "pu", "ENOSYS: its arguments live in guest memory (TOCTOU); libc falls back to clone")
+EMU(set_tid_address, sys_set_tid_address, FULL, "p",
+    "host records the address; result is the virtual tid")
+EMU(clone, sys_clone, PARTIAL, "xppdx",
+    "namespace flags, CLONE_PIDFD and CLONE_UNTRACED refused")
+EMU(unshare, sys_unshare, PARTIAL, "x",
+    "namespace flags refused (EPERM); the rest is a no-op")
+EMU(setns, sys_setns, NONE_HANDLED, "Fx",
+    "EPERM: the sandbox's namespaces are fixed")
+EMU(clone3, sys_clone3, NONE_HANDLED, "pu",
+    "ENOSYS: its arguments live in guest memory (TOCTOU); libc falls back to clone")
 EMU(fork, sys_fork, FULL, "", "")
 EMU(vfork, sys_vfork, FULL, "", "")
-EMU(execve, sys_execve, FULL, "spp", "the sentry's own loader: ELF static, static-PIE, PT_INTERP, #!")
+EMU(execve, sys_execve, FULL, "spp",
+    "the sentry's own loader: ELF static, static-PIE, PT_INTERP, #!")
 EMU(execveat, sys_execveat, FULL, "Fsppx", "")
 EMU(wait4, sys_wait4, FULL, "dpxp", "")
 EMU(waitid, sys_waitid, FULL, "ddpxp", "")
 EMU(kill, sys_kill, FULL, "dS", "")
 EMU(tkill, sys_tkill, FULL, "dS", "")
 EMU(tgkill, sys_tgkill, FULL, "ddS", "")
-EMU(rt_sigaction, sys_rt_sigaction, FULL, "Sppu", "recorded by the sentry, then applied by the host to the caller's own table")
+EMU(rt_sigaction, sys_rt_sigaction, FULL, "Sppu",
+    "recorded by the sentry, then applied by the host to the caller's own table")
 EMU(uname, sys_uname, FULL, "p", "")
-EMU(sethostname, sys_sethostname, FULL, "pu", "changes the sandbox's hostname only")
+EMU(sethostname, sys_sethostname, FULL, "pu",
+    "changes the sandbox's hostname only")
 EMU(setdomainname, sys_setdomainname, FULL, "pu", "")
 EMU(getrlimit, sys_getrlimit, FULL, "dp", "")
-EMU(setrlimit, sys_setrlimit, PARTIAL, "dp", "recorded; host limits stay as set by moat")
+EMU(setrlimit, sys_setrlimit, PARTIAL, "dp",
+    "recorded; host limits stay as set by moat")
 EMU(prlimit64, sys_prlimit64, PARTIAL, "ddpp", "")
 EMU(sysinfo, sys_sysinfo, FULL, "p", "")
 EMU(getuid, sys_getuid, FULL, "", "virtual credentials")
@@ -136,19 +156,24 @@ EMU(setfsuid, sys_setfsuid, FULL, "d", "")
 EMU(setfsgid, sys_setfsgid, FULL, "d", "")
 EMU(getgroups, sys_getgroups, FULL, "dp", "")
 EMU(setgroups, sys_setgroups, FULL, "dp", "")
-EMU(capget, sys_capget, PARTIAL, "pp", "root in the sandbox reports full capabilities it does not have on the host")
+EMU(capget, sys_capget, PARTIAL, "pp",
+    "root in the sandbox reports full capabilities it does not have on the host")
 EMU(capset, sys_capset, PARTIAL, "pp", "")
 EMU(setpgid, sys_setpgid, FULL, "dd", "")
 EMU(getpgid, sys_getpgid, FULL, "d", "")
 EMU(getpgrp, sys_getpgrp, FULL, "", "")
 EMU(setsid, sys_setsid, FULL, "", "")
 EMU(getsid, sys_getsid, FULL, "d", "")
-EMU(prctl, sys_prctl, PARTIAL, "dxxxx", "NAME, PDEATHSIG, DUMPABLE, NO_NEW_PRIVS, KEEPCAPS, CHILD_SUBREAPER, SECUREBITS, CAPBSET_READ")
+EMU(prctl, sys_prctl, PARTIAL, "dxxxx",
+    "NAME, PDEATHSIG, DUMPABLE, NO_NEW_PRIVS, KEEPCAPS, CHILD_SUBREAPER, SECUREBITS, CAPBSET_READ")
 EMU(getpriority, sys_getpriority, PARTIAL, "dd", "")
 EMU(setpriority, sys_setpriority, PARTIAL, "ddd", "")
-EMU(ptrace, sys_ptrace, NONE_HANDLED, "dddp", "EPERM: a sandboxed process may not trace")
-EMU(sched_setaffinity, sys_sched_setaffinity, PARTIAL, "dup", "accepted for tasks of the sandbox, no effect")
-EMU(sched_getaffinity, sys_sched_getaffinity, FULL, "dup", "the CPUs moat may use; host affinity is the platform's")
+EMU(ptrace, sys_ptrace, NONE_HANDLED, "dddp",
+    "EPERM: a sandboxed process may not trace")
+EMU(sched_setaffinity, sys_sched_setaffinity, PARTIAL, "dup",
+    "accepted for tasks of the sandbox, no effect")
+EMU(sched_getaffinity, sys_sched_getaffinity, FULL, "dup",
+    "the CPUs moat may use; host affinity is the platform's")
 EMU(sched_setscheduler, sys_sched_setscheduler, PARTIAL, "ddp", "")
 EMU(sched_setparam, sys_sched_setparam, PARTIAL, "dp", "")
 /* memory, signals and time: native (docs/allowlist.md) */

@@ -9,8 +9,10 @@
 #include "sentry/syscalls.h"
 
 #define SC_NONE_HANDLED SC_NONE
-#define EMU(name, fn, st, fmt, note) {#name, SYS_##name, fn, SC_##st, fmt, note},
-#define NATIVE(name, fmt, note) {#name, SYS_##name, NULL, SC_NATIVE, fmt, note},
+#define EMU(name, fn, st, fmt, note)                                           \
+	{ #name, SYS_##name, fn, SC_##st, fmt, note },
+#define NATIVE(name, fmt, note)                                                \
+	{ #name, SYS_##name, NULL, SC_NATIVE, fmt, note },
 static const struct syscall_desc table[] = {
 #include "sentry/syscall_list.h"
 };
@@ -56,8 +58,8 @@ void audit_log(const char *fmt, ...)
 	if (!S || S->audit_fd < 0)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	n = snprintf(buf, sizeof(buf), "{\"time\":%lld.%03ld,", (long long)ts.tv_sec,
-		     ts.tv_nsec / 1000000);
+	n = snprintf(buf, sizeof(buf), "{\"time\":%lld.%03ld,",
+		     (long long)ts.tv_sec, ts.tv_nsec / 1000000);
 	va_start(ap, fmt);
 	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 2, fmt, ap);
 	va_end(ap);
@@ -76,9 +78,10 @@ long syscall_dispatch(struct task *t)
 		return d->fn(t, &t->sc);
 	/* No handler: never passed to the host. */
 	if (!t->block_started)
-		audit_log("\"event\":\"syscall-unimplemented\",\"pid\":%d,\"tid\":%d,"
-			  "\"nr\":%ld,\"name\":\"%s\"",
-			  t->proc->pid, t->tid, t->sc.nr, d ? d->name : "?");
+		audit_log(
+			"\"event\":\"syscall-unimplemented\",\"pid\":%d,\"tid\":%d,"
+			"\"nr\":%ld,\"name\":\"%s\"",
+			t->proc->pid, t->tid, t->sc.nr, d ? d->name : "?");
 	return -ENOSYS;
 }
 
@@ -106,7 +109,7 @@ static int cmp_nr(const void *a, const void *b)
 int syscalls_help(int markdown)
 {
 	struct syscall_desc sorted[ARRAY_SIZE(table)];
-	size_t i, counts[4] = {0};
+	size_t i, counts[4] = { 0 };
 
 	memcpy(sorted, table, sizeof(table));
 	qsort(sorted, ARRAY_SIZE(sorted), sizeof(sorted[0]), cmp_nr);
@@ -132,8 +135,9 @@ int syscalls_help(int markdown)
 			       sorted[i].note);
 	} else {
 		for (i = 0; i < ARRAY_SIZE(sorted); i++)
-			printf("%4d %-24s %-8s %s\n", sorted[i].nr, sorted[i].name,
-			       status_name(sorted[i].status), sorted[i].note);
+			printf("%4d %-24s %-8s %s\n", sorted[i].nr,
+			       sorted[i].name, status_name(sorted[i].status),
+			       sorted[i].note);
 	}
 	return 0;
 }

@@ -115,7 +115,8 @@ struct process *proc_new(struct process *parent)
 		if (parent->cmdline) {
 			p->cmdline = malloc(parent->cmdline_len);
 			if (p->cmdline) {
-				memcpy(p->cmdline, parent->cmdline, parent->cmdline_len);
+				memcpy(p->cmdline, parent->cmdline,
+				       parent->cmdline_len);
 				p->cmdline_len = parent->cmdline_len;
 			}
 		}
@@ -131,13 +132,14 @@ struct process *proc_new(struct process *parent)
 /* ---- clone ---------------------------------------------------------- */
 
 #define CLONE_NS_FLAGS                                                         \
-	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |          \
+	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |           \
 	 CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 
 /* Validate the flags and let the host create the task. CLONE_PARENT is
  * forced on new processes so the reaper, not a guest, is their host parent
  * (the guest's parent is virtual, kept in struct process). */
-static long do_clone(struct task *t, uint64_t flags, uint64_t ptid, uint64_t ctid)
+static long do_clone(struct task *t, uint64_t flags, uint64_t ptid,
+		     uint64_t ctid)
 {
 	struct user_regs_struct r;
 
@@ -200,13 +202,14 @@ long sys_unshare(struct task *t, struct syscall_args *a)
 
 	(void)t;
 	if (flags & (CLONE_NS_FLAGS | CLONE_NEWTIME))
-		return (flags & ~(uint64_t)(CLONE_NS_FLAGS | CLONE_NEWTIME | CLONE_SYSVSEM |
-					     CLONE_FILES | CLONE_FS | CLONE_VM |
-					     CLONE_SIGHAND | CLONE_THREAD)) ?
+		return (flags &
+			~(uint64_t)(CLONE_NS_FLAGS | CLONE_NEWTIME |
+				    CLONE_SYSVSEM | CLONE_FILES | CLONE_FS |
+				    CLONE_VM | CLONE_SIGHAND | CLONE_THREAD)) ?
 			       -EINVAL :
 			       -EPERM;
-	if (flags & ~(uint64_t)(CLONE_FILES | CLONE_FS | CLONE_VM | CLONE_SIGHAND |
-				CLONE_THREAD | CLONE_SYSVSEM))
+	if (flags & ~(uint64_t)(CLONE_FILES | CLONE_FS | CLONE_VM |
+				CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM))
 		return -EINVAL;
 	/* Private fd tables and fs state per process already: nothing to do
 	 * for a single-threaded caller. */
@@ -490,7 +493,8 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 		si.si_code = CLD_EXITED;
 		si.si_status = WEXITSTATUS(c->exit_status);
 	} else {
-		si.si_code = WCOREDUMP(c->exit_status) ? CLD_DUMPED : CLD_KILLED;
+		si.si_code = WCOREDUMP(c->exit_status) ? CLD_DUMPED :
+							 CLD_KILLED;
 		si.si_status = WTERMSIG(c->exit_status);
 	}
 	if (a->a[2] && task_write(t, a->a[2], &si, sizeof(si)) < 0)
@@ -755,7 +759,8 @@ long sys_setpgid(struct task *t, struct syscall_args *a)
 	if (pgid != p->pid) {
 		bool found = false;
 		for (q = S->procs; q; q = q->next)
-			if (!q->reaped && q->pgid == pgid && q->sid == t->proc->sid)
+			if (!q->reaped && q->pgid == pgid &&
+			    q->sid == t->proc->sid)
 				found = true;
 		if (!found)
 			return -EPERM;

@@ -49,7 +49,8 @@ void vnode_put(struct vnode *vn)
 		return;
 	if (vn->hostfd >= 0)
 		close(vn->hostfd);
-	if (vn->kind == VN_GOFER && !vn->negative && vn->fid != S->rootfid && S->p9)
+	if (vn->kind == VN_GOFER && !vn->negative && vn->fid != S->rootfid &&
+	    S->p9)
 		p9c_clunk(S->p9, vn->fid);
 	free(vn->link);
 	free(vn->path);
@@ -78,7 +79,8 @@ static struct vnode *dcache_find(const char *path)
 {
 	struct vnode *vn;
 
-	for (vn = dcache[hash_path(path) % DCACHE_BUCKETS]; vn; vn = vn->hash_next)
+	for (vn = dcache[hash_path(path) % DCACHE_BUCKETS]; vn;
+	     vn = vn->hash_next)
 		if (!strcmp(vn->path, path))
 			return vn;
 	return NULL;
@@ -273,7 +275,8 @@ static int lookup_child(struct task *t, struct vnode *dir, const char *name,
 }
 
 /* The vnode of a canonical path (no symlinks in it). */
-static int vnode_of_canonical(struct task *t, const char *path, struct vnode **out)
+static int vnode_of_canonical(struct task *t, const char *path,
+			      struct vnode **out)
 {
 	char buf[PATH_MAX];
 	char *save = NULL, *comp;
@@ -283,7 +286,8 @@ static int vnode_of_canonical(struct task *t, const char *path, struct vnode **o
 	if (strlen(path) >= sizeof(buf))
 		return -ENAMETOOLONG;
 	strcpy(buf, path);
-	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+	for (comp = strtok_r(buf, "/", &save); comp;
+	     comp = strtok_r(NULL, "/", &save)) {
 		rc = lookup_child(t, cur, comp, &next);
 		vnode_put(cur);
 		if (rc < 0)
@@ -579,7 +583,17 @@ bool dirent_emit(struct dirent_sink *s, uint64_t ino, unsigned char type,
 		 const char *name)
 {
 	size_t nlen = strlen(name);
-	size_t reclen = (offsetof(struct { uint64_t a; int64_t b; uint16_t c; uint8_t d; char e[]; }, e) + nlen + 1 + 7) & ~(size_t)7;
+	size_t reclen = (offsetof(
+				 struct {
+					 uint64_t a;
+					 int64_t b;
+					 uint16_t c;
+					 uint8_t d;
+					 char e[];
+				 },
+				 e) +
+			 nlen + 1 + 7) &
+			~(size_t)7;
 	uint8_t *p;
 
 	if (s->full)

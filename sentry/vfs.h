@@ -26,27 +26,27 @@
 enum vn_kind {
 	VN_GOFER, /* a file of the rootfs, served by the gofer */
 	VN_PROC,  /* procfs (sentry/fs_proc.c) */
-	VN_DEV,   /* devfs (sentry/fs_dev.c) */
+	VN_DEV,	  /* devfs (sentry/fs_dev.c) */
 };
 
 struct vnode {
 	int refs;
 	enum vn_kind kind;
-	mode_t mode;	 /* S_IFMT bits and permissions */
-	char *path;	 /* canonical absolute guest path */
-	bool cached;	 /* owned by the dentry cache, never freed */
-	bool negative;	 /* cached "does not exist" */
+	mode_t mode;   /* S_IFMT bits and permissions */
+	char *path;    /* canonical absolute guest path */
+	bool cached;   /* owned by the dentry cache, never freed */
+	bool negative; /* cached "does not exist" */
 	/* VN_GOFER */
 	uint32_t fid;
 	struct stat st;
-	char *link;	 /* symlink target, read once */
-	int hostfd;	 /* shared O_RDONLY host fd of a regular file, or -1 */
-	int nopen;	 /* open files using hostfd */
+	char *link; /* symlink target, read once */
+	int hostfd; /* shared O_RDONLY host fd of a regular file, or -1 */
+	int nopen;  /* open files using hostfd */
 	struct vnode *idle_prev, *idle_next; /* LRU of unused cached host fds */
 	/* VN_PROC / VN_DEV */
-	int pk;		 /* node kind inside the synthetic fs */
-	int pid;	 /* procfs: virtual pid the node is about */
-	int num;	 /* procfs: fd number; devfs: minor */
+	int pk;	 /* node kind inside the synthetic fs */
+	int pid; /* procfs: virtual pid the node is about */
+	int num; /* procfs: fd number; devfs: minor */
 	struct vnode *hash_next;
 };
 
@@ -64,15 +64,16 @@ void vnode_hostfd_put(struct vnode *vn);
 
 int vfs_init(uint32_t rootfid, struct moat_error *err);
 
-#define LOOKUP_FOLLOW 1	      /* follow a symlink in the last component */
-#define LOOKUP_EMPTY 2	      /* "" means dirfd itself (AT_EMPTY_PATH) */
+#define LOOKUP_FOLLOW 1 /* follow a symlink in the last component */
+#define LOOKUP_EMPTY 2	/* "" means dirfd itself (AT_EMPTY_PATH) */
 /* Resolve path relative to dirfd (AT_FDCWD: the cwd) for task t (t may be
  * NULL for the CLI: resolves from the root). Returns 0 and a reference in
  * *out, or -errno. */
 int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
 		struct vnode **out);
 int vfs_stat(struct vnode *vn, struct stat *st);
-int vfs_readlink(struct vnode *vn, char *buf, size_t cap); /* length or -errno */
+int vfs_readlink(struct vnode *vn, char *buf,
+		 size_t cap); /* length or -errno */
 /* Permission check against the virtual credentials (mask: R_OK|W_OK|X_OK). */
 int vfs_access(const struct creds *c, struct vnode *vn, int mask);
 int vfs_statfs(struct vnode *vn, struct statfs *st);
@@ -81,8 +82,8 @@ int vfs_statfs(struct vnode *vn, struct statfs *st);
 struct dirent_sink {
 	void *buf;
 	size_t cap, len;
-	int64_t skip;	/* entries to skip (resumption index) */
-	int64_t index;	/* entries produced so far */
+	int64_t skip;  /* entries to skip (resumption index) */
+	int64_t index; /* entries produced so far */
 	bool full;
 };
 /* Append one linux_dirent64; returns false when the buffer is full. */
@@ -111,16 +112,16 @@ struct file_ops {
 struct file {
 	int refs;
 	const struct file_ops *ops;
-	int flags;		/* O_ACCMODE | status flags (O_NONBLOCK, O_APPEND) */
+	int flags; /* O_ACCMODE | status flags (O_NONBLOCK, O_APPEND) */
 	int64_t pos;
-	bool stream;		/* no offsets: pipes, ttys, sockets */
-	struct vnode *vn;	/* may be NULL (pipes) */
-	int hostfd;		/* owned host fd, or -1 */
-	bool hostfd_shared;	/* hostfd belongs to vn, do not close */
+	bool stream;	    /* no offsets: pipes, ttys, sockets */
+	struct vnode *vn;   /* may be NULL (pipes) */
+	int hostfd;	    /* owned host fd, or -1 */
+	bool hostfd_shared; /* hostfd belongs to vn, do not close */
 	void *priv;
-	char *data;		/* generated contents (procfs) */
+	char *data; /* generated contents (procfs) */
 	size_t data_len;
-	int64_t dir_index;	/* synthetic directory position */
+	int64_t dir_index; /* synthetic directory position */
 };
 
 struct file *file_new(const struct file_ops *ops, int flags);
@@ -130,7 +131,8 @@ void file_put(struct file *f);
 /* fd table */
 struct fdtable *fdtable_new(void);
 struct file *fd_get(struct task *t, int fd); /* borrowed, NULL if bad */
-int fd_install(struct task *t, struct file *f, bool cloexec, int minfd); /* takes a ref on success */
+int fd_install(struct task *t, struct file *f, bool cloexec,
+	       int minfd); /* takes a ref on success */
 int fd_close(struct task *t, int fd);
 int fd_install_at(struct task *t, struct file *f, int fd, bool cloexec);
 bool *fd_cloexec_ptr(struct task *t, int fd); /* NULL if fd is not open */
@@ -160,6 +162,7 @@ int devfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
 /* process mappings, for /proc/<pid>/maps */
 void maps_copy(struct process *dst, struct process *src);
 void maps_clear(struct process *p);
-void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path);
+void maps_add(struct process *p, uint64_t start, uint64_t end,
+	      const char *path);
 
 #endif

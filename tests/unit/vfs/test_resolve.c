@@ -1010,7 +1010,8 @@ TR(closed_files_do_not_pin_host_fds)
 		     "open #%d failed: %s; %d closed files still pin %d host "
 		     "fds",
 		     opened + 1, strerror(-rc), opened, held_fds);
-	cr_assert_leq(held_fds, VFS_IDLE_FDS_MAX, "%d idle host fds kept", held_fds);
+	cr_assert_leq(held_fds, VFS_IDLE_FDS_MAX, "%d idle host fds kept",
+		      held_fds);
 }
 
 /* Regression (no search permission check): vfs_resolve did not check the
