@@ -42,6 +42,10 @@ int plat_resume_result(struct task *t,
 int plat_resume_passthrough(struct task *t, int want_exit_stop);
 int plat_resume_restart(struct task *t); /* re-execute the syscall insn */
 int plat_cont(pid_t tid, int sig);
+/* CPU placement: called at every trap, and before gofer round trips. */
+void plat_note_trap(struct task *t);
+void plat_bind_gofer(void);
+void plat_release_busy(void);
 
 /* Run syscall nr in the stopped task t and return its result (or -errno).
  * The task is left at a syscall-exit stop; plat_resume_result restores it. */

@@ -173,14 +173,35 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		}
 	}
 
+#define PHASE(name)                                                            \
+	do {                                                                   \
+		if (S->debug)                                                  \
+			fprintf(stderr, "moat-debug: %-12s %6.2f ms\n", name,  \
+				(double)(now_ns() - S->boot_ns) / 1e6);        \
+	} while (0)
+	PHASE("start");
 	gofer = start_gofer(opts->rootfs ? opts->rootfs : "/", &gsock, err);
 	if (gofer < 0)
 		return -1;
+	S->gofer_pid = gofer;
+	S->gofer_cpu = -1;
+	if (!S->no_bind) {
+		/* The sentry is one thread: it stays on one CPU, and the gofer
+		 * and every task that traps often join it there (see
+		 * platform/ptrace.c). Compute-bound tasks use the others. */
+		cpu_set_t one;
+		int cpu = sched_getcpu();
+		CPU_ZERO(&one);
+		CPU_SET(cpu < 0 ? 0 : cpu, &one);
+		sched_setaffinity(0, sizeof(one), &one);
+	}
+	plat_bind_gofer();
 	rc = p9c_open(&S->p9, gsock, &S->rootfid, &rq, err);
 	if (rc < 0)
 		return moat_error_wrap(err, "gofer");
 	if (vfs_init(S->rootfid, err) < 0)
 		return -1;
+	PHASE("gofer");
 	S->host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 	/* The first process: pid 1, root in the sandbox. */
@@ -216,6 +237,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		return -1;
 	}
 
+	PHASE("exec-plan");
 	S->stub_fd = plat_make_stub(err);
 	if (S->stub_fd < 0)
 		return -1;
@@ -235,9 +257,12 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	p->host_pid = htid;
 	p->cred.ngroups = 0;
 
+	PHASE("spawn");
 	if (sentry_seccomp_install(err) < 0)
 		return -1;
+	PHASE("seccomp");
 	rc = sentry_loop();
+	PHASE("exit");
 	if (rc < 0)
 		return moat_error_set(err, -rc, "sentry loop");
 	p9c_close(S->p9);

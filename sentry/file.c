@@ -369,7 +369,9 @@ static long host_read(struct task *t, struct file *f, void *buf, size_t n,
 		t->wait_events = POLLIN;
 		return SYS_BLOCK;
 	}
-	r = read(f->hostfd, buf, n);
+	do
+		r = read(f->hostfd, buf, n);
+	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return errno == EAGAIN && !(f->flags & O_NONBLOCK) ? SYS_BLOCK :
 								     -errno;
@@ -382,7 +384,9 @@ static long host_write(struct task *t, struct file *f, const void *buf,
 	ssize_t r;
 
 	(void)off;
-	r = write(f->hostfd, buf, n);
+	do
+		r = write(f->hostfd, buf, n);
+	while (r < 0 && errno == EINTR);
 	if (r < 0) {
 		if (errno == EPIPE)
 			send_signal_task(t, SIGPIPE, t->proc->pid);

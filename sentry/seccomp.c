@@ -98,6 +98,8 @@ int sentry_seccomp_install(struct moat_error *err)
 		SYS_getcpu,
 		SYS_sched_getaffinity,
 		SYS_sched_setaffinity,
+		SYS_setitimer,
+		SYS_getitimer,
 		SYS_mincore,
 		SYS_msync,
 		SYS_gettimeofday,

@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -99,6 +100,8 @@ static void handle_syscall_stop(struct task *t)
 
 	if (ptrace(PTRACE_GETREGS, t->host_tid, 0, &t->regs) < 0)
 		return;
+	plat_note_trap(t);
+	plat_bind_gofer();
 	t->at_exit_stop = false;
 	t->sc.nr = (long)t->regs.orig_rax;
 	t->sc.a[0] = t->regs.rdi;
@@ -167,8 +170,10 @@ static void handle_stop(pid_t pid, int st)
 	int sig, ev;
 
 	if (S->debug)
-		fprintf(stderr, "moat-debug: pid %d (task %d) status 0x%x\n",
-			pid, t ? t->tid : -1, st);
+		fprintf(stderr,
+			"moat-debug: %.3f pid %d (task %d) status 0x%x\n",
+			(double)(now_ns() - S->boot_ns) / 1e6, pid,
+			t ? t->tid : -1, st);
 
 	if (!t) {
 		if (pid == S->reaper && (WIFEXITED(st) || WIFSIGNALED(st))) {
@@ -261,6 +266,29 @@ static int live_tasks(void)
 	return S->nlive;
 }
 
+static volatile sig_atomic_t tick;
+
+static void on_tick(int sig)
+{
+	(void)sig;
+	tick = 1;
+}
+
+/* A 10 ms tick interrupts the blocking waitpid (no SA_RESTART) so that
+ * compute-bound tasks can be let off the sentry's CPU. */
+static void start_tick(void)
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
+
+	if (S->no_bind)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_tick;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
 int sentry_loop(void)
 {
 	sigset_t mask;
@@ -272,6 +300,7 @@ int sentry_loop(void)
 	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd < 0)
 		return -errno;
+	start_tick();
 	bool polled = true;
 	uint64_t retried_gen = (uint64_t)-1;
 
@@ -293,6 +322,10 @@ int sentry_loop(void)
 		}
 		if (S->ndead > 32)
 			task_sweep();
+		if (tick) {
+			tick = 0;
+			plat_release_busy();
+		}
 		if (S->generation != retried_gen) {
 			retry_blocked();
 			retried_gen = S->generation;

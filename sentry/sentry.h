@@ -123,8 +123,10 @@ struct task {
 	uint64_t block_scratch[4];
 	/* exec in progress */
 	struct exec_plan *exec;
-	int pending_sig; /* signal to deliver on next resume */
-	int cpu;	 /* host CPU the task is bound to, -1 none */
+	int pending_sig;    /* signal to deliver on next resume */
+	int cpu;	    /* host CPU the task is bound to, -1 none */
+	int64_t resumed_ns; /* when the sentry last let it run */
+	bool free_running;  /* compute-bound: not bound to the sentry's CPU */
 	uint64_t clear_child_tid;
 	int fixup_value; /* virtual result for a passthrough syscall */
 	uint64_t clone_flags, clone_ptid, clone_ctid;
@@ -170,6 +172,8 @@ struct sentry {
 	bool no_bind; /* MOAT_NO_BIND set: do not pin tasks to the sentry's CPU */
 	cpu_set_t cpus; /* CPUs the sandbox may use (moat's affinity) */
 	int ncpus_possible;
+	pid_t gofer_pid;
+	int gofer_cpu;
 };
 
 extern struct sentry *S;
