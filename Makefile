@@ -254,7 +254,7 @@ bench-readme: $(MOAT) $(BUILD)/bench/syscalls
 # ---------------------------------------------------------------- deps
 
 # Installed only when missing: a machine that has them all never calls apt.
-DEPS_PKGS := build-essential clang clang-format pkg-config libseccomp-dev \
+DEPS_PKGS := build-essential binutils clang libclang-rt-14-dev clang-format pkg-config libseccomp-dev \
 	libcap-dev liburing-dev libunwind-dev libcriterion-dev libjson-c-dev \
 	busybox-static python3 bash coreutils procps
 BENCH_PKGS := runsc proot hyperfine
