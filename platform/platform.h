@@ -8,6 +8,7 @@
 #ifndef MOAT_PLATFORM_H
 #define MOAT_PLATFORM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -25,6 +26,28 @@ struct task;
 #define STUB_SYSCALL (STUB_ADDR + STUB_CODE_OFF)
 #define STUB_DATA (STUB_ADDR + 0x1000ULL) /* one zeroed RW page */
 #define STUB_DATA_SIZE 0x1000ULL
+#define STUB_END (STUB_DATA + STUB_DATA_SIZE)
+
+/* The stub must stay what the sentry mapped: injected syscalls run its
+ * instruction. Native mmap/munmap/mprotect/mremap are allowed only where
+ * they cannot reach it: at or above its end, or starting 1 TiB below it
+ * with a length under 1 TiB. Anything else traps and is checked. */
+#define STUB_GAP (1ULL << 40)
+#define STUB_LOW (STUB_ADDR - STUB_GAP)
+
+static inline int stub_far(uint64_t addr, uint64_t len)
+{
+	return addr >= STUB_END || (addr < STUB_LOW && len < STUB_GAP);
+}
+
+static inline int stub_overlaps(uint64_t addr, uint64_t len)
+{
+	uint64_t end;
+
+	if (__builtin_add_overflow(addr, len, &end))
+		return 1;
+	return addr < STUB_END && end > STUB_ADDR;
+}
 
 /* Host fd numbers every guest process holds (and nothing else). */
 #define GUEST_CTL_FD 1000  /* receives donated host fds for mmap */
@@ -42,6 +65,10 @@ int plat_resume_result(struct task *t,
 int plat_resume_passthrough(struct task *t, int want_exit_stop);
 int plat_resume_restart(struct task *t); /* re-execute the syscall insn */
 int plat_cont(pid_t tid, int sig);
+/* The next stop of t (other tasks' events are deferred; see ptrace.c). */
+int plat_wait_task(struct task *t, int resume_req);
+/* Events that arrived while the sentry waited on one task, in order. */
+bool plat_next_deferred(pid_t *pid, int *st);
 /* CPU placement: called at every trap, and before gofer round trips. */
 void plat_note_trap(struct task *t);
 void plat_bind_gofer(void);

@@ -26,8 +26,10 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -103,6 +105,64 @@ int plat_make_stub(struct moat_error *err)
 	return take_fd(&fd);
 }
 
+/* Address-space calls run natively only where they cannot reach the stub
+ * (platform.h, stub_far); mmap natively only for anonymous memory (files
+ * are mapped by the sentry from donated fds); mremap never with
+ * MREMAP_FIXED (it names a second address). Rules are OR'ed.
+ *
+ * "Below" is spelled as aligned power-of-two blocks with masked equality:
+ * libseccomp 2.5.4 compiles a 64-bit SCMP_CMP_LT inside a multi-argument
+ * rule into BPF that lets mprotect(0x100000, 0x7e0000000000) through
+ * (tests/escape/stub_tamper.c found it). */
+static int add_mm_rule(scmp_filter_ctx ctx, int nr, struct scmp_arg_cmp addr,
+		       bool need_len)
+{
+	struct scmp_arg_cmp len =
+		SCMP_A1(SCMP_CMP_MASKED_EQ, ~(STUB_GAP - 1), 0);
+	struct scmp_arg_cmp anon =
+		SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, MAP_ANONYMOUS);
+	struct scmp_arg_cmp nofixed =
+		SCMP_A3(SCMP_CMP_MASKED_EQ, MREMAP_FIXED, 0);
+	struct scmp_arg_cmp c[3];
+	unsigned n = 0;
+
+	c[n++] = addr;
+	if (need_len)
+		c[n++] = len;
+	if (nr == SYS_mmap)
+		c[n++] = anon;
+	else if (nr == SYS_mremap)
+		c[n++] = nofixed;
+	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, n, c);
+}
+
+static int add_mm_rules(scmp_filter_ctx ctx, int nr)
+{
+	/* [base, base + size) blocks covering [0, STUB_LOW) exactly. */
+	static const struct {
+		uint64_t base, size;
+	} below[] = {
+		{ 0x000000000000ULL, 0x400000000000ULL },
+		{ 0x400000000000ULL, 0x200000000000ULL },
+		{ 0x600000000000ULL, 0x100000000000ULL },
+		{ 0x700000000000ULL, 0x080000000000ULL },
+		{ 0x780000000000ULL, 0x040000000000ULL },
+		{ 0x7c0000000000ULL, 0x010000000000ULL },
+	};
+	size_t i;
+	int rc;
+
+	_Static_assert(0x7c0000000000ULL + 0x010000000000ULL == STUB_LOW,
+		       "the blocks must end at STUB_LOW");
+	rc = add_mm_rule(ctx, nr, SCMP_A0(SCMP_CMP_GE, STUB_END), false);
+	for (i = 0; rc == 0 && i < ARRAY_SIZE(below); i++)
+		rc = add_mm_rule(ctx, nr,
+				 SCMP_A0(SCMP_CMP_MASKED_EQ,
+					 ~(below[i].size - 1), below[i].base),
+				 true);
+	return rc;
+}
+
 /* Guest seccomp filter: allowlisted syscalls run natively, the rest trap. */
 static int build_guest_filter(struct sock_fprog *out, struct moat_error *err)
 {
@@ -116,32 +176,36 @@ static int build_guest_filter(struct sock_fprog *out, struct moat_error *err)
 	if (!ctx)
 		return moat_error_set(err, ENOMEM, "seccomp_init");
 	for (i = 0; i < n; i++) {
-		int rc = 0;
-		if (tab[i].status != SC_NATIVE && tab[i].nr != SYS_mmap)
+		int nr = tab[i].nr, rc = 0;
+
+		if (nr == SYS_mmap || nr == SYS_munmap || nr == SYS_mprotect ||
+		    nr == SYS_mremap) {
+			rc = add_mm_rules(ctx, nr);
+		} else if (tab[i].status != SC_NATIVE) {
 			continue;
-		if (tab[i].nr == SYS_mmap) {
-			/* Only anonymous mappings are native; file mappings go
-			 * through the sentry, which maps donated host fds. */
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SYS_mmap, 1,
-					      SCMP_A3(SCMP_CMP_MASKED_EQ,
-						      MAP_ANONYMOUS,
-						      MAP_ANONYMOUS));
-		} else if (tab[i].nr == SYS_sched_setaffinity ||
-			   tab[i].nr == SYS_sched_getparam ||
-			   tab[i].nr == SYS_sched_getscheduler ||
-			   tab[i].nr == SYS_get_robust_list ||
-			   tab[i].nr == SYS_prlimit64) {
+		} else if (nr == SYS_sched_setaffinity ||
+			   nr == SYS_sched_getparam ||
+			   nr == SYS_sched_getscheduler ||
+			   nr == SYS_get_robust_list || nr == SYS_prlimit64) {
 			/* pid-taking calls are native for "self" (0) only. */
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, tab[i].nr, 1,
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 					      SCMP_A0(SCMP_CMP_EQ, 0));
 		} else {
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, tab[i].nr,
-					      0);
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 		}
 		if (rc < 0) {
 			seccomp_release(ctx);
 			return moat_error_set(err, -rc, "seccomp rule %s",
 					      tab[i].name);
+		}
+	}
+	if (S->debug && getenv("MOAT_DUMP_FILTER")) {
+		int dfd = open(getenv("MOAT_DUMP_FILTER"),
+			       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		seccomp_export_pfc(ctx, 2);
+		if (dfd >= 0) {
+			seccomp_export_bpf(ctx, dfd);
+			close(dfd);
 		}
 	}
 	mfd = memfd_create("moat-filter", MFD_CLOEXEC);
@@ -513,18 +577,80 @@ int plat_resume_passthrough(struct task *t, int want_exit_stop)
 	return 0;
 }
 
-/* Wait for the next stop of t during an injection. Signals that arrive are
- * kept for later delivery. Returns the wait status, or -ESRCH if t died. */
-static int inject_wait(struct task *t)
+/* ---- waiting on one task ------------------------------------------------
+ *
+ * Injection and exec wait for one task's next stop. They wait on every
+ * task (waitpid(-1)), not on that one: a thread-group leader's exit is
+ * reported only after its siblings' exits are collected, so waiting on the
+ * leader alone could wait forever. Events of other tasks are kept, in
+ * order, for the event loop. A task that does not stop within
+ * INJECT_TIMEOUT_NS (it could spin in native code) is killed. */
+#define INJECT_TIMEOUT_NS (5 * 1000000000LL)
+
+static struct deferred {
+	pid_t pid;
+	int status;
+} * deferred;
+static size_t ndeferred, capdeferred, headdeferred;
+
+static void defer_event(pid_t pid, int st)
 {
+	if (ndeferred == capdeferred) {
+		size_t ncap = capdeferred ? capdeferred * 2 : 64;
+		struct deferred *n = realloc(deferred, ncap * sizeof(*n));
+		if (!n) {
+			/* Cannot keep it: the task stays stopped (guests only
+			 * hurt themselves), unless it is a death, which the
+			 * sentry must see. */
+			MOAT_ASSERT(!(WIFEXITED(st) || WIFSIGNALED(st)));
+			return;
+		}
+		deferred = n;
+		capdeferred = ncap;
+	}
+	deferred[ndeferred].pid = pid;
+	deferred[ndeferred].status = st;
+	ndeferred++;
+}
+
+bool plat_next_deferred(pid_t *pid, int *st)
+{
+	if (headdeferred == ndeferred) {
+		headdeferred = ndeferred = 0;
+		return false;
+	}
+	*pid = deferred[headdeferred].pid;
+	*st = deferred[headdeferred].status;
+	headdeferred++;
+	return true;
+}
+
+/* The next stop of t. Signal-delivery and group stops are absorbed (the
+ * signal is kept for later). Returns the wait status, or -ESRCH when t is
+ * gone (its death has been recorded). */
+int plat_wait_task(struct task *t, int resume_req)
+{
+	int64_t deadline = now_ns() + INJECT_TIMEOUT_NS;
+	bool killed = false;
 	int st;
 
 	for (;;) {
-		pid_t w = waitpid(t->host_tid, &st, __WALL);
+		pid_t w = waitpid(-1, &st, __WALL);
 		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -ESRCH;
+			if (errno != EINTR)
+				return -ESRCH;
+			if (!killed && now_ns() > deadline) {
+				/* Stopped by nothing we asked for: the guest ran
+				 * code of its own at our instruction address, or
+				 * spins. It dies; nothing else does. */
+				syscall(SYS_tkill, t->host_tid, SIGKILL);
+				killed = true;
+			}
+			continue;
+		}
+		if (w != t->host_tid) {
+			defer_event(w, st);
+			continue;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			task_exited(t, st);
@@ -532,33 +658,64 @@ static int inject_wait(struct task *t)
 		}
 		if (!WIFSTOPPED(st))
 			continue;
+		if (killed)
+			goto resume;
 		if (WSTOPSIG(st) == (SIGTRAP | 0x80) ||
-		    (st >> 8) == (SIGTRAP | (PTRACE_EVENT_SECCOMP << 8)))
+		    (st >> 8) == (SIGTRAP | (PTRACE_EVENT_SECCOMP << 8)) ||
+		    (st >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
 			return st;
 		/* A signal-delivery or group stop: keep the signal. */
 		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
 			t->pending_sig = WSTOPSIG(st);
-		if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
+resume:
+		if (ptrace(resume_req, t->host_tid, 0, 0) < 0)
 			return -ESRCH;
 	}
 }
 
+/* Kill a task whose stop does not match what the sentry asked for, and
+ * collect its death. */
+static long inject_abort(struct task *t)
+{
+	syscall(SYS_tkill, t->host_tid, SIGKILL);
+	ptrace(PTRACE_CONT, t->host_tid, 0, 0);
+	while (t->state != TS_DEAD && plat_wait_task(t, PTRACE_CONT) >= 0)
+		ptrace(PTRACE_CONT, t->host_tid, 0, 0);
+	return -ESRCH;
+}
+
 /* Does the guest filter trap syscall nr (so a seccomp stop will come)? */
-static bool injected_traps(long nr, uint64_t a3)
+static bool injected_traps(long nr, uint64_t a0, uint64_t a1, uint64_t a3)
 {
 	const struct syscall_desc *d = syscall_lookup(nr);
 
-	if (nr == SYS_mmap)
-		return !(a3 & MAP_ANONYMOUS);
+	if (nr == SYS_mmap && !(a3 & MAP_ANONYMOUS))
+		return true;
+	if (nr == SYS_mmap || nr == SYS_munmap || nr == SYS_mprotect)
+		return !stub_far(a0, a1);
 	return !d || d->status != SC_NATIVE;
+}
+
+/* The registers at a stop of an injected call must be exactly the ones the
+ * sentry set: the same call, the same arguments, from the stub's
+ * instruction (or the guest's own, left untouched, for the first). */
+static bool regs_match(const struct user_regs_struct *got,
+		       const struct user_regs_struct *want)
+{
+	return got->orig_rax == want->orig_rax && got->rdi == want->rdi &&
+	       got->rsi == want->rsi && got->rdx == want->rdx &&
+	       got->r10 == want->r10 && got->r8 == want->r8 &&
+	       got->r9 == want->r9 && got->rip == want->rip;
 }
 
 long plat_inject(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 		 uint64_t a3, uint64_t a4, uint64_t a5)
 {
-	struct user_regs_struct r;
+	struct user_regs_struct r, want, got;
 	int st;
 
+	if (t->state == TS_DEAD)
+		return -ESRCH;
 	bind_to_sentry_cpu(t);
 	if (ptrace(PTRACE_GETREGS, t->host_tid, 0, &r) < 0)
 		return -ESRCH;
@@ -570,49 +727,63 @@ long plat_inject(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 	r.r9 = a5;
 	if (!t->at_exit_stop) {
 		/* At the seccomp stop of the guest's own syscall: turn it into
-		 * ours. The kernel re-checks it against the filter; a traced
-		 * rule counts as allowed on that re-check. */
+		 * ours. No guest code runs before the kernel re-checks it
+		 * against the filter (a traced rule counts as allowed then). */
 		r.orig_rax = (unsigned long long)nr;
 		if (setregs(t, &r) < 0 ||
 		    ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
 			return -ESRCH;
-		st = inject_wait(t);
+		st = plat_wait_task(t, PTRACE_SYSCALL);
 		if (st < 0)
 			return st;
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80))
+			return inject_abort(t);
 	} else {
-		/* At an exit stop: run a syscall instruction again. The guest's
-		 * own (just before rip) or, right after exec, the stub's. */
-		r.rip = t->exec ? STUB_SYSCALL : t->regs.rip - 2;
+		/* At an exit stop: run the stub's syscall instruction. The
+		 * stub cannot be changed by the guest (its mappings are out of
+		 * reach of native mmap/mprotect/munmap/mremap, see the
+		 * filter), and every stop is checked against what was set. */
+		r.rip = STUB_SYSCALL;
 		r.rax = (unsigned long long)nr;
 		r.orig_rax = (unsigned long long)-1;
 		if (setregs(t, &r) < 0)
 			return -ESRCH;
-		if (injected_traps(nr, a3)) {
+		want = r;
+		want.orig_rax = (unsigned long long)nr;
+		want.rip = STUB_SYSCALL + 2;
+		if (injected_traps(nr, a0, a1, a3)) {
 			/* It will stop at its seccomp stop anyway: skip the
 			 * syscall-enter stop, one round trip fewer. */
 			if (ptrace(PTRACE_CONT, t->host_tid, 0, 0) < 0)
 				return -ESRCH;
+			st = plat_wait_task(t, PTRACE_CONT);
+			if (st < 0)
+				return st;
+			if ((st >> 8) !=
+			    (SIGTRAP | (PTRACE_EVENT_SECCOMP << 8)))
+				return inject_abort(t);
 		} else {
 			/* Native: without a syscall stop it would run on
 			 * into the stub's ud2. */
 			if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
 				return -ESRCH;
-			st = inject_wait(t); /* syscall-enter stop */
+			st = plat_wait_task(t, PTRACE_SYSCALL);
 			if (st < 0)
 				return st;
-			if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
-				return -ESRCH;
+			if (WSTOPSIG(st) != (SIGTRAP | 0x80))
+				return inject_abort(t);
 		}
-		st = inject_wait(t); /* seccomp stop, or exit if native */
+		if (ptrace(PTRACE_GETREGS, t->host_tid, 0, &got) < 0)
+			return -ESRCH;
+		if (!regs_match(&got, &want))
+			return inject_abort(t);
+		if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
+			return -ESRCH;
+		st = plat_wait_task(t, PTRACE_SYSCALL);
 		if (st < 0)
 			return st;
-		if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_SECCOMP << 8))) {
-			if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
-				return -ESRCH;
-			st = inject_wait(t);
-			if (st < 0)
-				return st;
-		}
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80))
+			return inject_abort(t);
 	}
 	t->at_exit_stop = true;
 	if (ptrace(PTRACE_GETREGS, t->host_tid, 0, &r) < 0)

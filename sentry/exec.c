@@ -677,27 +677,22 @@ void exec_event(struct task *t)
 	if (!p) {
 		/* An exec the sentry did not ask for cannot happen: the only
 		 * host execs are of the stub. Refuse to run whatever it is. */
-		kill(t->host_tid, SIGKILL);
+		syscall(SYS_tkill, t->host_tid, SIGKILL);
+		plat_cont(t->host_tid, 0);
 		return;
 	}
 	/* Step to the execveat's exit stop: injections run from there. */
 	if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
 		return;
 	for (;;) {
-		if (waitpid(t->host_tid, &st, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			return;
+		st = plat_wait_task(t, PTRACE_SYSCALL);
+		if (st < 0) {
+			exec_plan_free(p);
+			t->exec = NULL;
+			return; /* it died */
 		}
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			task_exited(t, st);
-			return;
-		}
-		if (WIFSTOPPED(st) && WSTOPSIG(st) == (SIGTRAP | 0x80))
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80))
 			break;
-		if (WIFSTOPPED(st) && (st >> 16) == 0 &&
-		    WSTOPSIG(st) != SIGTRAP)
-			t->pending_sig = WSTOPSIG(st);
 		ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0);
 	}
 	t->at_exit_stop = true;
@@ -711,8 +706,10 @@ void exec_event(struct task *t)
 		/* Past the point of no return, as Linux: the process dies. */
 		audit_log("\"event\":\"exec-failed\",\"pid\":%d,\"errno\":%d",
 			  t->proc->pid, -rc);
-		kill(t->host_tid, SIGKILL);
-		plat_cont(t->host_tid, 0);
+		if (t->state != TS_DEAD) {
+			syscall(SYS_tkill, t->host_tid, SIGKILL);
+			plat_cont(t->host_tid, 0);
+		}
 		return;
 	}
 	t->at_exit_stop = false;

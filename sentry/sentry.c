@@ -55,6 +55,10 @@ static void complete(struct task *t, long ret)
 	const struct syscall_desc *d = syscall_lookup(t->sc.nr);
 	int sig;
 
+	/* The task died while its syscall was handled (an injection saw it
+	 * go): its host tid may already belong to another process. */
+	if (t->state == TS_DEAD)
+		return;
 	switch (ret) {
 	case SYS_BLOCK:
 		t->state = TS_BLOCKED;
@@ -275,14 +279,13 @@ static void on_tick(int sig)
 }
 
 /* A 10 ms tick interrupts the blocking waitpid (no SA_RESTART) so that
- * compute-bound tasks can be let off the sentry's CPU. */
+ * compute-bound tasks can be let off the sentry's CPU, and so that a wait
+ * on one task during an injection can time out. */
 static void start_tick(void)
 {
 	struct sigaction sa;
 	struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
 
-	if (S->no_bind)
-		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_tick;
 	sigaction(SIGALRM, &sa, NULL);
@@ -311,6 +314,14 @@ int sentry_loop(void)
 		struct signalfd_siginfo si;
 		struct task *t;
 
+		{
+			/* Events that arrived while a handler waited on one
+			 * task (platform/ptrace.c), in their order. */
+			pid_t dpid;
+			int dst;
+			while (plat_next_deferred(&dpid, &dst))
+				handle_stop(dpid, dst);
+		}
 		if (polled) {
 			/* After a poll, collect everything that happened. After
 			 * a blocking waitpid there is nothing more to collect

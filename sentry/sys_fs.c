@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <linux/mman.h>
 #include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -997,8 +998,11 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 	long r;
 	int gfd;
 
-	if (flags & MAP_ANONYMOUS) /* the filter lets these run natively */
-		return -EINVAL;
+	if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) &&
+	    stub_overlaps(addr, len))
+		return -EINVAL;	   /* the stub's range is the sentry's */
+	if (flags & MAP_ANONYMOUS) /* trapped only for being near the stub */
+		return SYS_PASSTHROUGH;
 	f = fd_get(t, fd);
 	if (!f)
 		return -EBADF;
@@ -1165,4 +1169,18 @@ long sys_socket(struct task *t, struct syscall_args *a)
 			"\"type\":%d,\"reason\":\"no netstack yet\"",
 			t->proc->pid, (int)a->a[0], (int)a->a[1]);
 	return -EAFNOSUPPORT;
+}
+
+/* munmap, mprotect, mremap that the filter did not let run natively: they
+ * named a range near the stub. Refused if they would touch it; otherwise
+ * the host runs exactly the checked registers (the task is stopped). */
+long sys_mm_checked(struct task *t, struct syscall_args *a)
+{
+	(void)t;
+	if (stub_overlaps(a->a[0], a->a[1]))
+		return -EINVAL;
+	if (a->nr == SYS_mremap && (a->a[3] & MREMAP_FIXED) &&
+	    stub_overlaps(a->a[4], a->a[2]))
+		return -EINVAL;
+	return SYS_PASSTHROUGH;
 }

@@ -19,7 +19,13 @@ EMU(lstat, sys_lstat, FULL, "sp", "")
 EMU(poll, sys_poll, FULL, "pud", "")
 EMU(lseek, sys_lseek, FULL, "Fdd", "")
 EMU(mmap, sys_mmap, FULL, "pxxxFx",
-    "anonymous: native; files: the donated host fd is mapped")
+    "anonymous: native away from the stub; files: the donated host fd is mapped")
+EMU(munmap, sys_mm_checked, FULL, "pu",
+    "native unless it could reach the stub; then checked and passed")
+EMU(mprotect, sys_mm_checked, FULL, "pux",
+    "native unless it could reach the stub; then checked and passed")
+EMU(mremap, sys_mm_checked, FULL, "puuxp",
+    "native unless it could reach the stub or names a new address; then checked and passed")
 EMU(ioctl, sys_ioctl, PARTIAL, "Fxp",
     "TCGETS, TIOCGWINSZ, TIOCGPGRP, FIONREAD, FIOCLEX")
 EMU(pread64, sys_pread64, FULL, "Fpud", "")
@@ -178,9 +184,6 @@ EMU(sched_setscheduler, sys_sched_setscheduler, PARTIAL, "ddp", "")
 EMU(sched_setparam, sys_sched_setparam, PARTIAL, "dp", "")
 /* memory, signals and time: native (docs/allowlist.md) */
 NATIVE(brk, "p", "the host keeps the break after the stub image")
-NATIVE(mprotect, "pux", "")
-NATIVE(munmap, "pu", "")
-NATIVE(mremap, "puuxp", "")
 NATIVE(msync, "pux", "")
 NATIVE(mincore, "pup", "")
 NATIVE(madvise, "pud", "")
