@@ -40,6 +40,7 @@
 #include <sys/wait.h>
 #include <elf.h>
 #include <linux/capability.h>
+#include <linux/kcmp.h>
 #include <linux/securebits.h>
 
 #include "sentry/sentry.h"
@@ -886,6 +887,17 @@ int plat_donate_fd(struct task *t, int hostfd)
 	if (g.cm.h.cmsg_level != SOL_SOCKET || g.cm.h.cmsg_type != SCM_RIGHTS)
 		return -EFAULT;
 	memcpy(&fd, g.cm.buf + CMSG_LEN(0), sizeof(int));
+	/* The number came back through guest memory: make sure it names the
+	 * file the sentry sent before mapping or closing it. */
+	if (fd < 0)
+		return -EFAULT;
+	{
+		long same = syscall(SYS_kcmp, getpid(), t->proc->host_pid,
+				    KCMP_FILE, hostfd, fd);
+		/* ENOSYS: a kernel without kcmp; the fd is inert anyway. */
+		if (same > 0 || (same < 0 && errno != ENOSYS))
+			return -EFAULT;
+	}
 	return fd;
 drain:
 	drain_stale();

@@ -4,13 +4,25 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
-#define PIPE_SIZE 65536
+/* Linux's sizes: 64 KiB a pipe, one page past a soft limit on what the
+ * sandbox's pipes may hold together (pipe-user-pages-soft), and no new
+ * pipe past a hard one. A buffer exists only while it holds data, so idle
+ * pipes cost the sentry almost nothing; the limits bound what a guest that
+ * fills thousands of pipes can make the sentry allocate. */
+#define PIPE_DEF_SIZE 65536
+#define PIPE_MIN_SIZE 4096
+#define PIPE_SOFT_TOTAL (64u << 20)
+#define PIPE_HARD_TOTAL (256u << 20)
+
+static size_t pipe_total; /* capacity of every live pipe, in bytes */
 
 struct pipe {
-	char buf[PIPE_SIZE];
+	char *buf; /* NULL while empty */
+	size_t cap;
 	size_t head, len;
 	int readers, writers;
 	unsigned long ino;
@@ -34,15 +46,20 @@ static long pipe_read(struct task *t, struct file *f, void *buf, size_t n,
 		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
 	}
 	while (done < n && p->len) {
-		size_t chunk = PIPE_SIZE - p->head;
+		size_t chunk = p->cap - p->head;
 		if (chunk > p->len)
 			chunk = p->len;
 		if (chunk > n - done)
 			chunk = n - done;
 		memcpy((char *)buf + done, p->buf + p->head, chunk);
-		p->head = (p->head + chunk) % PIPE_SIZE;
+		p->head = (p->head + chunk) % p->cap;
 		p->len -= chunk;
 		done += chunk;
+	}
+	if (p->len == 0) {
+		free(p->buf);
+		p->buf = NULL;
+		p->head = 0;
 	}
 	sentry_wake();
 	return (long)done;
@@ -52,7 +69,7 @@ static long pipe_write(struct task *t, struct file *f, const void *buf,
 		       size_t n, int64_t *off)
 {
 	struct pipe *p = f->priv;
-	size_t room = PIPE_SIZE - p->len, done = 0;
+	size_t room = p->cap - p->len, done = 0;
 
 	(void)off;
 	if (p->readers == 0) {
@@ -64,11 +81,16 @@ static long pipe_write(struct task *t, struct file *f, const void *buf,
 	/* Writes of PIPE_BUF or less are atomic: all or wait. */
 	if (room == 0 || (n <= PIPE_BUF && room < n))
 		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
-	while (done < n && p->len < PIPE_SIZE) {
-		size_t tail = (p->head + p->len) % PIPE_SIZE;
+	if (!p->buf) {
+		p->buf = malloc(p->cap);
+		if (!p->buf)
+			return -ENOMEM;
+	}
+	while (done < n && p->len < p->cap) {
+		size_t tail = (p->head + p->len) % p->cap;
 		/* contiguous free space after tail */
 		size_t chunk = tail < p->head ? p->head - tail :
-						PIPE_SIZE - tail;
+						p->cap - tail;
 		if (chunk > n - done)
 			chunk = n - done;
 		memcpy(p->buf + tail, (const char *)buf + done, chunk);
@@ -92,7 +114,7 @@ static short pipe_poll(struct file *f, short events)
 	} else {
 		if (!p->readers)
 			r |= POLLERR;
-		else if (PIPE_SIZE - p->len >= PIPE_BUF)
+		else if (p->cap - p->len >= PIPE_BUF)
 			r |= POLLOUT | POLLWRNORM;
 	}
 	return r & (events | POLLHUP | POLLERR);
@@ -123,6 +145,13 @@ static int pipe_stat(struct file *f, struct stat *st)
 	return 0;
 }
 
+static void pipe_free(struct pipe *p)
+{
+	pipe_total -= p->cap;
+	free(p->buf);
+	free(p);
+}
+
 static void pipe_release(struct file *f)
 {
 	struct pipe *p = f->priv;
@@ -132,7 +161,7 @@ static void pipe_release(struct file *f)
 	else
 		p->writers--;
 	if (!p->readers && !p->writers)
-		free(p);
+		pipe_free(p);
 	sentry_wake();
 }
 
@@ -160,6 +189,15 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 		free(p);
 		return -ENOMEM;
 	}
+	if (pipe_total + PIPE_MIN_SIZE > PIPE_HARD_TOTAL) {
+		free(r);
+		free(w);
+		free(p);
+		return -ENFILE;
+	}
+	p->cap = pipe_total + PIPE_DEF_SIZE > PIPE_SOFT_TOTAL ? PIPE_MIN_SIZE :
+							      PIPE_DEF_SIZE;
+	pipe_total += p->cap;
 	p->ino = pipe_ino++;
 	p->readers = p->writers = 1;
 	r->priv = w->priv = p;

@@ -98,7 +98,7 @@ int sentry_seccomp_install(struct moat_error *err)
 		SYS_getcpu,
 		SYS_sched_getaffinity,
 		SYS_sched_setaffinity,
-		SYS_setitimer,
+		SYS_setitimer, SYS_kcmp,
 		SYS_getitimer,
 		SYS_mincore,
 		SYS_msync,
