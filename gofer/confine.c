@@ -10,6 +10,8 @@
 #include "gofer/gofer.h"
 
 #include <fcntl.h>
+#include <grp.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <linux/mount.h>
 #include <sched.h>
@@ -155,6 +157,11 @@ int gofer_seccomp_install(int sockfd, struct moat_error *err)
 
 /* ---- capabilities ------------------------------------------------------- */
 
+/* Serve as nobody (set by --nobody): when the tree is the host's own root,
+ * root's ownership of /etc/shadow, /root and the like must not be the
+ * guest's way in. The guest then reads what any host user may read. */
+static bool serve_as_nobody;
+
 static int drop_all_caps(struct moat_error *err)
 {
 	cap_value_t c, last = (cap_value_t)cap_max_bits();
@@ -168,6 +175,11 @@ static int drop_all_caps(struct moat_error *err)
 					      "gofer: drop bounding cap %d", c);
 	if (cap_reset_ambient() < 0 && errno != EINVAL)
 		return moat_error_set(err, errno, "gofer: clear ambient caps");
+	/* Before the effective set goes: changing ids needs CAP_SETUID. */
+	if (serve_as_nobody &&
+	    (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+	     setresuid(65534, 65534, 65534) < 0))
+		return moat_error_set(err, errno, "gofer: become nobody");
 	none = cap_init();
 	if (!none)
 		return moat_error_set(err, errno, "gofer: cap_init");
@@ -317,7 +329,7 @@ static int parse_fd(const char *s, int *out)
 
 static void usage(void)
 {
-	fputs("usage: moat gofer --root DIR --fd N\n", stderr);
+	fputs("usage: moat gofer --root DIR --fd N [--nobody]\n", stderr);
 }
 
 int gofer_main(int argc, char **argv)
@@ -343,6 +355,8 @@ int gofer_main(int argc, char **argv)
 			fdarg = argv[++i];
 		else if (strncmp(a, "--fd=", 5) == 0)
 			fdarg = a + 5;
+		else if (strcmp(a, "--nobody") == 0)
+			serve_as_nobody = true;
 		else {
 			usage();
 			return 2;

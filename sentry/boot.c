@@ -29,12 +29,19 @@ static pid_t start_gofer(const char *root, int *sock_out,
 	int sv[2];
 	pid_t pid;
 	struct stat st;
+	bool host_root;
 
 	/* Checked here for a clear message; the gofer checks again, confined. */
 	if (stat(root, &st) < 0)
 		return moat_error_set(err, errno, "gofer: open `%s`", root);
 	if (!S_ISDIR(st.st_mode))
 		return moat_error_set(err, ENOTDIR, "gofer: open `%s`", root);
+	{
+		struct stat hroot;
+		host_root = stat("/", &hroot) == 0 &&
+			    hroot.st_dev == st.st_dev &&
+			    hroot.st_ino == st.st_ino;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return moat_error_set(err, errno, "gofer: socketpair");
 	pid = fork();
@@ -43,11 +50,14 @@ static pid_t start_gofer(const char *root, int *sock_out,
 	if (pid == 0) {
 		char fdbuf[16];
 		char *args[] = { "moat", "gofer", "--root", (char *)root,
-				 "--fd", fdbuf,	  NULL };
+				 "--fd", fdbuf,	  NULL,	    NULL };
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (dup2(sv[1], 3) < 0)
 			_exit(126);
 		snprintf(fdbuf, sizeof(fdbuf), "3");
+		/* The host's own root: serve it as nobody (gofer/confine.c). */
+		if (host_root)
+			args[6] = "--nobody";
 		execv("/proc/self/exe", args);
 		_exit(126);
 	}

@@ -89,8 +89,7 @@ static long pipe_write(struct task *t, struct file *f, const void *buf,
 	while (done < n && p->len < p->cap) {
 		size_t tail = (p->head + p->len) % p->cap;
 		/* contiguous free space after tail */
-		size_t chunk = tail < p->head ? p->head - tail :
-						p->cap - tail;
+		size_t chunk = tail < p->head ? p->head - tail : p->cap - tail;
 		if (chunk > n - done)
 			chunk = n - done;
 		memcpy(p->buf + tail, (const char *)buf + done, chunk);
@@ -196,7 +195,7 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 		return -ENFILE;
 	}
 	p->cap = pipe_total + PIPE_DEF_SIZE > PIPE_SOFT_TOTAL ? PIPE_MIN_SIZE :
-							      PIPE_DEF_SIZE;
+								PIPE_DEF_SIZE;
 	pipe_total += p->cap;
 	p->ino = pipe_ino++;
 	p->readers = p->writers = 1;

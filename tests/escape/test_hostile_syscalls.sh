@@ -10,7 +10,7 @@ HOSTILE_BIN=""
 
 build_hostile()
 {
-	HOSTILE_BIN=$(mktemp -d)/hostile
+	HOSTILE_BIN=$E2E_TMP/hostile
 	gcc -O1 -static -o "$HOSTILE_BIN" "$HERE/hostile_syscalls.c" ||
 		fail "cannot build the hostile-syscall program"
 }

@@ -5,7 +5,8 @@
 . "$(dirname "$0")/../e2e/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-BIN=$(mktemp -d)
+BIN=$E2E_TMP/bin
+mkdir -p "$BIN"
 
 build()
 {
@@ -48,5 +49,4 @@ run_test "injected syscalls cannot be hijacked" t_hijack
 run_test "exit_group during an injection does not hang the sentry" t_leader_wait
 run_test "a dead task's tid is not reused" t_stale_tid
 run_test "the stub cannot be changed" t_stub_tamper
-rm -rf "$BIN"
 e2e_done
