@@ -111,6 +111,23 @@ static int open_audit(const char *path)
 	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 }
 
+/* A pipe or terminal on stdio is reopened as a new, non-blocking open file
+ * of the sentry's own, so a guest writing to a full pipe (or a stopped
+ * terminal) parks that guest and not the whole sandbox. The caller's own
+ * description keeps its flags. Regular files are shared as they are (their
+ * offset is the caller's, for appends). -1: use a plain dup. */
+static int stdio_reopen(int fd, int fl)
+{
+	char path[32];
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 ||
+	    !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, (fl & O_ACCMODE) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+}
+
 static int setup_stdio(struct process *p, struct moat_error *err)
 {
 	int fd;
@@ -125,7 +142,9 @@ static int setup_stdio(struct process *p, struct moat_error *err)
 
 		if (fl < 0)
 			continue; /* closed in the caller: closed in the guest */
-		dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		dup_fd = stdio_reopen(fd, fl);
+		if (dup_fd < 0)
+			dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		if (dup_fd < 0)
 			return moat_error_set(err, errno, "dup stdio");
 		f = file_host_stream(dup_fd, fl & (O_ACCMODE | O_APPEND));

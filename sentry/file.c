@@ -372,10 +372,12 @@ static long host_read(struct task *t, struct file *f, void *buf, size_t n,
 	do
 		r = read(f->hostfd, buf, n);
 	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return errno == EAGAIN && !(f->flags & O_NONBLOCK) ? SYS_BLOCK :
-								     -errno;
-	return r;
+	if (r < 0 && errno == EAGAIN && !(f->flags & O_NONBLOCK)) {
+		t->wait_hostfd = f->hostfd;
+		t->wait_events = POLLIN;
+		return SYS_BLOCK;
+	}
+	return r < 0 ? -errno : r;
 }
 
 static long host_write(struct task *t, struct file *f, const void *buf,
@@ -387,6 +389,13 @@ static long host_write(struct task *t, struct file *f, const void *buf,
 	do
 		r = write(f->hostfd, buf, n);
 	while (r < 0 && errno == EINTR);
+	if (r < 0 && errno == EAGAIN && !(f->flags & O_NONBLOCK)) {
+		/* The sentry's description is non-blocking (sentry/boot.c);
+		 * the guest's is not: it waits, the sandbox goes on. */
+		t->wait_hostfd = f->hostfd;
+		t->wait_events = POLLOUT;
+		return SYS_BLOCK;
+	}
 	if (r < 0) {
 		if (errno == EPIPE)
 			send_signal_task(t, SIGPIPE, t->proc->pid);

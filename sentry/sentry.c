@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -40,8 +41,21 @@ void sentry_wake(void)
 }
 
 /* New tasks whose first stop arrived before their parent's clone event. */
-static pid_t early_stops[64];
-static int n_early;
+static pid_t *early_stops;
+static int n_early, cap_early;
+
+static void note_early_stop(pid_t pid)
+{
+	if (n_early == cap_early) {
+		int ncap = cap_early ? cap_early * 2 : 64;
+		pid_t *n = realloc(early_stops, (size_t)ncap * sizeof(*n));
+		if (!n)
+			return; /* that child stays stopped: only the guest loses */
+		early_stops = n;
+		cap_early = ncap;
+	}
+	early_stops[n_early++] = pid;
+}
 
 static void complete(struct task *t, long ret);
 
@@ -184,8 +198,8 @@ static void handle_stop(pid_t pid, int st)
 			S->reaper = -1;
 			return;
 		}
-		if (WIFSTOPPED(st) && n_early < (int)ARRAY_SIZE(early_stops))
-			early_stops[n_early++] = pid;
+		if (WIFSTOPPED(st))
+			note_early_stop(pid);
 		return;
 	}
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {

@@ -777,8 +777,10 @@ void task_sweep(void)
 	struct process **pp = &S->procs, *p;
 
 	while ((t = *tp)) {
-		if (t->state == TS_DEAD && !t->exec) {
+		if (t->state == TS_DEAD) {
 			*tp = t->next;
+			exec_plan_free(
+				t->exec); /* lost a race with another exec */
 			free(t);
 		} else {
 			tp = &t->next;
