@@ -192,6 +192,12 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		 opts->hostname ? opts->hostname : "moat");
 	snprintf(S->domainname, sizeof(S->domainname), "(none)");
 	signal(SIGPIPE, SIG_IGN);
+	/* Ctrl-C and Ctrl-\ reach the guests directly (they share the
+	 * caller's process group); the sentry outlives them to report how
+	 * they ended, as a shell would see it natively. SIGTERM and SIGHUP
+	 * still end the sandbox at once. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
 	{
 		/* Room for the idle-fd LRU and every file guests keep open. */
 		struct rlimit rl;

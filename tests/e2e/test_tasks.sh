@@ -137,6 +137,30 @@ for pid in (99999, 2**22):
 ESRCH" "$OUT" "signalling a pid that is not in the sandbox fails with ESRCH"
 }
 
+# Ctrl-C: the terminal signals the whole foreground process group. The
+# guest gets SIGINT as it would natively (python raises KeyboardInterrupt)
+# and moat reports 130, as a shell would.
+t_ctrl_c()
+{
+	local rcfile=$E2E_TMP/ctrlc.rc pid pgid i
+	rm -f "$rcfile"
+	setsid bash -c "\"$MOAT\" do -- $PY -c 'import time; print(\"up\", flush=True); time.sleep(20)' >/dev/null 2>&1; echo \$? >\"$rcfile\"" &
+	for i in $(seq 50); do
+		pid=$(pgrep -f "$PY -c import time; print" | head -1)
+		[ -n "$pid" ] && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || fail "the guest did not start"
+	sleep 0.5
+	pgid=$(ps -o pgid= "$pid" | tr -d ' ')
+	kill -INT -- "-$pgid"
+	for i in $(seq 50); do
+		[ -s "$rcfile" ] && break
+		sleep 0.1
+	done
+	assert_eq 130 "$(cat "$rcfile" 2>/dev/null)" "moat exits 130 after Ctrl-C, like the guest"
+}
+
 run_test "clone with namespace flags is refused" t_clone_namespace_refused
 run_test "unshare is refused" t_unshare_refused
 run_test "wait4/waitid give exact statuses" t_wait_statuses
@@ -145,4 +169,5 @@ run_test "kill between guest processes" t_kill_between_guests
 run_test "process groups and sessions" t_pgrp_session
 run_test "threads get virtual tids" t_threads_tids
 run_test "kill of a pid outside the sandbox is ESRCH" t_kill_esrch
+run_test "Ctrl-C reaches the guest; moat reports 130" t_ctrl_c
 e2e_done
