@@ -65,6 +65,11 @@ int plat_resume_result(struct task *t,
 int plat_resume_passthrough(struct task *t, int want_exit_stop);
 int plat_resume_restart(struct task *t); /* re-execute the syscall insn */
 int plat_cont(pid_t tid, int sig);
+/* Every host signal the sentry sends goes through these: a pid that is not
+ * a single positive process (0, -1, a group, host init) is refused, so no
+ * bookkeeping slip can turn into a signal to the host's process groups. */
+int plat_kill(pid_t pid, int sig);
+int plat_tkill(pid_t tid, int sig);
 /* The next stop of t (other tasks' events are deferred; see ptrace.c). */
 int plat_wait_task(struct task *t, int resume_req);
 /* Events that arrived while the sentry waited on one task, in order. */

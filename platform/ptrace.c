@@ -180,7 +180,7 @@ static int build_guest_filter(struct sock_fprog *out, struct moat_error *err)
 		int nr = tab[i].nr, rc = 0;
 
 		if (nr == SYS_mmap || nr == SYS_munmap || nr == SYS_mprotect ||
-		    nr == SYS_mremap) {
+		    nr == SYS_mremap || nr == SYS_madvise) {
 			rc = add_mm_rules(ctx, nr);
 		} else if (tab[i].status != SC_NATIVE) {
 			continue;
@@ -389,17 +389,17 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 	if (!rc)
 		rc = write_file(path, "65534 65534 1\n");
 	if (rc < 0) {
-		kill(reaper, SIGKILL);
+		plat_kill(reaper, SIGKILL);
 		return moat_error_set(err, -rc, "write id maps of the sandbox");
 	}
 	/* Trace the reaper only to learn the host pid of its first child. */
 	if (ptrace(PTRACE_SEIZE, reaper, 0,
 		   PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL) < 0) {
-		kill(reaper, SIGKILL);
+		plat_kill(reaper, SIGKILL);
 		return moat_error_set(err, errno, "ptrace seize");
 	}
 	if (write(go[1], "g", 1) != 1) {
-		kill(reaper, SIGKILL);
+		plat_kill(reaper, SIGKILL);
 		return moat_error_set(err, errno, "start reaper");
 	}
 	close(go[1]);
@@ -443,6 +443,20 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 	}
 	free(prog.filter);
 	return child;
+}
+
+int plat_kill(pid_t pid, int sig)
+{
+	if (pid <= 1)
+		return -ESRCH;
+	return kill(pid, sig) < 0 ? -errno : 0;
+}
+
+int plat_tkill(pid_t tid, int sig)
+{
+	if (tid <= 1)
+		return -ESRCH;
+	return syscall(SYS_tkill, tid, sig) < 0 ? -errno : 0;
 }
 
 int plat_cont(pid_t tid, int sig)
@@ -644,7 +658,7 @@ int plat_wait_task(struct task *t, int resume_req)
 				/* Stopped by nothing we asked for: the guest ran
 				 * code of its own at our instruction address, or
 				 * spins. It dies; nothing else does. */
-				syscall(SYS_tkill, t->host_tid, SIGKILL);
+				plat_tkill(t->host_tid, SIGKILL);
 				killed = true;
 			}
 			continue;
@@ -678,7 +692,7 @@ resume:
  * collect its death. */
 static long inject_abort(struct task *t)
 {
-	syscall(SYS_tkill, t->host_tid, SIGKILL);
+	plat_tkill(t->host_tid, SIGKILL);
 	ptrace(PTRACE_CONT, t->host_tid, 0, 0);
 	while (t->state != TS_DEAD && plat_wait_task(t, PTRACE_CONT) >= 0)
 		ptrace(PTRACE_CONT, t->host_tid, 0, 0);
@@ -692,7 +706,8 @@ static bool injected_traps(long nr, uint64_t a0, uint64_t a1, uint64_t a3)
 
 	if (nr == SYS_mmap && !(a3 & MAP_ANONYMOUS))
 		return true;
-	if (nr == SYS_mmap || nr == SYS_munmap || nr == SYS_mprotect)
+	if (nr == SYS_mmap || nr == SYS_munmap || nr == SYS_mprotect ||
+	    nr == SYS_madvise)
 		return !stub_far(a0, a1);
 	return !d || d->status != SC_NATIVE;
 }

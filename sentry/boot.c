@@ -301,7 +301,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	if (rc < 0)
 		return moat_error_set(err, -rc, "sentry loop");
 	p9c_close(S->p9);
-	kill(gofer, SIGKILL);
+	plat_kill(gofer, SIGKILL);
 	waitpid(gofer, NULL, 0);
 	if (WIFEXITED(S->init_status))
 		return WEXITSTATUS(S->init_status);

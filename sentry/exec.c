@@ -677,7 +677,7 @@ void exec_event(struct task *t)
 	if (!p) {
 		/* An exec the sentry did not ask for cannot happen: the only
 		 * host execs are of the stub. Refuse to run whatever it is. */
-		syscall(SYS_tkill, t->host_tid, SIGKILL);
+		plat_tkill(t->host_tid, SIGKILL);
 		plat_cont(t->host_tid, 0);
 		return;
 	}
@@ -707,14 +707,14 @@ void exec_event(struct task *t)
 		audit_log("\"event\":\"exec-failed\",\"pid\":%d,\"errno\":%d",
 			  t->proc->pid, -rc);
 		if (t->state != TS_DEAD) {
-			syscall(SYS_tkill, t->host_tid, SIGKILL);
+			plat_tkill(t->host_tid, SIGKILL);
 			plat_cont(t->host_tid, 0);
 		}
 		return;
 	}
 	t->at_exit_stop = false;
 	if (t->pending_sig) {
-		syscall(SYS_tkill, t->host_tid, t->pending_sig);
+		plat_tkill(t->host_tid, t->pending_sig);
 		t->pending_sig = 0;
 	}
 	plat_cont(t->host_tid, 0);

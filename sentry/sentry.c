@@ -41,20 +41,61 @@ void sentry_wake(void)
 }
 
 /* New tasks whose first stop arrived before their parent's clone event. */
-static pid_t *early_stops;
+static struct early {
+	pid_t pid;
+	int64_t when;
+} * early_stops;
 static int n_early, cap_early;
 
 static void note_early_stop(pid_t pid)
 {
 	if (n_early == cap_early) {
 		int ncap = cap_early ? cap_early * 2 : 64;
-		pid_t *n = realloc(early_stops, (size_t)ncap * sizeof(*n));
-		if (!n)
-			return; /* that child stays stopped: only the guest loses */
+		struct early *n =
+			realloc(early_stops, (size_t)ncap * sizeof(*n));
+		if (!n) {
+			plat_tkill(pid,
+				   SIGKILL); /* cannot track it: no orphan */
+			return;
+		}
 		early_stops = n;
 		cap_early = ncap;
 	}
-	early_stops[n_early++] = pid;
+	early_stops[n_early].pid = pid;
+	early_stops[n_early].when = now_ns();
+	n_early++;
+}
+
+static bool take_early_stop(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < n_early; i++) {
+		if (early_stops[i].pid == pid) {
+			early_stops[i] = early_stops[--n_early];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A child whose parent's clone event never came (the parent died between
+ * the two) is a stopped host process no guest knows: kill it. It is still
+ * the sentry's unreaped tracee, so its pid cannot have been reused. */
+static void reap_unclaimed(void)
+{
+	int64_t now = now_ns();
+	int i = 0;
+
+	while (i < n_early) {
+		if (now - early_stops[i].when > 1000000000LL) {
+			plat_tkill(early_stops[i].pid, SIGKILL);
+			plat_cont(early_stops[i].pid, 0);
+			early_stops[i] = early_stops[--n_early];
+		} else {
+			i++;
+		}
+	}
 }
 
 static void complete(struct task *t, long ret);
@@ -104,7 +145,7 @@ static void complete(struct task *t, long ret)
 	/* A signal that arrived while the task was stopped for us: queue it on
 	 * the host now, it is delivered as the task returns to user mode. */
 	if (sig)
-		syscall(SYS_tkill, t->host_tid, sig);
+		plat_tkill(t->host_tid, sig);
 	if (ret == SYS_RESTART)
 		plat_resume_restart(t);
 	else
@@ -200,6 +241,8 @@ static void handle_stop(pid_t pid, int st)
 		}
 		if (WIFSTOPPED(st))
 			note_early_stop(pid);
+		else
+			take_early_stop(pid); /* gone: forget it */
 		return;
 	}
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
@@ -224,19 +267,18 @@ static void handle_stop(pid_t pid, int st)
 	case PTRACE_EVENT_CLONE: {
 		unsigned long msg = 0;
 		struct task *c;
-		int i;
 
-		ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg);
-		c = task_clone_event(t, (pid_t)msg, ev);
-		if (c) {
-			for (i = 0; i < n_early; i++) {
-				if (early_stops[i] == c->host_tid) {
-					early_stops[i] = early_stops[--n_early];
-					task_start_child(c);
-					break;
-				}
-			}
-		}
+		/* The parent can die between its event stop and this call (a
+		 * sibling's exit_group): then there is no child to know of.
+		 * Its stopped child, if any, is an early stop nobody claims;
+		 * reap_unclaimed() kills it. */
+		if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) < 0 ||
+		    (pid_t)msg <= 1)
+			c = NULL;
+		else
+			c = task_clone_event(t, (pid_t)msg, ev);
+		if (c && take_early_stop(c->host_tid))
+			task_start_child(c);
 		ptrace(t->fixup_pending ? PTRACE_SYSCALL : PTRACE_CONT, pid, 0,
 		       0);
 		return;
@@ -350,6 +392,8 @@ int sentry_loop(void)
 		if (tick) {
 			tick = 0;
 			plat_release_busy();
+			if (n_early)
+				reap_unclaimed();
 		}
 		if (S->generation != retried_gen) {
 			retry_blocked();

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <linux/mman.h>
 #include <sys/select.h>
 #include <sys/stat.h>
@@ -1000,7 +1001,17 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 
 	if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) &&
 	    stub_overlaps(addr, len))
-		return -EINVAL;	   /* the stub's range is the sentry's */
+		return -EINVAL; /* the stub's range is the sentry's */
+	if (stub_overlaps(addr, len)) {
+		/* Only a hint: never let the kernel honour it there (the stub
+		 * could be missing in this process). */
+		struct user_regs_struct r = t->regs;
+		addr = 0;
+		r.rdi = 0;
+		if (ptrace(PTRACE_SETREGS, t->host_tid, 0, &r) < 0)
+			return -ESRCH;
+		t->regs.rdi = 0;
+	}
 	if (flags & MAP_ANONYMOUS) /* trapped only for being near the stub */
 		return SYS_PASSTHROUGH;
 	f = fd_get(t, fd);

@@ -26,6 +26,8 @@ EMU(mprotect, sys_mm_checked, FULL, "pux",
     "native unless it could reach the stub; then checked and passed")
 EMU(mremap, sys_mm_checked, FULL, "puuxp",
     "native unless it could reach the stub or names a new address; then checked and passed")
+EMU(madvise, sys_mm_checked, FULL, "pud",
+    "native unless it could reach the stub; then checked and passed")
 EMU(ioctl, sys_ioctl, PARTIAL, "Fxp",
     "TCGETS, TIOCGWINSZ, TIOCGPGRP, FIONREAD, FIOCLEX")
 EMU(pread64, sys_pread64, FULL, "Fpud", "")
@@ -186,7 +188,6 @@ EMU(sched_setparam, sys_sched_setparam, PARTIAL, "dp", "")
 NATIVE(brk, "p", "the host keeps the break after the stub image")
 NATIVE(msync, "pux", "")
 NATIVE(mincore, "pup", "")
-NATIVE(madvise, "pud", "")
 NATIVE(mlock, "pu", "")
 NATIVE(munlock, "pu", "")
 NATIVE(rt_sigprocmask, "dppu", "")

@@ -350,10 +350,10 @@ static void proc_exited(struct process *p, int status)
 		S->init_status = status;
 		/* Like the death of a pid namespace's init: everything goes. */
 		if (S->reaper > 0)
-			kill(S->reaper, SIGKILL);
+			plat_kill(S->reaper, SIGKILL);
 		for (q = S->procs; q; q = q->next)
 			if (!q->exited && q->host_pid > 0)
-				kill(q->host_pid, SIGKILL);
+				plat_kill(q->host_pid, SIGKILL);
 	}
 	parent = proc_by_pid(p->ppid);
 	if (parent && !parent->exited) {
@@ -539,7 +539,7 @@ int send_signal_task(struct task *t, int sig, int sender_pid)
 	if (sig == 0)
 		return 0;
 	t->proc->sig_sender[sig] = sender_pid;
-	if (syscall(SYS_tkill, t->host_tid, sig) < 0)
+	if (plat_tkill(t->host_tid, sig) < 0)
 		return -ESRCH;
 	maybe_interrupt(t, sig);
 	return 0;
@@ -555,7 +555,7 @@ int send_signal_proc(struct process *p, int sig, int sender_pid)
 	if (sig == 0)
 		return 0;
 	p->sig_sender[sig] = sender_pid;
-	if (kill(p->host_pid, sig) < 0)
+	if (plat_kill(p->host_pid, sig) < 0)
 		return -ESRCH;
 	for (t = S->tasks; t; t = t->next) {
 		if (t->proc != p || t->state == TS_DEAD)

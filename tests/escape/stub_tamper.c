@@ -44,6 +44,20 @@ int main(void)
 	bad |= fails("mremap stub away",
 		     syscall(SYS_mremap, STUB, 4096, 4096,
 			     MREMAP_MAYMOVE | MREMAP_FIXED, 0x10000000UL));
+	bad |= fails("madvise DONTFORK on stub",
+		     syscall(SYS_madvise, STUB, 0x2000, MADV_DONTFORK));
+	bad |= fails("madvise GUARD_INSTALL on stub",
+		     syscall(SYS_madvise, STUB, 0x1000,
+			     102 /* MADV_GUARD_INSTALL */));
+	p = mmap((void *)STUB, 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == (void *)STUB) {
+		printf("mmap hint at the stub: NOT refused (got the stub's address)\n");
+		bad = 1;
+	} else {
+		printf("mmap hint at the stub: refused (placed elsewhere)\n");
+		munmap(p, 4096);
+	}
 	other = mmap(0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	memset(other, 0xcc, 4096);
