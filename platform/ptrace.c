@@ -681,7 +681,7 @@ int plat_wait_task(struct task *t, int resume_req)
 			return st;
 		/* A signal-delivery or group stop: keep the signal. */
 		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP)
-			t->pending_sig = WSTOPSIG(st);
+			t->pending_sigs |= 1ULL << ((WSTOPSIG(st) - 1) & 63);
 resume:
 		if (ptrace(resume_req, t->host_tid, 0, 0) < 0)
 			return -ESRCH;

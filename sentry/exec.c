@@ -661,9 +661,11 @@ void exec_event(struct task *t)
 		 * plan is on the task object of its old tid. */
 		struct task *old = task_by_host((pid_t)former);
 		if (old && old->exec) {
+			/* The leader's own plan (it lost the race) is dropped. */
+			if (p && p != old->exec)
+				exec_plan_free(p);
 			p = old->exec;
 			old->exec = NULL;
-			t->tid = old->tid == t->proc->pid ? t->tid : t->tid;
 			task_exited(old, 0);
 		}
 	}
@@ -713,9 +715,9 @@ void exec_event(struct task *t)
 		return;
 	}
 	t->at_exit_stop = false;
-	if (t->pending_sig) {
-		plat_tkill(t->host_tid, t->pending_sig);
-		t->pending_sig = 0;
-	}
+	for (rc = 1; t->pending_sigs && rc <= 64; rc++)
+		if (t->pending_sigs & (1ULL << (rc - 1)))
+			plat_tkill(t->host_tid, rc);
+	t->pending_sigs = 0;
 	plat_cont(t->host_tid, 0);
 }

@@ -140,12 +140,13 @@ static void complete(struct task *t, long ret)
 	t->block_started = false;
 	t->deadline_ns = 0;
 	t->wait_hostfd = -1;
-	sig = t->pending_sig;
-	t->pending_sig = 0;
-	/* A signal that arrived while the task was stopped for us: queue it on
-	 * the host now, it is delivered as the task returns to user mode. */
-	if (sig)
-		plat_tkill(t->host_tid, sig);
+	/* Signals that arrived while the task was stopped for us: queue them
+	 * on the host now, they are delivered as it returns to user mode. */
+	for (sig = 1; t->pending_sigs && sig <= 64; sig++) {
+		if (t->pending_sigs & (1ULL << (sig - 1)))
+			plat_tkill(t->host_tid, sig);
+	}
+	t->pending_sigs = 0;
 	if (ret == SYS_RESTART)
 		plat_resume_restart(t);
 	else

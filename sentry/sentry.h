@@ -123,10 +123,10 @@ struct task {
 	uint64_t block_scratch[4];
 	/* exec in progress */
 	struct exec_plan *exec;
-	int pending_sig;    /* signal to deliver on next resume */
-	int cpu;	    /* host CPU the task is bound to, -1 none */
-	int64_t resumed_ns; /* when the sentry last let it run */
-	bool free_running;  /* compute-bound: not bound to the sentry's CPU */
+	uint64_t pending_sigs; /* signals (bit sig-1) held back during injection */
+	int cpu;	       /* host CPU the task is bound to, -1 none */
+	int64_t resumed_ns;    /* when the sentry last let it run */
+	bool free_running; /* compute-bound: not bound to the sentry's CPU */
 	uint64_t clear_child_tid;
 	int fixup_value; /* virtual result for a passthrough syscall */
 	uint64_t clone_flags, clone_ptid, clone_ctid;
