@@ -888,12 +888,10 @@ static void gen_stat(struct sbuf *b)
 	count_tasks(&running, &total);
 	/* CPU times are zero: the host's would describe other tenants. The
 	 * per-CPU lines matter: glibc counts them for get_nprocs() when /sys
-	 * is absent. The CPUs are those guest tasks may run on, the same set
-	 * their native sched_getaffinity reports (and sysconf() is no option
-	 * here: it opens /sys, which the sentry's own filter forbids). */
-	CPU_ZERO(&cpus);
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0)
-		CPU_SET(0, &cpus);
+	 * is absent. The CPUs are those the sandbox may use, the set its
+	 * sched_getaffinity reports: moat's affinity when it started, not the
+	 * sentry's own (it pins itself to one CPU; platform/ptrace.c). */
+	cpus = S->cpus;
 	sb_puts(b, "cpu  0 0 0 0 0 0 0 0 0 0\n");
 	for (i = 0; i < CPU_SETSIZE; i++) {
 		if (!CPU_ISSET(i, &cpus))

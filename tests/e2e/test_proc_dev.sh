@@ -79,8 +79,12 @@ t_meminfo()
 
 t_python_cpu_count()
 {
-	capture moat do -- $PY -c 'import os; print(os.cpu_count() >= 1)'
-	assert_eq "True" "$OUT" "os.cpu_count() works"
+	# Regression (cpu count from the pinned sentry): /proc/stat listed
+	# only the CPU the sentry pins itself to, so guests saw 1 CPU.
+	capture moat do -- $PY -c 'import os, multiprocessing as m; print(os.cpu_count(), m.cpu_count(), len(os.sched_getaffinity(0)))'
+	local n
+	n=$($PY -c 'import os; print(len(os.sched_getaffinity(0)))')
+	assert_eq "$n $n $n" "$OUT" "guests see every CPU the sandbox may use"
 }
 
 t_dev_null()
