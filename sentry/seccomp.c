@@ -33,6 +33,14 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 
 int sentry_seccomp_install(struct moat_error *err)
 {
+#ifdef __SANITIZE_ADDRESS__
+	/* The ASan build (make e2e-asan) reports memory errors: its runtime
+	 * opens files and symbolizes stacks, which this filter would kill.
+	 * The release build always runs filtered. */
+	(void)err;
+	if (1)
+		return 0;
+#endif
 	static const int allow[] = {
 		SYS_read,
 		SYS_write,

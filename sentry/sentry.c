@@ -388,6 +388,8 @@ int sentry_loop(void)
 			drain_waits();
 			polled = false;
 		}
+		if (S->fds_to_release)
+			task_release_files();
 		if (S->ndead > 32)
 			task_sweep();
 		if (tick) {

@@ -154,8 +154,9 @@ struct sentry {
 	int ctl_guest; /* guest end, kept to drain stale datagrams */
 	pid_t reaper;  /* host pid of the pid-namespace reaper */
 	int next_pid;
-	int nlive; /* tasks not yet dead */
-	int ndead; /* dead tasks not yet freed */
+	int nlive;	     /* tasks not yet dead */
+	int ndead;	     /* dead tasks not yet freed */
+	bool fds_to_release; /* exited processes still hold their fd tables */
 	struct task *tasks;
 	struct process *procs;
 	struct task *by_host[1024];
@@ -193,6 +194,7 @@ void task_fixup_result(struct task *t, struct user_regs_struct *r);
 void task_fix_siginfo(struct task *t, int sig);
 bool sig_default_ignored(int sig);
 void task_sweep(void);
+void task_release_files(void);
 struct task *task_by_host(pid_t htid);
 struct task *task_by_vtid(int tid);
 struct process *proc_by_pid(int pid);

@@ -339,8 +339,10 @@ static void proc_exited(struct process *p, int status)
 
 	p->exited = true;
 	p->exit_status = status;
-	fdtable_put(p->fdt);
-	p->fdt = NULL;
+	/* Its files close at the top of the event loop, not here: a handler
+	 * that learnt of this death in the middle of an injection may still
+	 * hold one of them (found by the ASan end-to-end run). */
+	S->fds_to_release = true;
 	/* Orphans go to virtual init. */
 	for (q = S->procs; q; q = q->next)
 		if (q->ppid == p->pid && !q->reaped && q != p)
@@ -767,6 +769,22 @@ long sys_setpgid(struct task *t, struct syscall_args *a)
 	}
 	p->pgid = pgid;
 	return 0;
+}
+
+/* Close the files of processes that have exited (see proc_exited). */
+void task_release_files(void)
+{
+	struct process *p;
+
+	S->fds_to_release = false;
+	for (p = S->procs; p; p = p->next) {
+		if (p->exited && p->fdt) {
+			struct fdtable *fdt = p->fdt;
+			p->fdt = NULL;
+			fdtable_put(fdt);
+			sentry_wake();
+		}
+	}
 }
 
 /* Free dead tasks and reaped processes. Called from the top of the event
