@@ -85,4 +85,5 @@ phase unit criterion unit
 phase unit-asan criterion unit-asan
 phase fuzz-smoke check fuzz-smoke
 phase e2e e2e e2e
+phase e2e-asan e2e e2e-asan
 summary
