@@ -36,7 +36,7 @@ if [ ! -x "$BIN" ]; then
 fi
 # moat serves the host's / as the user nobody: run a copy of the program
 # from a directory everyone can search, wherever the checkout lives.
-BIN_DIR=$(mktemp -d /tmp/moat-bench.XXXXXX)
+BIN_DIR=$(mktemp -d /var/tmp/moat-bench.XXXXXX)
 chmod 755 "$BIN_DIR"
 cp "$BIN" "$BIN_DIR/syscalls"
 BIN=$BIN_DIR/syscalls

@@ -12,6 +12,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "sentry/fs_tmpfs.h"
 #include "sentry/p9client.h"
 
 #define FDT_MAX 65536
@@ -44,7 +45,7 @@ void file_put(struct file *f)
 		f->ops->release(f);
 	if (f->hostfd >= 0 && !f->hostfd_shared)
 		close(f->hostfd);
-	if (f->hostfd >= 0 && f->hostfd_shared && f->vn)
+	if (f->hostfd >= 0 && f->hostfd_shared && f->vn && !f->tmpfs)
 		vnode_hostfd_put(f->vn);
 	vnode_put(f->vn);
 	free(f->data);
@@ -210,8 +211,8 @@ bool *fd_cloexec_ptr(struct task *t, int fd)
 
 /* ---- gofer files ---------------------------------------------------------- */
 
-static long gofer_read(struct task *t, struct file *f, void *buf, size_t n,
-		       int64_t *off)
+long file_hostfd_read(struct task *t, struct file *f, void *buf, size_t n,
+		      int64_t *off)
 {
 	ssize_t r;
 
@@ -236,7 +237,7 @@ static long gofer_write(struct task *t, struct file *f, const void *buf,
 	return -EBADF; /* opened read-only: the rootfs is read-only */
 }
 
-static short always_ready(struct file *f, short events)
+short file_always_ready(struct file *f, short events)
 {
 	(void)f;
 	return events & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
@@ -270,9 +271,9 @@ static int gofer_fstat(struct file *f, struct stat *st)
 }
 
 static const struct file_ops gofer_ops = {
-	.read = gofer_read,
+	.read = file_hostfd_read,
 	.write = gofer_write,
-	.poll = always_ready,
+	.poll = file_always_ready,
 	.getdents = gofer_getdents,
 	.stat = gofer_fstat,
 };
@@ -348,6 +349,8 @@ int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 		return procfs_open(t, vn, flags, out);
 	case VN_DEV:
 		return devfs_open(t, vn, flags, out);
+	case VN_TMPFS:
+		return tmpfs_open(t, vn, flags, out);
 	}
 	return -ENXIO;
 }

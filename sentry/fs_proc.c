@@ -802,9 +802,12 @@ static void gen_pstat(struct process *p, int tid, struct sbuf *b)
 
 static void gen_mounts(struct sbuf *b)
 {
-	sb_puts(b, "moat / 9p ro,relatime 0 0\n"
-		   "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n"
-		   "devtmpfs /dev devtmpfs rw,nosuid,relatime,mode=755 0 0\n");
+	sb_puts(b,
+		"moat / 9p ro,relatime 0 0\n"
+		"proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n"
+		"devtmpfs /dev devtmpfs rw,nosuid,relatime,mode=755 0 0\n"
+		"tmpfs /tmp tmpfs rw,nosuid,nodev,relatime,mode=1777 0 0\n"
+		"tmpfs /dev/shm tmpfs rw,nosuid,nodev,relatime,mode=1777 0 0\n");
 }
 
 static void gen_mountinfo(struct sbuf *b)
@@ -813,7 +816,9 @@ static void gen_mountinfo(struct sbuf *b)
 		b,
 		"1 1 0:30 / / ro,relatime - 9p moat ro\n"
 		"2 1 %u:%u / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw\n"
-		"3 1 0:5 / /dev rw,nosuid,relatime - devtmpfs devtmpfs rw,mode=755\n",
+		"3 1 0:5 / /dev rw,nosuid,relatime - devtmpfs devtmpfs rw,mode=755\n"
+		"4 1 0:48 / /tmp rw,nosuid,nodev,relatime - tmpfs tmpfs rw,mode=1777\n"
+		"5 3 0:48 / /dev/shm rw,nosuid,nodev,relatime - tmpfs tmpfs rw,mode=1777\n",
 		major(PROC_DEV), minor(PROC_DEV));
 }
 

@@ -107,6 +107,8 @@ int sentry_seccomp_install(struct moat_error *err)
 		SYS_sched_getaffinity,
 		SYS_sched_setaffinity,
 		SYS_setitimer,
+		SYS_memfd_create,
+		SYS_ftruncate,
 		SYS_kcmp,
 		SYS_getitimer,
 		SYS_mincore,

@@ -235,12 +235,13 @@ long sys_lseek(struct task *t, struct syscall_args *a)
 	 __O_TMPFILE | O_SYNC)
 
 static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
-		    uint64_t resolve)
+		    mode_t mode, uint64_t resolve)
 {
 	char path[PATH_MAX];
 	struct vnode *vn;
 	struct file *f;
 	int rc, fd, lflags = 0;
+	bool created = false;
 
 	rc = read_path(t, upath, path);
 	if (rc < 0)
@@ -248,16 +249,22 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 	if (flags & ~VALID_OPEN_FLAGS)
 		flags &= VALID_OPEN_FLAGS;
 	if ((flags & __O_TMPFILE) == __O_TMPFILE)
-		return -EROFS;
+		return -EOPNOTSUPP; /* callers fall back to a named file */
 	if (!(flags & O_NOFOLLOW))
 		lflags |= LOOKUP_FOLLOW;
 	(void)resolve;
+	if ((flags & O_CREAT) && (flags & O_EXCL))
+		lflags &=
+			~LOOKUP_FOLLOW; /* O_EXCL: a symlink there is EEXIST */
 	rc = vfs_resolve(t, dirfd, path, lflags, &vn);
-	if (rc == -ENOENT && (flags & O_CREAT))
-		return -EROFS;
-	if (rc < 0)
+	if (rc == -ENOENT && (flags & O_CREAT)) {
+		rc = fs_create(t, dirfd, path, mode, &vn);
+		if (rc < 0)
+			return rc;
+		created = true;
+	} else if (rc < 0) {
 		return rc;
-	if ((flags & O_CREAT) && (flags & O_EXCL)) {
+	} else if ((flags & O_CREAT) && (flags & O_EXCL)) {
 		vnode_put(vn);
 		return -EEXIST;
 	}
@@ -284,7 +291,7 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 		vnode_put(vn);
 		return -EISDIR;
 	}
-	if (!(flags & O_PATH)) {
+	if (!(flags & O_PATH) && !created) {
 		int mask = 0;
 		if ((flags & O_ACCMODE) != O_WRONLY)
 			mask |= R_OK;
@@ -309,12 +316,13 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 
 long sys_open(struct task *t, struct syscall_args *a)
 {
-	return do_open(t, AT_FDCWD, a->a[0], (int)a->a[1], 0);
+	return do_open(t, AT_FDCWD, a->a[0], (int)a->a[1], (mode_t)a->a[2], 0);
 }
 
 long sys_openat(struct task *t, struct syscall_args *a)
 {
-	return do_open(t, (int)a->a[0], a->a[1], (int)a->a[2], 0);
+	return do_open(t, (int)a->a[0], a->a[1], (int)a->a[2], (mode_t)a->a[3],
+		       0);
 }
 
 long sys_openat2(struct task *t, struct syscall_args *a)
@@ -327,7 +335,8 @@ long sys_openat2(struct task *t, struct syscall_args *a)
 		return -EFAULT;
 	if (how.flags >> 32 || how.resolve & ~0x3fULL)
 		return -EINVAL;
-	return do_open(t, (int)a->a[0], a->a[1], (int)how.flags, how.resolve);
+	return do_open(t, (int)a->a[0], a->a[1], (int)how.flags,
+		       (mode_t)how.mode, how.resolve);
 }
 
 long sys_close(struct task *t, struct syscall_args *a)
@@ -1023,12 +1032,17 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 		return plat_inject(t, SYS_mmap, addr, len, (uint64_t)prot,
 				   (uint64_t)(flags | MAP_ANONYMOUS),
 				   (uint64_t)-1, 0);
-	if (f->hostfd < 0 || f->stream || !f->vn || f->vn->kind != VN_GOFER)
+	if (f->hostfd < 0 || f->stream || !f->vn ||
+	    (f->vn->kind != VN_GOFER && f->vn->kind != VN_TMPFS))
 		return -ENODEV;
 	if ((f->flags & O_ACCMODE) == O_WRONLY || (f->flags & O_PATH))
 		return -EACCES;
-	if ((flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE))
-		return -EACCES; /* opened read-only */
+	/* A shared writable mapping needs a file opened for writing: rootfs
+	 * files never are; a tmpfs memfd is writable, so check the guest's
+	 * own open mode. */
+	if ((flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE) &&
+	    (f->vn->kind != VN_TMPFS || (f->flags & O_ACCMODE) != O_RDWR))
+		return -EACCES;
 	/* The donated host fd is mapped: the file is never copied. */
 	gfd = plat_donate_fd(t, f->hostfd);
 	if (gfd < 0)
@@ -1079,26 +1093,6 @@ long sys_erofs(struct task *t, struct syscall_args *a)
 	(void)a;
 	/* Writable overlay and mounts come with the POSIX-surface issue;
 	 * until then the whole tree is read-only, as its statfs says. */
-	return -EROFS;
-}
-
-long sys_fchmod(struct task *t, struct syscall_args *a)
-{
-	struct file *f = fd_get(t, (int)a->a[0]);
-
-	if (!f)
-		return -EBADF;
-	return f->vn && f->vn->kind == VN_GOFER ? -EROFS : -EPERM;
-}
-
-long sys_ftruncate(struct task *t, struct syscall_args *a)
-{
-	struct file *f = fd_get(t, (int)a->a[0]);
-
-	if (!f)
-		return -EBADF;
-	if ((f->flags & O_ACCMODE) == O_RDONLY)
-		return -EINVAL;
 	return -EROFS;
 }
 

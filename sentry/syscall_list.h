@@ -61,32 +61,54 @@ EMU(openat2, sys_openat2, FULL, "Fspu", "")
 EMU(close_range, sys_close_range, FULL, "uux", "")
 EMU(statfs, sys_statfs, FULL, "sp", "")
 EMU(fstatfs, sys_fstatfs, FULL, "Fp", "")
-EMU(mkdir, sys_erofs, PARTIAL, "so", "read-only in this release: EROFS")
-EMU(mkdirat, sys_erofs, PARTIAL, "Fso", "read-only in this release: EROFS")
-EMU(rmdir, sys_erofs, PARTIAL, "s", "read-only in this release: EROFS")
-EMU(unlink, sys_erofs, PARTIAL, "s", "read-only in this release: EROFS")
-EMU(unlinkat, sys_erofs, PARTIAL, "Fsx", "read-only in this release: EROFS")
-EMU(rename, sys_erofs, PARTIAL, "ss", "read-only in this release: EROFS")
-EMU(renameat, sys_erofs, PARTIAL, "FsFs", "read-only in this release: EROFS")
-EMU(renameat2, sys_erofs, PARTIAL, "FsFsx", "read-only in this release: EROFS")
-EMU(creat, sys_erofs, PARTIAL, "so", "read-only in this release: EROFS")
-EMU(symlink, sys_erofs, PARTIAL, "ss", "read-only in this release: EROFS")
-EMU(symlinkat, sys_erofs, PARTIAL, "sFs", "read-only in this release: EROFS")
-EMU(link, sys_erofs, PARTIAL, "ss", "read-only in this release: EROFS")
-EMU(linkat, sys_erofs, PARTIAL, "FsFsx", "read-only in this release: EROFS")
-EMU(chmod, sys_erofs, PARTIAL, "so", "read-only in this release: EROFS")
-EMU(fchmodat, sys_erofs, PARTIAL, "Fso", "read-only in this release: EROFS")
-EMU(chown, sys_erofs, PARTIAL, "sdd", "read-only in this release: EROFS")
-EMU(lchown, sys_erofs, PARTIAL, "sdd", "read-only in this release: EROFS")
-EMU(fchownat, sys_erofs, PARTIAL, "Fsddx", "read-only in this release: EROFS")
-EMU(truncate, sys_erofs, PARTIAL, "sd", "read-only in this release: EROFS")
-EMU(utimensat, sys_erofs, PARTIAL, "Fspx", "read-only in this release: EROFS")
-EMU(mknod, sys_erofs, PARTIAL, "sox", "read-only in this release: EROFS")
-EMU(mknodat, sys_erofs, PARTIAL, "Fsox", "read-only in this release: EROFS")
-EMU(fchmod, sys_fchmod, PARTIAL, "Fo", "EROFS on gofer files, EPERM elsewhere")
-EMU(fchown, sys_fchmod, PARTIAL, "Fdd", "EROFS on gofer files, EPERM elsewhere")
+EMU(mkdir, sys_mkdir, PARTIAL, "so",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(mkdirat, sys_mkdirat, PARTIAL, "Fso",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(rmdir, sys_rmdir, PARTIAL, "s",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(unlink, sys_unlink, PARTIAL, "s",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(unlinkat, sys_unlinkat, PARTIAL, "Fsx",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(rename, sys_rename, PARTIAL, "ss",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(renameat, sys_renameat, PARTIAL, "FsFs",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(renameat2, sys_renameat2, PARTIAL, "FsFsx",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(creat, sys_creat, PARTIAL, "so",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(symlink, sys_symlink, PARTIAL, "ss",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(symlinkat, sys_symlinkat, PARTIAL, "sFs",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(link, sys_link, PARTIAL, "ss",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(linkat, sys_linkat, PARTIAL, "FsFsx",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(chmod, sys_chmod, PARTIAL, "so",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(fchmodat, sys_fchmodat, PARTIAL, "Fso",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(chown, sys_chown, PARTIAL, "sdd",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(lchown, sys_lchown, PARTIAL, "sdd",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(fchownat, sys_fchownat, PARTIAL, "Fsddx",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(truncate, sys_truncate, PARTIAL, "sd",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(utimensat, sys_utimensat, PARTIAL, "Fspx",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(mknod, sys_mknod, PARTIAL, "sox",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(mknodat, sys_mknodat, PARTIAL, "Fsox",
+    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+EMU(fchmod, sys_fchmod, PARTIAL, "Fo", "tmpfs; EROFS on the read-only rootfs")
+EMU(fchown, sys_fchown, PARTIAL, "Fdd", "tmpfs; EROFS on the read-only rootfs")
 EMU(ftruncate, sys_ftruncate, PARTIAL, "Fd",
-    "EINVAL/EROFS: no writable files yet")
+    "tmpfs; EROFS on the read-only rootfs")
 EMU(fsync, sys_fsync, FULL, "F", "")
 EMU(fdatasync, sys_fsync, FULL, "F", "")
 EMU(sync, sys_sync, FULL, "", "")

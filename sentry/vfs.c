@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "sentry/fs_tmpfs.h"
 #include "sentry/p9client.h"
 
 #define MAX_SYMLINKS 40
@@ -23,7 +24,7 @@ static struct vnode *idle_head, *idle_tail;
 static size_t idle_count;
 
 static struct vnode *dcache[DCACHE_BUCKETS];
-static struct vnode *root_vn, *proc_vn, *dev_vn;
+static struct vnode *root_vn, *proc_vn, *dev_vn, *tmp_vn, *shm_vn;
 
 static uint32_t hash_path(const char *s)
 {
@@ -49,6 +50,8 @@ void vnode_put(struct vnode *vn)
 		return;
 	if (vn->hostfd >= 0)
 		close(vn->hostfd);
+	if (vn->tn)
+		tmpfs_free(vn);
 	if (vn->kind == VN_GOFER && !vn->negative && vn->fid != S->rootfid &&
 	    S->p9)
 		p9c_clunk(S->p9, vn->fid);
@@ -169,6 +172,11 @@ int vfs_init(uint32_t rootfid, struct moat_error *err)
 	dcache_add(root_vn);
 	proc_vn = procfs_root();
 	dev_vn = devfs_root();
+	/* Writable scratch space that never reaches the host's disk. */
+	tmp_vn = tmpfs_new_root("/tmp", 01777);
+	shm_vn = tmpfs_new_root("/dev/shm", 01777);
+	if (!tmp_vn || !shm_vn)
+		return moat_error_set(err, ENOMEM, "vfs");
 	if (!proc_vn || !dev_vn)
 		return moat_error_set(err, ENOMEM, "vfs");
 	S->root = root_vn;
@@ -182,6 +190,10 @@ static struct vnode *mount_at(const char *path)
 		return proc_vn;
 	if (!strcmp(path, "/dev"))
 		return dev_vn;
+	if (!strcmp(path, "/tmp"))
+		return tmp_vn;
+	if (!strcmp(path, "/dev/shm"))
+		return shm_vn;
 	return NULL;
 }
 
@@ -270,6 +282,8 @@ static int lookup_child(struct task *t, struct vnode *dir, const char *name,
 		return procfs_lookup(t, dir, name, out);
 	case VN_DEV:
 		return devfs_lookup(dir, name, out);
+	case VN_TMPFS:
+		return tmpfs_lookup(dir, name, out);
 	}
 	return -ENOENT;
 }
@@ -307,6 +321,11 @@ static int vnode_parent(struct task *t, struct vnode *vn, struct vnode **out)
 		*out = vnode_get(vn);
 		return 0;
 	}
+	if (vn->kind == VN_TMPFS && tmpfs_parent(vn)) {
+		/* tmpfs directories move (rename): follow the real parent. */
+		*out = vnode_get(tmpfs_parent(vn));
+		return 0;
+	}
 	snprintf(buf, sizeof(buf), "%s", vn->path);
 	slash = strrchr(buf, '/');
 	if (slash == buf)
@@ -324,6 +343,8 @@ int vfs_readlink(struct vnode *vn, char *buf, size_t cap)
 		return -EINVAL;
 	if (vn->kind == VN_PROC)
 		return procfs_readlink(NULL, vn, buf, cap);
+	if (vn->kind == VN_TMPFS)
+		return tmpfs_readlink(vn, buf, cap);
 	if (vn->kind == VN_DEV) {
 		/* devfs symlinks keep their target in link */
 		if (!vn->link)
@@ -516,6 +537,8 @@ int vfs_stat(struct vnode *vn, struct stat *st)
 		return procfs_stat(vn, st);
 	case VN_DEV:
 		return devfs_stat(vn, st);
+	case VN_TMPFS:
+		return tmpfs_stat(vn, st);
 	}
 	return -EINVAL;
 }
@@ -572,6 +595,8 @@ int vfs_statfs(struct vnode *vn, struct statfs *st)
 	case VN_DEV:
 		st->f_type = 0x01021994; /* TMPFS_MAGIC */
 		break;
+	case VN_TMPFS:
+		return tmpfs_statfs(vn, st);
 	}
 	st->f_bsize = 4096;
 	st->f_namelen = 255;
@@ -620,4 +645,63 @@ bool dirent_emit(struct dirent_sink *s, uint64_t ino, unsigned char type,
 	s->len += reclen;
 	s->index++;
 	return true;
+}
+
+int vfs_resolve_parent(struct task *t, int dirfd, const char *path,
+		       struct vnode **dir, char *name, bool *trailing)
+{
+	char buf[PATH_MAX], full[PATH_MAX];
+	const char *dirpart, *last;
+	char *slash;
+	size_t len = strlen(path);
+	struct vnode *d;
+	int rc;
+
+	*trailing = false;
+	if (!len)
+		return -ENOENT;
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	while (len > 1 && buf[len - 1] == '/') {
+		buf[--len] = 0;
+		*trailing = true;
+	}
+	if (!strcmp(buf, "/"))
+		return -EBUSY;
+	slash = strrchr(buf, '/');
+	if (!slash) {
+		last = buf;
+		dirpart = ".";
+	} else {
+		last = slash + 1;
+		*slash = 0;
+		dirpart = slash == buf ? "/" : buf;
+	}
+	if (strlen(last) > NAME_MAX)
+		return -ENAMETOOLONG;
+	if (!strcmp(last, ".") || !strcmp(last, ".."))
+		return -EINVAL;
+	memcpy(name, last, strlen(last) + 1);
+	rc = vfs_resolve(t, dirfd, dirpart, LOOKUP_FOLLOW, &d);
+	if (rc < 0)
+		return rc;
+	if (!S_ISDIR(d->mode)) {
+		vnode_put(d);
+		return -ENOTDIR;
+	}
+	if (t) {
+		rc = vfs_access(&t->proc->cred, d, X_OK);
+		if (rc < 0) {
+			vnode_put(d);
+			return rc;
+		}
+	}
+	if (join_path(full, sizeof(full), d->path, name) == 0 &&
+	    mount_at(full)) {
+		vnode_put(d);
+		return -EBUSY;
+	}
+	*dir = d;
+	return 0;
 }

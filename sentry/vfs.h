@@ -27,6 +27,7 @@ enum vn_kind {
 	VN_GOFER, /* a file of the rootfs, served by the gofer */
 	VN_PROC,  /* procfs (sentry/fs_proc.c) */
 	VN_DEV,	  /* devfs (sentry/fs_dev.c) */
+	VN_TMPFS, /* tmpfs in the sentry's memory (sentry/fs_tmpfs.c) */
 };
 
 struct vnode {
@@ -44,9 +45,10 @@ struct vnode {
 	int nopen;  /* open files using hostfd */
 	struct vnode *idle_prev, *idle_next; /* LRU of unused cached host fds */
 	/* VN_PROC / VN_DEV */
-	int pk;	 /* node kind inside the synthetic fs */
-	int pid; /* procfs: virtual pid the node is about */
-	int num; /* procfs: fd number; devfs: minor */
+	int pk;		  /* node kind inside the synthetic fs */
+	int pid;	  /* procfs: virtual pid the node is about */
+	int num;	  /* procfs: fd number; devfs: minor */
+	struct tnode *tn; /* VN_TMPFS: the node's data (fs_tmpfs.c) */
 	struct vnode *hash_next;
 };
 
@@ -71,6 +73,16 @@ int vfs_init(uint32_t rootfid, struct moat_error *err);
  * *out, or -errno. */
 int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
 		struct vnode **out);
+/* Resolve all but the last component of path (which must be a directory);
+ * the last component is copied to name (NAME_MAX + 1 bytes). A trailing
+ * slash sets *trailing. "." and ".." as last components give -EINVAL
+ * (callers map it). A path that is a mount point gives -EBUSY. */
+int vfs_resolve_parent(struct task *t, int dirfd, const char *path,
+		       struct vnode **dir, char *name, bool *trailing);
+/* Create a regular file at path (open O_CREAT on a missing name); mode is
+ * masked with the umask here. Returns a reference in *out. */
+int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
+	      struct vnode **out);
 int vfs_stat(struct vnode *vn, struct stat *st);
 int vfs_readlink(struct vnode *vn, char *buf,
 		 size_t cap); /* length or -errno */
@@ -118,6 +130,7 @@ struct file {
 	struct vnode *vn;   /* may be NULL (pipes) */
 	int hostfd;	    /* owned host fd, or -1 */
 	bool hostfd_shared; /* hostfd belongs to vn, do not close */
+	bool tmpfs;	    /* hostfd is a tmpfs file's memfd (the vnode's) */
 	void *priv;
 	char *data; /* generated contents (procfs) */
 	size_t data_len;
@@ -125,6 +138,11 @@ struct file {
 };
 
 struct file *file_new(const struct file_ops *ops, int flags);
+/* Shared file_ops pieces: pread from f->hostfd at *off (directories:
+ * EISDIR); readiness of a file that never blocks. */
+long file_hostfd_read(struct task *t, struct file *f, void *buf, size_t n,
+		      int64_t *off);
+short file_always_ready(struct file *f, short events);
 struct file *file_get(struct file *f);
 void file_put(struct file *f);
 

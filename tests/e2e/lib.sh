@@ -29,8 +29,9 @@ E2E_PASSED=0
 E2E_FAILED=0
 E2E_FILE=$(basename "${BASH_SOURCE[1]:-$0}")
 E2E_FILTER=${E2E_FILTER:-}
-E2E_TMP=$(mktemp -d /tmp/moat-e2e.XXXXXX)
-# Searchable by everyone: moat serves the host's / as the user nobody, so
+E2E_TMP=$(mktemp -d /var/tmp/moat-e2e.XXXXXX)
+# Not under /tmp, which is a tmpfs of its own inside the sandbox, and
+# searchable by everyone: moat serves the host's / as the user nobody, so
 # programs the tests build for the guest must be reachable by nobody.
 chmod 755 "$E2E_TMP"
 trap 'e2e_cleanup' EXIT

@@ -1,0 +1,724 @@
+/* sentry/fs_tmpfs.c: tmpfs (see fs_tmpfs.h). */
+#include "sentry/fs_tmpfs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TMPFS_MAGIC 0x01021994
+
+struct tdirent {
+	char *name;
+	struct vnode *vn;
+	struct tdirent *next;
+};
+
+struct tnode {
+	struct vnode *root;   /* the root of this tmpfs instance */
+	struct vnode *parent; /* directories: the containing directory */
+	struct tdirent *children;
+	size_t nchildren;
+	int memfd;    /* regular files: the data */
+	char *target; /* symlinks */
+	bool mount_root;
+};
+
+static uint64_t next_ino = 2;
+static uint64_t tmpfs_bytes; /* sum of the sizes of all tmpfs files */
+
+static void stamp(struct stat *st, bool a, bool m, bool c)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (a)
+		st->st_atim = now;
+	if (m)
+		st->st_mtim = now;
+	if (c)
+		st->st_ctim = now;
+}
+
+static struct vnode *tnode_new(struct vnode *root, const char *path,
+			       mode_t mode, uid_t uid, gid_t gid)
+{
+	struct vnode *vn = vnode_new(VN_TMPFS, mode, path);
+	struct tnode *tn;
+
+	if (!vn)
+		return NULL;
+	tn = calloc(1, sizeof(*tn));
+	if (!tn) {
+		vnode_put(vn);
+		return NULL;
+	}
+	tn->memfd = -1;
+	tn->root = root ? root : vn;
+	vn->tn = tn;
+	memset(&vn->st, 0, sizeof(vn->st));
+	vn->st.st_mode = mode;
+	vn->st.st_uid = uid;
+	vn->st.st_gid = gid;
+	vn->st.st_nlink = S_ISDIR(mode) ? 2 : 1;
+	vn->st.st_ino = next_ino++;
+	vn->st.st_dev = makedev(0, 0x30);
+	vn->st.st_blksize = 4096;
+	stamp(&vn->st, true, true, true);
+	return vn;
+}
+
+struct vnode *tmpfs_new_root(const char *mount_path, mode_t mode)
+{
+	struct vnode *vn = tnode_new(NULL, mount_path, S_IFDIR | mode, 0, 0);
+
+	if (vn) {
+		vn->tn->mount_root = true;
+		vn->cached =
+			true; /* the mount holds it for the sentry's life */
+	}
+	return vn;
+}
+
+void tmpfs_free(struct vnode *vn)
+{
+	struct tnode *tn = vn->tn;
+
+	if (!tn)
+		return;
+	if (tn->memfd >= 0) {
+		tmpfs_bytes -= (uint64_t)vn->st.st_size;
+		close(tn->memfd);
+	}
+	free(tn->target);
+	free(tn);
+	vn->tn = NULL;
+}
+
+bool tmpfs_same_fs(struct vnode *a, struct vnode *b)
+{
+	return a->kind == VN_TMPFS && b->kind == VN_TMPFS &&
+	       a->tn->root == b->tn->root;
+}
+
+struct vnode *tmpfs_parent(struct vnode *vn)
+{
+	return vn->tn->mount_root ? NULL : vn->tn->parent;
+}
+
+static struct tdirent **find(struct vnode *dir, const char *name)
+{
+	struct tdirent **pp;
+
+	for (pp = &dir->tn->children; *pp; pp = &(*pp)->next)
+		if (!strcmp((*pp)->name, name))
+			return pp;
+	return NULL;
+}
+
+int tmpfs_lookup(struct vnode *dir, const char *name, struct vnode **out)
+{
+	struct tdirent **e = find(dir, name);
+
+	if (!e)
+		return -ENOENT;
+	*out = vnode_get((*e)->vn);
+	return 0;
+}
+
+int tmpfs_stat(struct vnode *vn, struct stat *st)
+{
+	*st = vn->st;
+	st->st_blocks = (st->st_size + 511) / 512;
+	return 0;
+}
+
+int tmpfs_readlink(struct vnode *vn, char *buf, size_t cap)
+{
+	size_t n;
+
+	if (!S_ISLNK(vn->mode) || !vn->tn->target)
+		return -EINVAL;
+	n = strlen(vn->tn->target);
+	if (n >= cap)
+		return -ENAMETOOLONG;
+	memcpy(buf, vn->tn->target, n + 1);
+	return (int)n;
+}
+
+/* ---- namespace ------------------------------------------------------------ */
+
+static int child_path(struct vnode *dir, const char *name, char *out,
+		      size_t cap)
+{
+	int n = !strcmp(dir->path, "/") ?
+			snprintf(out, cap, "/%s", name) :
+			snprintf(out, cap, "%s/%s", dir->path, name);
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+static int may_write_dir(struct task *t, struct vnode *dir)
+{
+	if (!t)
+		return 0;
+	return vfs_access(&t->proc->cred, dir, W_OK | X_OK);
+}
+
+/* Sticky directories (/tmp is 1777): only the owner of an entry, of the
+ * directory, or root may remove or rename it. */
+static int sticky_ok(struct task *t, struct vnode *dir, struct vnode *vn)
+{
+	uid_t u;
+
+	if (!t || !(dir->st.st_mode & S_ISVTX))
+		return 0;
+	u = t->proc->cred.fsuid;
+	if (u == 0 || u == vn->st.st_uid || u == dir->st.st_uid)
+		return 0;
+	return -EPERM;
+}
+
+static int add_entry(struct vnode *dir, const char *name, struct vnode *vn)
+{
+	struct tdirent *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	e->name = strdup(name);
+	if (!e->name) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->vn = vn; /* takes the caller's reference */
+	e->next = dir->tn->children;
+	dir->tn->children = e;
+	dir->tn->nchildren++;
+	if (S_ISDIR(vn->mode)) {
+		vn->tn->parent = dir;
+		dir->st.st_nlink++;
+	}
+	stamp(&dir->st, false, true, true);
+	return 0;
+}
+
+/* Unlink entry *pp of dir; returns the vnode with the entry's reference. */
+static struct vnode *drop_entry(struct vnode *dir, struct tdirent **pp)
+{
+	struct tdirent *e = *pp;
+	struct vnode *vn = e->vn;
+
+	*pp = e->next;
+	dir->tn->nchildren--;
+	free(e->name);
+	free(e);
+	if (S_ISDIR(vn->mode))
+		dir->st.st_nlink--;
+	stamp(&dir->st, false, true, true);
+	return vn;
+}
+
+static int new_child(struct task *t, struct vnode *dir, const char *name,
+		     mode_t mode, struct vnode **out)
+{
+	char path[PATH_MAX];
+	struct vnode *vn;
+	int rc;
+
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	if (strlen(name) > NAME_MAX)
+		return -ENAMETOOLONG;
+	rc = may_write_dir(t, dir);
+	if (rc < 0)
+		return rc;
+	if (find(dir, name))
+		return -EEXIST;
+	if (!dir->tn->mount_root && dir->st.st_nlink == 0)
+		return -ENOENT; /* removed directory */
+	rc = child_path(dir, name, path, sizeof(path));
+	if (rc < 0)
+		return rc;
+	vn = tnode_new(dir->tn->root, path, mode, t ? t->proc->cred.fsuid : 0,
+		       t ? t->proc->cred.fsgid : 0);
+	if (!vn)
+		return -ENOMEM;
+	/* setgid directories pass their group on */
+	if (dir->st.st_mode & S_ISGID) {
+		vn->st.st_gid = dir->st.st_gid;
+		if (S_ISDIR(mode))
+			vn->st.st_mode |= S_ISGID;
+	}
+	*out = vn;
+	return 0;
+}
+
+int tmpfs_create(struct task *t, struct vnode *dir, const char *name,
+		 mode_t mode, struct vnode **out)
+{
+	struct vnode *vn;
+	int rc = new_child(t, dir, name, S_IFREG | (mode & 07777), &vn);
+
+	if (rc < 0)
+		return rc;
+	vn->tn->memfd = memfd_create("moat-tmpfs", MFD_CLOEXEC);
+	if (vn->tn->memfd < 0) {
+		rc = -errno;
+		vnode_put(vn);
+		return rc == -EMFILE || rc == -ENFILE ? -ENOSPC : rc;
+	}
+	vn->hostfd = -1; /* the memfd is tn's, shared by every open */
+	rc = add_entry(dir, name, vn);
+	if (rc < 0) {
+		vnode_put(vn);
+		return rc;
+	}
+	*out = vnode_get(vn);
+	return 0;
+}
+
+int tmpfs_mkdir(struct task *t, struct vnode *dir, const char *name,
+		mode_t mode)
+{
+	struct vnode *vn;
+	int rc = new_child(t, dir, name, S_IFDIR | (mode & 07777), &vn);
+
+	if (rc < 0)
+		return rc;
+	rc = add_entry(dir, name, vn);
+	if (rc < 0)
+		vnode_put(vn);
+	return rc;
+}
+
+int tmpfs_symlink(struct task *t, struct vnode *dir, const char *name,
+		  const char *target)
+{
+	struct vnode *vn;
+	int rc;
+
+	if (!*target)
+		return -ENOENT;
+	rc = new_child(t, dir, name, S_IFLNK | 0777, &vn);
+	if (rc < 0)
+		return rc;
+	vn->tn->target = strdup(target);
+	vn->st.st_size = (off_t)strlen(target);
+	if (!vn->tn->target) {
+		vnode_put(vn);
+		return -ENOMEM;
+	}
+	rc = add_entry(dir, name, vn);
+	if (rc < 0)
+		vnode_put(vn);
+	return rc;
+}
+
+int tmpfs_link(struct vnode *dir, const char *name, struct vnode *target)
+{
+	int rc;
+
+	if (S_ISDIR(target->mode))
+		return -EPERM;
+	if (!tmpfs_same_fs(dir, target))
+		return -EXDEV;
+	if (find(dir, name))
+		return -EEXIST;
+	rc = add_entry(dir, name, vnode_get(target));
+	if (rc < 0) {
+		vnode_put(target);
+		return rc;
+	}
+	target->st.st_nlink++;
+	stamp(&target->st, false, false, true);
+	return 0;
+}
+
+int tmpfs_unlink(struct task *t, struct vnode *dir, const char *name,
+		 bool rmdir)
+{
+	struct tdirent **pp;
+	struct vnode *vn;
+	int rc;
+
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	pp = find(dir, name);
+	if (!pp)
+		return -ENOENT;
+	vn = (*pp)->vn;
+	rc = may_write_dir(t, dir);
+	if (rc == 0)
+		rc = sticky_ok(t, dir, vn);
+	if (rc < 0)
+		return rc;
+	if (rmdir) {
+		if (!S_ISDIR(vn->mode))
+			return -ENOTDIR;
+		if (vn->tn->nchildren)
+			return -ENOTEMPTY;
+	} else if (S_ISDIR(vn->mode)) {
+		return -EISDIR;
+	}
+	vn = drop_entry(dir, pp);
+	if (S_ISDIR(vn->mode))
+		vn->st.st_nlink = 0;
+	else
+		vn->st.st_nlink--;
+	stamp(&vn->st, false, false, true);
+	vnode_put(vn);
+	sentry_wake();
+	return 0;
+}
+
+/* Rewrite the canonical paths below dir after it moved. */
+static void repath(struct vnode *dir)
+{
+	struct tdirent *e;
+	char path[PATH_MAX];
+
+	for (e = dir->tn->children; e; e = e->next) {
+		char *np;
+		if (child_path(dir, e->name, path, sizeof(path)) < 0)
+			continue;
+		np = strdup(path);
+		if (!np)
+			continue;
+		free(e->vn->path);
+		e->vn->path = np;
+		if (S_ISDIR(e->vn->mode))
+			repath(e->vn);
+	}
+}
+
+static bool is_ancestor(struct vnode *a, struct vnode *d)
+{
+	for (; d; d = tmpfs_parent(d))
+		if (d == a)
+			return true;
+	return false;
+}
+
+int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
+		 struct vnode *ndir, const char *nname, unsigned flags)
+{
+	struct tdirent **op, **np;
+	struct vnode *ovn, *nvn = NULL;
+	char path[PATH_MAX];
+	char *newpath;
+	int rc;
+
+	if (!tmpfs_same_fs(odir, ndir))
+		return -EXDEV;
+	if (!S_ISDIR(odir->mode) || !S_ISDIR(ndir->mode))
+		return -ENOTDIR;
+	if (strlen(nname) > NAME_MAX)
+		return -ENAMETOOLONG;
+	op = find(odir, oname);
+	if (!op)
+		return -ENOENT;
+	ovn = (*op)->vn;
+	rc = may_write_dir(t, odir);
+	if (rc == 0)
+		rc = may_write_dir(t, ndir);
+	if (rc == 0)
+		rc = sticky_ok(t, odir, ovn);
+	if (rc < 0)
+		return rc;
+	np = find(ndir, nname);
+	if (np)
+		nvn = (*np)->vn;
+	if (nvn == ovn)
+		return 0; /* same file: nothing to do */
+	if ((flags & RENAME_NOREPLACE) && nvn)
+		return -EEXIST;
+	if ((flags & RENAME_EXCHANGE) && !nvn)
+		return -ENOENT;
+	/* A directory cannot move below itself. */
+	if (S_ISDIR(ovn->mode) && is_ancestor(ovn, ndir))
+		return -EINVAL;
+	if (flags & RENAME_EXCHANGE) {
+		if (S_ISDIR(nvn->mode) && is_ancestor(nvn, odir))
+			return -EINVAL;
+		(*op)->vn = nvn;
+		(*np)->vn = ovn;
+		if (S_ISDIR(ovn->mode) != S_ISDIR(nvn->mode)) {
+			odir->st.st_nlink += S_ISDIR(nvn->mode) ? 1 : -1;
+			ndir->st.st_nlink += S_ISDIR(ovn->mode) ? 1 : -1;
+		}
+		if (S_ISDIR(ovn->mode))
+			ovn->tn->parent = ndir;
+		if (S_ISDIR(nvn->mode))
+			nvn->tn->parent = odir;
+		if (child_path(ndir, nname, path, sizeof(path)) == 0 &&
+		    (newpath = strdup(path))) {
+			free(ovn->path);
+			ovn->path = newpath;
+		}
+		if (child_path(odir, oname, path, sizeof(path)) == 0 &&
+		    (newpath = strdup(path))) {
+			free(nvn->path);
+			nvn->path = newpath;
+		}
+		if (S_ISDIR(ovn->mode))
+			repath(ovn);
+		if (S_ISDIR(nvn->mode))
+			repath(nvn);
+		stamp(&odir->st, false, true, true);
+		stamp(&ndir->st, false, true, true);
+		return 0;
+	}
+	if (nvn) {
+		rc = sticky_ok(t, ndir, nvn);
+		if (rc < 0)
+			return rc;
+		if (S_ISDIR(ovn->mode) && !S_ISDIR(nvn->mode))
+			return -ENOTDIR;
+		if (!S_ISDIR(ovn->mode) && S_ISDIR(nvn->mode))
+			return -EISDIR;
+		if (S_ISDIR(nvn->mode) && nvn->tn->nchildren)
+			return -ENOTEMPTY;
+	}
+	rc = child_path(ndir, nname, path, sizeof(path));
+	if (rc < 0)
+		return rc;
+	newpath = strdup(path);
+	if (!newpath)
+		return -ENOMEM;
+	if (nvn) {
+		struct vnode *gone = drop_entry(ndir, np);
+		gone->st.st_nlink = S_ISDIR(gone->mode) ? 0 :
+							  gone->st.st_nlink - 1;
+		vnode_put(gone);
+		op = find(odir, oname); /* the list may have changed */
+	}
+	ovn = drop_entry(odir, op);
+	rc = add_entry(ndir, nname, ovn);
+	if (rc < 0) {
+		/* Put it back where it was: the names are already allocated
+		 * memory the guest cannot make us lose. */
+		if (add_entry(odir, oname, ovn) < 0)
+			vnode_put(ovn);
+		free(newpath);
+		return rc;
+	}
+	free(ovn->path);
+	ovn->path = newpath;
+	if (S_ISDIR(ovn->mode))
+		repath(ovn);
+	stamp(&ovn->st, false, false, true);
+	sentry_wake();
+	return 0;
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+
+int tmpfs_truncate(struct vnode *vn, int64_t len)
+{
+	int64_t old = vn->st.st_size;
+
+	if (S_ISDIR(vn->mode))
+		return -EISDIR;
+	if (!S_ISREG(vn->mode))
+		return -EINVAL;
+	if (len < 0)
+		return -EINVAL;
+	if (len > old && tmpfs_bytes + (uint64_t)(len - old) > TMPFS_MAX_BYTES)
+		return -ENOSPC;
+	if (ftruncate(vn->tn->memfd, len) < 0)
+		return -errno;
+	tmpfs_bytes = tmpfs_bytes - (uint64_t)old + (uint64_t)len;
+	vn->st.st_size = len;
+	stamp(&vn->st, false, true, true);
+	return 0;
+}
+
+static bool is_owner(struct task *t, struct vnode *vn)
+{
+	return !t || t->proc->cred.fsuid == 0 ||
+	       t->proc->cred.fsuid == vn->st.st_uid;
+}
+
+int tmpfs_chmod(struct task *t, struct vnode *vn, mode_t mode)
+{
+	if (!is_owner(t, vn))
+		return -EPERM;
+	vn->st.st_mode = (vn->st.st_mode & S_IFMT) | (mode & 07777);
+	vn->mode = vn->st.st_mode;
+	stamp(&vn->st, false, false, true);
+	return 0;
+}
+
+int tmpfs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid)
+{
+	bool root = !t || t->proc->cred.euid == 0;
+
+	if (uid != (uid_t)-1 && uid != vn->st.st_uid && !root)
+		return -EPERM;
+	if (gid != (gid_t)-1 && gid != vn->st.st_gid && !root &&
+	    !is_owner(t, vn))
+		return -EPERM;
+	if (uid != (uid_t)-1)
+		vn->st.st_uid = uid;
+	if (gid != (gid_t)-1)
+		vn->st.st_gid = gid;
+	/* A change of owner clears set-id bits, as Linux does. */
+	if (!S_ISDIR(vn->mode))
+		vn->st.st_mode &= ~(mode_t)(S_ISUID | S_ISGID);
+	vn->mode = vn->st.st_mode;
+	stamp(&vn->st, false, false, true);
+	return 0;
+}
+
+int tmpfs_utimens(struct task *t, struct vnode *vn, const struct timespec ts[2])
+{
+	struct timespec now;
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (!ts || (ts[0].tv_nsec == UTIME_NOW && ts[1].tv_nsec == UTIME_NOW)) {
+		if (!is_owner(t, vn) &&
+		    vfs_access(&t->proc->cred, vn, W_OK) < 0)
+			return -EACCES;
+	} else if (!is_owner(t, vn)) {
+		return -EPERM;
+	}
+	for (i = 0; i < 2; i++) {
+		struct timespec v = ts ? ts[i] : now;
+		if (ts && v.tv_nsec == UTIME_OMIT)
+			continue;
+		if (!ts || v.tv_nsec == UTIME_NOW)
+			v = now;
+		else if (v.tv_nsec < 0 || v.tv_nsec >= 1000000000)
+			return -EINVAL;
+		if (i == 0)
+			vn->st.st_atim = v;
+		else
+			vn->st.st_mtim = v;
+	}
+	vn->st.st_ctim = now;
+	return 0;
+}
+
+int tmpfs_statfs(struct vnode *vn, struct statfs *st)
+{
+	(void)vn;
+	memset(st, 0, sizeof(*st));
+	st->f_type = TMPFS_MAGIC;
+	st->f_bsize = 4096;
+	st->f_frsize = 4096;
+	st->f_blocks = TMPFS_MAX_BYTES / 4096;
+	st->f_bfree = st->f_bavail = (TMPFS_MAX_BYTES - tmpfs_bytes) / 4096;
+	st->f_files = 1 << 20;
+	st->f_ffree = st->f_files - next_ino;
+	st->f_namelen = NAME_MAX;
+	return 0;
+}
+
+/* ---- open files ---------------------------------------------------------- */
+
+static long t_write(struct task *t, struct file *f, const void *buf, size_t n,
+		    int64_t *off)
+{
+	struct vnode *vn = f->vn;
+	int64_t at = (f->flags & O_APPEND) ? vn->st.st_size : *off, end;
+	ssize_t r;
+
+	(void)t;
+	if (__builtin_add_overflow(at, (int64_t)n, &end))
+		return -EFBIG;
+	if (end > vn->st.st_size &&
+	    tmpfs_bytes + (uint64_t)(end - vn->st.st_size) > TMPFS_MAX_BYTES) {
+		/* Write what fits, as a full disk does. */
+		uint64_t room = TMPFS_MAX_BYTES - tmpfs_bytes;
+		if (at >= vn->st.st_size + (int64_t)room)
+			return -ENOSPC;
+		n = (size_t)(vn->st.st_size + (int64_t)room - at);
+	}
+	r = pwrite(f->hostfd, buf, n, at);
+	if (r < 0)
+		return -errno;
+	if (at + r > vn->st.st_size) {
+		tmpfs_bytes += (uint64_t)(at + r - vn->st.st_size);
+		vn->st.st_size = at + r;
+	}
+	*off = at + r;
+	stamp(&vn->st, false, true, true);
+	return r;
+}
+
+static long t_getdents(struct task *t, struct file *f, struct dirent_sink *s)
+{
+	struct vnode *dir = f->vn, *up;
+	struct tdirent *e;
+
+	(void)t;
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	up = tmpfs_parent(dir);
+	if (!dirent_emit(s, dir->st.st_ino, DT_DIR, "."))
+		goto out;
+	if (!dirent_emit(s, up ? up->st.st_ino : 1, DT_DIR, ".."))
+		goto out;
+	for (e = dir->tn->children; e; e = e->next) {
+		unsigned char type = S_ISDIR(e->vn->mode) ? DT_DIR :
+				     S_ISLNK(e->vn->mode) ? DT_LNK :
+							    DT_REG;
+		if (!dirent_emit(s, e->vn->st.st_ino, type, e->name))
+			break;
+	}
+out:
+	f->dir_index = s->index;
+	return (long)s->len;
+}
+
+static int t_fstat(struct file *f, struct stat *st)
+{
+	return tmpfs_stat(f->vn, st);
+}
+
+static const struct file_ops tmpfs_ops = {
+	.read = file_hostfd_read,
+	.write = t_write,
+	.poll = file_always_ready,
+	.getdents = t_getdents,
+	.stat = t_fstat,
+};
+
+int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
+{
+	struct file *f;
+	int rc;
+
+	(void)t;
+	if (S_ISLNK(vn->mode))
+		return -ELOOP;
+	if ((flags & O_DIRECTORY) && !S_ISDIR(vn->mode))
+		return -ENOTDIR;
+	if (S_ISDIR(vn->mode) && (flags & O_ACCMODE) != O_RDONLY)
+		return -EISDIR;
+	if ((flags & O_TRUNC) && S_ISREG(vn->mode) &&
+	    (flags & O_ACCMODE) != O_RDONLY) {
+		rc = tmpfs_truncate(vn, 0);
+		if (rc < 0)
+			return rc;
+	}
+	f = file_new(&tmpfs_ops, flags & ~(O_CREAT | O_EXCL | O_NOCTTY |
+					   O_TRUNC | O_CLOEXEC));
+	if (!f)
+		return -ENOMEM;
+	if (S_ISREG(vn->mode)) {
+		f->hostfd = vn->tn->memfd;
+		f->hostfd_shared = true;
+		f->tmpfs = true;
+	}
+	f->vn = vnode_get(vn);
+	*out = f;
+	return 0;
+}

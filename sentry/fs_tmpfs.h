@@ -1,0 +1,51 @@
+/* sentry/fs_tmpfs.h: tmpfs, a filesystem in the sentry's memory.
+ *
+ * Mounted at /tmp and /dev/shm. Each regular file's data lives in a memfd
+ * of the sentry's: reads and writes are pread/pwrite on it, and a guest
+ * mmap maps that memfd (donated like a gofer fd), so MAP_SHARED works and
+ * nothing is copied. Nothing written here reaches the host's disk.
+ *
+ * Ownership: a directory entry holds one reference to its vnode; the mount
+ * holds one to the root. A vnode unlinked while open lives until its last
+ * reference goes (vnode_put frees it with tmpfs_free).
+ */
+#ifndef MOAT_FS_TMPFS_H
+#define MOAT_FS_TMPFS_H
+
+#include "sentry/vfs.h"
+
+/* Total bytes all tmpfs files of the sandbox may hold (ENOSPC past it). */
+#define TMPFS_MAX_BYTES (1ULL << 30)
+
+struct vnode *tmpfs_new_root(const char *mount_path, mode_t mode);
+void tmpfs_free(struct vnode *vn);
+
+int tmpfs_lookup(struct vnode *dir, const char *name, struct vnode **out);
+struct vnode *tmpfs_parent(struct vnode *vn); /* NULL for a mount root */
+int tmpfs_stat(struct vnode *vn, struct stat *st);
+int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
+int tmpfs_readlink(struct vnode *vn, char *buf, size_t cap);
+
+/* Namespace operations; dir is a tmpfs directory, name one component. */
+int tmpfs_create(struct task *t, struct vnode *dir, const char *name,
+		 mode_t mode, struct vnode **out);
+int tmpfs_mkdir(struct task *t, struct vnode *dir, const char *name,
+		mode_t mode);
+int tmpfs_symlink(struct task *t, struct vnode *dir, const char *name,
+		  const char *target);
+int tmpfs_link(struct vnode *dir, const char *name, struct vnode *target);
+int tmpfs_unlink(struct task *t, struct vnode *dir, const char *name,
+		 bool rmdir);
+int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
+		 struct vnode *ndir, const char *nname, unsigned flags);
+
+/* Attributes. uid/gid (uid_t)-1: unchanged. */
+int tmpfs_truncate(struct vnode *vn, int64_t len);
+int tmpfs_chmod(struct task *t, struct vnode *vn, mode_t mode);
+int tmpfs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid);
+int tmpfs_utimens(struct task *t, struct vnode *vn,
+		  const struct timespec ts[2]);
+int tmpfs_statfs(struct vnode *vn, struct statfs *st);
+bool tmpfs_same_fs(struct vnode *a, struct vnode *b);
+
+#endif

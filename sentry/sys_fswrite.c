@@ -1,0 +1,495 @@
+/* sentry/sys_fswrite.c: the write side of the file syscalls.
+ *
+ * Writable today: tmpfs (/tmp, /dev/shm). The rootfs is read-only
+ * (EROFS); procfs and devfs nodes refuse with EPERM. */
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "sentry/fs_tmpfs.h"
+#include "sentry/syscalls.h"
+#include "sentry/vfs.h"
+
+/* Can the filesystem of vn be written at all? */
+static int fs_writable(struct vnode *vn)
+{
+	switch (vn->kind) {
+	case VN_TMPFS:
+		return 0;
+	case VN_GOFER:
+		return -EROFS;
+	case VN_PROC:
+	case VN_DEV:
+		return -EPERM;
+	}
+	return -EROFS;
+}
+
+static int get_path(struct task *t, uint64_t addr, char *buf)
+{
+	int n = task_read_str(t, addr, buf, PATH_MAX);
+	return n < 0 ? n : 0;
+}
+
+/* Resolve the parent directory of a guest path into dir/name. */
+static int parent_of(struct task *t, int dirfd, uint64_t upath,
+		     struct vnode **dir, char *name, bool *trailing)
+{
+	char path[PATH_MAX];
+	int rc = get_path(t, upath, path);
+
+	if (rc < 0)
+		return rc;
+	return vfs_resolve_parent(t, dirfd, path, dir, name, trailing);
+}
+
+/* Called by open(O_CREAT) when the path does not exist. */
+int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
+	      struct vnode **out)
+{
+	char name[NAME_MAX + 1];
+	struct vnode *dir;
+	bool trailing;
+	int rc = vfs_resolve_parent(t, dirfd, path, &dir, name, &trailing);
+
+	if (rc < 0)
+		return rc == -EINVAL ? -EISDIR : rc;
+	if (trailing) {
+		vnode_put(dir);
+		return -EISDIR;
+	}
+	rc = fs_writable(dir);
+	if (rc == 0)
+		rc = tmpfs_create(t, dir, name, mode & ~t->proc->umask, out);
+	vnode_put(dir);
+	return rc;
+}
+
+static long do_mkdir(struct task *t, int dirfd, uint64_t upath, mode_t mode)
+{
+	char name[NAME_MAX + 1];
+	struct vnode *dir, *old;
+	bool trailing;
+	long rc = parent_of(t, dirfd, upath, &dir, name, &trailing);
+
+	if (rc == -EINVAL || rc == -EBUSY)
+		return -EEXIST;
+	if (rc < 0)
+		return rc;
+	if (dir->kind != VN_TMPFS) {
+		/* An existing name is EEXIST even on a read-only tree. */
+		struct vnode *probe;
+		char full[PATH_MAX];
+		snprintf(full, sizeof(full), "%s/%s", dir->path, name);
+		rc = vfs_resolve(t, AT_FDCWD, full, 0, &probe) == 0 ?
+			     -EEXIST :
+			     fs_writable(dir);
+		if (rc == -EEXIST)
+			vnode_put(probe);
+		vnode_put(dir);
+		return rc;
+	}
+	if (tmpfs_lookup(dir, name, &old) == 0) {
+		vnode_put(old);
+		vnode_put(dir);
+		return -EEXIST;
+	}
+	rc = tmpfs_mkdir(t, dir, name, mode & ~t->proc->umask);
+	vnode_put(dir);
+	return rc;
+}
+
+long sys_mkdir(struct task *t, struct syscall_args *a)
+{
+	return do_mkdir(t, AT_FDCWD, a->a[0], (mode_t)a->a[1]);
+}
+
+long sys_mkdirat(struct task *t, struct syscall_args *a)
+{
+	return do_mkdir(t, (int)a->a[0], a->a[1], (mode_t)a->a[2]);
+}
+
+static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
+{
+	char name[NAME_MAX + 1];
+	struct vnode *dir;
+	bool trailing;
+	long rc = parent_of(t, dirfd, upath, &dir, name, &trailing);
+
+	if (rc == -EINVAL)
+		return rmdir ? -EINVAL : -EISDIR;
+	if (rc < 0)
+		return rc;
+	rc = fs_writable(dir);
+	if (rc == 0) {
+		if (trailing && !rmdir) {
+			struct vnode *vn;
+			rc = tmpfs_lookup(dir, name, &vn);
+			if (rc == 0) {
+				rc = S_ISDIR(vn->mode) ? -EISDIR : -ENOTDIR;
+				vnode_put(vn);
+			}
+		} else {
+			rc = tmpfs_unlink(t, dir, name, rmdir);
+		}
+	}
+	vnode_put(dir);
+	return rc;
+}
+
+long sys_unlink(struct task *t, struct syscall_args *a)
+{
+	return do_unlink(t, AT_FDCWD, a->a[0], false);
+}
+
+long sys_rmdir(struct task *t, struct syscall_args *a)
+{
+	return do_unlink(t, AT_FDCWD, a->a[0], true);
+}
+
+long sys_unlinkat(struct task *t, struct syscall_args *a)
+{
+	int flags = (int)a->a[2];
+
+	if (flags & ~AT_REMOVEDIR)
+		return -EINVAL;
+	return do_unlink(t, (int)a->a[0], a->a[1], flags & AT_REMOVEDIR);
+}
+
+static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
+		      uint64_t unew, unsigned flags)
+{
+	char oname[NAME_MAX + 1], nname[NAME_MAX + 1];
+	struct vnode *odir, *ndir;
+	bool otr, ntr;
+	long rc;
+
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
+		return -EINVAL;
+	rc = parent_of(t, ofd, uold, &odir, oname, &otr);
+	if (rc < 0)
+		return rc == -EINVAL ? -EBUSY : rc;
+	rc = parent_of(t, nfd, unew, &ndir, nname, &ntr);
+	if (rc < 0) {
+		vnode_put(odir);
+		return rc == -EINVAL ? -EBUSY : rc;
+	}
+	rc = fs_writable(odir);
+	if (rc == 0)
+		rc = fs_writable(ndir);
+	if (rc == 0 && !tmpfs_same_fs(odir, ndir))
+		rc = -EXDEV;
+	if (rc == 0)
+		rc = tmpfs_rename(t, odir, oname, ndir, nname, flags);
+	vnode_put(odir);
+	vnode_put(ndir);
+	return rc;
+}
+
+long sys_rename(struct task *t, struct syscall_args *a)
+{
+	return do_rename(t, AT_FDCWD, a->a[0], AT_FDCWD, a->a[1], 0);
+}
+
+long sys_renameat(struct task *t, struct syscall_args *a)
+{
+	return do_rename(t, (int)a->a[0], a->a[1], (int)a->a[2], a->a[3], 0);
+}
+
+long sys_renameat2(struct task *t, struct syscall_args *a)
+{
+	return do_rename(t, (int)a->a[0], a->a[1], (int)a->a[2], a->a[3],
+			 (unsigned)a->a[4]);
+}
+
+static long do_symlink(struct task *t, uint64_t utarget, int dirfd,
+		       uint64_t upath)
+{
+	char target[PATH_MAX], name[NAME_MAX + 1];
+	struct vnode *dir;
+	bool trailing;
+	long rc = get_path(t, utarget, target);
+
+	if (rc < 0)
+		return rc;
+	rc = parent_of(t, dirfd, upath, &dir, name, &trailing);
+	if (rc < 0)
+		return rc == -EINVAL ? -EEXIST : rc;
+	rc = fs_writable(dir);
+	if (rc == 0)
+		rc = tmpfs_symlink(t, dir, name, target);
+	vnode_put(dir);
+	return rc;
+}
+
+long sys_symlink(struct task *t, struct syscall_args *a)
+{
+	return do_symlink(t, a->a[0], AT_FDCWD, a->a[1]);
+}
+
+long sys_symlinkat(struct task *t, struct syscall_args *a)
+{
+	return do_symlink(t, a->a[0], (int)a->a[1], a->a[2]);
+}
+
+static long do_link(struct task *t, int ofd, uint64_t uold, int nfd,
+		    uint64_t unew, int flags)
+{
+	char path[PATH_MAX], name[NAME_MAX + 1];
+	struct vnode *target, *dir;
+	bool trailing;
+	long rc;
+
+	if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	rc = get_path(t, uold, path);
+	if (rc < 0)
+		return rc;
+	rc = vfs_resolve(t, ofd, path,
+			 ((flags & AT_SYMLINK_FOLLOW) ? LOOKUP_FOLLOW : 0) |
+				 ((flags & AT_EMPTY_PATH) ? LOOKUP_EMPTY : 0),
+			 &target);
+	if (rc < 0)
+		return rc;
+	rc = parent_of(t, nfd, unew, &dir, name, &trailing);
+	if (rc < 0) {
+		vnode_put(target);
+		return rc == -EINVAL ? -EEXIST : rc;
+	}
+	rc = fs_writable(dir);
+	if (rc == 0)
+		rc = fs_writable(target);
+	if (rc == 0)
+		rc = tmpfs_link(dir, name, target);
+	vnode_put(dir);
+	vnode_put(target);
+	return rc;
+}
+
+long sys_link(struct task *t, struct syscall_args *a)
+{
+	return do_link(t, AT_FDCWD, a->a[0], AT_FDCWD, a->a[1], 0);
+}
+
+long sys_linkat(struct task *t, struct syscall_args *a)
+{
+	return do_link(t, (int)a->a[0], a->a[1], (int)a->a[2], a->a[3],
+		       (int)a->a[4]);
+}
+
+/* ---- attributes by path or fd -------------------------------------------- */
+
+/* The vnode of a path (at_flags: AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH), or of
+ * fd when upath is 0 (utimensat) or empty with AT_EMPTY_PATH. */
+static long target_of(struct task *t, int dirfd, uint64_t upath, int at_flags,
+		      struct vnode **vn)
+{
+	char path[PATH_MAX];
+	long rc;
+
+	if (upath) {
+		rc = get_path(t, upath, path);
+		if (rc < 0)
+			return rc;
+	}
+	if (!upath || (!path[0] && (at_flags & AT_EMPTY_PATH))) {
+		struct file *f;
+		if (dirfd == AT_FDCWD && upath) {
+			*vn = vnode_get(t->proc->cwd);
+			return 0;
+		}
+		f = fd_get(t, dirfd);
+		if (!f)
+			return -EBADF;
+		if (!f->vn)
+			return -EPERM; /* pipes and the caller's stdio */
+		*vn = vnode_get(f->vn);
+		return 0;
+	}
+	return vfs_resolve(t, dirfd, path,
+			   (at_flags & AT_SYMLINK_NOFOLLOW) ? 0 : LOOKUP_FOLLOW,
+			   vn);
+}
+
+static long chmod_vn(struct task *t, struct vnode *vn, mode_t mode)
+{
+	long rc = fs_writable(vn);
+
+	if (rc == 0)
+		rc = tmpfs_chmod(t, vn, mode);
+	vnode_put(vn);
+	return rc;
+}
+
+long sys_chmod(struct task *t, struct syscall_args *a)
+{
+	struct vnode *vn;
+	long rc = target_of(t, AT_FDCWD, a->a[0], 0, &vn);
+
+	return rc < 0 ? rc : chmod_vn(t, vn, (mode_t)a->a[1]);
+}
+
+long sys_fchmodat(struct task *t, struct syscall_args *a)
+{
+	struct vnode *vn;
+	long rc = target_of(t, (int)a->a[0], a->a[1], 0, &vn);
+
+	return rc < 0 ? rc : chmod_vn(t, vn, (mode_t)a->a[2]);
+}
+
+long sys_fchmod(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	if (!f)
+		return -EBADF;
+	if (!f->vn)
+		return -EPERM;
+	return chmod_vn(t, vnode_get(f->vn), (mode_t)a->a[1]);
+}
+
+static long chown_vn(struct task *t, struct vnode *vn, uid_t u, gid_t g)
+{
+	long rc = fs_writable(vn);
+
+	if (rc == 0)
+		rc = tmpfs_chown(t, vn, u, g);
+	vnode_put(vn);
+	return rc;
+}
+
+long sys_chown(struct task *t, struct syscall_args *a)
+{
+	struct vnode *vn;
+	long rc = target_of(t, AT_FDCWD, a->a[0], 0, &vn);
+
+	return rc < 0 ? rc : chown_vn(t, vn, (uid_t)a->a[1], (gid_t)a->a[2]);
+}
+
+long sys_lchown(struct task *t, struct syscall_args *a)
+{
+	struct vnode *vn;
+	long rc = target_of(t, AT_FDCWD, a->a[0], AT_SYMLINK_NOFOLLOW, &vn);
+
+	return rc < 0 ? rc : chown_vn(t, vn, (uid_t)a->a[1], (gid_t)a->a[2]);
+}
+
+long sys_fchownat(struct task *t, struct syscall_args *a)
+{
+	struct vnode *vn;
+	int flags = (int)a->a[4];
+	long rc;
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	rc = target_of(t, (int)a->a[0], a->a[1], flags, &vn);
+	return rc < 0 ? rc : chown_vn(t, vn, (uid_t)a->a[2], (gid_t)a->a[3]);
+}
+
+long sys_fchown(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	if (!f)
+		return -EBADF;
+	if (!f->vn)
+		return -EPERM;
+	return chown_vn(t, vnode_get(f->vn), (uid_t)a->a[1], (gid_t)a->a[2]);
+}
+
+long sys_truncate(struct task *t, struct syscall_args *a)
+{
+	struct vnode *vn;
+	long rc = target_of(t, AT_FDCWD, a->a[0], 0, &vn);
+
+	if (rc < 0)
+		return rc;
+	rc = fs_writable(vn);
+	if (rc == 0)
+		rc = vfs_access(&t->proc->cred, vn, W_OK);
+	if (rc == 0)
+		rc = tmpfs_truncate(vn, (int64_t)a->a[1]);
+	vnode_put(vn);
+	return rc;
+}
+
+long sys_ftruncate(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	if (!f)
+		return -EBADF;
+	if ((f->flags & O_ACCMODE) == O_RDONLY || !f->vn)
+		return -EINVAL;
+	if (f->vn->kind != VN_TMPFS)
+		return fs_writable(f->vn) < 0 ? fs_writable(f->vn) : -EINVAL;
+	return tmpfs_truncate(f->vn, (int64_t)a->a[1]);
+}
+
+long sys_utimensat(struct task *t, struct syscall_args *a)
+{
+	struct timespec ts[2];
+	struct vnode *vn;
+	int flags = (int)a->a[3];
+	long rc;
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	if (a->a[2] && task_read(t, a->a[2], ts, sizeof(ts)) < 0)
+		return -EFAULT;
+	rc = target_of(t, (int)a->a[0], a->a[1], flags, &vn);
+	if (rc < 0)
+		return rc;
+	rc = fs_writable(vn);
+	if (rc == 0)
+		rc = tmpfs_utimens(t, vn, a->a[2] ? ts : NULL);
+	vnode_put(vn);
+	return rc;
+}
+
+static long do_mknod(struct task *t, int dirfd, uint64_t upath, mode_t mode)
+{
+	char path[PATH_MAX];
+	struct vnode *vn;
+	long rc;
+
+	if ((mode & S_IFMT) && !S_ISREG(mode))
+		return -EPERM; /* FIFOs and devices: not yet */
+	rc = get_path(t, upath, path);
+	if (rc < 0)
+		return rc;
+	if (vfs_resolve(t, dirfd, path, 0, &vn) == 0) {
+		vnode_put(vn);
+		return -EEXIST;
+	}
+	rc = fs_create(t, dirfd, path, mode & 07777, &vn);
+	if (rc == 0)
+		vnode_put(vn);
+	return rc;
+}
+
+long sys_mknod(struct task *t, struct syscall_args *a)
+{
+	return do_mknod(t, AT_FDCWD, a->a[0], (mode_t)a->a[1]);
+}
+
+long sys_mknodat(struct task *t, struct syscall_args *a)
+{
+	return do_mknod(t, (int)a->a[0], a->a[1], (mode_t)a->a[2]);
+}
+
+long sys_creat(struct task *t, struct syscall_args *a)
+{
+	struct syscall_args o = *a;
+
+	o.nr = SYS_open;
+	o.a[2] = a->a[1];
+	o.a[1] = O_CREAT | O_WRONLY | O_TRUNC;
+	return sys_open(t, &o);
+}

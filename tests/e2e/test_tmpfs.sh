@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# tmpfs at /tmp and /dev/shm: writable inside the sandbox, in the sentry's
+# memory, invisible to the host; the rootfs stays read-only.
+. "$(dirname "$0")/lib.sh"
+
+t_shell_ops()
+{
+	capture moat do -- /bin/sh -c '
+		echo hello > /tmp/a && cat /tmp/a
+		mkdir -p /tmp/d/e && echo x > /tmp/d/e/f && mv /tmp/d /tmp/g
+		cat /tmp/g/e/f && ls /tmp/g/e
+		ln -s /tmp/g/e/f /tmp/l && cat /tmp/l && readlink /tmp/l
+		ln /tmp/a /tmp/hard && stat -c %h /tmp/a
+		echo more >> /tmp/a && wc -c < /tmp/a
+		touch /tmp/t && chmod 640 /tmp/t && stat -c "%a %U %G" /tmp/t
+		truncate -s 10 /tmp/t && stat -c %s /tmp/t
+		rm -r /tmp/g /tmp/l /tmp/hard /tmp/t && ls /tmp
+		cd /tmp && mkdir sub && cd sub && pwd && cd .. && rmdir sub
+	'
+	assert_eq 0 "$STATUS" "the shell script runs"
+	assert_eq "hello
+x
+f
+x
+/tmp/g/e/f
+2
+11
+640 root root
+10
+a
+/tmp/sub" "$OUT" "create, append, mkdir, rename, symlink, link, chmod, truncate, rm work in /tmp"
+}
+
+t_errors()
+{
+	capture moat do -- /bin/sh -c '
+		mkdir /tmp/x; mkdir /tmp/x 2>/dev/null || echo EEXIST
+		echo f > /tmp/x/f; rmdir /tmp/x 2>/dev/null || echo ENOTEMPTY
+		rm /tmp/x 2>/dev/null || echo EISDIR
+		cat /tmp/nothing 2>/dev/null || echo ENOENT
+		echo > /etc/moat-x 2>/dev/null || echo EROFS
+		mv /tmp/x/f /dev/shm/f && cat /dev/shm/f
+	'
+	assert_eq "EEXIST
+ENOTEMPTY
+EISDIR
+ENOENT
+EROFS
+f" "$OUT" "errors as Linux gives them; a move across tmpfs mounts copies"
+}
+
+t_python_tempfile_mmap_sqlite()
+{
+	capture moat do -- $PY -u -c '
+import tempfile, os, mmap, shutil, sqlite3
+d = tempfile.mkdtemp()
+p = os.path.join(d, "f.bin")
+with open(p, "wb") as f:
+    f.write(b"\0" * 8192)
+with open(p, "r+b") as f:
+    m = mmap.mmap(f.fileno(), 8192)
+    m[0:5] = b"hello"
+    m.close()
+print(open(p, "rb").read(5))
+db = sqlite3.connect(os.path.join(d, "t.db"))
+db.execute("create table t(a)")
+db.executemany("insert into t values (?)", [(i,) for i in range(10000)])
+db.commit()
+print(db.execute("select count(*), sum(a) from t").fetchone())
+shutil.copytree(d, d + "-copy")
+print(sorted(os.listdir(d + "-copy")))
+shutil.rmtree(d)
+print(os.path.exists(d))
+'
+	assert_eq "b'hello'
+(10000, 49995000)
+['f.bin', 't.db']
+False" "$OUT" "tempfile, a shared file mapping, sqlite and shutil work in /tmp"
+}
+
+t_shm_shared_between_processes()
+{
+	capture moat do -- $PY -u -c '
+import os, mmap
+fd = os.open("/dev/shm/seg", os.O_CREAT | os.O_RDWR, 0o600)
+os.ftruncate(fd, 4096)
+m = mmap.mmap(fd, 4096)
+pid = os.fork()
+if pid == 0:
+    m[:5] = b"child"
+    os._exit(0)
+os.waitpid(pid, 0)
+print(m[:5])
+'
+	assert_eq "b'child'" "$OUT" "a MAP_SHARED mapping of a /dev/shm file is shared across fork"
+}
+
+t_venv()
+{
+	capture moat do -- /bin/sh -c 'python3 -m venv /tmp/v && /tmp/v/bin/python -c "import sys; print(sys.prefix)"'
+	assert_eq "/tmp/v" "$OUT" "python3 -m venv in /tmp and its python run"
+}
+
+t_git_round_trip()
+{
+	capture moat do --env HOME=/tmp -- /bin/sh -c '
+		cd /tmp && git init -q r && cd r && echo a > a && git add a &&
+		git -c user.email=a@b -c user.name=n commit -qm first &&
+		git log --format=%s'
+	assert_eq "first" "$OUT" "git init/add/commit/log in /tmp"
+}
+
+t_host_untouched()
+{
+	local name=moat-tmpfs-$(random_token)
+	capture moat do -- /bin/sh -c "echo secret > /tmp/$name; mkdir /dev/shm/$name; ls /tmp"
+	assert_contains "$OUT" "$name" "the file exists inside"
+	[ ! -e "/tmp/$name" ] || fail "the guest's /tmp file reached the host's /tmp"
+	[ ! -e "/dev/shm/$name" ] || fail "the guest's /dev/shm dir reached the host"
+	capture moat do -- /bin/ls /tmp
+	assert_not_contains "$OUT" "$name" "each sandbox starts with an empty /tmp"
+}
+
+run_test "shell file operations in /tmp" t_shell_ops
+run_test "errors in /tmp and on the rootfs" t_errors
+run_test "python tempfile, mmap, sqlite in /tmp" t_python_tempfile_mmap_sqlite
+run_test "/dev/shm mappings are shared across fork" t_shm_shared_between_processes
+run_test "python venv in /tmp" t_venv
+run_test "git round trip in /tmp" t_git_round_trip
+run_test "the host's /tmp is untouched" t_host_untouched
+e2e_done
