@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sentry/limits.h"
 #include "sentry/sentry.h"
 
 /* The guest's environment starts clean: the caller's environment often
@@ -40,6 +41,11 @@ int cmd_do(int argc, char **argv)
 		{ "cwd", required_argument, NULL, 'c' },
 		{ "strace", no_argument, NULL, 's' },
 		{ "audit", required_argument, NULL, 'a' },
+		{ "memory", required_argument, NULL, 'M' },
+		{ "pids", required_argument, NULL, 'P' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "disk", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sentry_opts o;
@@ -93,6 +99,49 @@ int cmd_do(int argc, char **argv)
 		case 'a':
 			o.audit_path = optarg;
 			break;
+		case 'M':
+		case 'D': {
+			int64_t v = limits_parse_size(optarg);
+			if (v <= 0) {
+				fprintf(stderr,
+					"moat: --%s `%s`: expected a size like 512M or 2G\n",
+					c == 'M' ? "memory" : "disk", optarg);
+				return 2;
+			}
+			if (c == 'M')
+				o.memory = (uint64_t)v;
+			else
+				o.disk = (uint64_t)v;
+			break;
+		}
+		case 'P':
+		case 'T': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > 1000000) {
+				fprintf(stderr,
+					"moat: --%s `%s`: expected a positive number\n",
+					c == 'P' ? "pids" : "timeout", optarg);
+				return 2;
+			}
+			if (c == 'P')
+				o.pids = (int)v;
+			else
+				o.timeout_s = (int)v;
+			break;
+		}
+		case 'C': {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (*end || !(v > 0) || v > 4096) {
+				fprintf(stderr,
+					"moat: --cpus `%s`: expected a positive number\n",
+					optarg);
+				return 2;
+			}
+			o.cpus = v;
+			break;
+		}
 		default:
 			fprintf(stderr,
 				"usage: moat do [options] -- CMD [ARGS...]\n");

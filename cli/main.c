@@ -23,7 +23,12 @@ static void usage(FILE *f)
 	      "  --env K=V        set an environment variable (repeatable)\n"
 	      "  --cwd D          working directory inside the sandbox\n"
 	      "  --strace         print every trapped syscall to stderr\n"
-	      "  --audit FILE     audit log (default /var/log/moat/audit.jsonl)\n",
+	      "  --audit FILE     audit log (default /var/log/moat/audit.jsonl)\n"
+	      "  --memory SIZE    memory limit of the guests (cgroup), e.g. 512M\n"
+	      "  --pids N         most processes and threads at once (fork: EAGAIN)\n"
+	      "  --cpus N         CPU time, in CPUs (cgroup quota), e.g. 0.5\n"
+	      "  --timeout SECS   wall-clock limit: the sandbox is killed after it\n"
+	      "  --disk SIZE      most bytes /tmp and /dev/shm may hold (default 1G)\n",
 	      f);
 }
 

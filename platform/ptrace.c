@@ -43,6 +43,7 @@
 #include <linux/kcmp.h>
 #include <linux/securebits.h>
 
+#include "sentry/limits.h"
 #include "sentry/sentry.h"
 
 #define PTRACE_OPTS                                                            \
@@ -397,6 +398,12 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 		   PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL) < 0) {
 		plat_kill(reaper, SIGKILL);
 		return moat_error_set(err, errno, "ptrace seize");
+	}
+	/* Limits apply before any guest exists: the reaper's children inherit
+	 * its cgroups. */
+	if (limits_attach(reaper, err) < 0) {
+		plat_kill(reaper, SIGKILL);
+		return -1;
 	}
 	if (write(go[1], "g", 1) != 1) {
 		plat_kill(reaper, SIGKILL);

@@ -19,6 +19,7 @@
 #include "lib/crash.h"
 #include "platform/platform.h"
 #include "sentry/exec.h"
+#include "sentry/limits.h"
 #include "sentry/p9client.h"
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
@@ -280,9 +281,15 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		return moat_error_set(err, errno, "socketpair");
 	S->ctl_sock = sv[0];
 	S->ctl_guest = sv[1];
+	if (limits_setup(err) < 0)
+		return -1;
 	htid = plat_spawn_init(S->stub_fd, S->ctl_guest, err);
 	if (htid < 0)
 		return -1;
+	limits_start_janitor();
+	if (opts->timeout_s > 0)
+		S->deadline_ns =
+			now_ns() + (int64_t)opts->timeout_s * 1000000000LL;
 	t = task_new(htid, p);
 	t->tid = 1;
 	t->booting = true;
@@ -303,6 +310,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	p9c_close(S->p9);
 	plat_kill(gofer, SIGKILL);
 	waitpid(gofer, NULL, 0);
+	limits_report(S->init_status);
 	if (WIFEXITED(S->init_status))
 		return WEXITSTATUS(S->init_status);
 	if (WIFSIGNALED(S->init_status))

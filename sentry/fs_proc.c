@@ -839,8 +839,8 @@ static void gen_meminfo(struct sbuf *b)
 	total = si.totalram * unit / 1024;
 	freek = si.freeram * unit / 1024;
 	avail = (si.freeram + si.bufferram) * unit / 1024;
-	if (S->opts.mem_limit) {
-		unsigned long long lim = S->opts.mem_limit / 1024;
+	if (S->opts.memory) {
+		unsigned long long lim = S->opts.memory / 1024;
 		if (total > lim)
 			total = lim;
 		if (freek > lim)

@@ -34,6 +34,12 @@ struct tnode {
 static uint64_t next_ino = 2;
 static uint64_t tmpfs_bytes; /* sum of the sizes of all tmpfs files */
 
+/* --disk, or the default: what every tmpfs file of the sandbox may hold. */
+static uint64_t tmpfs_max(void)
+{
+	return S && S->opts.disk ? S->opts.disk : TMPFS_MAX_BYTES;
+}
+
 static void stamp(struct stat *st, bool a, bool m, bool c)
 {
 	struct timespec now;
@@ -529,7 +535,7 @@ int tmpfs_truncate(struct vnode *vn, int64_t len)
 		return -EINVAL;
 	if (len < 0)
 		return -EINVAL;
-	if (len > old && tmpfs_bytes + (uint64_t)(len - old) > TMPFS_MAX_BYTES)
+	if (len > old && tmpfs_bytes + (uint64_t)(len - old) > tmpfs_max())
 		return -ENOSPC;
 	if (ftruncate(vn->tn->memfd, len) < 0)
 		return -errno;
@@ -613,8 +619,8 @@ int tmpfs_statfs(struct vnode *vn, struct statfs *st)
 	st->f_type = TMPFS_MAGIC;
 	st->f_bsize = 4096;
 	st->f_frsize = 4096;
-	st->f_blocks = TMPFS_MAX_BYTES / 4096;
-	st->f_bfree = st->f_bavail = (TMPFS_MAX_BYTES - tmpfs_bytes) / 4096;
+	st->f_blocks = tmpfs_max() / 4096;
+	st->f_bfree = st->f_bavail = (tmpfs_max() - tmpfs_bytes) / 4096;
 	st->f_files = 1 << 20;
 	st->f_ffree = st->f_files - next_ino;
 	st->f_namelen = NAME_MAX;
@@ -634,9 +640,9 @@ static long t_write(struct task *t, struct file *f, const void *buf, size_t n,
 	if (__builtin_add_overflow(at, (int64_t)n, &end))
 		return -EFBIG;
 	if (end > vn->st.st_size &&
-	    tmpfs_bytes + (uint64_t)(end - vn->st.st_size) > TMPFS_MAX_BYTES) {
+	    tmpfs_bytes + (uint64_t)(end - vn->st.st_size) > tmpfs_max()) {
 		/* Write what fits, as a full disk does. */
-		uint64_t room = TMPFS_MAX_BYTES - tmpfs_bytes;
+		uint64_t room = tmpfs_max() - tmpfs_bytes;
 		if (at >= vn->st.st_size + (int64_t)room)
 			return -ENOSPC;
 		n = (size_t)(vn->st.st_size + (int64_t)room - at);

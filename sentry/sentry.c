@@ -394,6 +394,16 @@ int sentry_loop(void)
 			task_sweep();
 		if (tick) {
 			tick = 0;
+			if (S->deadline_ns && !S->timed_out &&
+			    now_ns() > S->deadline_ns) {
+				/* --timeout: everything goes, as on init's death. */
+				struct process *q;
+				S->timed_out = true;
+				plat_kill(S->reaper, SIGKILL);
+				for (q = S->procs; q; q = q->next)
+					if (!q->exited)
+						plat_kill(q->host_pid, SIGKILL);
+			}
 			plat_release_busy();
 			if (n_early)
 				reap_unclaimed();

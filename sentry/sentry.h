@@ -142,7 +142,13 @@ struct sentry_opts {
 	const char *audit_path;
 	char **env;
 	const char *cwd;
-	uint64_t mem_limit;
+	/* Limits (0: none). memory, pids and cpus are enforced by cgroups
+	 * (sentry/limits.c); pids also by the sentry; disk bounds tmpfs. */
+	uint64_t memory;
+	int pids;
+	double cpus;
+	int timeout_s;
+	uint64_t disk;
 };
 
 struct sentry {
@@ -174,6 +180,9 @@ struct sentry {
 	cpu_set_t cpus; /* CPUs the sandbox may use (moat's affinity) */
 	int ncpus_possible;
 	pid_t gofer_pid;
+	int64_t deadline_ns; /* --timeout: when the sandbox is killed */
+	bool timed_out;
+	int pids_refused; /* forks refused by --pids */
 	int gofer_cpu;
 };
 

@@ -145,6 +145,10 @@ static long do_clone(struct task *t, uint64_t flags, uint64_t ptid,
 
 	if (flags & CLONE_NS_FLAGS)
 		return -EPERM;
+	if (S->opts.pids && S->nlive >= S->opts.pids) {
+		S->pids_refused++;
+		return -EAGAIN; /* as fork does past RLIMIT_NPROC or pids.max */
+	}
 	/* CLONE_UNTRACED would run a child outside the sentry; CLONE_PTRACE
 	 * and CLONE_PIDFD would hand the guest host objects. */
 	if (flags & (CLONE_UNTRACED | CLONE_PTRACE | CLONE_PIDFD))

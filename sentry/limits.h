@@ -1,0 +1,27 @@
+/* sentry/limits.h: resource limits of a sandbox.
+ *
+ * Memory, pids and CPU are enforced by the host kernel through cgroups the
+ * sentry creates below its own (cgroup v1 controllers, or the unified v2
+ * hierarchy when that is what the host has); the guests' reaper joins them
+ * before any guest exists. The process count is also checked by the sentry
+ * at fork, so a fork bomb gets EAGAIN before the kernel has to refuse. The
+ * wall-clock limit is the sentry's. tmpfs size (--disk) is fs_tmpfs.c's.
+ */
+#ifndef MOAT_LIMITS_H
+#define MOAT_LIMITS_H
+
+#include "sentry/sentry.h"
+
+/* Create the cgroups (setup code, before the reaper exists). */
+int limits_setup(struct moat_error *err);
+/* Put the reaper (and so every guest) in them. */
+int limits_attach(pid_t reaper, struct moat_error *err);
+/* After setup, before the sentry's seccomp filter: a janitor process that
+ * removes the cgroups once the sentry is gone, even if it crashed. */
+void limits_start_janitor(void);
+/* Which limit, if any, ended the sandbox: prints one line on stderr. */
+void limits_report(int init_status);
+/* Parse "512M", "2G", "100k", "4096" into bytes; -1 on a bad value. */
+int64_t limits_parse_size(const char *s);
+
+#endif
