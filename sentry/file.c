@@ -41,6 +41,9 @@ void file_put(struct file *f)
 {
 	if (!f || --f->refs > 0)
 		return;
+	/* Like Linux, epoll forgets a file when its last descriptor goes. */
+	if (f->epitems)
+		epoll_file_gone(f);
 	if (f->ops && f->ops->release)
 		f->ops->release(f);
 	if (f->hostfd >= 0 && !f->hostfd_shared)

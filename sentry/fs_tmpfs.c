@@ -18,14 +18,16 @@
 struct tdirent {
 	char *name;
 	struct vnode *vn;
+	uint64_t cookie; /* getdents position: increasing, never reused */
 	struct tdirent *next;
 };
 
 struct tnode {
-	struct vnode *root;   /* the root of this tmpfs instance */
-	struct vnode *parent; /* directories: the containing directory */
-	struct tdirent *children;
+	struct vnode *root;	  /* the root of this tmpfs instance */
+	struct vnode *parent;	  /* directories: the containing directory */
+	struct tdirent *children; /* in creation order (cookies increase) */
 	size_t nchildren;
+	uint64_t next_cookie;
 	int memfd;    /* regular files: the data */
 	char *target; /* symlinks */
 	bool mount_root;
@@ -103,6 +105,15 @@ void tmpfs_free(struct vnode *vn)
 		tmpfs_bytes -= (uint64_t)vn->st.st_size;
 		close(tn->memfd);
 	}
+	while (tn->children) { /* only at teardown: removal needs empty dirs */
+		struct tdirent *e = tn->children;
+		tn->children = e->next;
+		free(e->name);
+		vnode_put(e->vn);
+		free(e);
+	}
+	if (tn->parent)
+		vnode_put(tn->parent);
 	free(tn->target);
 	free(tn);
 	vn->tn = NULL;
@@ -112,6 +123,11 @@ bool tmpfs_same_fs(struct vnode *a, struct vnode *b)
 {
 	return a->kind == VN_TMPFS && b->kind == VN_TMPFS &&
 	       a->tn->root == b->tn->root;
+}
+
+bool tmpfs_is_mount_root(struct vnode *vn)
+{
+	return vn->tn->mount_root;
 }
 
 struct vnode *tmpfs_parent(struct vnode *vn)
@@ -203,11 +219,20 @@ static int add_entry(struct vnode *dir, const char *name, struct vnode *vn)
 		return -ENOMEM;
 	}
 	e->vn = vn; /* takes the caller's reference */
-	e->next = dir->tn->children;
-	dir->tn->children = e;
+	if (!dir->tn->next_cookie)
+		dir->tn->next_cookie = 3; /* after "." and ".." */
+	e->cookie = dir->tn->next_cookie++;
+	{
+		struct tdirent **pp = &dir->tn->children;
+		while (*pp)
+			pp = &(*pp)->next;
+		*pp = e;
+	}
 	dir->tn->nchildren++;
 	if (S_ISDIR(vn->mode)) {
-		vn->tn->parent = dir;
+		/* A directory holds its parent: ".." must stay valid while
+		 * the directory is anyone's cwd or open. */
+		vn->tn->parent = vnode_get(dir);
 		dir->st.st_nlink++;
 	}
 	stamp(&dir->st, false, true, true);
@@ -224,8 +249,13 @@ static struct vnode *drop_entry(struct vnode *dir, struct tdirent **pp)
 	dir->tn->nchildren--;
 	free(e->name);
 	free(e);
-	if (S_ISDIR(vn->mode))
+	if (S_ISDIR(vn->mode)) {
 		dir->st.st_nlink--;
+		if (vn->tn->parent) {
+			vnode_put(vn->tn->parent);
+			vn->tn->parent = NULL;
+		}
+	}
 	stamp(&dir->st, false, true, true);
 	return vn;
 }
@@ -326,7 +356,13 @@ int tmpfs_symlink(struct task *t, struct vnode *dir, const char *name,
 	return rc;
 }
 
-int tmpfs_link(struct vnode *dir, const char *name, struct vnode *target)
+static bool removed_dir(struct vnode *dir)
+{
+	return !dir->tn->mount_root && dir->st.st_nlink == 0;
+}
+
+int tmpfs_link(struct task *t, struct vnode *dir, const char *name,
+	       struct vnode *target)
 {
 	int rc;
 
@@ -334,6 +370,13 @@ int tmpfs_link(struct vnode *dir, const char *name, struct vnode *target)
 		return -EPERM;
 	if (!tmpfs_same_fs(dir, target))
 		return -EXDEV;
+	if (strlen(name) > NAME_MAX)
+		return -ENAMETOOLONG;
+	if (removed_dir(dir) || target->st.st_nlink == 0)
+		return -ENOENT;
+	rc = may_write_dir(t, dir);
+	if (rc < 0)
+		return rc;
 	if (find(dir, name))
 		return -EEXIST;
 	rc = add_entry(dir, name, vnode_get(target));
@@ -426,6 +469,8 @@ int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
 		return -ENOTDIR;
 	if (strlen(nname) > NAME_MAX)
 		return -ENAMETOOLONG;
+	if (removed_dir(ndir))
+		return -ENOENT;
 	op = find(odir, oname);
 	if (!op)
 		return -ENOENT;
@@ -452,16 +497,23 @@ int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
 	if (flags & RENAME_EXCHANGE) {
 		if (S_ISDIR(nvn->mode) && is_ancestor(nvn, odir))
 			return -EINVAL;
+		rc = sticky_ok(t, ndir, nvn);
+		if (rc < 0)
+			return rc;
 		(*op)->vn = nvn;
 		(*np)->vn = ovn;
 		if (S_ISDIR(ovn->mode) != S_ISDIR(nvn->mode)) {
 			odir->st.st_nlink += S_ISDIR(nvn->mode) ? 1 : -1;
 			ndir->st.st_nlink += S_ISDIR(ovn->mode) ? 1 : -1;
 		}
-		if (S_ISDIR(ovn->mode))
-			ovn->tn->parent = ndir;
-		if (S_ISDIR(nvn->mode))
-			nvn->tn->parent = odir;
+		if (S_ISDIR(ovn->mode)) {
+			vnode_put(ovn->tn->parent);
+			ovn->tn->parent = vnode_get(ndir);
+		}
+		if (S_ISDIR(nvn->mode)) {
+			vnode_put(nvn->tn->parent);
+			nvn->tn->parent = vnode_get(odir);
+		}
 		if (child_path(ndir, nname, path, sizeof(path)) == 0 &&
 		    (newpath = strdup(path))) {
 			free(ovn->path);
@@ -551,10 +603,26 @@ static bool is_owner(struct task *t, struct vnode *vn)
 	       t->proc->cred.fsuid == vn->st.st_uid;
 }
 
+static bool in_group(struct task *t, gid_t g)
+{
+	const struct creds *c = &t->proc->cred;
+	int i;
+
+	if (g == c->fsgid)
+		return true;
+	for (i = 0; i < c->ngroups; i++)
+		if (c->groups[i] == g)
+			return true;
+	return false;
+}
+
 int tmpfs_chmod(struct task *t, struct vnode *vn, mode_t mode)
 {
 	if (!is_owner(t, vn))
 		return -EPERM;
+	/* Linux: set-group-id needs the group, unless one is root. */
+	if (t && t->proc->cred.fsuid != 0 && !in_group(t, vn->st.st_gid))
+		mode &= ~(mode_t)S_ISGID;
 	vn->st.st_mode = (vn->st.st_mode & S_IFMT) | (mode & 07777);
 	vn->mode = vn->st.st_mode;
 	stamp(&vn->st, false, false, true);
@@ -565,11 +633,17 @@ int tmpfs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid)
 {
 	bool root = !t || t->proc->cred.euid == 0;
 
-	if (uid != (uid_t)-1 && uid != vn->st.st_uid && !root)
-		return -EPERM;
-	if (gid != (gid_t)-1 && gid != vn->st.st_gid && !root &&
-	    !is_owner(t, vn))
-		return -EPERM;
+	/* Linux's chown_ok/chgrp_ok: without privilege, only the owner may,
+	 * only to itself, and only to a group it is in. */
+	if (!root) {
+		if (uid != (uid_t)-1 &&
+		    (uid != vn->st.st_uid || !is_owner(t, vn)))
+			return -EPERM;
+		if (gid != (gid_t)-1 &&
+		    (!is_owner(t, vn) ||
+		     (gid != vn->st.st_gid && !in_group(t, gid))))
+			return -EPERM;
+	}
 	if (uid != (uid_t)-1)
 		vn->st.st_uid = uid;
 	if (gid != (gid_t)-1)
@@ -585,24 +659,37 @@ int tmpfs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid)
 int tmpfs_utimens(struct task *t, struct vnode *vn, const struct timespec ts[2])
 {
 	struct timespec now;
+	bool explicit = false;
 	int i;
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (!ts || (ts[0].tv_nsec == UTIME_NOW && ts[1].tv_nsec == UTIME_NOW)) {
-		if (!is_owner(t, vn) &&
-		    vfs_access(&t->proc->cred, vn, W_OK) < 0)
-			return -EACCES;
-	} else if (!is_owner(t, vn)) {
-		return -EPERM;
+	if (ts) {
+		/* Validate both before changing either. */
+		for (i = 0; i < 2; i++) {
+			if (ts[i].tv_nsec == UTIME_NOW ||
+			    ts[i].tv_nsec == UTIME_OMIT)
+				continue;
+			if (ts[i].tv_nsec < 0 || ts[i].tv_nsec >= 1000000000)
+				return -EINVAL;
+			explicit = true;
+		}
+		if (ts[0].tv_nsec == UTIME_OMIT && ts[1].tv_nsec == UTIME_OMIT)
+			return 0;
 	}
+	/* An explicit time needs ownership; "now" needs write access. */
+	if (explicit) {
+		if (!is_owner(t, vn))
+			return -EPERM;
+	} else if (!is_owner(t, vn) &&
+		   vfs_access(&t->proc->cred, vn, W_OK) < 0) {
+		return -EACCES;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
 	for (i = 0; i < 2; i++) {
 		struct timespec v = ts ? ts[i] : now;
 		if (ts && v.tv_nsec == UTIME_OMIT)
 			continue;
 		if (!ts || v.tv_nsec == UTIME_NOW)
 			v = now;
-		else if (v.tv_nsec < 0 || v.tv_nsec >= 1000000000)
-			return -EINVAL;
 		if (i == 0)
 			vn->st.st_atim = v;
 		else
@@ -659,28 +746,53 @@ static long t_write(struct task *t, struct file *f, const void *buf, size_t n,
 	return r;
 }
 
+/* Positions are cookies: "." is 1, ".." 2, each entry its own (increasing,
+ * never reused), so entries removed or added between calls neither hide
+ * nor repeat others (rm -r reads and unlinks as it goes). */
+static bool emit_at(struct dirent_sink *s, uint64_t cookie, uint64_t ino,
+		    unsigned char type, const char *name)
+{
+	s->skip = 0;
+	s->index =
+		(int64_t)cookie - 1; /* dirent_emit writes d_off = index + 1 */
+	return dirent_emit(s, ino, type, name);
+}
+
 static long t_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 {
 	struct vnode *dir = f->vn, *up;
 	struct tdirent *e;
+	uint64_t pos = (uint64_t)f->dir_index, last = pos;
 
 	(void)t;
 	if (!S_ISDIR(dir->mode))
 		return -ENOTDIR;
+	if (removed_dir(dir))
+		return -ENOENT; /* as Linux: iterate_dir on a dead directory */
 	up = tmpfs_parent(dir);
-	if (!dirent_emit(s, dir->st.st_ino, DT_DIR, "."))
-		goto out;
-	if (!dirent_emit(s, up ? up->st.st_ino : 1, DT_DIR, ".."))
-		goto out;
+	if (pos < 1) {
+		if (!emit_at(s, 1, dir->st.st_ino, DT_DIR, "."))
+			goto out;
+		last = 1;
+	}
+	if (pos < 2) {
+		if (!emit_at(s, 2, up ? up->st.st_ino : dir->st.st_ino, DT_DIR,
+			     ".."))
+			goto out;
+		last = 2;
+	}
 	for (e = dir->tn->children; e; e = e->next) {
 		unsigned char type = S_ISDIR(e->vn->mode) ? DT_DIR :
 				     S_ISLNK(e->vn->mode) ? DT_LNK :
 							    DT_REG;
-		if (!dirent_emit(s, e->vn->st.st_ino, type, e->name))
+		if (e->cookie <= pos)
+			continue;
+		if (!emit_at(s, e->cookie, e->vn->st.st_ino, type, e->name))
 			break;
+		last = e->cookie;
 	}
 out:
-	f->dir_index = s->index;
+	f->dir_index = (int64_t)last;
 	return (long)s->len;
 }
 

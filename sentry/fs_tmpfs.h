@@ -21,7 +21,9 @@ struct vnode *tmpfs_new_root(const char *mount_path, mode_t mode);
 void tmpfs_free(struct vnode *vn);
 
 int tmpfs_lookup(struct vnode *dir, const char *name, struct vnode **out);
-struct vnode *tmpfs_parent(struct vnode *vn); /* NULL for a mount root */
+struct vnode *
+tmpfs_parent(struct vnode *vn); /* NULL: a mount root, or removed */
+bool tmpfs_is_mount_root(struct vnode *vn);
 int tmpfs_stat(struct vnode *vn, struct stat *st);
 int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
 int tmpfs_readlink(struct vnode *vn, char *buf, size_t cap);
@@ -33,7 +35,8 @@ int tmpfs_mkdir(struct task *t, struct vnode *dir, const char *name,
 		mode_t mode);
 int tmpfs_symlink(struct task *t, struct vnode *dir, const char *name,
 		  const char *target);
-int tmpfs_link(struct vnode *dir, const char *name, struct vnode *target);
+int tmpfs_link(struct task *t, struct vnode *dir, const char *name,
+	       struct vnode *target);
 int tmpfs_unlink(struct task *t, struct vnode *dir, const char *name,
 		 bool rmdir);
 int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,

@@ -191,6 +191,17 @@ extern struct sentry *S;
 /* sentry/main loop (sentry/sentry.c) */
 int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err);
 int64_t now_ns(void);
+/* A guest-given timeout in ns; -1 (no timeout) when it would overflow:
+ * such a wait outlasts the sandbox anyway. */
+static inline int64_t guest_timeout_ns(int64_t sec, int64_t nsec)
+{
+	int64_t v;
+
+	if (__builtin_mul_overflow(sec, (int64_t)1000000000, &v) ||
+	    __builtin_add_overflow(v, nsec, &v) || v > INT64_MAX / 4)
+		return -1;
+	return v;
+}
 void sentry_wake(void); /* state changed: retry blocked tasks */
 
 int sentry_loop(void);

@@ -297,9 +297,11 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 			mask |= R_OK;
 		if ((flags & O_ACCMODE) != O_RDONLY)
 			mask |= W_OK;
-		if (vn->kind == VN_GOFER || mask != W_OK) {
+		{
+			/* Always: a write-only open of another user's tmpfs
+			 * file must be refused too (a review found it was not). */
 			rc = vfs_access(&t->proc->cred, vn, mask);
-			if (rc < 0 && !(vn->kind != VN_GOFER && rc == -EROFS)) {
+			if (rc < 0) {
 				vnode_put(vn);
 				return rc;
 			}
@@ -907,7 +909,7 @@ long sys_ppoll(struct task *t, struct syscall_args *a)
 			return -EFAULT;
 		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
 			return -EINVAL;
-		timeout = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		timeout = guest_timeout_ns(ts.tv_sec, ts.tv_nsec);
 	}
 	/* The signal mask argument is not applied yet (documented). */
 	return do_poll(t, a->a[0], a->a[1], timeout);
@@ -978,7 +980,8 @@ long sys_select(struct task *t, struct syscall_args *a)
 			return -EFAULT;
 		if (tv.tv_sec < 0 || tv.tv_usec < 0)
 			return -EINVAL;
-		timeout = tv.tv_sec * 1000000000LL + tv.tv_usec * 1000LL;
+		timeout =
+			guest_timeout_ns(tv.tv_sec, (int64_t)tv.tv_usec * 1000);
 	}
 	return do_select(t, (int)a->a[0], a->a[1], a->a[2], a->a[3], timeout);
 }
@@ -993,7 +996,7 @@ long sys_pselect6(struct task *t, struct syscall_args *a)
 			return -EFAULT;
 		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
 			return -EINVAL;
-		timeout = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		timeout = guest_timeout_ns(ts.tv_sec, ts.tv_nsec);
 	}
 	return do_select(t, (int)a->a[0], a->a[1], a->a[2], a->a[3], timeout);
 }

@@ -266,7 +266,7 @@ static long do_link(struct task *t, int ofd, uint64_t uold, int nfd,
 	if (rc == 0)
 		rc = fs_writable(target);
 	if (rc == 0)
-		rc = tmpfs_link(dir, name, target);
+		rc = tmpfs_link(t, dir, name, target);
 	vnode_put(dir);
 	vnode_put(target);
 	return rc;

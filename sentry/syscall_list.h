@@ -133,8 +133,31 @@ EMU(fremovexattr, sys_erofs, PARTIAL, "Fs", "read-only in this release: EROFS")
 /* sockets: the netstack issue brings them */
 EMU(socket, sys_socket, PARTIAL, "ddd",
     "EAFNOSUPPORT and an audit line until the netstack lands")
-EMU(socketpair, sys_socket, PARTIAL, "dddp",
-    "EAFNOSUPPORT and an audit line until the netstack lands")
+EMU(socketpair, sys_socketpair, PARTIAL, "dddp",
+    "AF_UNIX stream, dgram, seqpacket; other families refused")
+EMU(sendto, sys_sendto, PARTIAL, "Fpuxpd", "AF_UNIX socket pairs")
+EMU(recvfrom, sys_recvfrom, PARTIAL, "Fpuxpp", "AF_UNIX socket pairs")
+EMU(sendmsg, sys_sendmsg, PARTIAL, "Fpx",
+    "AF_UNIX socket pairs; no control messages yet")
+EMU(recvmsg, sys_recvmsg, PARTIAL, "Fpx", "AF_UNIX socket pairs")
+EMU(shutdown, sys_shutdown, FULL, "Fd", "")
+EMU(getsockopt, sys_getsockopt, PARTIAL, "Fddpp",
+    "SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ERROR, SO_RCVBUF, SO_SNDBUF, SO_PEERCRED; others ENOPROTOOPT and an audit line")
+EMU(setsockopt, sys_setsockopt, PARTIAL, "Fddpu",
+    "buffer sizes and flags accepted; others ENOPROTOOPT and an audit line")
+EMU(getsockname, sys_getsockname, PARTIAL, "Fpp", "")
+EMU(getpeername, sys_getpeername, PARTIAL, "Fpp", "")
+EMU(epoll_create, sys_epoll_create, FULL, "d", "")
+EMU(epoll_create1, sys_epoll_create1, FULL, "x", "")
+EMU(epoll_ctl, sys_epoll_ctl, FULL, "FdFp",
+    "level and edge triggered, EPOLLONESHOT")
+EMU(epoll_wait, sys_epoll_wait, FULL, "Fpdd", "")
+EMU(epoll_pwait, sys_epoll_pwait, PARTIAL, "Fpddp",
+    "the signal mask is not applied yet")
+EMU(epoll_pwait2, sys_epoll_pwait2, PARTIAL, "Fpdpp",
+    "the signal mask is not applied yet")
+EMU(eventfd, sys_eventfd, FULL, "u", "")
+EMU(eventfd2, sys_eventfd2, FULL, "ux", "")
 /* tasks */
 EMU(getpid, sys_getpid, FULL, "", "")
 EMU(getppid, sys_getppid, FULL, "", "")

@@ -321,8 +321,11 @@ static int vnode_parent(struct task *t, struct vnode *vn, struct vnode **out)
 		*out = vnode_get(vn);
 		return 0;
 	}
-	if (vn->kind == VN_TMPFS && tmpfs_parent(vn)) {
-		/* tmpfs directories move (rename): follow the real parent. */
+	if (vn->kind == VN_TMPFS && !tmpfs_is_mount_root(vn)) {
+		/* tmpfs directories move (rename): follow the real parent.
+		 * A removed directory has none: ".." is ENOENT, as on Linux. */
+		if (!tmpfs_parent(vn))
+			return -ENOENT;
 		*out = vnode_get(tmpfs_parent(vn));
 		return 0;
 	}

@@ -134,7 +134,8 @@ struct file {
 	void *priv;
 	char *data; /* generated contents (procfs) */
 	size_t data_len;
-	int64_t dir_index; /* synthetic directory position */
+	int64_t dir_index;	/* synthetic directory position */
+	struct epitem *epitems; /* epoll registrations watching this file */
 };
 
 struct file *file_new(const struct file_ops *ops, int flags);
@@ -160,6 +161,11 @@ void fd_close_on_exec(struct fdtable *fdt);
 int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
 /* Host-fd backed stream (the caller's stdio). Takes ownership of hostfd. */
 struct file *file_host_stream(int hostfd, int flags);
+
+/* epoll, eventfd and AF_UNIX socket pairs (sentry/events.c, sentry/unix.c) */
+struct epitem;
+void epoll_file_gone(struct file *f); /* f is being freed: unregister it */
+bool file_is_socket(struct file *f);
 
 /* Pipes (sentry/pipe.c) */
 int pipe_create(struct file **rd, struct file **wr, int flags);

@@ -1,0 +1,417 @@
+/* sentry/events.c: epoll and eventfd, in the sentry.
+ *
+ * epoll holds no reference on the files it watches: as on Linux, a file
+ * leaves every epoll set when its last descriptor closes (file_put calls
+ * epoll_file_gone). Readiness comes from each file's poll op. Edge-
+ * triggered items report again only after the sentry's state generation
+ * changed since their last report: never a missed edge, at worst a
+ * spurious one, which edge-triggered readers (read until EAGAIN) absorb.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#include "sentry/syscalls.h"
+#include "sentry/vfs.h"
+
+#define EP_MAX_EVENTS 4096
+#define EP_MAX_ITEMS 65536
+
+struct epitem {
+	struct file *ep;     /* the epoll file */
+	struct file *target; /* watched (not referenced) */
+	int fd;
+	uint32_t events;
+	uint64_t data;
+	uint64_t last_gen; /* EPOLLET: generation at the last report */
+	bool disabled;	   /* EPOLLONESHOT fired */
+	struct epitem *next_in_ep, *next_in_file;
+};
+
+struct epoll {
+	struct epitem *items;
+	int nitems;
+};
+
+static const struct file_ops epoll_ops;
+
+static void unlink_from_file(struct epitem *it)
+{
+	struct epitem **pp;
+
+	for (pp = &it->target->epitems; *pp; pp = &(*pp)->next_in_file)
+		if (*pp == it) {
+			*pp = it->next_in_file;
+			return;
+		}
+}
+
+static void unlink_from_ep(struct epitem *it)
+{
+	struct epoll *ep = it->ep->priv;
+	struct epitem **pp;
+
+	for (pp = &ep->items; *pp; pp = &(*pp)->next_in_ep)
+		if (*pp == it) {
+			*pp = it->next_in_ep;
+			ep->nitems--;
+			return;
+		}
+}
+
+void epoll_file_gone(struct file *f)
+{
+	while (f->epitems) {
+		struct epitem *it = f->epitems;
+		f->epitems = it->next_in_file;
+		unlink_from_ep(it);
+		free(it);
+	}
+}
+
+static void epoll_release(struct file *f)
+{
+	struct epoll *ep = f->priv;
+
+	while (ep->items) {
+		struct epitem *it = ep->items;
+		ep->items = it->next_in_ep;
+		unlink_from_file(it);
+		free(it);
+	}
+	free(ep);
+}
+
+static uint32_t item_ready(struct epitem *it, int depth)
+{
+	short ev =
+		(short)(it->events & (EPOLLIN | EPOLLOUT | EPOLLPRI |
+				      EPOLLRDNORM | EPOLLWRNORM | EPOLLRDHUP));
+	short r;
+
+	if (it->disabled)
+		return 0;
+	if (it->target->ops == &epoll_ops && depth > 4)
+		return 0; /* nested too deep (Linux: ELOOP at ctl time) */
+	r = it->target->ops && it->target->ops->poll ?
+		    it->target->ops->poll(it->target, ev | POLLHUP | POLLERR) :
+		    (short)(ev & (POLLIN | POLLOUT));
+	return (uint32_t)(unsigned short)r & (it->events | EPOLLHUP | EPOLLERR);
+}
+
+static short epoll_poll(struct file *f, short events)
+{
+	struct epoll *ep = f->priv;
+	struct epitem *it;
+
+	for (it = ep->items; it; it = it->next_in_ep)
+		if (item_ready(it, 1))
+			return events & (POLLIN | POLLRDNORM);
+	return 0;
+}
+
+static int ep_stat(struct file *f, struct stat *st)
+{
+	(void)f;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = 0600; /* anon inode */
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	return 0;
+}
+
+static const struct file_ops epoll_ops = {
+	.poll = epoll_poll,
+	.stat = ep_stat,
+	.release = epoll_release,
+};
+
+static long new_epoll(struct task *t, int flags)
+{
+	struct epoll *ep;
+	struct file *f;
+	int fd;
+
+	if (flags & ~EPOLL_CLOEXEC)
+		return -EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	f = file_new(&epoll_ops, O_RDWR);
+	if (!f) {
+		free(ep);
+		return -ENOMEM;
+	}
+	f->priv = ep;
+	f->stream = true;
+	fd = fd_install(t, f, (flags & EPOLL_CLOEXEC) != 0, 0);
+	file_put(f);
+	return fd;
+}
+
+long sys_epoll_create(struct task *t, struct syscall_args *a)
+{
+	if ((int)a->a[0] <= 0)
+		return -EINVAL;
+	return new_epoll(t, 0);
+}
+
+long sys_epoll_create1(struct task *t, struct syscall_args *a)
+{
+	return new_epoll(t, (int)a->a[0]);
+}
+
+long sys_epoll_ctl(struct task *t, struct syscall_args *a)
+{
+	int epfd = (int)a->a[0], op = (int)a->a[1], fd = (int)a->a[2];
+	struct file *epf = fd_get(t, epfd), *target = fd_get(t, fd);
+	struct epoll_event ev;
+	struct epoll *ep;
+	struct epitem *it;
+
+	if (!epf || !target)
+		return -EBADF;
+	if (epf->ops != &epoll_ops)
+		return -EINVAL;
+	if (target == epf)
+		return -EINVAL;
+	if (target->vn &&
+	    (S_ISREG(target->vn->mode) || S_ISDIR(target->vn->mode)))
+		return -EPERM; /* regular files and directories: not pollable */
+	ep = epf->priv;
+	if (op != EPOLL_CTL_DEL && task_read(t, a->a[3], &ev, sizeof(ev)) < 0)
+		return -EFAULT;
+	for (it = ep->items; it; it = it->next_in_ep)
+		if (it->target == target && it->fd == fd)
+			break;
+	switch (op) {
+	case EPOLL_CTL_ADD:
+		if (it)
+			return -EEXIST;
+		if (ep->nitems >= EP_MAX_ITEMS)
+			return -ENOSPC;
+		it = calloc(1, sizeof(*it));
+		if (!it)
+			return -ENOMEM;
+		it->ep = epf;
+		it->target = target;
+		it->fd = fd;
+		it->events = ev.events;
+		it->data = ev.data.u64;
+		it->last_gen = (uint64_t)-1;
+		it->next_in_ep = ep->items;
+		ep->items = it;
+		ep->nitems++;
+		it->next_in_file = target->epitems;
+		target->epitems = it;
+		return 0;
+	case EPOLL_CTL_MOD:
+		if (!it)
+			return -ENOENT;
+		it->events = ev.events;
+		it->data = ev.data.u64;
+		it->disabled = false;
+		it->last_gen = (uint64_t)-1;
+		return 0;
+	case EPOLL_CTL_DEL:
+		if (!it)
+			return -ENOENT;
+		unlink_from_ep(it);
+		unlink_from_file(it);
+		free(it);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
+			  int64_t timeout_ns)
+{
+	static struct epoll_event out[EP_MAX_EVENTS];
+	struct file *epf = fd_get(t, epfd);
+	struct epoll *ep;
+	struct epitem *it;
+	int n = 0;
+
+	if (!epf)
+		return -EBADF;
+	if (epf->ops != &epoll_ops || max <= 0 || max > EP_MAX_EVENTS)
+		return -EINVAL;
+	ep = epf->priv;
+	t->wait_hostfd = -1;
+	for (it = ep->items; it && n < max; it = it->next_in_ep) {
+		uint32_t r = item_ready(it, 1);
+
+		if (!r) {
+			if (it->target->hostfd >= 0 && it->target->stream &&
+			    t->wait_hostfd < 0) {
+				t->wait_hostfd = it->target->hostfd;
+				t->wait_events = (short)(it->events &
+							 (EPOLLIN | EPOLLOUT));
+			}
+			continue;
+		}
+		if ((it->events & EPOLLET) && it->last_gen == S->generation)
+			continue;
+		it->last_gen = S->generation;
+		if (it->events & EPOLLONESHOT)
+			it->disabled = true;
+		out[n].events = r;
+		out[n].data.u64 = it->data;
+		n++;
+	}
+	if (n == 0) {
+		if (timeout_ns == 0)
+			return 0;
+		if (timeout_ns > 0) {
+			if (!t->block_started)
+				t->deadline_ns = now_ns() + timeout_ns;
+			else if (now_ns() >= t->deadline_ns)
+				return 0;
+		}
+		return SYS_BLOCK;
+	}
+	if (task_write(t, uev, out, sizeof(out[0]) * (size_t)n) < 0)
+		return -EFAULT;
+	return n;
+}
+
+long sys_epoll_wait(struct task *t, struct syscall_args *a)
+{
+	int timeout = (int)a->a[3];
+
+	return do_epoll_wait(t, (int)a->a[0], a->a[1], (int)a->a[2],
+			     timeout < 0 ? -1 : (int64_t)timeout * 1000000);
+}
+
+long sys_epoll_pwait(struct task *t, struct syscall_args *a)
+{
+	/* The signal mask is not applied yet, as for ppoll (documented). */
+	return sys_epoll_wait(t, a);
+}
+
+long sys_epoll_pwait2(struct task *t, struct syscall_args *a)
+{
+	struct timespec ts;
+	int64_t timeout = -1;
+
+	if (a->a[3]) {
+		if (task_read(t, a->a[3], &ts, sizeof(ts)) < 0)
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -EINVAL;
+		timeout = guest_timeout_ns(ts.tv_sec, ts.tv_nsec);
+	}
+	return do_epoll_wait(t, (int)a->a[0], a->a[1], (int)a->a[2], timeout);
+}
+
+/* ---- eventfd --------------------------------------------------------------- */
+
+struct evfd {
+	uint64_t count;
+	bool semaphore;
+};
+
+static long evfd_read(struct task *t, struct file *f, void *buf, size_t n,
+		      int64_t *off)
+{
+	struct evfd *e = f->priv;
+	uint64_t v;
+
+	(void)t;
+	(void)off;
+	if (n < 8)
+		return -EINVAL;
+	if (e->count == 0)
+		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
+	v = e->semaphore ? 1 : e->count;
+	e->count -= v;
+	memcpy(buf, &v, 8);
+	sentry_wake();
+	return 8;
+}
+
+static long evfd_write(struct task *t, struct file *f, const void *buf,
+		       size_t n, int64_t *off)
+{
+	struct evfd *e = f->priv;
+	uint64_t v;
+
+	(void)t;
+	(void)off;
+	if (n < 8)
+		return -EINVAL;
+	memcpy(&v, buf, 8);
+	if (v == UINT64_MAX)
+		return -EINVAL;
+	if (e->count > UINT64_MAX - 1 - v)
+		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
+	e->count += v;
+	sentry_wake();
+	return 8;
+}
+
+static short evfd_poll(struct file *f, short events)
+{
+	struct evfd *e = f->priv;
+	short r = 0;
+
+	if (e->count > 0)
+		r |= POLLIN | POLLRDNORM;
+	if (e->count < UINT64_MAX - 1)
+		r |= POLLOUT | POLLWRNORM;
+	return r & events;
+}
+
+static void evfd_release(struct file *f)
+{
+	free(f->priv);
+}
+
+static const struct file_ops evfd_ops = {
+	.read = evfd_read,
+	.write = evfd_write,
+	.poll = evfd_poll,
+	.stat = ep_stat,
+	.release = evfd_release,
+};
+
+static long new_eventfd(struct task *t, unsigned initval, int flags)
+{
+	struct evfd *e;
+	struct file *f;
+	int fd;
+
+	if (flags & ~(EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE))
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->count = initval;
+	e->semaphore = flags & EFD_SEMAPHORE;
+	f = file_new(&evfd_ops,
+		     O_RDWR | ((flags & EFD_NONBLOCK) ? O_NONBLOCK : 0));
+	if (!f) {
+		free(e);
+		return -ENOMEM;
+	}
+	f->priv = e;
+	f->stream = true;
+	fd = fd_install(t, f, (flags & EFD_CLOEXEC) != 0, 0);
+	file_put(f);
+	return fd;
+}
+
+long sys_eventfd(struct task *t, struct syscall_args *a)
+{
+	return new_eventfd(t, (unsigned)a->a[0], 0);
+}
+
+long sys_eventfd2(struct task *t, struct syscall_args *a)
+{
+	return new_eventfd(t, (unsigned)a->a[0], (int)a->a[1]);
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# epoll, eventfd and AF_UNIX socket pairs in the sentry; asyncio on top.
+. "$(dirname "$0")/lib.sh"
+
+t_socketpair()
+{
+	capture moat do -- $PY -u -c '
+import socket, os
+a, b = socket.socketpair()
+a.sendall(b"hello"); print(b.recv(100))
+b.send(b"x" * 10); print(len(a.recv(4)), len(a.recv(100)))
+a.shutdown(socket.SHUT_WR); print(b.recv(10))
+print(a.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) == socket.SOCK_STREAM)
+c, d = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+c.send(b"one"); c.send(b"two"); print(d.recv(2), d.recv(10))
+e, f = socket.socketpair()
+e.setblocking(False)
+try:
+    e.recv(1)
+except BlockingIOError:
+    print("EAGAIN")
+f.close(); print(e.recv(1))
+pid = os.fork()
+if pid == 0:
+    a.close(); b.send(b"from child"); os._exit(0)
+os.waitpid(pid, 0)
+print(a.recv(100) if False else "forked")
+'
+	assert_eq "b'hello'
+4 6
+b''
+True
+b'on' b'two'
+EAGAIN
+b''
+forked" "$OUT" "stream and datagram socket pairs: data, EOF, non-blocking, datagram boundaries"
+}
+
+t_epoll()
+{
+	capture moat do -- $PY -u -c '
+import select, os
+r, w = os.pipe()
+ep = select.epoll()
+ep.register(r, select.EPOLLIN)
+print(ep.poll(0))
+os.write(w, b"ab")
+print([e & select.EPOLLIN for _, e in ep.poll(1)])
+print(len(ep.poll(0)))  # level: still ready
+ep.modify(r, select.EPOLLIN | select.EPOLLET)
+print(len(ep.poll(0)), len(ep.poll(0)))  # edge: once
+ep.modify(r, select.EPOLLIN | select.EPOLLONESHOT)
+print(len(ep.poll(0)), len(ep.poll(0)))  # oneshot: once
+os.close(w)
+ep.modify(r, select.EPOLLIN)
+print(bool(ep.poll(0)[0][1] & select.EPOLLHUP))
+os.close(r)
+print(ep.poll(0))  # closed files leave the set
+'
+	assert_eq "[]
+[1]
+1
+1 0
+1 0
+True
+[]" "$OUT" "level, edge and one-shot epoll; hang-up; closed files leave the set"
+}
+
+t_eventfd()
+{
+	capture moat do -- $PY -u -c '
+import os
+fd = os.eventfd(3, os.EFD_NONBLOCK)
+os.eventfd_write(fd, 4); print(os.eventfd_read(fd))
+try:
+    os.eventfd_read(fd)
+except BlockingIOError:
+    print("EAGAIN")
+s = os.eventfd(2, os.EFD_SEMAPHORE)
+print(os.eventfd_read(s), os.eventfd_read(s))
+'
+	assert_eq "7
+EAGAIN
+1 1" "$OUT" "eventfd counts, semaphore mode, non-blocking"
+}
+
+t_asyncio()
+{
+	capture moat do -- $PY -u -c '
+import asyncio
+async def main():
+    await asyncio.sleep(0.01)
+    loop = asyncio.get_running_loop()
+    print("executor", await loop.run_in_executor(None, sum, [1, 2, 3]))
+    p = await asyncio.create_subprocess_exec("echo", "sub", stdout=asyncio.subprocess.PIPE)
+    out, _ = await p.communicate()
+    print(out.decode().strip(), p.returncode)
+    q = asyncio.Queue()
+    async def prod():
+        for i in range(3):
+            await q.put(i)
+    await asyncio.gather(prod())
+    print([q.get_nowait() for _ in range(3)])
+asyncio.run(main())
+'
+	assert_eq "executor 6
+sub 0
+[0, 1, 2]" "$OUT" "asyncio: sleep, executor threads, subprocess pipes, queues"
+}
+
+run_test "AF_UNIX socket pairs" t_socketpair
+run_test "epoll" t_epoll
+run_test "eventfd" t_eventfd
+run_test "asyncio" t_asyncio
+e2e_done
