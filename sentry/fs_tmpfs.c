@@ -1,5 +1,6 @@
 /* sentry/fs_tmpfs.c: tmpfs (see fs_tmpfs.h). */
 #include "sentry/fs_tmpfs.h"
+#include "sentry/overlay.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -19,6 +20,8 @@ struct tdirent {
 	char *name;
 	struct vnode *vn;
 	uint64_t cookie; /* getdents position: increasing, never reused */
+	bool whiteout;	 /* overlay: the lower entry of this name is deleted
+			  * (vn is NULL) */
 	struct tdirent *next;
 };
 
@@ -31,6 +34,8 @@ struct tnode {
 	int memfd;    /* regular files: the data */
 	char *target; /* symlinks */
 	bool mount_root;
+	bool overlay; /* root of the overlay's upper layer (overlay.c) */
+	bool opaque;  /* overlay dir that hides the lower one */
 };
 
 static uint64_t next_ino = 2;
@@ -78,6 +83,12 @@ static struct vnode *tnode_new(struct vnode *root, const char *path,
 	vn->st.st_nlink = S_ISDIR(mode) ? 2 : 1;
 	vn->st.st_ino = next_ino++;
 	vn->st.st_dev = makedev(0, 0x30);
+	if (root && root->tn->overlay) {
+		/* One filesystem to the guest: the rootfs's device, and inode
+		 * numbers far from the rootfs's own. */
+		vn->st.st_dev = root->st.st_dev;
+		vn->st.st_ino += 1ULL << 40;
+	}
 	vn->st.st_blksize = 4096;
 	stamp(&vn->st, true, true, true);
 	return vn;
@@ -135,6 +146,7 @@ struct vnode *tmpfs_parent(struct vnode *vn)
 	return vn->tn->mount_root ? NULL : vn->tn->parent;
 }
 
+/* The entry of name, whiteouts included. */
 static struct tdirent **find(struct vnode *dir, const char *name)
 {
 	struct tdirent **pp;
@@ -145,9 +157,31 @@ static struct tdirent **find(struct vnode *dir, const char *name)
 	return NULL;
 }
 
+/* The live entry of name (NULL for none or a whiteout). */
+static struct tdirent **find_live(struct vnode *dir, const char *name)
+{
+	struct tdirent **pp = find(dir, name);
+
+	return pp && !(*pp)->whiteout ? pp : NULL;
+}
+
+/* Remove a whiteout of name, if there is one. Returns whether there was. */
+static bool drop_whiteout(struct vnode *dir, const char *name)
+{
+	struct tdirent **pp = find(dir, name), *e;
+
+	if (!pp || !(*pp)->whiteout)
+		return false;
+	e = *pp;
+	*pp = e->next;
+	free(e->name);
+	free(e);
+	return true;
+}
+
 int tmpfs_lookup(struct vnode *dir, const char *name, struct vnode **out)
 {
-	struct tdirent **e = find(dir, name);
+	struct tdirent **e = find_live(dir, name);
 
 	if (!e)
 		return -ENOENT;
@@ -232,7 +266,9 @@ static int add_entry(struct vnode *dir, const char *name, struct vnode *vn)
 	if (S_ISDIR(vn->mode)) {
 		/* A directory holds its parent: ".." must stay valid while
 		 * the directory is anyone's cwd or open. */
+		struct vnode *old = vn->tn->parent;
 		vn->tn->parent = vnode_get(dir);
+		vnode_put(old);
 		dir->st.st_nlink++;
 	}
 	stamp(&dir->st, false, true, true);
@@ -249,13 +285,10 @@ static struct vnode *drop_entry(struct vnode *dir, struct tdirent **pp)
 	dir->tn->nchildren--;
 	free(e->name);
 	free(e);
-	if (S_ISDIR(vn->mode)) {
-		dir->st.st_nlink--;
-		if (vn->tn->parent) {
-			vnode_put(vn->tn->parent);
-			vn->tn->parent = NULL;
-		}
-	}
+	if (S_ISDIR(vn->mode))
+		dir->st.st_nlink--; /* tn->parent stays: ".." of a removed
+				     * directory is its old parent, as on
+				     * Linux; add_entry or tmpfs_free let go */
 	stamp(&dir->st, false, true, true);
 	return vn;
 }
@@ -274,7 +307,7 @@ static int new_child(struct task *t, struct vnode *dir, const char *name,
 	rc = may_write_dir(t, dir);
 	if (rc < 0)
 		return rc;
-	if (find(dir, name))
+	if (find_live(dir, name))
 		return -EEXIST;
 	if (!dir->tn->mount_root && dir->st.st_nlink == 0)
 		return -ENOENT; /* removed directory */
@@ -291,6 +324,10 @@ static int new_child(struct task *t, struct vnode *dir, const char *name,
 		if (S_ISDIR(mode))
 			vn->st.st_mode |= S_ISGID;
 	}
+	/* Over a deleted lower entry: a new directory must not show the old
+	 * one's contents. */
+	if (drop_whiteout(dir, name) && S_ISDIR(mode))
+		vn->tn->opaque = true;
 	*out = vn;
 	return 0;
 }
@@ -377,8 +414,9 @@ int tmpfs_link(struct task *t, struct vnode *dir, const char *name,
 	rc = may_write_dir(t, dir);
 	if (rc < 0)
 		return rc;
-	if (find(dir, name))
+	if (find_live(dir, name))
 		return -EEXIST;
+	drop_whiteout(dir, name);
 	rc = add_entry(dir, name, vnode_get(target));
 	if (rc < 0) {
 		vnode_put(target);
@@ -398,7 +436,7 @@ int tmpfs_unlink(struct task *t, struct vnode *dir, const char *name,
 
 	if (!S_ISDIR(dir->mode))
 		return -ENOTDIR;
-	pp = find(dir, name);
+	pp = find_live(dir, name);
 	if (!pp)
 		return -ENOENT;
 	vn = (*pp)->vn;
@@ -471,7 +509,7 @@ int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
 		return -ENAMETOOLONG;
 	if (removed_dir(ndir))
 		return -ENOENT;
-	op = find(odir, oname);
+	op = find_live(odir, oname);
 	if (!op)
 		return -ENOENT;
 	ovn = (*op)->vn;
@@ -482,7 +520,7 @@ int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
 		rc = sticky_ok(t, odir, ovn);
 	if (rc < 0)
 		return rc;
-	np = find(ndir, nname);
+	np = find_live(ndir, nname);
 	if (np)
 		nvn = (*np)->vn;
 	if (nvn == ovn)
@@ -554,9 +592,12 @@ int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
 		gone->st.st_nlink = S_ISDIR(gone->mode) ? 0 :
 							  gone->st.st_nlink - 1;
 		vnode_put(gone);
-		op = find(odir, oname); /* the list may have changed */
+		op = find_live(odir, oname); /* the list may have changed */
 	}
 	ovn = drop_entry(odir, op);
+	if (drop_whiteout(ndir, nname) && S_ISDIR(ovn->mode))
+		ovn->tn->opaque = true;
+	op = NULL;
 	rc = add_entry(ndir, nname, ovn);
 	if (rc < 0) {
 		/* Put it back where it was: the names are already allocated
@@ -758,11 +799,14 @@ static bool emit_at(struct dirent_sink *s, uint64_t cookie, uint64_t ino,
 	return dirent_emit(s, ino, type, name);
 }
 
+#define LOWER_COOKIE (1ULL << 40) /* lower entries of a merged directory */
+
 static long t_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 {
 	struct vnode *dir = f->vn, *up;
 	struct tdirent *e;
 	uint64_t pos = (uint64_t)f->dir_index, last = pos;
+	size_t i;
 
 	(void)t;
 	if (!S_ISDIR(dir->mode))
@@ -782,14 +826,36 @@ static long t_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 		last = 2;
 	}
 	for (e = dir->tn->children; e; e = e->next) {
-		unsigned char type = S_ISDIR(e->vn->mode) ? DT_DIR :
-				     S_ISLNK(e->vn->mode) ? DT_LNK :
-							    DT_REG;
-		if (e->cookie <= pos)
+		unsigned char type = S_ISDIR(e->vn ? e->vn->mode : 0) ? DT_DIR :
+				     e->vn && S_ISLNK(e->vn->mode)    ? DT_LNK :
+									DT_REG;
+		if (e->cookie <= pos || e->whiteout)
 			continue;
 		if (!emit_at(s, e->cookie, e->vn->st.st_ino, type, e->name))
-			break;
+			goto out;
 		last = e->cookie;
+	}
+	/* A merged overlay directory: then the lower entries the upper
+	 * layer neither has nor whited out. Read once per open. */
+	if (tmpfs_is_overlay(dir) && !dir->tn->opaque) {
+		struct ovl_names *ln = f->priv;
+		if (!ln) {
+			long rc = ovl_lower_names(dir->path, &ln);
+			if (rc < 0) {
+				ovl_names_free(ln);
+				return rc;
+			}
+			f->priv = ln;
+		}
+		for (i = 0; i < ln->n; i++) {
+			uint64_t c = LOWER_COOKIE + i;
+			if (c <= pos || find(dir, ln->names[i]))
+				continue;
+			if (!emit_at(s, c, ln->inos[i], ln->types[i],
+				     ln->names[i]))
+				goto out;
+			last = c;
+		}
 	}
 out:
 	f->dir_index = (int64_t)last;
@@ -801,12 +867,19 @@ static int t_fstat(struct file *f, struct stat *st)
 	return tmpfs_stat(f->vn, st);
 }
 
+static void t_release(struct file *f)
+{
+	if (f->vn && S_ISDIR(f->vn->mode))
+		ovl_names_free(f->priv); /* merged directory listing */
+}
+
 static const struct file_ops tmpfs_ops = {
 	.read = file_hostfd_read,
 	.write = t_write,
 	.poll = file_always_ready,
 	.getdents = t_getdents,
 	.stat = t_fstat,
+	.release = t_release,
 };
 
 int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
@@ -839,4 +912,128 @@ int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 	f->vn = vnode_get(vn);
 	*out = f;
 	return 0;
+}
+
+/* ---- the overlay's upper layer (sentry/overlay.c) ---------------------- */
+
+struct vnode *tmpfs_new_overlay_root(const struct stat *lower_root)
+{
+	struct vnode *vn = tmpfs_new_root("/", lower_root->st_mode & 07777);
+
+	if (vn) {
+		vn->tn->overlay = true;
+		vn->st.st_dev = lower_root->st_dev;
+		vn->st.st_ino = lower_root->st_ino;
+		vn->st.st_uid = lower_root->st_uid;
+		vn->st.st_gid = lower_root->st_gid;
+		vn->st.st_atim = lower_root->st_atim;
+		vn->st.st_mtim = lower_root->st_mtim;
+		vn->st.st_ctim = lower_root->st_ctim;
+	}
+	return vn;
+}
+
+bool tmpfs_is_overlay(struct vnode *vn)
+{
+	return vn->kind == VN_TMPFS && vn->tn->root->tn->overlay;
+}
+
+bool tmpfs_is_opaque(struct vnode *dir)
+{
+	return dir->tn->opaque;
+}
+
+size_t tmpfs_nchildren(struct vnode *dir)
+{
+	return dir->tn->nchildren;
+}
+
+int tmpfs_lookup_ov(struct vnode *dir, const char *name, struct vnode **out)
+{
+	struct tdirent **e = find(dir, name);
+
+	if (!e)
+		return 0;
+	if ((*e)->whiteout)
+		return -ENOENT;
+	*out = vnode_get((*e)->vn);
+	return 1;
+}
+
+bool tmpfs_has_whiteout(struct vnode *dir, const char *name)
+{
+	struct tdirent **e = find(dir, name);
+
+	return e && (*e)->whiteout;
+}
+
+int tmpfs_add_whiteout(struct vnode *dir, const char *name)
+{
+	struct tdirent *e, **pp;
+
+	if (find(dir, name))
+		return 0;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->name = strdup(name);
+	if (!e->name) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->whiteout = true;
+	if (!dir->tn->next_cookie)
+		dir->tn->next_cookie = 3;
+	e->cookie = dir->tn->next_cookie++;
+	for (pp = &dir->tn->children; *pp; pp = &(*pp)->next)
+		;
+	*pp = e;
+	stamp(&dir->st, false, true, true);
+	return 0;
+}
+
+/* Copy-up: a node with the lower one's attributes, no permission check
+ * (the guest's right to change the file was checked by the caller). */
+int tmpfs_make_raw(struct vnode *dir, const char *name, const struct stat *st,
+		   const char *target, struct vnode **out)
+{
+	struct vnode *vn;
+	int rc = new_child(NULL, dir, name, st->st_mode, &vn);
+
+	if (rc < 0)
+		return rc;
+	vn->st.st_uid = st->st_uid;
+	vn->st.st_gid = st->st_gid;
+	vn->st.st_mode = st->st_mode;
+	vn->mode = st->st_mode;
+	/* A copy keeps its identity, as on overlayfs: tools that compare
+	 * device and inode (fts, find) see the same directory. */
+	vn->st.st_dev = st->st_dev;
+	vn->st.st_ino = st->st_ino;
+	vn->st.st_atim = st->st_atim;
+	vn->st.st_mtim = st->st_mtim;
+	vn->st.st_ctim = st->st_ctim;
+	if (S_ISREG(st->st_mode)) {
+		vn->tn->memfd = memfd_create("moat-upper", MFD_CLOEXEC);
+		if (vn->tn->memfd < 0) {
+			rc = -errno;
+			vnode_put(vn);
+			return rc;
+		}
+	} else if (S_ISLNK(st->st_mode)) {
+		vn->tn->target = strdup(target ? target : "");
+		vn->st.st_size = (off_t)strlen(vn->tn->target);
+	}
+	rc = add_entry(dir, name, vn);
+	if (rc < 0) {
+		vnode_put(vn);
+		return rc;
+	}
+	*out = vnode_get(vn);
+	return 0;
+}
+
+int tmpfs_memfd(struct vnode *vn)
+{
+	return vn->tn->memfd;
 }

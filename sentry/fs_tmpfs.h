@@ -51,4 +51,19 @@ int tmpfs_utimens(struct task *t, struct vnode *vn,
 int tmpfs_statfs(struct vnode *vn, struct statfs *st);
 bool tmpfs_same_fs(struct vnode *a, struct vnode *b);
 
+/* The overlay's upper layer (sentry/overlay.c) is a tmpfs instance too,
+ * whose directories may hold whiteouts (a deleted lower name) and may be
+ * opaque (hiding the lower directory of the same path). */
+struct vnode *tmpfs_new_overlay_root(const struct stat *lower_root);
+bool tmpfs_is_overlay(struct vnode *vn);
+bool tmpfs_is_opaque(struct vnode *dir);
+size_t tmpfs_nchildren(struct vnode *dir); /* live entries */
+/* 1: found (*out referenced); 0: no entry; -ENOENT: a whiteout */
+int tmpfs_lookup_ov(struct vnode *dir, const char *name, struct vnode **out);
+bool tmpfs_has_whiteout(struct vnode *dir, const char *name);
+int tmpfs_add_whiteout(struct vnode *dir, const char *name);
+int tmpfs_make_raw(struct vnode *dir, const char *name, const struct stat *st,
+		   const char *target, struct vnode **out);
+int tmpfs_memfd(struct vnode *vn);
+
 #endif

@@ -19,6 +19,7 @@
 
 #include "platform/platform.h"
 #include "sentry/fs_dev.h"
+#include "sentry/overlay.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
 
@@ -290,6 +291,19 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 	    !(flags & O_PATH)) {
 		vnode_put(vn);
 		return -EISDIR;
+	}
+	/* Writing a rootfs file: the overlay gives the guest its own copy. */
+	if (!(flags & O_PATH) && vn->kind == VN_GOFER && S_ISREG(vn->mode) &&
+	    ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))) {
+		struct vnode *up;
+		rc = vfs_access(&t->proc->cred, vn,
+				(flags & O_ACCMODE) == O_RDONLY ? R_OK : W_OK);
+		if (rc == 0)
+			rc = ovl_write_target(vn, &up);
+		vnode_put(vn);
+		if (rc < 0)
+			return rc;
+		vn = up;
 	}
 	if (!(flags & O_PATH) && !created) {
 		int mask = 0;

@@ -11,22 +11,47 @@
 #include <sys/syscall.h>
 
 #include "sentry/fs_tmpfs.h"
+#include "sentry/overlay.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
 
-/* Can the filesystem of vn be written at all? */
-static int fs_writable(struct vnode *vn)
+/* Swap a resolved directory (or target) for the vnode writes act on: the
+ * same tmpfs node, or the overlay's upper copy of a rootfs node (copied
+ * up now). procfs and devfs refuse with EPERM. The reference moves. */
+static int to_upper_dir(struct vnode **dir)
 {
-	switch (vn->kind) {
-	case VN_TMPFS:
-		return 0;
-	case VN_GOFER:
-		return -EROFS;
-	case VN_PROC:
-	case VN_DEV:
-		return -EPERM;
-	}
-	return -EROFS;
+	struct vnode *u;
+	int rc = ovl_write_dir(*dir, &u);
+
+	vnode_put(*dir);
+	*dir = rc < 0 ? NULL : u;
+	return rc;
+}
+
+static int to_upper(struct vnode **vn)
+{
+	struct vnode *u;
+	int rc = ovl_write_target(*vn, &u);
+
+	vnode_put(*vn);
+	*vn = rc < 0 ? NULL : u;
+	return rc;
+}
+
+/* Does dir/name exist in the merged view (rootfs entries included)? */
+static bool name_exists(struct task *t, struct vnode *dir, const char *name)
+{
+	char full[PATH_MAX];
+	struct vnode *vn;
+
+	if (snprintf(full, sizeof(full), "%s/%s",
+		     strcmp(dir->path, "/") ? dir->path : "",
+		     name) >= (int)sizeof(full))
+		return false;
+	if (vfs_resolve(t, AT_FDCWD, full, 0, &vn) < 0)
+		return false;
+	vnode_put(vn);
+	return true;
 }
 
 static int get_path(struct task *t, uint64_t addr, char *buf)
@@ -62,7 +87,7 @@ int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
 		vnode_put(dir);
 		return -EISDIR;
 	}
-	rc = fs_writable(dir);
+	rc = to_upper_dir(&dir);
 	if (rc == 0)
 		rc = tmpfs_create(t, dir, name, mode & ~t->proc->umask, out);
 	vnode_put(dir);
@@ -72,7 +97,7 @@ int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
 static long do_mkdir(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 {
 	char name[NAME_MAX + 1];
-	struct vnode *dir, *old;
+	struct vnode *dir;
 	bool trailing;
 	long rc = parent_of(t, dirfd, upath, &dir, name, &trailing);
 
@@ -80,25 +105,13 @@ static long do_mkdir(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 		return -EEXIST;
 	if (rc < 0)
 		return rc;
-	if (dir->kind != VN_TMPFS) {
-		/* An existing name is EEXIST even on a read-only tree. */
-		struct vnode *probe;
-		char full[PATH_MAX];
-		snprintf(full, sizeof(full), "%s/%s", dir->path, name);
-		rc = vfs_resolve(t, AT_FDCWD, full, 0, &probe) == 0 ?
-			     -EEXIST :
-			     fs_writable(dir);
-		if (rc == -EEXIST)
-			vnode_put(probe);
-		vnode_put(dir);
-		return rc;
-	}
-	if (tmpfs_lookup(dir, name, &old) == 0) {
-		vnode_put(old);
+	if (name_exists(t, dir, name)) {
 		vnode_put(dir);
 		return -EEXIST;
 	}
-	rc = tmpfs_mkdir(t, dir, name, mode & ~t->proc->umask);
+	rc = to_upper_dir(&dir);
+	if (rc == 0)
+		rc = tmpfs_mkdir(t, dir, name, mode & ~t->proc->umask);
 	vnode_put(dir);
 	return rc;
 }
@@ -115,8 +128,8 @@ long sys_mkdirat(struct task *t, struct syscall_args *a)
 
 static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 {
-	char name[NAME_MAX + 1];
-	struct vnode *dir;
+	char name[NAME_MAX + 1], full[PATH_MAX];
+	struct vnode *dir, *vn;
 	bool trailing;
 	long rc = parent_of(t, dirfd, upath, &dir, name, &trailing);
 
@@ -124,18 +137,39 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 		return rmdir ? -EINVAL : -EISDIR;
 	if (rc < 0)
 		return rc;
-	rc = fs_writable(dir);
+	snprintf(full, sizeof(full), "%s/%s",
+		 strcmp(dir->path, "/") ? dir->path : "", name);
+	rc = vfs_resolve(t, AT_FDCWD, full, 0, &vn);
+	if (rc < 0) {
+		vnode_put(dir);
+		return rc;
+	}
+	if (rmdir && !S_ISDIR(vn->mode))
+		rc = -ENOTDIR;
+	else if (!rmdir && S_ISDIR(vn->mode))
+		rc = -EISDIR;
+	else if (!rmdir && trailing)
+		rc = -ENOTDIR;
+	else if (rmdir && vn->kind != VN_TMPFS && !ovl_dir_empty(vn))
+		rc = -ENOTEMPTY;
+	else if (rmdir && vn->kind == VN_TMPFS && tmpfs_is_overlay(vn) &&
+		 !ovl_dir_empty(vn))
+		rc = -ENOTEMPTY;
+	vnode_put(vn);
+	if (rc == 0)
+		rc = to_upper_dir(&dir);
 	if (rc == 0) {
-		if (trailing && !rmdir) {
-			struct vnode *vn;
-			rc = tmpfs_lookup(dir, name, &vn);
-			if (rc == 0) {
-				rc = S_ISDIR(vn->mode) ? -EISDIR : -ENOTDIR;
-				vnode_put(vn);
-			}
-		} else {
+		struct vnode *in_upper;
+		if (tmpfs_lookup(dir, name, &in_upper) == 0) {
+			vnode_put(in_upper);
 			rc = tmpfs_unlink(t, dir, name, rmdir);
+		} else {
+			/* Only the rootfs has it: the permission checks of a
+			 * removal, then a whiteout. */
+			rc = vfs_access(&t->proc->cred, dir, W_OK | X_OK);
 		}
+		if (rc == 0)
+			rc = ovl_hide_lower(dir, name);
 	}
 	vnode_put(dir);
 	return rc;
@@ -163,8 +197,8 @@ long sys_unlinkat(struct task *t, struct syscall_args *a)
 static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 		      uint64_t unew, unsigned flags)
 {
-	char oname[NAME_MAX + 1], nname[NAME_MAX + 1];
-	struct vnode *odir, *ndir;
+	char oname[NAME_MAX + 1], nname[NAME_MAX + 1], full[PATH_MAX];
+	struct vnode *odir, *ndir, *src = NULL, *dst = NULL;
 	bool otr, ntr;
 	long rc;
 
@@ -180,13 +214,39 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 		vnode_put(odir);
 		return rc == -EINVAL ? -EBUSY : rc;
 	}
-	rc = fs_writable(odir);
+	snprintf(full, sizeof(full), "%s/%s",
+		 strcmp(odir->path, "/") ? odir->path : "", oname);
+	rc = vfs_resolve(t, AT_FDCWD, full, 0, &src);
+	/* A rootfs directory is not moved (overlayfs without redirect_dir:
+	 * EXDEV, and mv copies instead); files and links are copied up. */
+	if (rc == 0 && src->kind == VN_GOFER && S_ISDIR(src->mode))
+		rc = -EXDEV;
+	if (rc == 0 && src->kind == VN_GOFER)
+		rc = to_upper(&src);
+	if (rc == 0 && (flags & RENAME_EXCHANGE)) {
+		snprintf(full, sizeof(full), "%s/%s",
+			 strcmp(ndir->path, "/") ? ndir->path : "", nname);
+		rc = vfs_resolve(t, AT_FDCWD, full, 0, &dst);
+		if (rc == 0 && dst->kind == VN_GOFER && S_ISDIR(dst->mode))
+			rc = -EXDEV;
+		if (rc == 0 && dst->kind == VN_GOFER)
+			rc = to_upper(&dst);
+	}
+	if (rc == 0 && (flags & RENAME_NOREPLACE) &&
+	    name_exists(t, ndir, nname))
+		rc = -EEXIST;
 	if (rc == 0)
-		rc = fs_writable(ndir);
+		rc = to_upper_dir(&odir);
+	if (rc == 0)
+		rc = to_upper_dir(&ndir);
 	if (rc == 0 && !tmpfs_same_fs(odir, ndir))
 		rc = -EXDEV;
 	if (rc == 0)
 		rc = tmpfs_rename(t, odir, oname, ndir, nname, flags);
+	if (rc == 0 && !(flags & RENAME_EXCHANGE))
+		rc = ovl_hide_lower(odir, oname);
+	vnode_put(src);
+	vnode_put(dst);
 	vnode_put(odir);
 	vnode_put(ndir);
 	return rc;
@@ -221,7 +281,7 @@ static long do_symlink(struct task *t, uint64_t utarget, int dirfd,
 	rc = parent_of(t, dirfd, upath, &dir, name, &trailing);
 	if (rc < 0)
 		return rc == -EINVAL ? -EEXIST : rc;
-	rc = fs_writable(dir);
+	rc = name_exists(t, dir, name) ? -EEXIST : to_upper_dir(&dir);
 	if (rc == 0)
 		rc = tmpfs_symlink(t, dir, name, target);
 	vnode_put(dir);
@@ -262,9 +322,13 @@ static long do_link(struct task *t, int ofd, uint64_t uold, int nfd,
 		vnode_put(target);
 		return rc == -EINVAL ? -EEXIST : rc;
 	}
-	rc = fs_writable(dir);
+	rc = name_exists(t, dir, name) ? -EEXIST : 0;
+	if (rc == 0 && S_ISDIR(target->mode))
+		rc = -EPERM;
 	if (rc == 0)
-		rc = fs_writable(target);
+		rc = to_upper(&target);
+	if (rc == 0)
+		rc = to_upper_dir(&dir);
 	if (rc == 0)
 		rc = tmpfs_link(t, dir, name, target);
 	vnode_put(dir);
@@ -319,7 +383,7 @@ static long target_of(struct task *t, int dirfd, uint64_t upath, int at_flags,
 
 static long chmod_vn(struct task *t, struct vnode *vn, mode_t mode)
 {
-	long rc = fs_writable(vn);
+	long rc = to_upper(&vn);
 
 	if (rc == 0)
 		rc = tmpfs_chmod(t, vn, mode);
@@ -356,7 +420,7 @@ long sys_fchmod(struct task *t, struct syscall_args *a)
 
 static long chown_vn(struct task *t, struct vnode *vn, uid_t u, gid_t g)
 {
-	long rc = fs_writable(vn);
+	long rc = to_upper(&vn);
 
 	if (rc == 0)
 		rc = tmpfs_chown(t, vn, u, g);
@@ -410,9 +474,9 @@ long sys_truncate(struct task *t, struct syscall_args *a)
 
 	if (rc < 0)
 		return rc;
-	rc = fs_writable(vn);
+	rc = vfs_access(&t->proc->cred, vn, W_OK);
 	if (rc == 0)
-		rc = vfs_access(&t->proc->cred, vn, W_OK);
+		rc = to_upper(&vn);
 	if (rc == 0)
 		rc = tmpfs_truncate(vn, (int64_t)a->a[1]);
 	vnode_put(vn);
@@ -428,7 +492,7 @@ long sys_ftruncate(struct task *t, struct syscall_args *a)
 	if ((f->flags & O_ACCMODE) == O_RDONLY || !f->vn)
 		return -EINVAL;
 	if (f->vn->kind != VN_TMPFS)
-		return fs_writable(f->vn) < 0 ? fs_writable(f->vn) : -EINVAL;
+		return -EINVAL; /* rootfs files are opened for writing as copies */
 	return tmpfs_truncate(f->vn, (int64_t)a->a[1]);
 }
 
@@ -446,7 +510,7 @@ long sys_utimensat(struct task *t, struct syscall_args *a)
 	rc = target_of(t, (int)a->a[0], a->a[1], flags, &vn);
 	if (rc < 0)
 		return rc;
-	rc = fs_writable(vn);
+	rc = to_upper(&vn);
 	if (rc == 0)
 		rc = tmpfs_utimens(t, vn, a->a[2] ? ts : NULL);
 	vnode_put(vn);

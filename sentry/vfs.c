@@ -5,11 +5,13 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "sentry/fs_tmpfs.h"
+#include "sentry/overlay.h"
 #include "sentry/p9client.h"
 
 #define MAX_SYMLINKS 40
@@ -19,7 +21,7 @@
 #define DCACHE_MAX 65536
 #define IDLE_FDS_MAX VFS_IDLE_FDS_MAX
 
-static size_t dcache_count;
+static size_t dcache_count, dcache_pos, dcache_pos_max = DCACHE_MAX;
 static struct vnode *idle_head, *idle_tail;
 static size_t idle_count;
 
@@ -154,6 +156,12 @@ static void dcache_add(struct vnode *vn)
 
 	if (dcache_count >= DCACHE_MAX)
 		return; /* stays uncached: freed (and its fid clunked) on last put */
+	/* A positive node holds a gofer fid, which is an fd in the gofer:
+	 * keep to half of the fd limit the gofer shares with the sentry. */
+	if (!vn->negative && dcache_pos >= dcache_pos_max)
+		return;
+	if (!vn->negative)
+		dcache_pos++;
 	dcache_count++;
 	vn->cached = true;
 	vn->hash_next = dcache[b];
@@ -169,7 +177,18 @@ int vfs_init(uint32_t rootfid, struct moat_error *err)
 	if (p9c_getattr(S->p9, rootfid, &root_vn->st) < 0)
 		return moat_error_set(err, EIO, "gofer: getattr of the root");
 	root_vn->mode = root_vn->st.st_mode;
+	{
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur / 2 < DCACHE_MAX)
+			dcache_pos_max = rl.rlim_cur / 2;
+	}
 	dcache_add(root_vn);
+	/* The rootfs is read-only on the host, writable in the sandbox: an
+	 * overlay with its upper layer in the sentry's memory. */
+	ovl_init(root_vn);
+	if (!ovl_enabled())
+		return moat_error_set(err, ENOMEM, "overlay");
 	proc_vn = procfs_root();
 	dev_vn = devfs_root();
 	/* Writable scratch space that never reaches the host's disk. */
@@ -253,6 +272,34 @@ static int gofer_lookup(struct vnode *dir, const char *name, const char *path,
 	return 0; /* cached: the dcache's reference; else the caller's */
 }
 
+int vfs_lower_lookup(const char *path, struct vnode **out)
+{
+	char buf[PATH_MAX], sub[PATH_MAX] = "";
+	char *save = NULL, *comp;
+	struct vnode *cur = root_vn, *next;
+	int rc;
+
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (comp = strtok_r(buf, "/", &save); comp;
+	     comp = strtok_r(NULL, "/", &save)) {
+		size_t l = strlen(sub);
+		if (!S_ISDIR(cur->mode)) {
+			vnode_put(cur);
+			return -ENOTDIR;
+		}
+		snprintf(sub + l, sizeof(sub) - l, "/%s", comp);
+		rc = gofer_lookup(cur, comp, sub, &next);
+		vnode_put(cur);
+		if (rc < 0)
+			return rc;
+		cur = next;
+	}
+	*out = cur; /* the walk's reference (a no-op one for cached nodes) */
+	return 0;
+}
+
 /* Look up one checked component in dir. Returns a reference. */
 static int lookup_child(struct task *t, struct vnode *dir, const char *name,
 			struct vnode **out)
@@ -273,6 +320,9 @@ static int lookup_child(struct task *t, struct vnode *dir, const char *name,
 		*out = vnode_get(m);
 		return 0;
 	}
+	if (ovl_enabled() && (dir->kind == VN_GOFER ||
+			      (dir->kind == VN_TMPFS && tmpfs_is_overlay(dir))))
+		return ovl_lookup(path, out); /* upper layer, then rootfs */
 	switch (dir->kind) {
 	case VN_GOFER:
 		/* A cached node needs no reference (vnode_get is a no-op on
@@ -322,8 +372,8 @@ static int vnode_parent(struct task *t, struct vnode *vn, struct vnode **out)
 		return 0;
 	}
 	if (vn->kind == VN_TMPFS && !tmpfs_is_mount_root(vn)) {
-		/* tmpfs directories move (rename): follow the real parent.
-		 * A removed directory has none: ".." is ENOENT, as on Linux. */
+		/* tmpfs directories move (rename): follow the real parent
+		 * (a removed directory keeps its old one, as on Linux). */
 		if (!tmpfs_parent(vn))
 			return -ENOENT;
 		*out = vnode_get(tmpfs_parent(vn));
@@ -554,8 +604,8 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 
 	if (rc < 0)
 		return rc;
-	if ((mask & W_OK) && vn->kind == VN_GOFER)
-		return -EROFS;
+	if ((mask & W_OK) && vn->kind == VN_GOFER && !ovl_enabled())
+		return -EROFS; /* with the overlay, a write copies up */
 	m = st.st_mode;
 	if (c->fsuid == 0) {
 		/* root: everything but executing a file with no x bit */
@@ -589,7 +639,8 @@ int vfs_statfs(struct vnode *vn, struct statfs *st)
 		int rc = p9c_statfs(S->p9, S->rootfid, st);
 		if (rc < 0)
 			return rc;
-		st->f_flags |= ST_RDONLY;
+		if (!ovl_enabled())
+			st->f_flags |= ST_RDONLY;
 		return 0;
 	}
 	case VN_PROC:

@@ -83,6 +83,8 @@ int vfs_resolve_parent(struct task *t, int dirfd, const char *path,
  * masked with the umask here. Returns a reference in *out. */
 int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
 	      struct vnode **out);
+/* The rootfs alone (the overlay's lower layer), by canonical path. */
+int vfs_lower_lookup(const char *path, struct vnode **out);
 int vfs_stat(struct vnode *vn, struct stat *st);
 int vfs_readlink(struct vnode *vn, char *buf,
 		 size_t cap); /* length or -errno */

@@ -38,14 +38,14 @@ t_errors()
 		echo f > /tmp/x/f; rmdir /tmp/x 2>/dev/null || echo ENOTEMPTY
 		rm /tmp/x 2>/dev/null || echo EISDIR
 		cat /tmp/nothing 2>/dev/null || echo ENOENT
-		echo > /etc/moat-x 2>/dev/null || echo EROFS
+		echo > /proc/moat-x 2>/dev/null || echo EPERM
 		mv /tmp/x/f /dev/shm/f && cat /dev/shm/f
 	'
 	assert_eq "EEXIST
 ENOTEMPTY
 EISDIR
 ENOENT
-EROFS
+EPERM
 f" "$OUT" "errors as Linux gives them; a move across tmpfs mounts copies"
 }
 

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The root is writable inside the sandbox (an overlay in the sentry's
+# memory) and untouched on the host.
+. "$(dirname "$0")/lib.sh"
+
+t_write_etc()
+{
+	local name=moat-ovl-$(random_token)
+	capture moat do -- /bin/sh -c "
+		echo hello > /etc/$name && cat /etc/$name
+		echo extra >> /etc/hostname && tail -1 /etc/hostname
+		chmod 600 /etc/passwd && stat -c %a /etc/passwd
+		ls /etc | grep -c $name"
+	assert_eq "hello
+extra
+600
+1" "$OUT" "create, append to and chmod rootfs files inside"
+	[ ! -e "/etc/$name" ] || fail "a file created in the sandbox reached the host's /etc"
+	[ "$(tail -1 /etc/hostname)" != extra ] || fail "the host's /etc/hostname changed"
+	[ "$(stat -c %a /etc/passwd)" = 644 ] || fail "the host's /etc/passwd changed mode"
+}
+
+t_rm_rf_python()
+{
+	capture moat do -- /bin/sh -c 'rm -rf /usr/lib/python3.11 && ls /usr/lib/python3.11 2>&1; echo done'
+	assert_contains "$OUT" "No such file or directory" "the tree is gone inside"
+	[ -e /usr/lib/python3.11/os.py ] || fail "the host's /usr/lib/python3.11 was harmed"
+}
+
+t_merged_dirs()
+{
+	capture moat do -- /bin/sh -c '
+		mkdir /opt/moat-new && touch /opt/moat-new/f /usr/share/moat-file
+		ls /usr/share | grep -c "^doc$\|^moat-file$"
+		mv /usr/share/moat-file /usr/share/moat-moved && ls /usr/share | grep -c moat-
+		cp /etc/os-release /etc/copy && mv /etc/copy /etc/copy2 && cmp /etc/os-release /etc/copy2 && echo same
+		mv /usr/share/doc/bash /usr/share/doc/bash-moved && ls /usr/share/doc/bash-moved | wc -l
+		ls -d /usr/share/doc/bash 2>&1 | grep -c "No such"'
+	assert_eq "2
+1
+same
+$(ls /usr/share/doc/bash | wc -l)
+1" "$OUT" "merged listings, renames of rootfs files, and mv of a rootfs directory (copied)"
+}
+
+t_rmdir_and_recreate()
+{
+	capture moat do -- /bin/sh -c '
+		rmdir /usr/share/doc/bash 2>&1 | grep -c "not empty"
+		rm /usr/share/doc/bash/* && rmdir /usr/share/doc/bash && echo removed
+		mkdir /usr/share/doc/bash && ls /usr/share/doc/bash | wc -l'
+	assert_eq "1
+removed
+0" "$OUT" "a non-empty rootfs dir is ENOTEMPTY; emptied it goes; recreated it is empty"
+}
+
+t_python_site_packages()
+{
+	capture moat do -- $PY -c '
+import sys, os, importlib
+site = [p for p in sys.path if p.endswith("dist-packages")][0]
+os.makedirs(site, exist_ok=True)
+open(os.path.join(site, "moat_probe_mod.py"), "w").write("VALUE = 42\n")
+importlib.invalidate_caches()
+import moat_probe_mod
+print(moat_probe_mod.VALUE)'
+	assert_eq "42" "$OUT" "a module written into site-packages imports"
+	! ls /usr/lib/python3/dist-packages/moat_probe_mod.py 2>/dev/null || fail "it reached the host"
+}
+
+run_test "writes to /etc stay in the sandbox" t_write_etc
+run_test "rm -rf of a rootfs tree leaves the host's intact" t_rm_rf_python
+run_test "merged directories and renames" t_merged_dirs
+run_test "rmdir of rootfs directories" t_rmdir_and_recreate
+run_test "python writes into site-packages" t_python_site_packages
+e2e_done
