@@ -22,6 +22,8 @@ struct tdirent {
 	uint64_t cookie; /* getdents position: increasing, never reused */
 	bool whiteout;	 /* overlay: the lower entry of this name is deleted
 			  * (vn is NULL) */
+	struct tdirent *prev;  /* list order (cookies) */
+	struct tdirent *hnext; /* name hash chain */
 	struct tdirent *next;
 };
 
@@ -29,6 +31,9 @@ struct tnode {
 	struct vnode *root;	  /* the root of this tmpfs instance */
 	struct vnode *parent;	  /* directories: the containing directory */
 	struct tdirent *children; /* in creation order (cookies increase) */
+	struct tdirent *tail;
+	struct tdirent **hash; /* by name: big directories stay O(1) */
+	size_t hmask, hcount;
 	size_t nchildren;
 	uint64_t next_cookie;
 	int memfd;    /* regular files: the data */
@@ -116,6 +121,8 @@ void tmpfs_free(struct vnode *vn)
 		tmpfs_bytes -= (uint64_t)vn->st.st_size;
 		close(tn->memfd);
 	}
+	free(tn->hash);
+	tn->hash = NULL;
 	while (tn->children) { /* only at teardown: removal needs empty dirs */
 		struct tdirent *e = tn->children;
 		tn->children = e->next;
@@ -146,12 +153,104 @@ struct vnode *tmpfs_parent(struct vnode *vn)
 	return vn->tn->mount_root ? NULL : vn->tn->parent;
 }
 
-/* The entry of name, whiteouts included. */
-static struct tdirent **find(struct vnode *dir, const char *name)
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+static void hash_insert(struct tnode *tn, struct tdirent *e)
+{
+	size_t i;
+
+	if (tn->hcount >= 2 * (tn->hmask + 1) || !tn->hash) {
+		size_t ncap = tn->hash ? 2 * (tn->hmask + 1) : 16;
+		struct tdirent **nh = calloc(ncap, sizeof(*nh)), *x;
+
+		free(tn->hash);
+		tn->hash = NULL;
+		tn->hcount = 0;
+		if (!nh)
+			return; /* no memory: find() uses the list (still right) */
+		for (x = tn->children; x; x = x->next) {
+			if (x == e)
+				continue;
+			i = name_hash(x->name) & (ncap - 1);
+			x->hnext = nh[i];
+			nh[i] = x;
+			tn->hcount++;
+		}
+		tn->hash = nh;
+		tn->hmask = ncap - 1;
+	}
+	i = name_hash(e->name) & tn->hmask;
+	e->hnext = tn->hash[i];
+	tn->hash[i] = e;
+	tn->hcount++;
+}
+
+static void hash_remove(struct tnode *tn, struct tdirent *e)
 {
 	struct tdirent **pp;
 
-	for (pp = &dir->tn->children; *pp; pp = &(*pp)->next)
+	if (!tn->hash)
+		return;
+	for (pp = &tn->hash[name_hash(e->name) & tn->hmask]; *pp;
+	     pp = &(*pp)->hnext) {
+		if (*pp == e) {
+			*pp = e->hnext;
+			tn->hcount--;
+			return;
+		}
+	}
+}
+
+/* Append e (list order is creation order) and index it. */
+static void link_dirent(struct vnode *dir, struct tdirent *e)
+{
+	struct tnode *tn = dir->tn;
+
+	e->next = NULL;
+	e->prev = tn->tail;
+	if (tn->tail)
+		tn->tail->next = e;
+	else
+		tn->children = e;
+	tn->tail = e;
+	hash_insert(tn, e);
+}
+
+static void unlink_dirent(struct vnode *dir, struct tdirent *e)
+{
+	struct tnode *tn = dir->tn;
+
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		tn->children = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		tn->tail = e->prev;
+	hash_remove(tn, e);
+}
+
+/* The entry of name, whiteouts included, as its list link. */
+static struct tdirent **find(struct vnode *dir, const char *name)
+{
+	struct tnode *tn = dir->tn;
+	struct tdirent **pp, *e;
+
+	if (tn->hash) {
+		for (e = tn->hash[name_hash(name) & tn->hmask]; e; e = e->hnext)
+			if (!strcmp(e->name, name))
+				return e->prev ? &e->prev->next : &tn->children;
+		return NULL; /* the index holds every entry */
+	}
+	for (pp = &tn->children; *pp; pp = &(*pp)->next)
 		if (!strcmp((*pp)->name, name))
 			return pp;
 	return NULL;
@@ -173,7 +272,7 @@ static bool drop_whiteout(struct vnode *dir, const char *name)
 	if (!pp || !(*pp)->whiteout)
 		return false;
 	e = *pp;
-	*pp = e->next;
+	unlink_dirent(dir, e);
 	free(e->name);
 	free(e);
 	return true;
@@ -256,12 +355,7 @@ static int add_entry(struct vnode *dir, const char *name, struct vnode *vn)
 	if (!dir->tn->next_cookie)
 		dir->tn->next_cookie = 3; /* after "." and ".." */
 	e->cookie = dir->tn->next_cookie++;
-	{
-		struct tdirent **pp = &dir->tn->children;
-		while (*pp)
-			pp = &(*pp)->next;
-		*pp = e;
-	}
+	link_dirent(dir, e);
 	dir->tn->nchildren++;
 	if (S_ISDIR(vn->mode)) {
 		/* A directory holds its parent: ".." must stay valid while
@@ -281,7 +375,7 @@ static struct vnode *drop_entry(struct vnode *dir, struct tdirent **pp)
 	struct tdirent *e = *pp;
 	struct vnode *vn = e->vn;
 
-	*pp = e->next;
+	unlink_dirent(dir, e);
 	dir->tn->nchildren--;
 	free(e->name);
 	free(e);
@@ -969,7 +1063,7 @@ bool tmpfs_has_whiteout(struct vnode *dir, const char *name)
 
 int tmpfs_add_whiteout(struct vnode *dir, const char *name)
 {
-	struct tdirent *e, **pp;
+	struct tdirent *e;
 
 	if (find(dir, name))
 		return 0;
@@ -985,9 +1079,7 @@ int tmpfs_add_whiteout(struct vnode *dir, const char *name)
 	if (!dir->tn->next_cookie)
 		dir->tn->next_cookie = 3;
 	e->cookie = dir->tn->next_cookie++;
-	for (pp = &dir->tn->children; *pp; pp = &(*pp)->next)
-		;
-	*pp = e;
+	link_dirent(dir, e);
 	stamp(&dir->st, false, true, true);
 	return 0;
 }

@@ -85,6 +85,8 @@ assert_eq()
 		echo "FAIL: $3"
 		echo "  expected: $(printf '%q' "$1")"
 		echo "  actual:   $(printf '%q' "$2")"
+		# What the last moat run said, to tell a bug from a flake.
+		[ -z "${STATUS+x}" ] || { echo "  status: $STATUS"; echo "  stderr: $(printf '%s' "${ERR-}" | head -c 1500)"; }
 		exit 1
 	fi
 }
