@@ -257,6 +257,13 @@ int ovl_write_target(struct vnode *vn, struct vnode **uvn)
 	return -EROFS;
 }
 
+int ovl_hide_known_lower(struct vnode *udir, const char *name)
+{
+	if (!tmpfs_is_overlay(udir) || tmpfs_is_opaque(udir))
+		return 0;
+	return tmpfs_add_whiteout(udir, name);
+}
+
 int ovl_hide_lower(struct vnode *udir, const char *name)
 {
 	char path[PATH_MAX];

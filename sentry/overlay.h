@@ -26,6 +26,9 @@ int ovl_write_dir(struct vnode *dir, struct vnode **udir);
 int ovl_write_target(struct vnode *vn, struct vnode **uvn);
 /* name was removed from (or never was in) udir: hide the lower one. */
 int ovl_hide_lower(struct vnode *udir, const char *name);
+/* The same when the caller already knows the rootfs has the name (it
+ * resolved it to a rootfs node): no second lookup. */
+int ovl_hide_known_lower(struct vnode *udir, const char *name);
 /* Is the directory at path empty in the merged view? */
 bool ovl_dir_empty(struct vnode *dir);
 

@@ -130,7 +130,7 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 {
 	char name[NAME_MAX + 1], full[PATH_MAX];
 	struct vnode *dir, *vn;
-	bool trailing;
+	bool trailing, lower_only = false;
 	long rc = parent_of(t, dirfd, upath, &dir, name, &trailing);
 
 	if (rc == -EINVAL)
@@ -169,7 +169,8 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 			rc = vfs_access(&t->proc->cred, dir, W_OK | X_OK);
 		}
 		if (rc == 0)
-			rc = ovl_hide_lower(dir, name);
+			rc = lower_only ? ovl_hide_known_lower(dir, name) :
+					  ovl_hide_lower(dir, name);
 	}
 	vnode_put(dir);
 	return rc;
