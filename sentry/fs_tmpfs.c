@@ -1129,3 +1129,24 @@ int tmpfs_memfd(struct vnode *vn)
 {
 	return vn->tn->memfd;
 }
+
+/* An unnamed tmpfs file (memfd_create): it belongs to no directory. */
+int tmpfs_anon_file(const char *name, struct vnode **out)
+{
+	char path[PATH_MAX];
+	struct vnode *vn;
+
+	snprintf(path, sizeof(path), "/memfd:%s (deleted)", name);
+	vn = tnode_new(NULL, path, S_IFREG | 0777, 0, 0);
+	if (!vn)
+		return -ENOMEM;
+	vn->st.st_nlink = 0;
+	vn->tn->memfd = memfd_create("moat-memfd", MFD_CLOEXEC);
+	if (vn->tn->memfd < 0) {
+		int rc = -errno;
+		vnode_put(vn);
+		return rc;
+	}
+	*out = vn;
+	return 0;
+}

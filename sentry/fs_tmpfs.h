@@ -65,5 +65,6 @@ int tmpfs_add_whiteout(struct vnode *dir, const char *name);
 int tmpfs_make_raw(struct vnode *dir, const char *name, const struct stat *st,
 		   const char *target, struct vnode **out);
 int tmpfs_memfd(struct vnode *vn);
+int tmpfs_anon_file(const char *name, struct vnode **out);
 
 #endif

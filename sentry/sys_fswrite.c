@@ -7,6 +7,7 @@
 #include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -557,4 +558,34 @@ long sys_creat(struct task *t, struct syscall_args *a)
 	o.a[2] = a->a[1];
 	o.a[1] = O_CREAT | O_WRONLY | O_TRUNC;
 	return sys_open(t, &o);
+}
+
+long sys_memfd_create(struct task *t, struct syscall_args *a)
+{
+	char name[256];
+	unsigned flags = (unsigned)a->a[1];
+	struct vnode *vn;
+	struct file *f;
+	long rc;
+	int fd;
+
+	if (flags & ~(MFD_CLOEXEC | MFD_ALLOW_SEALING))
+		return -EINVAL; /* no hugetlb, no exec sealing */
+	rc = task_read_str(t, a->a[0], name, sizeof(name));
+	if (rc < 0)
+		return rc == -ENAMETOOLONG ? -EINVAL : rc;
+	if (strlen(name) > 249)
+		return -EINVAL;
+	rc = tmpfs_anon_file(name, &vn);
+	if (rc < 0)
+		return rc;
+	vn->st.st_uid = t->proc->cred.fsuid;
+	vn->st.st_gid = t->proc->cred.fsgid;
+	rc = tmpfs_open(t, vn, O_RDWR, &f);
+	vnode_put(vn);
+	if (rc < 0)
+		return rc;
+	fd = fd_install(t, f, (flags & MFD_CLOEXEC) != 0, 0);
+	file_put(f);
+	return fd;
 }

@@ -114,6 +114,8 @@ EMU(fdatasync, sys_fsync, FULL, "F", "")
 EMU(sync, sys_sync, FULL, "", "")
 EMU(flock, sys_flock, PARTIAL, "Fx",
     "accepted; no other sandbox can see the files")
+EMU(memfd_create, sys_memfd_create, PARTIAL, "sx",
+    "a tmpfs file of no directory; no seals, no hugetlb")
 EMU(fadvise64, sys_fadvise64, FULL, "Fddd", "")
 EMU(getxattr, sys_getxattr, PARTIAL, "sspu",
     "no extended attributes yet: ENODATA")

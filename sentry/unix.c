@@ -22,8 +22,27 @@
 struct umsg {
 	struct umsg *next;
 	size_t len, off;
+	struct file **files; /* SCM_RIGHTS in flight (references) */
+	int nfiles;
 	char data[];
 };
+
+/* Files in flight in every socket of the sandbox: a cycle (a socket sent
+ * over itself) is never freed, so the total is bounded, as Linux bounds
+ * in-flight descriptors (ETOOMANYREFS past it). */
+#define INFLIGHT_MAX 4096
+static int inflight;
+
+static void umsg_free(struct umsg *m)
+{
+	int i;
+
+	for (i = 0; i < m->nfiles; i++)
+		file_put(m->files[i]);
+	inflight -= m->nfiles;
+	free(m->files);
+	free(m);
+}
 
 struct usock {
 	int type;
@@ -53,8 +72,18 @@ static bool eof(struct usock *u)
 }
 
 /* Send n bytes of buf to u's peer. Returns bytes, -errno or SYS_BLOCK. */
+static long usend_files(struct task *t, struct file *f, const void *buf,
+			size_t n, int flags, struct file **files, int nfiles);
+
 static long usend(struct task *t, struct file *f, const void *buf, size_t n,
 		  int flags)
+{
+	return usend_files(t, f, buf, n, flags, NULL, 0);
+}
+
+/* Send; files (references, taken over on success) ride with the data. */
+static long usend_files(struct task *t, struct file *f, const void *buf,
+			size_t n, int flags, struct file **files, int nfiles)
 {
 	struct usock *u = f->priv, *p = u->peer;
 	bool nonblock = (f->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
@@ -73,14 +102,19 @@ static long usend(struct task *t, struct file *f, const void *buf, size_t n,
 		return nonblock ? -EAGAIN : SYS_BLOCK;
 	if (u->type == SOCK_STREAM && n > room)
 		n = room; /* a partial write, as a full socket buffer gives */
-	if (n == 0 && u->type == SOCK_STREAM)
+	if (n == 0 && u->type == SOCK_STREAM && !nfiles)
 		return 0;
+	if (nfiles && inflight + nfiles > INFLIGHT_MAX)
+		return -ETOOMANYREFS;
 	m = malloc(sizeof(*m) + n);
 	if (!m)
 		return -ENOMEM;
 	m->next = NULL;
 	m->len = n;
 	m->off = 0;
+	m->files = files;
+	m->nfiles = nfiles;
+	inflight += nfiles;
 	memcpy(m->data, buf, n);
 	if (p->tail)
 		p->tail->next = m;
@@ -92,8 +126,35 @@ static long usend(struct task *t, struct file *f, const void *buf, size_t n,
 	return (long)n;
 }
 
+struct rfiles {
+	struct file **files; /* taken over by the caller */
+	int n;
+};
+
+/* Hand the files of m to *rf (or drop them when there is no rf: a plain
+ * read() discards passed descriptors, as on Linux). */
+static void take_files(struct umsg *m, struct rfiles *rf)
+{
+	int i;
+
+	if (!m->nfiles)
+		return;
+	if (rf && !rf->files) {
+		rf->files = m->files;
+		rf->n = m->nfiles;
+	} else {
+		for (i = 0; i < m->nfiles; i++)
+			file_put(m->files[i]);
+		free(m->files);
+	}
+	inflight -= m->nfiles;
+	m->files = NULL;
+	m->nfiles = 0;
+}
+
 /* Receive into buf. *trunc is set when a datagram did not fit. */
-static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc)
+static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
+		  struct rfiles *rf)
 {
 	struct usock *u = f->priv;
 	bool nonblock = (f->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
@@ -113,17 +174,24 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc)
 		if (m->len > n)
 			*trunc = true;
 		if (!(flags & MSG_PEEK)) {
+			take_files(m, rf);
 			u->head = m->next;
 			if (!u->head)
 				u->tail = NULL;
 			u->bytes -= m->len;
-			free(m);
+			umsg_free(m);
 			sentry_wake();
 		}
 		return (flags & MSG_TRUNC) ? (long)m->len : (long)done;
 	}
 	for (m = u->head; m && done < n;) {
 		size_t c = m->len - m->off;
+		/* Passed files stay with their bytes: a read stops before a
+		 * message that carries some, unless it begins there. */
+		if (m->nfiles && done > 0)
+			break;
+		if (m->nfiles && !(flags & MSG_PEEK))
+			take_files(m, rf);
 		if (c > n - done)
 			c = n - done;
 		memcpy((char *)buf + done, m->data + m->off, c);
@@ -140,7 +208,7 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc)
 			u->head = m->next;
 			if (!u->head)
 				u->tail = NULL;
-			free(m);
+			umsg_free(m);
 			m = u->head;
 		}
 	}
@@ -160,7 +228,7 @@ static long usock_read(struct task *t, struct file *f, void *buf, size_t n,
 
 	(void)t;
 	(void)off;
-	return urecv(f, buf, n, 0, &trunc);
+	return urecv(f, buf, n, 0, &trunc, NULL);
 }
 
 static long usock_write(struct task *t, struct file *f, const void *buf,
@@ -209,7 +277,7 @@ static void usock_release(struct file *f)
 	while (u->head) {
 		struct umsg *m = u->head;
 		u->head = m->next;
-		free(m);
+		umsg_free(m);
 	}
 	free(u);
 	sentry_wake();
@@ -349,7 +417,7 @@ long sys_recvfrom(struct task *t, struct syscall_args *a)
 
 	if (!f)
 		return err;
-	r = urecv(f, xfer, n, (int)a->a[3], &trunc);
+	r = urecv(f, xfer, n, (int)a->a[3], &trunc, NULL);
 	if (r <= 0 || r == SYS_BLOCK)
 		return r;
 	if (task_write(t, a->a[1], xfer, (size_t)r < n ? (size_t)r : n) < 0)
@@ -377,12 +445,83 @@ static long read_msghdr(struct task *t, uint64_t umsg, struct msghdr *mh,
 	return 0;
 }
 
+/* SCM_RIGHTS of a guest msghdr: references to the files its fds name. */
+static long read_rights(struct task *t, const struct msghdr *mh,
+			struct file ***out, int *nout)
+{
+	char cbuf[4096];
+	struct msghdr km = { .msg_control = cbuf,
+			     .msg_controllen = mh->msg_controllen };
+	struct cmsghdr *c;
+	struct file **files = NULL;
+	int n = 0, i;
+
+	*out = NULL;
+	*nout = 0;
+	if (mh->msg_controllen > sizeof(cbuf))
+		return -ENOBUFS;
+	if (task_read(t, (uint64_t)(uintptr_t)mh->msg_control, cbuf,
+		      mh->msg_controllen) < 0)
+		return -EFAULT;
+	for (c = CMSG_FIRSTHDR(&km); c; c = CMSG_NXTHDR(&km, c)) {
+		size_t k, cnt;
+		if (c->cmsg_len < CMSG_LEN(0) ||
+		    (char *)c + c->cmsg_len > cbuf + mh->msg_controllen)
+			goto einval;
+		if (c->cmsg_level != SOL_SOCKET)
+			goto einval;
+		if (c->cmsg_type == SCM_CREDENTIALS)
+			continue; /* the receiver never asks (no SO_PASSCRED) */
+		if (c->cmsg_type != SCM_RIGHTS)
+			goto einval;
+		cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (n + cnt > 253) /* SCM_MAX_FD */
+			goto einval;
+		{
+			struct file **nf =
+				realloc(files, (n + cnt) * sizeof(*nf));
+			if (!nf)
+				goto enomem;
+			files = nf;
+		}
+		for (k = 0; k < cnt; k++) {
+			int fd;
+			struct file *f;
+			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int),
+			       sizeof(int));
+			f = fd_get(t, fd);
+			if (!f) {
+				for (i = 0; i < n; i++)
+					file_put(files[i]);
+				free(files);
+				return -EBADF;
+			}
+			files[n++] = file_get(f);
+		}
+	}
+	*out = files;
+	*nout = n;
+	return 0;
+einval:
+	for (i = 0; i < n; i++)
+		file_put(files[i]);
+	free(files);
+	return -EINVAL;
+enomem:
+	for (i = 0; i < n; i++)
+		file_put(files[i]);
+	free(files);
+	return -ENOMEM;
+}
+
 long sys_sendmsg(struct task *t, struct syscall_args *a)
 {
 	struct msghdr mh;
 	struct iovec iov[64];
+	struct file **files = NULL;
 	size_t total, done = 0, i;
-	long err;
+	int nfiles = 0, k;
+	long err, r;
 	struct file *f = sock_of(t, (int)a->a[0], &err);
 
 	if (!f)
@@ -390,13 +529,6 @@ long sys_sendmsg(struct task *t, struct syscall_args *a)
 	err = read_msghdr(t, a->a[1], &mh, iov, &total);
 	if (err < 0)
 		return err;
-	if (mh.msg_controllen) {
-		audit_log(
-			"\"event\":\"unsupported\",\"pid\":%d,\"what\":\"SCM control "
-			"messages on AF_UNIX\"",
-			t->proc->pid);
-		return -EOPNOTSUPP;
-	}
 	if (mh.msg_name)
 		return -EISCONN;
 	for (i = 0; i < mh.msg_iovlen && done < XFER_MAX; i++) {
@@ -408,16 +540,74 @@ long sys_sendmsg(struct task *t, struct syscall_args *a)
 			return -EFAULT;
 		done += c;
 	}
-	return usend(t, f, xfer, done, (int)a->a[2]);
+	if (mh.msg_controllen) {
+		err = read_rights(t, &mh, &files, &nfiles);
+		if (err < 0)
+			return err;
+	}
+	r = usend_files(t, f, xfer, done, (int)a->a[2], files, nfiles);
+	if (r < 0 || r == SYS_BLOCK) {
+		/* Not sent: the references go back (a retry reads them anew). */
+		for (k = 0; k < nfiles; k++)
+			file_put(files[k]);
+		free(files);
+	}
+	return r;
+}
+
+/* Install received files in t and describe them in the guest's control
+ * buffer. What does not fit is closed and MSG_CTRUNC set. */
+static long deliver_rights(struct task *t, struct msghdr *mh, struct rfiles *rf,
+			   bool cloexec)
+{
+	char cbuf[CMSG_SPACE(253 * sizeof(int))];
+	size_t room = mh->msg_controllen, fit;
+	struct cmsghdr *c = (struct cmsghdr *)cbuf;
+	int i, fd, n = 0;
+
+	if (!rf->files) {
+		mh->msg_controllen = 0;
+		return 0;
+	}
+	fit = room >= CMSG_LEN(0) ? (room - CMSG_LEN(0)) / sizeof(int) : 0;
+	memset(cbuf, 0, sizeof(cbuf));
+	for (i = 0; i < rf->n; i++) {
+		if ((size_t)n < fit &&
+		    (fd = fd_install(t, rf->files[i], cloexec, 0)) >= 0)
+			memcpy(CMSG_DATA(c) + (size_t)n++ * sizeof(int), &fd,
+			       sizeof(int));
+		else
+			mh->msg_flags |= MSG_CTRUNC;
+		file_put(rf->files[i]);
+	}
+	free(rf->files);
+	if (!n) {
+		mh->msg_controllen = 0;
+		return 0;
+	}
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+	if (task_write(t, (uint64_t)(uintptr_t)mh->msg_control, cbuf,
+		       CMSG_SPACE((size_t)n * sizeof(int)) <= room ?
+			       CMSG_SPACE((size_t)n * sizeof(int)) :
+			       c->cmsg_len) < 0)
+		return -EFAULT;
+	mh->msg_controllen = CMSG_SPACE((size_t)n * sizeof(int)) <= room ?
+				     CMSG_SPACE((size_t)n * sizeof(int)) :
+				     c->cmsg_len;
+	return 0;
 }
 
 long sys_recvmsg(struct task *t, struct syscall_args *a)
 {
 	struct msghdr mh;
 	struct iovec iov[64];
+	struct rfiles rf = { NULL, 0 };
 	size_t total, done = 0, i;
 	long err, r;
 	bool trunc;
+	int flags = (int)a->a[2];
 	struct file *f = sock_of(t, (int)a->a[0], &err);
 
 	if (!f)
@@ -425,8 +615,8 @@ long sys_recvmsg(struct task *t, struct syscall_args *a)
 	err = read_msghdr(t, a->a[1], &mh, iov, &total);
 	if (err < 0)
 		return err;
-	r = urecv(f, xfer, total > XFER_MAX ? XFER_MAX : total, (int)a->a[2],
-		  &trunc);
+	r = urecv(f, xfer, total > XFER_MAX ? XFER_MAX : total, flags, &trunc,
+		  &rf);
 	if (r < 0 || r == SYS_BLOCK)
 		return r;
 	for (i = 0; i < mh.msg_iovlen && done < (size_t)r; i++) {
@@ -438,8 +628,10 @@ long sys_recvmsg(struct task *t, struct syscall_args *a)
 			return -EFAULT;
 		done += c;
 	}
-	mh.msg_controllen = 0;
 	mh.msg_flags = trunc ? MSG_TRUNC : 0;
+	err = deliver_rights(t, &mh, &rf, (flags & MSG_CMSG_CLOEXEC) != 0);
+	if (err < 0)
+		return err;
 	if (mh.msg_name && mh.msg_namelen) {
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };
 		socklen_t want = sizeof(sa_family_t);

@@ -108,7 +108,75 @@ sub 0
 [0, 1, 2]" "$OUT" "asyncio: sleep, executor threads, subprocess pipes, queues"
 }
 
+t_scm_rights()
+{
+	capture moat do -- $PY -u -c '
+import socket, os
+a, b = socket.socketpair()
+r, w = os.pipe()
+os.write(w, b"through a passed fd")
+socket.send_fds(a, [b"x"], [r])
+msg, fds, flags, addr = socket.recv_fds(b, 10, 4)
+print(msg, len(fds), os.read(fds[0], 100))
+c, d = socket.socketpair()
+pid = os.fork()
+if pid == 0:
+    m, fds, _, _ = socket.recv_fds(d, 10, 1)
+    os.write(fds[0], b"child wrote")
+    os._exit(0)
+r2, w2 = os.pipe()
+socket.send_fds(c, [b"y"], [w2])
+os.close(w2)
+os.waitpid(pid, 0)
+print(os.read(r2, 100))
+'
+	assert_eq "b'x' 1 b'through a passed fd'
+b'child wrote'" "$OUT" "SCM_RIGHTS passes open files, also to another process"
+}
+
+t_memfd()
+{
+	capture moat do -- $PY -u -c '
+import os, mmap
+fd = os.memfd_create("probe")
+os.write(fd, b"hello")
+print(os.pread(fd, 5, 0))
+os.ftruncate(fd, 4096)
+m = mmap.mmap(fd, 4096)
+m[:3] = b"abc"
+print(os.pread(fd, 3, 0), os.readlink("/proc/self/fd/%d" % fd))
+'
+	assert_eq "b'hello'
+b'abc' /memfd:probe (deleted)" "$OUT" "memfd_create: read, write, truncate, a shared mapping"
+}
+
+t_multiprocessing()
+{
+	# spawn re-imports __main__: it must be a file, as natively.
+	cat >"$E2E_TMP/mp.py" <<'PYEOF'
+import multiprocessing as mp
+def f(x):
+    return x * x
+if __name__ == "__main__":
+    with mp.get_context("spawn").Pool(2) as p:
+        print(p.map(f, range(5)))
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=q.put, args=(45,))
+    p.start()
+    print(q.get())
+    p.join()
+PYEOF
+	chmod 644 "$E2E_TMP/mp.py"
+	capture moat do -- $PY "$E2E_TMP/mp.py"
+	assert_eq "[0, 1, 4, 9, 16]
+45" "$OUT" "multiprocessing: a spawn pool and a fork process with a queue"
+}
+
 run_test "AF_UNIX socket pairs" t_socketpair
+run_test "SCM_RIGHTS" t_scm_rights
+run_test "memfd_create" t_memfd
+run_test "multiprocessing" t_multiprocessing
 run_test "epoll" t_epoll
 run_test "eventfd" t_eventfd
 run_test "asyncio" t_asyncio
