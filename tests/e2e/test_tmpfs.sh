@@ -121,7 +121,34 @@ t_host_untouched()
 	assert_not_contains "$OUT" "$name" "each sandbox starts with an empty /tmp"
 }
 
+t_tar_round_trip()
+{
+	capture moat do -- /bin/sh -c '
+		cd /tmp && tar czf src.tgz -C /usr/lib/python3.11 json email &&
+		mkdir x && tar xzf src.tgz -C x &&
+		(cd /usr/lib/python3.11 && find json email -type f -exec sha256sum {} +) | sort > a &&
+		(cd x && find json email -type f -exec sha256sum {} +) | sort > b &&
+		cmp a b && echo same'
+	assert_eq "same" "$OUT" "a tar czf/xzf round trip in /tmp gives the same checksums"
+}
+
+t_sqlite_100k()
+{
+	capture moat do -- $PY -c '
+import sqlite3
+db = sqlite3.connect("/tmp/t.db")
+db.execute("create table t(a integer, b text)")
+db.executemany("insert into t values (?, ?)", ((i, str(i)) for i in range(100000)))
+db.commit()
+print(db.execute("select count(*), sum(a) from t").fetchone())
+print(db.execute("select count(*) from t where b like \"%77%\"").fetchone()[0] > 0)'
+	assert_eq "(100000, 4999950000)
+True" "$OUT" "a sqlite3 database of 100k rows written and queried"
+}
+
 run_test "shell file operations in /tmp" t_shell_ops
+run_test "tar round trip" t_tar_round_trip
+run_test "sqlite, 100k rows" t_sqlite_100k
 run_test "errors in /tmp and on the rootfs" t_errors
 run_test "python tempfile, mmap, sqlite in /tmp" t_python_tempfile_mmap_sqlite
 run_test "/dev/shm mappings are shared across fork" t_shm_shared_between_processes
