@@ -589,3 +589,112 @@ long sys_memfd_create(struct task *t, struct syscall_args *a)
 	file_put(f);
 	return fd;
 }
+
+/* sendfile and copy_file_range: a copy through the sentry, in chunks, with
+ * the same offsets and blocking rules as read and write. */
+static long copy_between(struct task *t, struct file *in, int64_t *ioff,
+			 struct file *out, int64_t *ooff, size_t count)
+{
+	static char buf[1 << 16];
+	size_t done = 0;
+
+	if ((in->flags & O_ACCMODE) == O_WRONLY ||
+	    (out->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (!in->ops || !in->ops->read || !out->ops || !out->ops->write)
+		return -EINVAL;
+	if (count > INT32_MAX)
+		count = INT32_MAX;
+	while (done < count) {
+		size_t chunk = count - done > sizeof(buf) ? sizeof(buf) :
+							    count - done;
+		int64_t isave = *ioff;
+		long r = in->ops->read(t, in, buf, chunk, ioff), w;
+
+		if (r < 0 || r == SYS_BLOCK)
+			return done ? (long)done : r;
+		if (r == 0)
+			break;
+		w = out->ops->write(t, out, buf, (size_t)r, ooff);
+		if (w < 0 || w == SYS_BLOCK) {
+			*ioff = isave; /* nothing of this chunk was taken */
+			return done ? (long)done : w;
+		}
+		done += (size_t)w;
+		if (w < r) {
+			*ioff = isave + w;
+			break;
+		}
+	}
+	return (long)done;
+}
+
+long sys_sendfile(struct task *t, struct syscall_args *a)
+{
+	struct file *out = fd_get(t, (int)a->a[0]),
+		    *in = fd_get(t, (int)a->a[1]);
+	int64_t off, *ioff;
+	long r;
+
+	if (!out || !in)
+		return -EBADF;
+	if (in->stream)
+		return -EINVAL; /* Linux: the input must be mmap-able */
+	if (a->a[2]) {
+		if (task_read(t, a->a[2], &off, sizeof(off)) < 0)
+			return -EFAULT;
+		if (off < 0)
+			return -EINVAL;
+		ioff = &off;
+	} else {
+		ioff = &in->pos;
+	}
+	r = copy_between(t, in, ioff, out, out->stream ? NULL : &out->pos,
+			 a->a[3]);
+	if (a->a[2] && r >= 0 && r != SYS_BLOCK &&
+	    task_write(t, a->a[2], &off, sizeof(off)) < 0)
+		return -EFAULT;
+	return r;
+}
+
+long sys_copy_file_range(struct task *t, struct syscall_args *a)
+{
+	struct file *in = fd_get(t, (int)a->a[0]),
+		    *out = fd_get(t, (int)a->a[2]);
+	int64_t ioffv, ooffv, *ioff, *ooff;
+	long r;
+
+	if (!in || !out)
+		return -EBADF;
+	if (a->a[5])
+		return -EINVAL;
+	if (in->stream || out->stream || !in->vn || !out->vn ||
+	    S_ISDIR(in->vn->mode) || S_ISDIR(out->vn->mode))
+		return -EINVAL;
+	if (out->flags & O_APPEND)
+		return -EBADF;
+	if (a->a[1]) {
+		if (task_read(t, a->a[1], &ioffv, sizeof(ioffv)) < 0)
+			return -EFAULT;
+		ioff = &ioffv;
+	} else {
+		ioff = &in->pos;
+	}
+	if (a->a[3]) {
+		if (task_read(t, a->a[3], &ooffv, sizeof(ooffv)) < 0)
+			return -EFAULT;
+		ooff = &ooffv;
+	} else {
+		ooff = &out->pos;
+	}
+	if (*ioff < 0 || *ooff < 0)
+		return -EINVAL;
+	r = copy_between(t, in, ioff, out, ooff, a->a[4]);
+	if (r >= 0 && a->a[1] &&
+	    task_write(t, a->a[1], &ioffv, sizeof(ioffv)) < 0)
+		return -EFAULT;
+	if (r >= 0 && a->a[3] &&
+	    task_write(t, a->a[3], &ooffv, sizeof(ooffv)) < 0)
+		return -EFAULT;
+	return r;
+}

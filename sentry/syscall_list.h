@@ -116,6 +116,9 @@ EMU(flock, sys_flock, PARTIAL, "Fx",
     "accepted; no other sandbox can see the files")
 EMU(memfd_create, sys_memfd_create, PARTIAL, "sx",
     "a tmpfs file of no directory; no seals, no hugetlb")
+EMU(sendfile, sys_sendfile, FULL, "FFpu", "a copy through the sentry")
+EMU(copy_file_range, sys_copy_file_range, FULL, "FpFpux",
+    "a copy through the sentry")
 EMU(fadvise64, sys_fadvise64, FULL, "Fddd", "")
 EMU(getxattr, sys_getxattr, PARTIAL, "sspu",
     "no extended attributes yet: ENODATA")

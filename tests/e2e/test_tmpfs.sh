@@ -146,7 +146,23 @@ print(db.execute("select count(*) from t where b like \"%77%\"").fetchone()[0] >
 True" "$OUT" "a sqlite3 database of 100k rows written and queried"
 }
 
+t_copy_calls()
+{
+	capture moat do -- $PY -c '
+import os
+src = open("/etc/passwd", "rb").read()
+fd_in = os.open("/etc/passwd", os.O_RDONLY)
+r, w = os.pipe()
+print(os.sendfile(w, fd_in, 0, 10), os.read(r, 10) == src[:10])
+a = os.open("/etc/passwd", os.O_RDONLY)
+b = os.open("/tmp/q", os.O_WRONLY | os.O_CREAT, 0o644)
+print(os.copy_file_range(a, b, 5), open("/tmp/q", "rb").read() == src[:5])'
+	assert_eq "10 True
+5 True" "$OUT" "sendfile to a pipe and copy_file_range into /tmp"
+}
+
 run_test "shell file operations in /tmp" t_shell_ops
+run_test "sendfile and copy_file_range" t_copy_calls
 run_test "tar round trip" t_tar_round_trip
 run_test "sqlite, 100k rows" t_sqlite_100k
 run_test "errors in /tmp and on the rootfs" t_errors
