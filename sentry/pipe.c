@@ -205,3 +205,44 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 	*wr = w;
 	return 0;
 }
+
+long pipe_size_ctl(struct file *f, int set, uint64_t arg)
+{
+	struct pipe *p;
+
+	if (f->ops != &pipe_ops)
+		return -EBADF;
+	p = f->priv;
+	if (!set)
+		return (long)p->cap;
+	/* F_SETPIPE_SZ: between a page and 1 MiB (Linux's pipe-max-size),
+	 * rounded up to a power of two, never below what the pipe holds. */
+	if (arg > (1u << 20))
+		return -EPERM;
+	{
+		size_t want = PIPE_MIN_SIZE, old = p->cap;
+		char *nb;
+		while (want < arg)
+			want <<= 1;
+		if (want < p->len)
+			return -EBUSY;
+		if (pipe_total - old + want > PIPE_HARD_TOTAL)
+			return -EPERM;
+		if (p->buf) {
+			/* Re-lay the ring at offset 0 in a buffer of the new size. */
+			size_t i;
+			nb = malloc(want);
+			if (!nb)
+				return -ENOMEM;
+			for (i = 0; i < p->len; i++)
+				nb[i] = p->buf[(p->head + i) % old];
+			free(p->buf);
+			p->buf = nb;
+			p->head = 0;
+		}
+		p->cap = want;
+		pipe_total = pipe_total - old + want;
+		sentry_wake();
+		return (long)want;
+	}
+}

@@ -461,7 +461,9 @@ long sys_fcntl(struct task *t, struct syscall_args *a)
 		}
 		return 0;
 	case F_GETPIPE_SZ:
-		return f->stream ? 65536 : -EBADF;
+		return pipe_size_ctl(f, 0, 0);
+	case F_SETPIPE_SZ:
+		return pipe_size_ctl(f, 1, a->a[2]);
 	default:
 		return -EINVAL;
 	}

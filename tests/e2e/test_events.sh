@@ -173,6 +173,28 @@ PYEOF
 45" "$OUT" "multiprocessing: a spawn pool and a fork process with a queue"
 }
 
+t_pipe_size()
+{
+	capture moat do -- $PY -c '
+import os, fcntl
+r, w = os.pipe()
+print(fcntl.fcntl(w, fcntl.F_GETPIPE_SZ))
+os.write(w, b"abc")
+print(fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 100000), os.read(r, 3))
+os.set_blocking(w, False)
+n = 0
+try:
+    while True:
+        n += os.write(w, b"x" * 4096)
+except BlockingIOError:
+    pass
+print(n)'
+	assert_eq "65536
+131072 b'abc'
+131072" "$OUT" "F_GETPIPE_SZ and F_SETPIPE_SZ; a full pipe gives EAGAIN"
+}
+
+run_test "pipe sizes" t_pipe_size
 run_test "AF_UNIX socket pairs" t_socketpair
 run_test "SCM_RIGHTS" t_scm_rights
 run_test "memfd_create" t_memfd
