@@ -39,8 +39,9 @@ struct tnode {
 	int memfd;    /* regular files: the data */
 	char *target; /* symlinks */
 	bool mount_root;
-	bool overlay; /* root of the overlay's upper layer (overlay.c) */
-	bool opaque;  /* overlay dir that hides the lower one */
+	bool overlay;	   /* root of the overlay's upper layer (overlay.c) */
+	struct pipe *fifo; /* FIFOs: the pipe while anyone has it open */
+	bool opaque;	   /* overlay dir that hides the lower one */
 };
 
 static uint64_t next_ino = 2;
@@ -132,6 +133,8 @@ void tmpfs_free(struct vnode *vn)
 	}
 	if (tn->parent)
 		vnode_put(tn->parent);
+	if (tn->fifo)
+		fifo_detach(tn->fifo);
 	free(tn->target);
 	free(tn);
 	vn->tn = NULL;
@@ -448,6 +451,20 @@ int tmpfs_create(struct task *t, struct vnode *dir, const char *name,
 	}
 	*out = vnode_get(vn);
 	return 0;
+}
+
+int tmpfs_mkfifo(struct task *t, struct vnode *dir, const char *name,
+		 mode_t mode)
+{
+	struct vnode *vn;
+	int rc = new_child(t, dir, name, S_IFIFO | (mode & 07777), &vn);
+
+	if (rc < 0)
+		return rc;
+	rc = add_entry(dir, name, vn);
+	if (rc < 0)
+		vnode_put(vn);
+	return rc;
 }
 
 int tmpfs_mkdir(struct task *t, struct vnode *dir, const char *name,
@@ -986,6 +1003,14 @@ int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 		return -ELOOP;
 	if ((flags & O_DIRECTORY) && !S_ISDIR(vn->mode))
 		return -ENOTDIR;
+	if (S_ISFIFO(vn->mode)) {
+		int rc = fifo_open(t, &vn->tn->fifo, flags, &f);
+		if (rc < 0 || rc == SYS_BLOCK)
+			return rc;
+		f->vn = vnode_get(vn);
+		*out = f;
+		return 0;
+	}
 	if (S_ISDIR(vn->mode) && (flags & O_ACCMODE) != O_RDONLY)
 		return -EISDIR;
 	if ((flags & O_TRUNC) && S_ISREG(vn->mode) &&

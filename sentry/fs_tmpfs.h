@@ -33,6 +33,8 @@ int tmpfs_create(struct task *t, struct vnode *dir, const char *name,
 		 mode_t mode, struct vnode **out);
 int tmpfs_mkdir(struct task *t, struct vnode *dir, const char *name,
 		mode_t mode);
+int tmpfs_mkfifo(struct task *t, struct vnode *dir, const char *name,
+		 mode_t mode);
 int tmpfs_symlink(struct task *t, struct vnode *dir, const char *name,
 		  const char *target);
 int tmpfs_link(struct task *t, struct vnode *dir, const char *name,

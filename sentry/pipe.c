@@ -26,6 +26,10 @@ struct pipe {
 	size_t head, len;
 	int readers, writers;
 	unsigned long ino;
+	/* FIFOs: the tmpfs node's slot that points here (NULL for pipes or
+	 * once the node is gone), and opens waiting for the other side. */
+	struct pipe **owner;
+	int r_wait, w_wait;
 };
 
 static unsigned long pipe_ino = 1000;
@@ -105,12 +109,15 @@ static short pipe_poll(struct file *f, short events)
 	struct pipe *p = f->priv;
 	short r = 0;
 
-	if ((f->flags & O_ACCMODE) == O_RDONLY) {
+	int acc = f->flags & O_ACCMODE;
+
+	if (acc != O_WRONLY) {
 		if (p->len)
 			r |= POLLIN | POLLRDNORM;
 		if (!p->writers)
 			r |= POLLHUP;
-	} else {
+	}
+	if (acc != O_RDONLY) {
 		if (!p->readers)
 			r |= POLLERR;
 		else if (p->cap - p->len >= PIPE_BUF)
@@ -146,6 +153,8 @@ static int pipe_stat(struct file *f, struct stat *st)
 
 static void pipe_free(struct pipe *p)
 {
+	if (p->owner)
+		*p->owner = NULL; /* a FIFO's next open starts a new pipe */
 	pipe_total -= p->cap;
 	free(p->buf);
 	free(p);
@@ -155,11 +164,11 @@ static void pipe_release(struct file *f)
 {
 	struct pipe *p = f->priv;
 
-	if ((f->flags & O_ACCMODE) == O_RDONLY)
+	if ((f->flags & O_ACCMODE) != O_WRONLY)
 		p->readers--;
-	else
+	if ((f->flags & O_ACCMODE) != O_RDONLY)
 		p->writers--;
-	if (!p->readers && !p->writers)
+	if (!p->readers && !p->writers && !p->r_wait && !p->w_wait)
 		pipe_free(p);
 	sentry_wake();
 }
@@ -245,4 +254,76 @@ long pipe_size_ctl(struct file *f, int set, uint64_t arg)
 		sentry_wake();
 		return (long)want;
 	}
+}
+
+/* ---- FIFOs (named pipes of tmpfs) ----------------------------------------- */
+
+void fifo_detach(struct pipe *p)
+{
+	p->owner = NULL;
+}
+
+/* Open an end of the FIFO whose pipe is at *slot (made on first open).
+ * As on Linux, a read-only open waits for a writer and a write-only open
+ * for a reader (O_NONBLOCK: a reader goes on, a writer gets ENXIO); an
+ * open waiting on one side counts as present for the other, so the two
+ * meet. t->block_scratch[0] remembers this task's wait across retries. */
+int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out)
+{
+	int acc = flags & O_ACCMODE;
+	struct pipe *p = *slot;
+	struct file *f;
+
+	if (!t->block_started)
+		t->block_scratch[0] = 0;
+	if (!p) {
+		if (pipe_total + PIPE_MIN_SIZE > PIPE_HARD_TOTAL)
+			return -ENFILE;
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		p->cap = pipe_total + PIPE_DEF_SIZE > PIPE_SOFT_TOTAL ?
+				 PIPE_MIN_SIZE :
+				 PIPE_DEF_SIZE;
+		pipe_total += p->cap;
+		p->ino = pipe_ino++;
+		p->owner = slot;
+		*slot = p;
+	}
+	if (acc == O_RDONLY && !(flags & O_NONBLOCK) && !p->writers &&
+	    !p->w_wait) {
+		if (!t->block_scratch[0]) {
+			p->r_wait++;
+			t->block_scratch[0] = 1;
+			sentry_wake();
+		}
+		return SYS_BLOCK;
+	}
+	if (acc == O_WRONLY && !p->readers && !p->r_wait) {
+		if (flags & O_NONBLOCK)
+			return -ENXIO;
+		if (!t->block_scratch[0]) {
+			p->w_wait++;
+			t->block_scratch[0] = 2;
+			sentry_wake();
+		}
+		return SYS_BLOCK;
+	}
+	f = file_new(&pipe_ops, acc | (flags & O_NONBLOCK));
+	if (!f)
+		return -ENOMEM;
+	if (t->block_scratch[0] == 1)
+		p->r_wait--;
+	else if (t->block_scratch[0] == 2)
+		p->w_wait--;
+	t->block_scratch[0] = 0;
+	if (acc != O_WRONLY)
+		p->readers++;
+	if (acc != O_RDONLY)
+		p->writers++;
+	f->priv = p;
+	f->stream = true;
+	sentry_wake();
+	*out = f;
+	return 0;
 }

@@ -521,12 +521,13 @@ long sys_utimensat(struct task *t, struct syscall_args *a)
 
 static long do_mknod(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 {
-	char path[PATH_MAX];
-	struct vnode *vn;
+	char path[PATH_MAX], name[NAME_MAX + 1];
+	struct vnode *vn, *dir;
+	bool trailing;
 	long rc;
 
-	if ((mode & S_IFMT) && !S_ISREG(mode))
-		return -EPERM; /* FIFOs and devices: not yet */
+	if ((mode & S_IFMT) && !S_ISREG(mode) && !S_ISFIFO(mode))
+		return -EPERM; /* devices and sockets: not in a sandbox */
 	rc = get_path(t, upath, path);
 	if (rc < 0)
 		return rc;
@@ -534,9 +535,19 @@ static long do_mknod(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 		vnode_put(vn);
 		return -EEXIST;
 	}
-	rc = fs_create(t, dirfd, path, mode & 07777, &vn);
+	if (!S_ISFIFO(mode)) {
+		rc = fs_create(t, dirfd, path, mode & 07777, &vn);
+		if (rc == 0)
+			vnode_put(vn);
+		return rc;
+	}
+	rc = vfs_resolve_parent(t, dirfd, path, &dir, name, &trailing);
+	if (rc < 0)
+		return rc == -EINVAL ? -EEXIST : rc;
+	rc = to_upper_dir(&dir);
 	if (rc == 0)
-		vnode_put(vn);
+		rc = tmpfs_mkfifo(t, dir, name, mode & ~t->proc->umask);
+	vnode_put(dir);
 	return rc;
 }
 

@@ -173,6 +173,9 @@ bool file_is_socket(struct file *f);
 int pipe_create(struct file **rd, struct file **wr, int flags);
 /* F_GETPIPE_SZ (set 0) and F_SETPIPE_SZ (set 1, arg bytes). */
 long pipe_size_ctl(struct file *f, int set, uint64_t arg);
+struct pipe;
+int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out);
+void fifo_detach(struct pipe *p); /* the FIFO's node is going away */
 
 /* procfs and devfs (sentry/fs_proc.c, sentry/fs_dev.c) */
 struct vnode *procfs_root(void);

@@ -194,6 +194,29 @@ print(n)'
 131072" "$OUT" "F_GETPIPE_SZ and F_SETPIPE_SZ; a full pipe gives EAGAIN"
 }
 
+t_fifo()
+{
+	capture moat do -- /bin/sh -c '
+		mkfifo /tmp/p && ls -l /tmp/p | cut -c1
+		(echo through-fifo > /tmp/p &)
+		cat /tmp/p
+		python3 -c "
+import os, errno
+r = os.open(\"/tmp/p\", os.O_RDONLY | os.O_NONBLOCK)
+print(\"nonblocking reader opens\")
+os.close(r)
+try:
+    os.open(\"/tmp/p\", os.O_WRONLY | os.O_NONBLOCK)
+except OSError as e:
+    print(errno.errorcode[e.errno])
+"'
+	assert_eq "p
+through-fifo
+nonblocking reader opens
+ENXIO" "$OUT" "mkfifo; blocking opens meet; O_NONBLOCK reader opens, writer gets ENXIO"
+}
+
+run_test "FIFOs" t_fifo
 run_test "pipe sizes" t_pipe_size
 run_test "AF_UNIX socket pairs" t_socketpair
 run_test "SCM_RIGHTS" t_scm_rights
