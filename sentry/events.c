@@ -19,6 +19,7 @@
 
 #define EP_MAX_EVENTS 4096
 #define EP_MAX_ITEMS 65536
+#define EP_MAX_NEST 5
 
 struct epitem {
 	struct file *ep;     /* the epoll file */
@@ -85,7 +86,7 @@ static void epoll_release(struct file *f)
 	free(ep);
 }
 
-static uint32_t item_ready(struct epitem *it, int depth)
+static uint32_t item_ready(struct epitem *it)
 {
 	short ev =
 		(short)(it->events & (EPOLLIN | EPOLLOUT | EPOLLPRI |
@@ -94,23 +95,34 @@ static uint32_t item_ready(struct epitem *it, int depth)
 
 	if (it->disabled)
 		return 0;
-	if (it->target->ops == &epoll_ops && depth > 4)
-		return 0; /* nested too deep (Linux: ELOOP at ctl time) */
 	r = it->target->ops && it->target->ops->poll ?
 		    it->target->ops->poll(it->target, ev | POLLHUP | POLLERR) :
 		    (short)(ev & (POLLIN | POLLOUT));
 	return (uint32_t)(unsigned short)r & (it->events | EPOLLHUP | EPOLLERR);
 }
 
+/* Polling an epoll polls what it watches, which may be another epoll.
+ * Cycles are refused at EPOLL_CTL_ADD (ep_reaches); the depth guard is a
+ * second line so a nesting we failed to refuse can never overflow the
+ * sentry's stack. */
+static int poll_depth;
+
 static short epoll_poll(struct file *f, short events)
 {
 	struct epoll *ep = f->priv;
 	struct epitem *it;
+	short r = 0;
 
+	if (poll_depth > EP_MAX_NEST)
+		return 0;
+	poll_depth++;
 	for (it = ep->items; it; it = it->next_in_ep)
-		if (item_ready(it, 1))
-			return events & (POLLIN | POLLRDNORM);
-	return 0;
+		if (item_ready(it)) {
+			r = events & (POLLIN | POLLRDNORM);
+			break;
+		}
+	poll_depth--;
+	return r;
 }
 
 static int ep_stat(struct file *f, struct stat *st)
@@ -128,6 +140,25 @@ static const struct file_ops epoll_ops = {
 	.stat = ep_stat,
 	.release = epoll_release,
 };
+
+/* Does epoll `from` watch `to`, directly or through nested epolls?  Too
+ * deep a chain counts as yes, as Linux's ELOOP does for paths over 5. */
+static bool ep_reaches(struct file *from, struct file *to, int depth)
+{
+	struct epoll *ep = from->priv;
+	struct epitem *it;
+
+	if (depth > EP_MAX_NEST)
+		return true;
+	for (it = ep->items; it; it = it->next_in_ep) {
+		if (it->target == to)
+			return true;
+		if (it->target->ops == &epoll_ops &&
+		    ep_reaches(it->target, to, depth + 1))
+			return true;
+	}
+	return false;
+}
 
 static long new_epoll(struct task *t, int flags)
 {
@@ -193,6 +224,8 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 			return -EEXIST;
 		if (ep->nitems >= EP_MAX_ITEMS)
 			return -ENOSPC;
+		if (target->ops == &epoll_ops && ep_reaches(target, epf, 1))
+			return -ELOOP;
 		it = calloc(1, sizeof(*it));
 		if (!it)
 			return -ENOMEM;
@@ -244,7 +277,7 @@ static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
 	ep = epf->priv;
 	t->wait_hostfd = -1;
 	for (it = ep->items; it && n < max; it = it->next_in_ep) {
-		uint32_t r = item_ready(it, 1);
+		uint32_t r = item_ready(it);
 
 		if (!r) {
 			if (it->target->hostfd >= 0 && it->target->stream &&

@@ -66,6 +66,34 @@ True
 []" "$OUT" "level, edge and one-shot epoll; hang-up; closed files leave the set"
 }
 
+t_epoll_nest()
+{
+	capture moat do -- $PY -u -c '
+import select, os
+a, b, c = select.epoll(), select.epoll(), select.epoll()
+r, w = os.pipe()
+c.register(r, select.EPOLLIN)
+b.register(c.fileno(), select.EPOLLIN)
+a.register(b.fileno(), select.EPOLLIN)
+print(a.poll(0))
+os.write(w, b"x")
+print([e for _, e in a.poll(0)] == [select.EPOLLIN])  # readiness climbs the chain
+for x, y in ((c, a), (b, a), (c, b)):
+    try:
+        x.register(y.fileno(), select.EPOLLIN)
+        print("cycle allowed")
+    except OSError as e:
+        print(e.strerror)
+print(len(a.poll(0)))
+'
+	assert_eq "[]
+True
+Too many levels of symbolic links
+Too many levels of symbolic links
+Too many levels of symbolic links
+1" "$OUT" "nested epolls report readiness; cycles are refused with ELOOP"
+}
+
 t_eventfd()
 {
 	capture moat do -- $PY -u -c '
@@ -223,6 +251,7 @@ run_test "SCM_RIGHTS" t_scm_rights
 run_test "memfd_create" t_memfd
 run_test "multiprocessing" t_multiprocessing
 run_test "epoll" t_epoll
+run_test "nested epoll" t_epoll_nest
 run_test "eventfd" t_eventfd
 run_test "asyncio" t_asyncio
 e2e_done
