@@ -1057,6 +1057,11 @@ bool tmpfs_is_overlay(struct vnode *vn)
 	return vn->kind == VN_TMPFS && vn->tn->root->tn->overlay;
 }
 
+void tmpfs_set_opaque(struct vnode *dir)
+{
+	dir->tn->opaque = true;
+}
+
 bool tmpfs_is_opaque(struct vnode *dir)
 {
 	return dir->tn->opaque;

@@ -59,6 +59,7 @@ bool tmpfs_same_fs(struct vnode *a, struct vnode *b);
 struct vnode *tmpfs_new_overlay_root(const struct stat *lower_root);
 bool tmpfs_is_overlay(struct vnode *vn);
 bool tmpfs_is_opaque(struct vnode *dir);
+void tmpfs_set_opaque(struct vnode *dir);
 size_t tmpfs_nchildren(struct vnode *dir); /* live entries */
 /* 1: found (*out referenced); 0: no entry; -ENOENT: a whiteout */
 int tmpfs_lookup_ov(struct vnode *dir, const char *name, struct vnode **out);

@@ -378,8 +378,11 @@ bool ovl_dir_empty(struct vnode *dir)
 		if (tmpfs_is_opaque(up))
 			hidden = true;
 	}
-	if (empty && !hidden && ovl_lower_names(dir->path, &ln) == 0) {
-		for (i = 0; i < ln->n && empty; i++)
+	if (empty && !hidden) {
+		/* A rootfs we cannot list is not known to be empty. */
+		if (ovl_lower_names(dir->path, &ln) < 0)
+			empty = false;
+		for (i = 0; ln && i < ln->n && empty; i++)
 			if (!up || !tmpfs_has_whiteout(up, ln->names[i]))
 				empty = false;
 	}

@@ -1104,15 +1104,16 @@ long sys_ioctl(struct task *t, struct syscall_args *a)
 	return -ENOTTY;
 }
 
-/* ---- the read-only filesystem ---------------------------------------------- */
+/* ---- extended attributes -------------------------------------------------- */
 
-long sys_erofs(struct task *t, struct syscall_args *a)
+long sys_noxattr(struct task *t, struct syscall_args *a)
 {
 	(void)t;
 	(void)a;
-	/* Writable overlay and mounts come with the POSIX-surface issue;
-	 * until then the whole tree is read-only, as its statfs says. */
-	return -EROFS;
+	/* No filesystem in the sandbox stores extended attributes (the
+	 * rootfs is read-only on the host, the upper layer and tmpfs keep
+	 * none): EOPNOTSUPP, which cp -a, mv and tar take as "skip". */
+	return -EOPNOTSUPP;
 }
 
 long sys_fsync(struct task *t, struct syscall_args *a)

@@ -196,6 +196,18 @@ long sys_unlinkat(struct task *t, struct syscall_args *a)
 	return do_unlink(t, (int)a->a[0], a->a[1], flags & AT_REMOVEDIR);
 }
 
+/* A directory whose merged view includes rootfs contents: the rootfs one
+ * itself, or a copied-up one that does not hide it. */
+static bool has_lower_dir(struct vnode *vn)
+{
+	if (!S_ISDIR(vn->mode))
+		return false;
+	if (vn->kind == VN_GOFER)
+		return true;
+	return tmpfs_is_overlay(vn) && !tmpfs_is_opaque(vn) &&
+	       ovl_lower_exists(vn->path);
+}
+
 static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 		      uint64_t unew, unsigned flags)
 {
@@ -219,24 +231,36 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 	snprintf(full, sizeof(full), "%s/%s",
 		 strcmp(odir->path, "/") ? odir->path : "", oname);
 	rc = vfs_resolve(t, AT_FDCWD, full, 0, &src);
-	/* A rootfs directory is not moved (overlayfs without redirect_dir:
-	 * EXDEV, and mv copies instead); files and links are copied up. */
-	if (rc == 0 && src->kind == VN_GOFER && S_ISDIR(src->mode))
+	/* A directory with rootfs contents is not moved (overlayfs without
+	 * redirect_dir: EXDEV, and mv copies instead); files and links are
+	 * copied up. */
+	if (rc == 0 && has_lower_dir(src))
 		rc = -EXDEV;
 	if (rc == 0 && src->kind == VN_GOFER)
 		rc = to_upper(&src);
+	snprintf(full, sizeof(full), "%s/%s",
+		 strcmp(ndir->path, "/") ? ndir->path : "", nname);
 	if (rc == 0 && (flags & RENAME_EXCHANGE)) {
-		snprintf(full, sizeof(full), "%s/%s",
-			 strcmp(ndir->path, "/") ? ndir->path : "", nname);
 		rc = vfs_resolve(t, AT_FDCWD, full, 0, &dst);
-		if (rc == 0 && dst->kind == VN_GOFER && S_ISDIR(dst->mode))
+		if (rc == 0 && has_lower_dir(dst))
 			rc = -EXDEV;
 		if (rc == 0 && dst->kind == VN_GOFER)
 			rc = to_upper(&dst);
+	} else if (rc == 0 && vfs_resolve(t, AT_FDCWD, full, 0, &dst) == 0 &&
+		   dst != src) {
+		/* The upper layer alone may not know the target: check it
+		 * in the merged view. */
+		if (flags & RENAME_NOREPLACE)
+			rc = -EEXIST;
+		else if (S_ISDIR(src->mode) && !S_ISDIR(dst->mode))
+			rc = -ENOTDIR;
+		else if (!S_ISDIR(src->mode) && S_ISDIR(dst->mode))
+			rc = -EISDIR;
+		else if (S_ISDIR(dst->mode) &&
+			 (dst->kind == VN_GOFER || tmpfs_is_overlay(dst)) &&
+			 !ovl_dir_empty(dst))
+			rc = -ENOTEMPTY;
 	}
-	if (rc == 0 && (flags & RENAME_NOREPLACE) &&
-	    name_exists(t, ndir, nname))
-		rc = -EEXIST;
 	if (rc == 0)
 		rc = to_upper_dir(&odir);
 	if (rc == 0)
@@ -245,6 +269,10 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 		rc = -EXDEV;
 	if (rc == 0)
 		rc = tmpfs_rename(t, odir, oname, ndir, nname, flags);
+	/* A directory moved over an (empty) rootfs one hides it. */
+	if (rc == 0 && !(flags & RENAME_EXCHANGE) && S_ISDIR(src->mode) &&
+	    tmpfs_is_overlay(src) && ovl_lower_exists(full))
+		tmpfs_set_opaque(src);
 	if (rc == 0 && !(flags & RENAME_EXCHANGE))
 		rc = ovl_hide_lower(odir, oname);
 	vnode_put(src);

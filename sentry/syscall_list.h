@@ -11,7 +11,7 @@
 EMU(read, sys_read, FULL, "Fpu", "")
 EMU(write, sys_write, FULL, "Fpu", "")
 EMU(open, sys_open, FULL, "sfo",
-    "read-only filesystem: write opens fail with EROFS")
+    "a write open of a rootfs file copies it up into the overlay")
 EMU(close, sys_close, FULL, "F", "")
 EMU(stat, sys_stat, FULL, "sp", "")
 EMU(fstat, sys_fstat, FULL, "Fp", "")
@@ -62,53 +62,55 @@ EMU(close_range, sys_close_range, FULL, "uux", "")
 EMU(statfs, sys_statfs, FULL, "sp", "")
 EMU(fstatfs, sys_fstatfs, FULL, "Fp", "")
 EMU(mkdir, sys_mkdir, PARTIAL, "so",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(mkdirat, sys_mkdirat, PARTIAL, "Fso",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(rmdir, sys_rmdir, PARTIAL, "s",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(unlink, sys_unlink, PARTIAL, "s",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(unlinkat, sys_unlinkat, PARTIAL, "Fsx",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(rename, sys_rename, PARTIAL, "ss",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs and the overlay; a directory with rootfs contents: EXDEV (mv copies)")
 EMU(renameat, sys_renameat, PARTIAL, "FsFs",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs and the overlay; a directory with rootfs contents: EXDEV (mv copies)")
 EMU(renameat2, sys_renameat2, PARTIAL, "FsFsx",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs and the overlay; a directory with rootfs contents: EXDEV (mv copies)")
 EMU(creat, sys_creat, PARTIAL, "so",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(symlink, sys_symlink, PARTIAL, "ss",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(symlinkat, sys_symlinkat, PARTIAL, "sFs",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(link, sys_link, PARTIAL, "ss",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(linkat, sys_linkat, PARTIAL, "FsFsx",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(chmod, sys_chmod, PARTIAL, "so",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(fchmodat, sys_fchmodat, PARTIAL, "Fso",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(chown, sys_chown, PARTIAL, "sdd",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(lchown, sys_lchown, PARTIAL, "sdd",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(fchownat, sys_fchownat, PARTIAL, "Fsddx",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(truncate, sys_truncate, PARTIAL, "sd",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(utimensat, sys_utimensat, PARTIAL, "Fspx",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(mknod, sys_mknod, PARTIAL, "sox",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(mknodat, sys_mknodat, PARTIAL, "Fsox",
-    "tmpfs (/tmp, /dev/shm); EROFS on the read-only rootfs")
-EMU(fchmod, sys_fchmod, PARTIAL, "Fo", "tmpfs; EROFS on the read-only rootfs")
-EMU(fchown, sys_fchown, PARTIAL, "Fdd", "tmpfs; EROFS on the read-only rootfs")
+    "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
+EMU(fchmod, sys_fchmod, PARTIAL, "Fo",
+    "tmpfs and the rootfs's in-memory overlay")
+EMU(fchown, sys_fchown, PARTIAL, "Fdd",
+    "tmpfs and the rootfs's in-memory overlay")
 EMU(ftruncate, sys_ftruncate, PARTIAL, "Fd",
-    "tmpfs; EROFS on the read-only rootfs")
+    "tmpfs and the rootfs's in-memory overlay")
 EMU(fsync, sys_fsync, FULL, "F", "")
 EMU(fdatasync, sys_fsync, FULL, "F", "")
 EMU(sync, sys_sync, FULL, "", "")
@@ -129,12 +131,12 @@ EMU(fgetxattr, sys_fgetxattr, PARTIAL, "Fspu",
 EMU(listxattr, sys_listxattr, PARTIAL, "spu", "an empty list")
 EMU(llistxattr, sys_llistxattr, PARTIAL, "spu", "an empty list")
 EMU(flistxattr, sys_flistxattr, PARTIAL, "Fpu", "an empty list")
-EMU(setxattr, sys_erofs, PARTIAL, "sspux", "read-only in this release: EROFS")
-EMU(lsetxattr, sys_erofs, PARTIAL, "sspux", "read-only in this release: EROFS")
-EMU(fsetxattr, sys_erofs, PARTIAL, "Fspux", "read-only in this release: EROFS")
-EMU(removexattr, sys_erofs, PARTIAL, "ss", "read-only in this release: EROFS")
-EMU(lremovexattr, sys_erofs, PARTIAL, "ss", "read-only in this release: EROFS")
-EMU(fremovexattr, sys_erofs, PARTIAL, "Fs", "read-only in this release: EROFS")
+EMU(setxattr, sys_noxattr, PARTIAL, "sspux", "not supported: EOPNOTSUPP")
+EMU(lsetxattr, sys_noxattr, PARTIAL, "sspux", "not supported: EOPNOTSUPP")
+EMU(fsetxattr, sys_noxattr, PARTIAL, "Fspux", "not supported: EOPNOTSUPP")
+EMU(removexattr, sys_noxattr, PARTIAL, "ss", "not supported: EOPNOTSUPP")
+EMU(lremovexattr, sys_noxattr, PARTIAL, "ss", "not supported: EOPNOTSUPP")
+EMU(fremovexattr, sys_noxattr, PARTIAL, "Fs", "not supported: EOPNOTSUPP")
 /* sockets: the netstack issue brings them */
 EMU(socket, sys_socket, PARTIAL, "ddd",
     "EAFNOSUPPORT and an audit line until the netstack lands")

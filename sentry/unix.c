@@ -624,8 +624,14 @@ long sys_recvmsg(struct task *t, struct syscall_args *a)
 		if (c > (size_t)r - done)
 			c = (size_t)r - done;
 		if (c && task_write(t, (uint64_t)(uintptr_t)iov[i].iov_base,
-				    xfer + done, c) < 0)
+				    xfer + done, c) < 0) {
+			/* The message is consumed (as Linux's is); its
+			 * files are closed, not leaked. */
+			for (i = 0; i < (size_t)rf.n; i++)
+				file_put(rf.files[i]);
+			free(rf.files);
 			return -EFAULT;
+		}
 		done += c;
 	}
 	mh.msg_flags = trunc ? MSG_TRUNC : 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # epoll, eventfd and AF_UNIX socket pairs in the sentry; asyncio on top.
 . "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 t_socketpair()
 {
@@ -162,6 +163,15 @@ print(os.read(r2, 100))
 b'child wrote'" "$OUT" "SCM_RIGHTS passes open files, also to another process"
 }
 
+t_scm_fault()
+{
+	gcc -O1 -static -o "$E2E_TMP/scm_fault" "$HERE/scm_fault.c" ||
+		fail "cannot build scm_fault.c"
+	capture moat do -- "$E2E_TMP/scm_fault"
+	assert_eq "recvmsg: Bad address
+poll 1 hup 1" "$OUT" "a recvmsg that faults releases the files it carried"
+}
+
 t_memfd()
 {
 	capture moat do -- $PY -u -c '
@@ -248,6 +258,7 @@ run_test "FIFOs" t_fifo
 run_test "pipe sizes" t_pipe_size
 run_test "AF_UNIX socket pairs" t_socketpair
 run_test "SCM_RIGHTS" t_scm_rights
+run_test "SCM_RIGHTS and a faulting recvmsg" t_scm_fault
 run_test "memfd_create" t_memfd
 run_test "multiprocessing" t_multiprocessing
 run_test "epoll" t_epoll

@@ -43,6 +43,38 @@ $(ls /usr/share/doc/bash | wc -l)
 1" "$OUT" "merged listings, renames of rootfs files, and mv of a rootfs directory (copied)"
 }
 
+t_rename_over_rootfs()
+{
+	capture moat do -- $PY -c '
+import os
+def tryit(a, b):
+    try:
+        os.rename(a, b)
+        print("ok")
+    except OSError as e:
+        print(e.strerror)
+open("/etc/moat-f", "w").write("hi")
+tryit("/etc/moat-f", "/etc/apt")             # file over a rootfs directory
+os.makedirs("/opt/moat-d/sub")
+tryit("/opt/moat-d", "/usr/share/doc/bash")  # dir over a non-empty one
+open("/usr/share/doc/dpkg/moat-new", "w").close()
+tryit("/usr/share/doc/dpkg", "/usr/share/doc/dpkg2")  # copied up: EXDEV
+print(len(os.listdir("/usr/share/doc/dpkg")) > 1, os.path.isdir("/etc/apt"))
+os.rmdir("/opt/moat-d/sub")
+os.makedirs("/usr/share/moat-e/x"); os.rmdir("/usr/share/moat-e/x")
+tryit("/opt/moat-d", "/usr/share/moat-e")    # over an empty one: allowed
+print(os.listdir("/usr/share/moat-e"))
+'
+	assert_eq "Is a directory
+Directory not empty
+Invalid cross-device link
+True True
+ok
+[]" "$OUT" "renames over rootfs names check type and emptiness; merged directories are not moved"
+	capture moat do -- /bin/sh -c 'mv /usr/share/doc/dpkg /var/tmp/moat-dp 2>&1; ls /var/tmp/moat-dp | wc -l'
+	assert_eq "$(ls /usr/share/doc/dpkg | wc -l)" "$OUT" "mv of a rootfs directory copies it without complaints"
+}
+
 t_rmdir_and_recreate()
 {
 	capture moat do -- /bin/sh -c '
@@ -71,6 +103,7 @@ print(moat_probe_mod.VALUE)'
 run_test "writes to /etc stay in the sandbox" t_write_etc
 run_test "rm -rf of a rootfs tree leaves the host's intact" t_rm_rf_python
 run_test "merged directories and renames" t_merged_dirs
+run_test "renames over rootfs names" t_rename_over_rootfs
 run_test "rmdir of rootfs directories" t_rmdir_and_recreate
 run_test "python writes into site-packages" t_python_site_packages
 e2e_done
