@@ -263,19 +263,51 @@ void fifo_detach(struct pipe *p)
 	p->owner = NULL;
 }
 
+void fifo_unwait(struct task *t)
+{
+	struct pipe *p = t->fifo_wait;
+
+	if (!p)
+		return;
+	if (t->fifo_side == 1)
+		p->r_wait--;
+	else
+		p->w_wait--;
+	t->fifo_wait = NULL;
+	t->fifo_side = 0;
+	if (!p->readers && !p->writers && !p->r_wait && !p->w_wait)
+		pipe_free(p);
+	sentry_wake();
+}
+
+/* Count t as waiting on one side of p (once across retries). */
+static int fifo_wait_on(struct task *t, struct pipe *p, int side)
+{
+	if (t->fifo_wait != p || t->fifo_side != side) {
+		fifo_unwait(t); /* a wait on a FIFO since replaced */
+		if (side == 1)
+			p->r_wait++;
+		else
+			p->w_wait++;
+		t->fifo_wait = p;
+		t->fifo_side = side;
+		sentry_wake();
+	}
+	return SYS_BLOCK;
+}
+
 /* Open an end of the FIFO whose pipe is at *slot (made on first open).
  * As on Linux, a read-only open waits for a writer and a write-only open
  * for a reader (O_NONBLOCK: a reader goes on, a writer gets ENXIO); an
  * open waiting on one side counts as present for the other, so the two
- * meet. t->block_scratch[0] remembers this task's wait across retries. */
+ * meet. The wait is recorded on the task (fifo_wait) so that an open
+ * that ends any other way (a signal, death) is uncounted. */
 int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out)
 {
 	int acc = flags & O_ACCMODE;
 	struct pipe *p = *slot;
 	struct file *f;
 
-	if (!t->block_started)
-		t->block_scratch[0] = 0;
 	if (!p) {
 		if (pipe_total + PIPE_MIN_SIZE > PIPE_HARD_TOTAL)
 			return -ENFILE;
@@ -291,36 +323,21 @@ int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out)
 		*slot = p;
 	}
 	if (acc == O_RDONLY && !(flags & O_NONBLOCK) && !p->writers &&
-	    !p->w_wait) {
-		if (!t->block_scratch[0]) {
-			p->r_wait++;
-			t->block_scratch[0] = 1;
-			sentry_wake();
-		}
-		return SYS_BLOCK;
-	}
+	    !p->w_wait)
+		return fifo_wait_on(t, p, 1);
 	if (acc == O_WRONLY && !p->readers && !p->r_wait) {
 		if (flags & O_NONBLOCK)
 			return -ENXIO;
-		if (!t->block_scratch[0]) {
-			p->w_wait++;
-			t->block_scratch[0] = 2;
-			sentry_wake();
-		}
-		return SYS_BLOCK;
+		return fifo_wait_on(t, p, 2);
 	}
 	f = file_new(&pipe_ops, acc | (flags & O_NONBLOCK));
 	if (!f)
 		return -ENOMEM;
-	if (t->block_scratch[0] == 1)
-		p->r_wait--;
-	else if (t->block_scratch[0] == 2)
-		p->w_wait--;
-	t->block_scratch[0] = 0;
 	if (acc != O_WRONLY)
 		p->readers++;
 	if (acc != O_RDONLY)
 		p->writers++;
+	fifo_unwait(t);
 	f->priv = p;
 	f->stream = true;
 	sentry_wake();

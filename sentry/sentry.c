@@ -138,6 +138,8 @@ static void complete(struct task *t, long ret)
 		strace_exit(t, d, ret == SYS_RESTART ? -EINTR : ret);
 	t->state = TS_RUNNING;
 	t->block_started = false;
+	if (t->fifo_wait)
+		fifo_unwait(t); /* the open was interrupted */
 	t->deadline_ns = 0;
 	t->wait_hostfd = -1;
 	/* Signals that arrived while the task was stopped for us: queue them

@@ -121,6 +121,8 @@ struct task {
 	int wait_hostfd; /* host fd the blocked task waits on, -1 */
 	short wait_events;
 	uint64_t block_scratch[4];
+	struct pipe *fifo_wait; /* FIFO whose open this task waits in */
+	int fifo_side;		/* 1: as a reader, 2: as a writer */
 	/* exec in progress */
 	struct exec_plan *exec;
 	uint64_t pending_sigs; /* signals (bit sig-1) held back during injection */

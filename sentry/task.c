@@ -382,6 +382,8 @@ void task_exited(struct task *t, int status)
 
 	if (t->state == TS_DEAD)
 		return;
+	if (t->fifo_wait)
+		fifo_unwait(t);
 	t->state = TS_DEAD;
 	S->nlive--;
 	S->ndead++;

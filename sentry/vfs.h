@@ -176,6 +176,9 @@ long pipe_size_ctl(struct file *f, int set, uint64_t arg);
 struct pipe;
 int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out);
 void fifo_detach(struct pipe *p); /* the FIFO's node is going away */
+/* The task's FIFO open ended without opening (signal, exit): it no
+ * longer counts as a waiting reader or writer. */
+void fifo_unwait(struct task *t);
 
 /* procfs and devfs (sentry/fs_proc.c, sentry/fs_dev.c) */
 struct vnode *procfs_root(void);

@@ -211,6 +211,24 @@ PYEOF
 45" "$OUT" "multiprocessing: a spawn pool and a fork process with a queue"
 }
 
+t_fifo_abandoned()
+{
+	capture moat do -- /bin/sh -c '
+		mkfifo /tmp/ff
+		timeout -s KILL 1 cat /tmp/ff; echo "killed $?"
+		timeout 1 cat /tmp/ff; echo "timed out $?"
+		python3 -c "
+import os
+try:
+    os.open(\"/tmp/ff\", os.O_WRONLY | os.O_NONBLOCK)
+    print(\"writer opened\")
+except OSError as e:
+    print(e.strerror)"'
+	assert_eq "killed 137
+timed out 124
+No such device or address" "$OUT" "a reader killed or interrupted while opening a FIFO no longer counts"
+}
+
 t_pipe_size()
 {
 	capture moat do -- $PY -c '
@@ -255,6 +273,7 @@ ENXIO" "$OUT" "mkfifo; blocking opens meet; O_NONBLOCK reader opens, writer gets
 }
 
 run_test "FIFOs" t_fifo
+run_test "FIFO opens that end early" t_fifo_abandoned
 run_test "pipe sizes" t_pipe_size
 run_test "AF_UNIX socket pairs" t_socketpair
 run_test "SCM_RIGHTS" t_scm_rights
