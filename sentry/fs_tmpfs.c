@@ -947,20 +947,29 @@ static long t_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 		last = e->cookie;
 	}
 	/* A merged overlay directory: then the lower entries the upper
-	 * layer neither has nor whited out. Read once per open. */
+	 * layer neither has nor whited out. Read once per pass: the upper
+	 * entries made since (copy-ups of lower names during the listing,
+	 * cookie >= mark) were not listed above, so their lower names are. */
 	if (tmpfs_is_overlay(dir) && !dir->tn->opaque) {
 		struct ovl_names *ln = f->priv;
+		if (ln && pos < 3) {
+			ovl_names_free(ln); /* rewound: a new pass */
+			f->priv = ln = NULL;
+		}
 		if (!ln) {
 			long rc = ovl_lower_names(dir->path, &ln);
 			if (rc < 0) {
 				ovl_names_free(ln);
 				return rc;
 			}
+			ln->mark = dir->tn->next_cookie;
 			f->priv = ln;
 		}
 		for (i = 0; i < ln->n; i++) {
 			uint64_t c = LOWER_COOKIE + i;
-			if (c <= pos || find(dir, ln->names[i]))
+			struct tdirent **ue = find(dir, ln->names[i]);
+			if (c <= pos ||
+			    (ue && ((*ue)->whiteout || (*ue)->cookie < ln->mark)))
 				continue;
 			if (!emit_at(s, c, ln->inos[i], ln->types[i],
 				     ln->names[i]))

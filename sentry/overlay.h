@@ -39,6 +39,7 @@ struct ovl_names {
 	char **names;
 	unsigned char *types;
 	uint64_t *inos;
+	uint64_t mark; /* the upper directory's next cookie when listed */
 };
 int ovl_lower_names(const char *path, struct ovl_names **out);
 void ovl_names_free(struct ovl_names *ln);

@@ -2,6 +2,7 @@
 # The root is writable inside the sandbox (an overlay in the sentry's
 # memory) and untouched on the host.
 . "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 t_write_etc()
 {
@@ -75,6 +76,16 @@ ok
 	assert_eq "$(ls /usr/share/doc/dpkg | wc -l)" "$OUT" "mv of a rootfs directory copies it without complaints"
 }
 
+t_readdir_during_copyup()
+{
+	local n
+	gcc -O1 -static -o "$E2E_TMP/readdir_copyup" "$HERE/readdir_copyup.c" ||
+		fail "cannot build readdir_copyup.c"
+	n=$(($(ls -A /usr/share/doc | wc -l) + 3)) # ".", ".." and the marker
+	capture moat do -- "$E2E_TMP/readdir_copyup" /usr/share/doc
+	assert_eq "$n $n $n" "$OUT" "copy-ups during a merged listing lose and repeat no entry"
+}
+
 t_rmdir_and_recreate()
 {
 	capture moat do -- /bin/sh -c '
@@ -104,6 +115,7 @@ run_test "writes to /etc stay in the sandbox" t_write_etc
 run_test "rm -rf of a rootfs tree leaves the host's intact" t_rm_rf_python
 run_test "merged directories and renames" t_merged_dirs
 run_test "renames over rootfs names" t_rename_over_rootfs
+run_test "listing a merged directory while copying up" t_readdir_during_copyup
 run_test "rmdir of rootfs directories" t_rmdir_and_recreate
 run_test "python writes into site-packages" t_python_site_packages
 e2e_done
