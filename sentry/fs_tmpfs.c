@@ -1022,8 +1022,7 @@ int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 	}
 	if (S_ISDIR(vn->mode) && (flags & O_ACCMODE) != O_RDONLY)
 		return -EISDIR;
-	if ((flags & O_TRUNC) && S_ISREG(vn->mode) &&
-	    (flags & O_ACCMODE) != O_RDONLY) {
+	if ((flags & O_TRUNC) && S_ISREG(vn->mode)) { /* even O_RDONLY */
 		rc = tmpfs_truncate(vn, 0);
 		if (rc < 0)
 			return rc;

@@ -296,8 +296,12 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 	if (!(flags & O_PATH) && vn->kind == VN_GOFER && S_ISREG(vn->mode) &&
 	    ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))) {
 		struct vnode *up;
+		/* O_TRUNC needs write permission even read-only (Linux). */
 		rc = vfs_access(&t->proc->cred, vn,
-				(flags & O_ACCMODE) == O_RDONLY ? R_OK : W_OK);
+				(flags & O_ACCMODE) == O_RDONLY &&
+						!(flags & O_TRUNC) ?
+					R_OK :
+					W_OK);
 		if (rc == 0)
 			rc = ovl_write_target(vn, &up);
 		vnode_put(vn);
@@ -309,7 +313,7 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 		int mask = 0;
 		if ((flags & O_ACCMODE) != O_WRONLY)
 			mask |= R_OK;
-		if ((flags & O_ACCMODE) != O_RDONLY)
+		if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
 			mask |= W_OK;
 		{
 			/* Always: a write-only open of another user's tmpfs

@@ -86,6 +86,24 @@ t_readdir_during_copyup()
 	assert_eq "$n $n $n" "$OUT" "copy-ups during a merged listing lose and repeat no entry"
 }
 
+t_trunc_rdonly()
+{
+	capture moat do -- $PY -c '
+import os
+os.close(os.open("/etc/os-release", os.O_RDONLY | os.O_TRUNC))
+print(os.path.getsize("/etc/os-release"))
+os.setuid(65534)
+try:
+    os.open("/etc/hostname", os.O_RDONLY | os.O_TRUNC)
+    print("opened")
+except OSError as e:
+    print(e.strerror)
+'
+	assert_eq "0
+Permission denied" "$OUT" "O_RDONLY|O_TRUNC truncates, and needs write permission"
+	[ -s /etc/os-release ] || fail "the host's /etc/os-release was truncated"
+}
+
 t_rmdir_and_recreate()
 {
 	capture moat do -- /bin/sh -c '
@@ -116,6 +134,7 @@ run_test "rm -rf of a rootfs tree leaves the host's intact" t_rm_rf_python
 run_test "merged directories and renames" t_merged_dirs
 run_test "renames over rootfs names" t_rename_over_rootfs
 run_test "listing a merged directory while copying up" t_readdir_during_copyup
+run_test "read-only opens with O_TRUNC" t_trunc_rdonly
 run_test "rmdir of rootfs directories" t_rmdir_and_recreate
 run_test "python writes into site-packages" t_python_site_packages
 e2e_done
