@@ -968,8 +968,8 @@ static long t_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 		for (i = 0; i < ln->n; i++) {
 			uint64_t c = LOWER_COOKIE + i;
 			struct tdirent **ue = find(dir, ln->names[i]);
-			if (c <= pos ||
-			    (ue && ((*ue)->whiteout || (*ue)->cookie < ln->mark)))
+			if (c <= pos || (ue && ((*ue)->whiteout ||
+						(*ue)->cookie < ln->mark)))
 				continue;
 			if (!emit_at(s, c, ln->inos[i], ln->types[i],
 				     ln->names[i]))

@@ -39,6 +39,29 @@ static int to_upper(struct vnode **vn)
 	return rc;
 }
 
+/* The permission checks of a change, made on a rootfs node before it is
+ * copied up (tmpfs makes them again on the copy): a guest must not make
+ * the sentry copy files it may not change. owner: only the owner (or
+ * root) may; otherwise write access will do too. */
+static int may_change(struct task *t, struct vnode *vn, bool owner)
+{
+	const struct creds *c = &t->proc->cred;
+
+	if (vn->kind != VN_GOFER || c->fsuid == 0 || c->fsuid == vn->st.st_uid)
+		return 0;
+	if (owner)
+		return -EPERM;
+	return vfs_access(c, vn, W_OK) < 0 ? -EACCES : 0;
+}
+
+/* Write and search permission on a directory, checked before a copy-up. */
+static int may_write_in(struct task *t, struct vnode *dir)
+{
+	return dir->kind == VN_GOFER ?
+		       vfs_access(&t->proc->cred, dir, W_OK | X_OK) :
+		       0;
+}
+
 /* Does dir/name exist in the merged view (rootfs entries included)? */
 static bool name_exists(struct task *t, struct vnode *dir, const char *name)
 {
@@ -230,7 +253,11 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 	}
 	snprintf(full, sizeof(full), "%s/%s",
 		 strcmp(odir->path, "/") ? odir->path : "", oname);
-	rc = vfs_resolve(t, AT_FDCWD, full, 0, &src);
+	rc = may_write_in(t, odir);
+	if (rc == 0)
+		rc = may_write_in(t, ndir);
+	if (rc == 0)
+		rc = vfs_resolve(t, AT_FDCWD, full, 0, &src);
 	/* A directory with rootfs contents is not moved (overlayfs without
 	 * redirect_dir: EXDEV, and mv copies instead); files and links are
 	 * copied up. */
@@ -352,7 +379,7 @@ static long do_link(struct task *t, int ofd, uint64_t uold, int nfd,
 		vnode_put(target);
 		return rc == -EINVAL ? -EEXIST : rc;
 	}
-	rc = name_exists(t, dir, name) ? -EEXIST : 0;
+	rc = name_exists(t, dir, name) ? -EEXIST : may_write_in(t, dir);
 	if (rc == 0 && S_ISDIR(target->mode))
 		rc = -EPERM;
 	if (rc == 0)
@@ -413,7 +440,10 @@ static long target_of(struct task *t, int dirfd, uint64_t upath, int at_flags,
 
 static long chmod_vn(struct task *t, struct vnode *vn, mode_t mode)
 {
-	long rc = to_upper(&vn);
+	long rc = may_change(t, vn, true);
+
+	if (rc == 0)
+		rc = to_upper(&vn);
 
 	if (rc == 0)
 		rc = tmpfs_chmod(t, vn, mode);
@@ -450,7 +480,10 @@ long sys_fchmod(struct task *t, struct syscall_args *a)
 
 static long chown_vn(struct task *t, struct vnode *vn, uid_t u, gid_t g)
 {
-	long rc = to_upper(&vn);
+	long rc = t->proc->cred.euid == 0 ? 0 : may_change(t, vn, true);
+
+	if (rc == 0)
+		rc = to_upper(&vn);
 
 	if (rc == 0)
 		rc = tmpfs_chown(t, vn, u, g);
@@ -540,7 +573,14 @@ long sys_utimensat(struct task *t, struct syscall_args *a)
 	rc = target_of(t, (int)a->a[0], a->a[1], flags, &vn);
 	if (rc < 0)
 		return rc;
-	rc = to_upper(&vn);
+	/* Explicit times need ownership, "now" write access (as tmpfs). */
+	rc = may_change(t, vn,
+			a->a[2] && ((ts[0].tv_nsec != UTIME_NOW &&
+				     ts[0].tv_nsec != UTIME_OMIT) ||
+				    (ts[1].tv_nsec != UTIME_NOW &&
+				     ts[1].tv_nsec != UTIME_OMIT)));
+	if (rc == 0)
+		rc = to_upper(&vn);
 	if (rc == 0)
 		rc = tmpfs_utimens(t, vn, a->a[2] ? ts : NULL);
 	vnode_put(vn);

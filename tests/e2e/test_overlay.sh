@@ -104,6 +104,28 @@ Permission denied" "$OUT" "O_RDONLY|O_TRUNC truncates, and needs write permissio
 	[ -s /etc/os-release ] || fail "the host's /etc/os-release was truncated"
 }
 
+t_unprivileged_changes()
+{
+	capture moat do -- $PY -c '
+import os
+os.setuid(65534)
+for name, fn in (("chmod", lambda: os.chmod("/etc/passwd", 0o777)),
+                 ("chown", lambda: os.chown("/etc/passwd", 65534, -1)),
+                 ("utime", lambda: os.utime("/etc/passwd", (1, 1))),
+                 ("utime-now", lambda: os.utime("/etc/passwd")),
+                 ("rename", lambda: os.rename("/etc/passwd", "/etc/pw"))):
+    try:
+        fn(); print(name, "ok")
+    except OSError as e:
+        print(name, e.strerror)
+'
+	assert_eq "chmod Operation not permitted
+chown Operation not permitted
+utime Operation not permitted
+utime-now Permission denied
+rename Permission denied" "$OUT" "changes to rootfs files another user owns are refused as on Linux, before any copy-up"
+}
+
 t_rmdir_and_recreate()
 {
 	capture moat do -- /bin/sh -c '
@@ -135,6 +157,7 @@ run_test "merged directories and renames" t_merged_dirs
 run_test "renames over rootfs names" t_rename_over_rootfs
 run_test "listing a merged directory while copying up" t_readdir_during_copyup
 run_test "read-only opens with O_TRUNC" t_trunc_rdonly
+run_test "unprivileged changes to rootfs files" t_unprivileged_changes
 run_test "rmdir of rootfs directories" t_rmdir_and_recreate
 run_test "python writes into site-packages" t_python_site_packages
 e2e_done
