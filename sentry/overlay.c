@@ -249,6 +249,10 @@ int ovl_write_target(struct vnode *vn, struct vnode **uvn)
 			return 0;
 		if (rc < 0)
 			return rc;
+		/* Removed since (its directory was replaced by an opaque
+		 * one): copying it up would bring it back. */
+		if (hidden)
+			return -ENOENT;
 		return copy_up(vn, uvn);
 	case VN_PROC:
 	case VN_DEV:

@@ -126,6 +126,22 @@ utime-now Permission denied
 rename Permission denied" "$OUT" "changes to rootfs files another user owns are refused as on Linux, before any copy-up"
 }
 
+t_stale_fd_no_resurrection()
+{
+	capture moat do -- $PY -c '
+import os, shutil
+fd = os.open("/usr/share/doc/dpkg/copyright", os.O_RDONLY)
+shutil.rmtree("/usr/share/doc/dpkg")
+os.mkdir("/usr/share/doc/dpkg")
+try:
+    os.fchmod(fd, 0o600)
+except OSError:
+    pass
+print(os.listdir("/usr/share/doc/dpkg"))
+'
+	assert_eq "[]" "$OUT" "a change through an fd of a removed rootfs file does not bring it back"
+}
+
 t_rmdir_and_recreate()
 {
 	capture moat do -- /bin/sh -c '
@@ -158,6 +174,7 @@ run_test "renames over rootfs names" t_rename_over_rootfs
 run_test "listing a merged directory while copying up" t_readdir_during_copyup
 run_test "read-only opens with O_TRUNC" t_trunc_rdonly
 run_test "unprivileged changes to rootfs files" t_unprivileged_changes
+run_test "stale fds of removed rootfs files" t_stale_fd_no_resurrection
 run_test "rmdir of rootfs directories" t_rmdir_and_recreate
 run_test "python writes into site-packages" t_python_site_packages
 e2e_done
