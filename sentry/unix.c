@@ -33,6 +33,13 @@ struct umsg {
 #define INFLIGHT_MAX 4096
 static int inflight;
 
+/* Bytes queued in every socket of the sandbox. Each socket holds at most
+ * USOCK_BUF, but sockets passed over themselves stay alive with their
+ * queues; the total is bounded too, so that such cycles cannot pin the
+ * sentry's memory (a full sandbox behaves as a full socket buffer). */
+#define QUEUED_MAX (64UL << 20)
+static size_t queued;
+
 static void umsg_free(struct umsg *m)
 {
 	int i;
@@ -40,6 +47,7 @@ static void umsg_free(struct umsg *m)
 	for (i = 0; i < m->nfiles; i++)
 		file_put(m->files[i]);
 	inflight -= m->nfiles;
+	queued -= m->len - m->off; /* what a reader has not consumed */
 	free(m->files);
 	free(m);
 }
@@ -98,6 +106,8 @@ static long usend_files(struct task *t, struct file *f, const void *buf,
 	if (u->type != SOCK_STREAM && n > USOCK_BUF)
 		return -EMSGSIZE;
 	room = p->bytes < USOCK_BUF ? USOCK_BUF - p->bytes : 0;
+	if (room > QUEUED_MAX - queued)
+		room = QUEUED_MAX - queued;
 	if (room == 0 || (u->type != SOCK_STREAM && room < n))
 		return nonblock ? -EAGAIN : SYS_BLOCK;
 	if (u->type == SOCK_STREAM && n > room)
@@ -115,6 +125,7 @@ static long usend_files(struct task *t, struct file *f, const void *buf,
 	m->files = files;
 	m->nfiles = nfiles;
 	inflight += nfiles;
+	queued += n;
 	memcpy(m->data, buf, n);
 	if (p->tail)
 		p->tail->next = m;
@@ -168,21 +179,23 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 		return nonblock ? -EAGAIN : SYS_BLOCK;
 	}
 	if (u->type != SOCK_STREAM) {
+		size_t len;
 		m = u->head;
-		done = m->len < n ? m->len : n;
+		len = m->len;
+		done = len < n ? len : n;
 		memcpy(buf, m->data, done);
-		if (m->len > n)
+		if (len > n)
 			*trunc = true;
 		if (!(flags & MSG_PEEK)) {
 			take_files(m, rf);
 			u->head = m->next;
 			if (!u->head)
 				u->tail = NULL;
-			u->bytes -= m->len;
+			u->bytes -= len;
 			umsg_free(m);
 			sentry_wake();
 		}
-		return (flags & MSG_TRUNC) ? (long)m->len : (long)done;
+		return (flags & MSG_TRUNC) ? (long)len : (long)done;
 	}
 	for (m = u->head; m && done < n;) {
 		size_t c = m->len - m->off;
@@ -204,6 +217,7 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 		}
 		m->off += c;
 		u->bytes -= c;
+		queued -= c;
 		if (m->off == m->len) {
 			u->head = m->next;
 			if (!u->head)

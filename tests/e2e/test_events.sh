@@ -172,6 +172,32 @@ t_scm_fault()
 poll 1 hup 1" "$OUT" "a recvmsg that faults releases the files it carried"
 }
 
+t_socket_memory()
+{
+	capture moat do -- $PY -c '
+import socket
+d1, d2 = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+d1.send(b"hello")
+buf = bytearray(2)
+print(d2.recv_into(buf, 2, socket.MSG_TRUNC), bytes(buf))
+pairs = [socket.socketpair() for _ in range(400)]
+total = 0
+for a, b in pairs:
+    a.setblocking(False)
+    while True:
+        try:
+            total += a.send(b"x" * 65536)
+        except BlockingIOError:
+            break
+print(total)
+pairs[0][1].recv(1000)
+print(pairs[-1][0].send(b"y" * 4096))
+'
+	assert_eq "5 b'he'
+67108864
+1000" "$OUT" "MSG_TRUNC gives a datagram's length; all sockets together queue at most 64 MiB, and reading frees room"
+}
+
 t_memfd()
 {
 	capture moat do -- $PY -u -c '
@@ -278,6 +304,7 @@ run_test "pipe sizes" t_pipe_size
 run_test "AF_UNIX socket pairs" t_socketpair
 run_test "SCM_RIGHTS" t_scm_rights
 run_test "SCM_RIGHTS and a faulting recvmsg" t_scm_fault
+run_test "socket memory" t_socket_memory
 run_test "memfd_create" t_memfd
 run_test "multiprocessing" t_multiprocessing
 run_test "epoll" t_epoll
