@@ -62,6 +62,19 @@ static int may_write_in(struct task *t, struct vnode *dir)
 		       0;
 }
 
+/* The sticky bit, for a name tmpfs does not hold (a rootfs one): in a
+ * sticky directory only root, the file's owner or the directory's may
+ * remove or replace it. */
+static int sticky_allows(struct task *t, struct vnode *dir, uid_t owner)
+{
+	uid_t me = t->proc->cred.fsuid;
+	struct stat st;
+
+	if (me == 0 || me == owner || vfs_stat(dir, &st) < 0)
+		return 0;
+	return (st.st_mode & S_ISVTX) && me != st.st_uid ? -EPERM : 0;
+}
+
 /* Does dir/name exist in the merged view (rootfs entries included)? */
 static bool name_exists(struct task *t, struct vnode *dir, const char *name)
 {
@@ -155,6 +168,7 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 	char name[NAME_MAX + 1], full[PATH_MAX];
 	struct vnode *dir, *vn;
 	bool trailing, lower_only = false;
+	uid_t owner;
 	long rc = parent_of(t, dirfd, upath, &dir, name, &trailing);
 
 	if (rc == -EINVAL)
@@ -179,6 +193,7 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 	else if (rmdir && vn->kind == VN_TMPFS && tmpfs_is_overlay(vn) &&
 		 !ovl_dir_empty(vn))
 		rc = -ENOTEMPTY;
+	owner = vn->st.st_uid;
 	vnode_put(vn);
 	if (rc == 0)
 		rc = to_upper_dir(&dir);
@@ -191,6 +206,8 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 			/* Only the rootfs has it: the permission checks of a
 			 * removal, then a whiteout. */
 			rc = vfs_access(&t->proc->cred, dir, W_OK | X_OK);
+			if (rc == 0)
+				rc = sticky_allows(t, dir, owner);
 		}
 		if (rc == 0)
 			rc = lower_only ? ovl_hide_known_lower(dir, name) :
@@ -264,6 +281,8 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 	if (rc == 0 && has_lower_dir(src))
 		rc = -EXDEV;
 	if (rc == 0 && src->kind == VN_GOFER)
+		rc = sticky_allows(t, odir, src->st.st_uid);
+	if (rc == 0 && src->kind == VN_GOFER)
 		rc = to_upper(&src);
 	snprintf(full, sizeof(full), "%s/%s",
 		 strcmp(ndir->path, "/") ? ndir->path : "", nname);
@@ -287,6 +306,8 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 			 (dst->kind == VN_GOFER || tmpfs_is_overlay(dst)) &&
 			 !ovl_dir_empty(dst))
 			rc = -ENOTEMPTY;
+		else if (dst->kind == VN_GOFER)
+			rc = sticky_allows(t, ndir, dst->st.st_uid);
 	}
 	if (rc == 0)
 		rc = to_upper_dir(&odir);

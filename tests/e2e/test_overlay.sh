@@ -142,6 +142,31 @@ print(os.listdir("/usr/share/doc/dpkg"))
 	assert_eq "[]" "$OUT" "a change through an fd of a removed rootfs file does not bring it back"
 }
 
+t_sticky_rootfs_dir()
+{
+	mkdir -m 1777 "$E2E_TMP/sticky"
+	echo hi >"$E2E_TMP/sticky/roots"
+	chmod 644 "$E2E_TMP/sticky/roots"
+	capture moat do -- $PY -c '
+import os, sys
+d = sys.argv[1]
+os.setuid(1000)
+open(d + "/mine", "w").write("x")
+for name, fn in (("unlink", lambda: os.unlink(d + "/roots")),
+                 ("rename over", lambda: os.rename(d + "/mine", d + "/roots")),
+                 ("rename away", lambda: os.rename(d + "/roots", d + "/x")),
+                 ("unlink own", lambda: os.unlink(d + "/mine"))):
+    try:
+        fn(); print(name, "ok")
+    except OSError as e:
+        print(name, e.strerror)
+' "$E2E_TMP/sticky"
+	assert_eq "unlink Operation not permitted
+rename over Operation not permitted
+rename away Operation not permitted
+unlink own ok" "$OUT" "a sticky rootfs directory protects another user's files"
+}
+
 t_rmdir_and_recreate()
 {
 	capture moat do -- /bin/sh -c '
@@ -175,6 +200,7 @@ run_test "listing a merged directory while copying up" t_readdir_during_copyup
 run_test "read-only opens with O_TRUNC" t_trunc_rdonly
 run_test "unprivileged changes to rootfs files" t_unprivileged_changes
 run_test "stale fds of removed rootfs files" t_stale_fd_no_resurrection
+run_test "sticky rootfs directories" t_sticky_rootfs_dir
 run_test "rmdir of rootfs directories" t_rmdir_and_recreate
 run_test "python writes into site-packages" t_python_site_packages
 e2e_done
