@@ -1014,6 +1014,8 @@ int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 		return -ENOTDIR;
 	if (S_ISFIFO(vn->mode)) {
 		int rc = fifo_open(t, &vn->tn->fifo, flags, &f);
+		if (rc == SYS_BLOCK && t && !t->fifo_vn)
+			t->fifo_vn = vnode_get(vn); /* see do_open */
 		if (rc < 0 || rc == SYS_BLOCK)
 			return rc;
 		f->vn = vnode_get(vn);

@@ -267,6 +267,8 @@ void fifo_unwait(struct task *t)
 {
 	struct pipe *p = t->fifo_wait;
 
+	vnode_put(t->fifo_vn);
+	t->fifo_vn = NULL;
 	if (!p)
 		return;
 	if (t->fifo_side == 1)

@@ -122,6 +122,7 @@ struct task {
 	short wait_events;
 	uint64_t block_scratch[4];
 	struct pipe *fifo_wait; /* FIFO whose open this task waits in */
+	struct vnode *fifo_vn;	/* its node: retries open the same one */
 	int fifo_side;		/* 1: as a reader, 2: as a writer */
 	/* exec in progress */
 	struct exec_plan *exec;

@@ -251,6 +251,12 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 		flags &= VALID_OPEN_FLAGS;
 	if ((flags & __O_TMPFILE) == __O_TMPFILE)
 		return -EOPNOTSUPP; /* callers fall back to a named file */
+	if (t->block_started && t->fifo_vn) {
+		/* A FIFO open waiting for its other end: it waits on the
+		 * node it opened (checked then), whatever the path now names. */
+		vn = vnode_get(t->fifo_vn);
+		goto open_node;
+	}
 	if (!(flags & O_NOFOLLOW))
 		lflags |= LOOKUP_FOLLOW;
 	(void)resolve;
@@ -325,6 +331,7 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 			}
 		}
 	}
+open_node:
 	rc = vfs_open(t, vn, flags, &f);
 	vnode_put(vn);
 	if (rc < 0)

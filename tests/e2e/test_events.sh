@@ -253,6 +253,20 @@ except OSError as e:
 	assert_eq "killed 137
 timed out 124
 No such device or address" "$OUT" "a reader killed or interrupted while opening a FIFO no longer counts"
+	capture moat do -- /bin/sh -c '
+		mkfifo /tmp/f2
+		timeout 1 cat /tmp/f2 &
+		sleep 0.3; rm /tmp/f2; mkfifo /tmp/f2; sleep 0.2
+		python3 -c "
+import os
+try:
+    os.open(\"/tmp/f2\", os.O_WRONLY | os.O_NONBLOCK)
+    print(\"met the old reader\")
+except OSError as e:
+    print(e.strerror)"
+		wait $!; echo "reader $?"'
+	assert_eq "No such device or address
+reader 124" "$OUT" "a waiting FIFO open stays on the FIFO it opened, not a new one at its path"
 }
 
 t_pipe_size()
