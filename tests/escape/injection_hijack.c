@@ -13,6 +13,8 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <signal.h>
 static volatile uint8_t *page;
 static int mode;
 static void *writer(void *a)
@@ -96,11 +98,25 @@ int main(int argc, char **argv)
 		memcpy((void *)page + 0x40, clone_code, sizeof(clone_code));
 	pthread_t th;
 	pthread_create(&th, 0, writer, 0);
-	printf("virtual getpid() = %d\n", getpid());
+	int vpid = getpid();
+	printf("virtual getpid() = %d\n", vpid);
 	for (int i = 0; i < 20000; i++) {
 		page[7] = 0x0f;
 		page[8] = 0x05;
 		long r = call_mmap(fd);
+		/* The thread itself may reach X after the writer patched it
+		 * (preempted between the movb and the syscall): then it jumps
+		 * to the code at 0x40 as ordinary guest code, whose syscall
+		 * the sentry emulates. That is no hijack: getpid gives the
+		 * virtual pid, clone a child the sentry knows. */
+		if (mode == 1 && r == vpid)
+			continue;
+		if (mode == 2 && r > 0 && r < 0x100000 &&
+		    waitpid((pid_t)r, NULL, WNOHANG) == 0) {
+			kill((pid_t)r, SIGKILL);
+			waitpid((pid_t)r, NULL, 0);
+			continue;
+		}
 		if (r > 0 && r < 0x100000) {
 			printf("attempt %d: the hijacked injection returned %ld\n",
 			       i, r);
