@@ -160,27 +160,35 @@ static bool ep_reaches(struct file *from, struct file *to, int depth)
 	return false;
 }
 
-static long new_epoll(struct task *t, int flags)
+/* A new anonymous stream file around priv (freed here on failure),
+ * installed in t: the fd or -errno. */
+static long install_anon(struct task *t, const struct file_ops *ops, int fflags,
+			 void *priv, bool cloexec)
 {
-	struct epoll *ep;
 	struct file *f;
 	int fd;
 
-	if (flags & ~EPOLL_CLOEXEC)
-		return -EINVAL;
-	ep = calloc(1, sizeof(*ep));
-	if (!ep)
+	if (!priv)
 		return -ENOMEM;
-	f = file_new(&epoll_ops, O_RDWR);
+	f = file_new(ops, fflags);
 	if (!f) {
-		free(ep);
+		free(priv);
 		return -ENOMEM;
 	}
-	f->priv = ep;
+	f->priv = priv;
 	f->stream = true;
-	fd = fd_install(t, f, (flags & EPOLL_CLOEXEC) != 0, 0);
+	fd = fd_install(t, f, cloexec, 0);
 	file_put(f);
 	return fd;
+}
+
+static long new_epoll(struct task *t, int flags)
+{
+	if (flags & ~EPOLL_CLOEXEC)
+		return -EINVAL;
+	return install_anon(t, &epoll_ops, O_RDWR,
+			    calloc(1, sizeof(struct epoll)),
+			    (flags & EPOLL_CLOEXEC) != 0);
 }
 
 long sys_epoll_create(struct task *t, struct syscall_args *a)
@@ -416,27 +424,17 @@ static const struct file_ops evfd_ops = {
 static long new_eventfd(struct task *t, unsigned initval, int flags)
 {
 	struct evfd *e;
-	struct file *f;
-	int fd;
 
 	if (flags & ~(EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE))
 		return -EINVAL;
 	e = calloc(1, sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	e->count = initval;
-	e->semaphore = flags & EFD_SEMAPHORE;
-	f = file_new(&evfd_ops,
-		     O_RDWR | ((flags & EFD_NONBLOCK) ? O_NONBLOCK : 0));
-	if (!f) {
-		free(e);
-		return -ENOMEM;
+	if (e) {
+		e->count = initval;
+		e->semaphore = flags & EFD_SEMAPHORE;
 	}
-	f->priv = e;
-	f->stream = true;
-	fd = fd_install(t, f, (flags & EFD_CLOEXEC) != 0, 0);
-	file_put(f);
-	return fd;
+	return install_anon(t, &evfd_ops,
+			    O_RDWR | ((flags & EFD_NONBLOCK) ? O_NONBLOCK : 0),
+			    e, (flags & EFD_CLOEXEC) != 0);
 }
 
 long sys_eventfd(struct task *t, struct syscall_args *a)

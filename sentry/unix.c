@@ -40,15 +40,21 @@ static int inflight;
 #define QUEUED_MAX (64UL << 20)
 static size_t queued;
 
-static void umsg_free(struct umsg *m)
+/* Drop the references of an array of passed files, and the array. */
+static void put_files(struct file **files, int n)
 {
 	int i;
 
-	for (i = 0; i < m->nfiles; i++)
-		file_put(m->files[i]);
+	for (i = 0; i < n; i++)
+		file_put(files[i]);
+	free(files);
+}
+
+static void umsg_free(struct umsg *m)
+{
+	put_files(m->files, m->nfiles);
 	inflight -= m->nfiles;
 	queued -= m->len - m->off; /* what a reader has not consumed */
-	free(m->files);
 	free(m);
 }
 
@@ -146,17 +152,13 @@ struct rfiles {
  * read() discards passed descriptors, as on Linux). */
 static void take_files(struct umsg *m, struct rfiles *rf)
 {
-	int i;
-
 	if (!m->nfiles)
 		return;
 	if (rf && !rf->files) {
 		rf->files = m->files;
 		rf->n = m->nfiles;
 	} else {
-		for (i = 0; i < m->nfiles; i++)
-			file_put(m->files[i]);
-		free(m->files);
+		put_files(m->files, m->nfiles);
 	}
 	inflight -= m->nfiles;
 	m->files = NULL;
@@ -468,7 +470,7 @@ static long read_rights(struct task *t, const struct msghdr *mh,
 			     .msg_controllen = mh->msg_controllen };
 	struct cmsghdr *c;
 	struct file **files = NULL;
-	int n = 0, i;
+	int n = 0;
 
 	*out = NULL;
 	*nout = 0;
@@ -505,9 +507,7 @@ static long read_rights(struct task *t, const struct msghdr *mh,
 			       sizeof(int));
 			f = fd_get(t, fd);
 			if (!f) {
-				for (i = 0; i < n; i++)
-					file_put(files[i]);
-				free(files);
+				put_files(files, n);
 				return -EBADF;
 			}
 			files[n++] = file_get(f);
@@ -517,14 +517,10 @@ static long read_rights(struct task *t, const struct msghdr *mh,
 	*nout = n;
 	return 0;
 einval:
-	for (i = 0; i < n; i++)
-		file_put(files[i]);
-	free(files);
+	put_files(files, n);
 	return -EINVAL;
 enomem:
-	for (i = 0; i < n; i++)
-		file_put(files[i]);
-	free(files);
+	put_files(files, n);
 	return -ENOMEM;
 }
 
@@ -534,7 +530,7 @@ long sys_sendmsg(struct task *t, struct syscall_args *a)
 	struct iovec iov[64];
 	struct file **files = NULL;
 	size_t total, done = 0, i;
-	int nfiles = 0, k;
+	int nfiles = 0;
 	long err, r;
 	struct file *f = sock_of(t, (int)a->a[0], &err);
 
@@ -562,9 +558,7 @@ long sys_sendmsg(struct task *t, struct syscall_args *a)
 	r = usend_files(t, f, xfer, done, (int)a->a[2], files, nfiles);
 	if (r < 0 || r == SYS_BLOCK) {
 		/* Not sent: the references go back (a retry reads them anew). */
-		for (k = 0; k < nfiles; k++)
-			file_put(files[k]);
-		free(files);
+		put_files(files, nfiles);
 	}
 	return r;
 }
@@ -641,9 +635,7 @@ long sys_recvmsg(struct task *t, struct syscall_args *a)
 				    xfer + done, c) < 0) {
 			/* The message is consumed (as Linux's is); its
 			 * files are closed, not leaked. */
-			for (i = 0; i < (size_t)rf.n; i++)
-				file_put(rf.files[i]);
-			free(rf.files);
+			put_files(rf.files, rf.n);
 			return -EFAULT;
 		}
 		done += c;
