@@ -313,15 +313,6 @@ int tmpfs_readlink(struct vnode *vn, char *buf, size_t cap)
 
 /* ---- namespace ------------------------------------------------------------ */
 
-static int child_path(struct vnode *dir, const char *name, char *out,
-		      size_t cap)
-{
-	int n = !strcmp(dir->path, "/") ?
-			snprintf(out, cap, "/%s", name) :
-			snprintf(out, cap, "%s/%s", dir->path, name);
-	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
-}
-
 static int may_write_dir(struct task *t, struct vnode *dir)
 {
 	if (!t)
@@ -333,14 +324,7 @@ static int may_write_dir(struct task *t, struct vnode *dir)
  * directory, or root may remove or rename it. */
 static int sticky_ok(struct task *t, struct vnode *dir, struct vnode *vn)
 {
-	uid_t u;
-
-	if (!t || !(dir->st.st_mode & S_ISVTX))
-		return 0;
-	u = t->proc->cred.fsuid;
-	if (u == 0 || u == vn->st.st_uid || u == dir->st.st_uid)
-		return 0;
-	return -EPERM;
+	return t ? vfs_sticky_ok(&t->proc->cred, dir, vn->st.st_uid) : 0;
 }
 
 static int add_entry(struct vnode *dir, const char *name, struct vnode *vn)
@@ -408,7 +392,7 @@ static int new_child(struct task *t, struct vnode *dir, const char *name,
 		return -EEXIST;
 	if (!dir->tn->mount_root && dir->st.st_nlink == 0)
 		return -ENOENT; /* removed directory */
-	rc = child_path(dir, name, path, sizeof(path));
+	rc = vfs_child_path(dir, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
 	vn = tnode_new(dir->tn->root, path, mode, t ? t->proc->cred.fsuid : 0,
@@ -453,11 +437,13 @@ int tmpfs_create(struct task *t, struct vnode *dir, const char *name,
 	return 0;
 }
 
-int tmpfs_mkfifo(struct task *t, struct vnode *dir, const char *name,
-		 mode_t mode)
+/* A node with no contents of its own yet (a directory, a FIFO), entered
+ * in dir. */
+static int add_new(struct task *t, struct vnode *dir, const char *name,
+		   mode_t mode)
 {
 	struct vnode *vn;
-	int rc = new_child(t, dir, name, S_IFIFO | (mode & 07777), &vn);
+	int rc = new_child(t, dir, name, mode, &vn);
 
 	if (rc < 0)
 		return rc;
@@ -467,18 +453,16 @@ int tmpfs_mkfifo(struct task *t, struct vnode *dir, const char *name,
 	return rc;
 }
 
+int tmpfs_mkfifo(struct task *t, struct vnode *dir, const char *name,
+		 mode_t mode)
+{
+	return add_new(t, dir, name, S_IFIFO | (mode & 07777));
+}
+
 int tmpfs_mkdir(struct task *t, struct vnode *dir, const char *name,
 		mode_t mode)
 {
-	struct vnode *vn;
-	int rc = new_child(t, dir, name, S_IFDIR | (mode & 07777), &vn);
-
-	if (rc < 0)
-		return rc;
-	rc = add_entry(dir, name, vn);
-	if (rc < 0)
-		vnode_put(vn);
-	return rc;
+	return add_new(t, dir, name, S_IFDIR | (mode & 07777));
 }
 
 int tmpfs_symlink(struct task *t, struct vnode *dir, const char *name,
@@ -583,7 +567,7 @@ static void repath(struct vnode *dir)
 
 	for (e = dir->tn->children; e; e = e->next) {
 		char *np;
-		if (child_path(dir, e->name, path, sizeof(path)) < 0)
+		if (vfs_child_path(dir, e->name, path, sizeof(path)) < 0)
 			continue;
 		np = strdup(path);
 		if (!np)
@@ -663,12 +647,12 @@ int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
 			vnode_put(nvn->tn->parent);
 			nvn->tn->parent = vnode_get(odir);
 		}
-		if (child_path(ndir, nname, path, sizeof(path)) == 0 &&
+		if (vfs_child_path(ndir, nname, path, sizeof(path)) == 0 &&
 		    (newpath = strdup(path))) {
 			free(ovn->path);
 			ovn->path = newpath;
 		}
-		if (child_path(odir, oname, path, sizeof(path)) == 0 &&
+		if (vfs_child_path(odir, oname, path, sizeof(path)) == 0 &&
 		    (newpath = strdup(path))) {
 			free(nvn->path);
 			nvn->path = newpath;
@@ -692,7 +676,7 @@ int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
 		if (S_ISDIR(nvn->mode) && nvn->tn->nchildren)
 			return -ENOTEMPTY;
 	}
-	rc = child_path(ndir, nname, path, sizeof(path));
+	rc = vfs_child_path(ndir, nname, path, sizeof(path));
 	if (rc < 0)
 		return rc;
 	newpath = strdup(path);

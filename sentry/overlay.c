@@ -23,12 +23,16 @@ bool ovl_enabled(void)
 	return upper_root != NULL;
 }
 
-/* Split a canonical path into components, in place. */
-static int components(char *buf, char **comp, int max)
+/* Split a canonical path into components, in buf (a copy). */
+static int components(const char *path, char buf[PATH_MAX], char **comp,
+		      int max)
 {
 	int n = 0;
 	char *save = NULL, *c;
 
+	if (strlen(path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
 	for (c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
 		if (n == max)
 			return -ENAMETOOLONG;
@@ -46,10 +50,7 @@ static int upper_walk(const char *path, struct vnode **out, bool *hidden)
 	int n, i, rc;
 
 	*hidden = false;
-	if (strlen(path) >= sizeof(buf))
-		return -ENAMETOOLONG;
-	strcpy(buf, path);
-	n = components(buf, comp, (int)ARRAY_SIZE(comp));
+	n = components(path, buf, comp, (int)ARRAY_SIZE(comp));
 	if (n < 0)
 		return n;
 	cur = vnode_get(upper_root);
@@ -101,10 +102,7 @@ static int upper_dir(const char *path, struct vnode **out)
 	struct vnode *cur, *next, *lower;
 	int n, i, rc;
 
-	if (strlen(path) >= sizeof(buf))
-		return -ENAMETOOLONG;
-	strcpy(buf, path);
-	n = components(buf, comp, (int)ARRAY_SIZE(comp));
+	n = components(path, buf, comp, (int)ARRAY_SIZE(comp));
 	if (n < 0)
 		return n;
 	cur = vnode_get(upper_root);
@@ -274,9 +272,8 @@ int ovl_hide_lower(struct vnode *udir, const char *name)
 
 	if (!tmpfs_is_overlay(udir) || tmpfs_is_opaque(udir))
 		return 0;
-	snprintf(path, sizeof(path), "%s/%s",
-		 strcmp(udir->path, "/") ? udir->path : "", name);
-	if (!ovl_lower_exists(path))
+	if (vfs_child_path(udir, name, path, sizeof(path)) < 0 ||
+	    !ovl_lower_exists(path))
 		return 0;
 	return tmpfs_add_whiteout(udir, name);
 }

@@ -62,30 +62,14 @@ static int may_write_in(struct task *t, struct vnode *dir)
 		       0;
 }
 
-/* The sticky bit, for a name tmpfs does not hold (a rootfs one): in a
- * sticky directory only root, the file's owner or the directory's may
- * remove or replace it. */
-static int sticky_allows(struct task *t, struct vnode *dir, uid_t owner)
-{
-	uid_t me = t->proc->cred.fsuid;
-	struct stat st;
-
-	if (me == 0 || me == owner || vfs_stat(dir, &st) < 0)
-		return 0;
-	return (st.st_mode & S_ISVTX) && me != st.st_uid ? -EPERM : 0;
-}
-
 /* Does dir/name exist in the merged view (rootfs entries included)? */
 static bool name_exists(struct task *t, struct vnode *dir, const char *name)
 {
 	char full[PATH_MAX];
 	struct vnode *vn;
 
-	if (snprintf(full, sizeof(full), "%s/%s",
-		     strcmp(dir->path, "/") ? dir->path : "",
-		     name) >= (int)sizeof(full))
-		return false;
-	if (vfs_resolve(t, AT_FDCWD, full, 0, &vn) < 0)
+	if (vfs_child_path(dir, name, full, sizeof(full)) < 0 ||
+	    vfs_resolve(t, AT_FDCWD, full, 0, &vn) < 0)
 		return false;
 	vnode_put(vn);
 	return true;
@@ -175,9 +159,9 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 		return rmdir ? -EINVAL : -EISDIR;
 	if (rc < 0)
 		return rc;
-	snprintf(full, sizeof(full), "%s/%s",
-		 strcmp(dir->path, "/") ? dir->path : "", name);
-	rc = vfs_resolve(t, AT_FDCWD, full, 0, &vn);
+	rc = vfs_child_path(dir, name, full, sizeof(full));
+	if (rc == 0)
+		rc = vfs_resolve(t, AT_FDCWD, full, 0, &vn);
 	if (rc < 0) {
 		vnode_put(dir);
 		return rc;
@@ -207,7 +191,7 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 			 * removal, then a whiteout. */
 			rc = vfs_access(&t->proc->cred, dir, W_OK | X_OK);
 			if (rc == 0)
-				rc = sticky_allows(t, dir, owner);
+				rc = vfs_sticky_ok(&t->proc->cred, dir, owner);
 		}
 		if (rc == 0)
 			rc = lower_only ? ovl_hide_known_lower(dir, name) :
@@ -268,9 +252,9 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 		vnode_put(odir);
 		return rc == -EINVAL ? -EBUSY : rc;
 	}
-	snprintf(full, sizeof(full), "%s/%s",
-		 strcmp(odir->path, "/") ? odir->path : "", oname);
-	rc = may_write_in(t, odir);
+	rc = vfs_child_path(odir, oname, full, sizeof(full));
+	if (rc == 0)
+		rc = may_write_in(t, odir);
 	if (rc == 0)
 		rc = may_write_in(t, ndir);
 	if (rc == 0)
@@ -280,12 +264,13 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 	 * copied up. */
 	if (rc == 0 && has_lower_dir(src))
 		rc = -EXDEV;
-	if (rc == 0 && src->kind == VN_GOFER)
-		rc = sticky_allows(t, odir, src->st.st_uid);
-	if (rc == 0 && src->kind == VN_GOFER)
-		rc = to_upper(&src);
-	snprintf(full, sizeof(full), "%s/%s",
-		 strcmp(ndir->path, "/") ? ndir->path : "", nname);
+	if (rc == 0 && src->kind == VN_GOFER) {
+		rc = vfs_sticky_ok(&t->proc->cred, odir, src->st.st_uid);
+		if (rc == 0)
+			rc = to_upper(&src);
+	}
+	if (rc == 0)
+		rc = vfs_child_path(ndir, nname, full, sizeof(full));
 	if (rc == 0 && (flags & RENAME_EXCHANGE)) {
 		rc = vfs_resolve(t, AT_FDCWD, full, 0, &dst);
 		if (rc == 0 && has_lower_dir(dst))
@@ -307,7 +292,8 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 			 !ovl_dir_empty(dst))
 			rc = -ENOTEMPTY;
 		else if (dst->kind == VN_GOFER)
-			rc = sticky_allows(t, ndir, dst->st.st_uid);
+			rc = vfs_sticky_ok(&t->proc->cred, ndir,
+					   dst->st.st_uid);
 	}
 	if (rc == 0)
 		rc = to_upper_dir(&odir);

@@ -631,6 +631,23 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 	return 0;
 }
 
+int vfs_child_path(struct vnode *dir, const char *name, char *out, size_t cap)
+{
+	int n = !strcmp(dir->path, "/") ?
+			snprintf(out, cap, "/%s", name) :
+			snprintf(out, cap, "%s/%s", dir->path, name);
+	return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+int vfs_sticky_ok(const struct creds *c, struct vnode *dir, uid_t owner)
+{
+	struct stat st;
+
+	if (c->fsuid == 0 || c->fsuid == owner || vfs_stat(dir, &st) < 0)
+		return 0;
+	return (st.st_mode & S_ISVTX) && c->fsuid != st.st_uid ? -EPERM : 0;
+}
+
 int vfs_statfs(struct vnode *vn, struct statfs *st)
 {
 	memset(st, 0, sizeof(*st));

@@ -90,6 +90,11 @@ int vfs_readlink(struct vnode *vn, char *buf,
 		 size_t cap); /* length or -errno */
 /* Permission check against the virtual credentials (mask: R_OK|W_OK|X_OK). */
 int vfs_access(const struct creds *c, struct vnode *vn, int mask);
+/* The canonical path of name in dir (0, or -ENAMETOOLONG). */
+int vfs_child_path(struct vnode *dir, const char *name, char *out, size_t cap);
+/* The sticky-directory rule: may c remove or replace, in dir, a name whose
+ * file owner owns? (0 or -EPERM) */
+int vfs_sticky_ok(const struct creds *c, struct vnode *dir, uid_t owner);
 int vfs_statfs(struct vnode *vn, struct statfs *st);
 
 /* Directory listing of synthetic dirs (and the root of a mount). */
