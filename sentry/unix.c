@@ -85,6 +85,15 @@ static bool eof(struct usock *u)
 	return !u->peer || u->peer_shut_wr || u->shut_rd;
 }
 
+/* How many bytes a send to p may queue now: p's buffer, within what all
+ * sockets together may still hold. Sends and poll's POLLOUT agree. */
+static size_t send_room(const struct usock *p)
+{
+	size_t room = p->bytes < USOCK_BUF ? USOCK_BUF - p->bytes : 0;
+
+	return room < QUEUED_MAX - queued ? room : QUEUED_MAX - queued;
+}
+
 /* Send n bytes of buf to u's peer. Returns bytes, -errno or SYS_BLOCK. */
 static long usend_files(struct task *t, struct file *f, const void *buf,
 			size_t n, int flags, struct file **files, int nfiles);
@@ -111,9 +120,7 @@ static long usend_files(struct task *t, struct file *f, const void *buf,
 	}
 	if (u->type != SOCK_STREAM && n > USOCK_BUF)
 		return -EMSGSIZE;
-	room = p->bytes < USOCK_BUF ? USOCK_BUF - p->bytes : 0;
-	if (room > QUEUED_MAX - queued)
-		room = QUEUED_MAX - queued;
+	room = send_room(p);
 	if (room == 0 || (u->type != SOCK_STREAM && room < n))
 		return nonblock ? -EAGAIN : SYS_BLOCK;
 	if (u->type == SOCK_STREAM && n > room)
@@ -261,8 +268,7 @@ static short usock_poll(struct file *f, short events)
 
 	if (u->head || eof(u))
 		r |= POLLIN | POLLRDNORM;
-	if (u->peer && !u->shut_wr && !u->peer->shut_rd &&
-	    u->peer->bytes < USOCK_BUF)
+	if (u->peer && !u->shut_wr && !u->peer->shut_rd && send_room(u->peer))
 		r |= POLLOUT | POLLWRNORM;
 	if (!u->peer || (u->shut_wr && (u->shut_rd || u->peer_shut_wr)))
 		r |= POLLHUP;

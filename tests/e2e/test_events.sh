@@ -190,12 +190,18 @@ for a, b in pairs:
         except BlockingIOError:
             break
 print(total)
+import select
+last = pairs[-1][0]
+print(select.select([], [last], [], 0)[1] == [last])  # full sandbox: not writable
 pairs[0][1].recv(1000)
-print(pairs[-1][0].send(b"y" * 4096))
+print(select.select([], [last], [], 0)[1] == [last])
+print(last.send(b"y" * 4096))
 '
 	assert_eq "5 b'he'
 67108864
-1000" "$OUT" "MSG_TRUNC gives a datagram's length; all sockets together queue at most 64 MiB, and reading frees room"
+False
+True
+1000" "$OUT" "MSG_TRUNC gives a datagram's length; all sockets together queue at most 64 MiB, poll agrees, and reading frees room"
 }
 
 t_memfd()
