@@ -706,6 +706,22 @@ static long inject_abort(struct task *t)
 	return -ESRCH;
 }
 
+/* Let t run to its next syscall stop: 0, -errno, or (any other stop) the
+ * task is killed, as every unexpected stop of an injection is. */
+static long run_to_syscall_stop(struct task *t)
+{
+	int st;
+
+	if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
+		return -ESRCH;
+	st = plat_wait_task(t, PTRACE_SYSCALL);
+	if (st < 0)
+		return st;
+	if (WSTOPSIG(st) != (SIGTRAP | 0x80))
+		return inject_abort(t);
+	return 0;
+}
+
 /* Does the guest filter trap syscall nr (so a seccomp stop will come)? */
 static bool injected_traps(long nr, uint64_t a0, uint64_t a1, uint64_t a3)
 {
@@ -736,6 +752,7 @@ long plat_inject(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 {
 	struct user_regs_struct r, want, got;
 	int st;
+	long rc;
 
 	if (t->state == TS_DEAD)
 		return -ESRCH;
@@ -753,14 +770,11 @@ long plat_inject(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 		 * ours. No guest code runs before the kernel re-checks it
 		 * against the filter (a traced rule counts as allowed then). */
 		r.orig_rax = (unsigned long long)nr;
-		if (setregs(t, &r) < 0 ||
-		    ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
+		if (setregs(t, &r) < 0)
 			return -ESRCH;
-		st = plat_wait_task(t, PTRACE_SYSCALL);
-		if (st < 0)
-			return st;
-		if (WSTOPSIG(st) != (SIGTRAP | 0x80))
-			return inject_abort(t);
+		rc = run_to_syscall_stop(t);
+		if (rc < 0)
+			return rc;
 	} else {
 		/* At an exit stop: run the stub's syscall instruction. The
 		 * stub cannot be changed by the guest (its mappings are out of
@@ -788,25 +802,17 @@ long plat_inject(struct task *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 		} else {
 			/* Native: without a syscall stop it would run on
 			 * into the stub's ud2. */
-			if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
-				return -ESRCH;
-			st = plat_wait_task(t, PTRACE_SYSCALL);
-			if (st < 0)
-				return st;
-			if (WSTOPSIG(st) != (SIGTRAP | 0x80))
-				return inject_abort(t);
+			rc = run_to_syscall_stop(t);
+			if (rc < 0)
+				return rc;
 		}
 		if (ptrace(PTRACE_GETREGS, t->host_tid, 0, &got) < 0)
 			return -ESRCH;
 		if (!regs_match(&got, &want))
 			return inject_abort(t);
-		if (ptrace(PTRACE_SYSCALL, t->host_tid, 0, 0) < 0)
-			return -ESRCH;
-		st = plat_wait_task(t, PTRACE_SYSCALL);
-		if (st < 0)
-			return st;
-		if (WSTOPSIG(st) != (SIGTRAP | 0x80))
-			return inject_abort(t);
+		rc = run_to_syscall_stop(t);
+		if (rc < 0)
+			return rc;
 	}
 	t->at_exit_stop = true;
 	if (ptrace(PTRACE_GETREGS, t->host_tid, 0, &r) < 0)
