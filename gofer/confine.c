@@ -84,6 +84,23 @@ static const struct gofer_sys {
 #endif
 };
 
+/* The write side, added for a `--mount SRC:DST:rw` gofer only. */
+static const struct gofer_sys gofer_rw_syscalls[] = {
+	{ "mkdirat", GOFER_ARG_ANY, "Tmkdir" },
+	{ "symlinkat", GOFER_ARG_ANY, "Tsymlink" },
+	{ "mknodat", GOFER_ARG_ANY, "Tmknod (FIFOs, regular files)" },
+	{ "unlinkat", GOFER_ARG_ANY, "Tunlinkat" },
+	{ "renameat", GOFER_ARG_ANY, "Trenameat" },
+	{ "renameat2", GOFER_ARG_ANY, "Trenameat (glibc's renameat)" },
+	{ "linkat", GOFER_ARG_ANY, "Tlink" },
+	{ "fchmodat2", GOFER_ARG_ANY, "Tsetattr mode, on the O_PATH fd" },
+	{ "fchownat", GOFER_ARG_ANY, "Tsetattr uid/gid, on the O_PATH fd" },
+	{ "utimensat", GOFER_ARG_ANY, "Tsetattr times, on the O_PATH fd" },
+	{ "ftruncate", GOFER_ARG_ANY, "Tsetattr size" },
+	{ "fsync", GOFER_ARG_ANY, "Tfsync" },
+	{ "fdatasync", GOFER_ARG_ANY, "Tfsync (datasync)" },
+};
+
 /* Like SCMP_An(), spelled out: the macros leave datum_b implicit, which
  * clang's -Wmissing-field-initializers rejects. */
 static struct scmp_arg_cmp arg_cmp(unsigned arg, enum scmp_compare op,
@@ -128,7 +145,7 @@ static int add_rule(scmp_filter_ctx ctx, const struct gofer_sys *s, int sockfd)
 	return ret;
 }
 
-int gofer_seccomp_install(int sockfd, struct moat_error *err)
+int gofer_seccomp_install(int sockfd, bool writable, struct moat_error *err)
 {
 	scmp_filter_ctx ctx;
 	size_t i;
@@ -139,13 +156,21 @@ int gofer_seccomp_install(int sockfd, struct moat_error *err)
 	ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	if (!ctx)
 		return moat_error_set(err, ENOMEM, "gofer: seccomp_init");
-	for (i = 0; i < ARRAY_SIZE(gofer_syscalls); i++) {
-		ret = add_rule(ctx, &gofer_syscalls[i], sockfd);
+	for (i = 0; i < ARRAY_SIZE(gofer_syscalls) +
+				(writable ? ARRAY_SIZE(gofer_rw_syscalls) : 0);
+	     i++) {
+		const struct gofer_sys *sys =
+			i < ARRAY_SIZE(gofer_syscalls) ?
+				&gofer_syscalls[i] :
+				&gofer_rw_syscalls[i -
+						   ARRAY_SIZE(gofer_syscalls)];
+
+		ret = add_rule(ctx, sys, sockfd);
 		if (ret < 0) {
 			seccomp_release(ctx);
 			return moat_error_set(err, -ret,
 					      "gofer: seccomp rule `%s`",
-					      gofer_syscalls[i].name);
+					      sys->name);
 		}
 	}
 	ret = seccomp_load(ctx);
@@ -204,7 +229,7 @@ static int close_all_but(int keep, struct moat_error *err)
 	return 0;
 }
 
-int gofer_confine(const char *root, int sockfd, int *rootfd,
+int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
 		  struct moat_error *err)
 {
 	struct mount_attr attr = {
@@ -243,7 +268,10 @@ int gofer_confine(const char *root, int sockfd, int *rootfd,
 		return moat_error_set(err, errno, "gofer: bind `%s`", root);
 
 	/* 4. Read-only (and nodev, nosuid) before anything can use it: the
-	 * kernel, not only the gofer's flag checks, refuses writes. */
+	 * kernel, not only the gofer's flag checks, refuses writes. Only a
+	 * gofer told --rw (a `--mount SRC:DST:rw`) keeps its tree writable. */
+	if (writable)
+		attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
 	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr,
 		    sizeof(attr)) < 0) {
 		/* nosymfollow is 5.10+; older kernels get the rest. */
@@ -305,7 +333,7 @@ int gofer_confine(const char *root, int sockfd, int *rootfd,
 
 	/* 10. Last, because the filter forbids everything above: only the
 	 * serving loop's syscalls remain (table above, docs/gofer.md). */
-	if (gofer_seccomp_install(sockfd, err) < 0)
+	if (gofer_seccomp_install(sockfd, writable, err) < 0)
 		return err->code ? -err->code : -1;
 
 	*rootfd = take_fd(&fd);
@@ -329,7 +357,8 @@ static int parse_fd(const char *s, int *out)
 
 static void usage(void)
 {
-	fputs("usage: moat gofer --root DIR --fd N [--nobody]\n", stderr);
+	fputs("usage: moat gofer --root DIR --fd N [--nobody] [--rw]\n",
+	      stderr);
 }
 
 int gofer_main(int argc, char **argv)
@@ -338,6 +367,7 @@ int gofer_main(int argc, char **argv)
 	cleanup_close int rootfd = -1;
 	const char *root = NULL;
 	const char *fdarg = NULL;
+	bool writable = false;
 	struct stat st;
 	int sock = -1;
 	int i = 1, ret;
@@ -357,6 +387,8 @@ int gofer_main(int argc, char **argv)
 			fdarg = a + 5;
 		else if (strcmp(a, "--nobody") == 0)
 			serve_as_nobody = true;
+		else if (strcmp(a, "--rw") == 0)
+			writable = true;
 		else {
 			usage();
 			return 2;
@@ -383,13 +415,13 @@ int gofer_main(int argc, char **argv)
 		sock = moved;
 	}
 
-	if (gofer_confine(root, sock, &rootfd, &err) < 0) {
+	if (gofer_confine(root, sock, writable, &rootfd, &err) < 0) {
 		/* stderr is gone once step 6 ran; print only if it is still
 		 * the descriptor we were given. */
 		if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
 			fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
-	ret = gofer_serve(sock, rootfd);
+	ret = gofer_serve(sock, rootfd, writable ? GOFER_WRITABLE : 0);
 	return ret < 0 ? 3 : 0;
 }

@@ -34,6 +34,11 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <stdio.h> /* renameat */
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* Linux 6.6; glibc 2.36 lacks the name */
+#endif
 
 #include "prot/p9.h"
 
@@ -67,6 +72,7 @@ struct gofer_fid {
 
 struct gofer {
 	struct gofer_file *root;
+	bool writable;	/* GOFER_WRITABLE: the write side is served */
 	uint32_t msize; /* negotiated; P9_MAX_MSIZE before Tversion */
 	bool versioned;
 	size_t nfids;
@@ -85,10 +91,12 @@ struct gofer_out {
 
 /* ---- host objects ------------------------------------------------------- */
 
-static int sys_openat2(int dirfd, const char *name, int flags, uint64_t resolve)
+static int openat2_mode(int dirfd, const char *name, int flags, mode_t mode,
+			uint64_t resolve)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(unsigned)flags,
+		.mode = (flags & O_CREAT) ? mode : 0,
 		.resolve = resolve,
 	};
 	int tries = 0;
@@ -103,6 +111,11 @@ static int sys_openat2(int dirfd, const char *name, int flags, uint64_t resolve)
 			continue;
 		return -errno;
 	}
+}
+
+static int sys_openat2(int dirfd, const char *name, int flags, uint64_t resolve)
+{
+	return openat2_mode(dirfd, name, flags, 0, resolve);
 }
 
 static struct gofer_file *file_ref(struct gofer_file *f)
@@ -280,7 +293,7 @@ size_t gofer_nfids(const struct gofer *g)
 
 /* ---- session ------------------------------------------------------------ */
 
-int gofer_new(struct gofer **out, int rootfd)
+int gofer_new(struct gofer **out, int rootfd, unsigned flags)
 {
 	struct gofer *g;
 	int ret;
@@ -289,6 +302,7 @@ int gofer_new(struct gofer **out, int rootfd)
 	if (!g)
 		return -ENOMEM;
 	g->msize = P9_MAX_MSIZE;
+	g->writable = (flags & GOFER_WRITABLE) != 0;
 	g->dents = malloc(GOFER_DENTS_MAX);
 	if (!g->dents) {
 		free(g);
@@ -488,10 +502,16 @@ static int h_lopen(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 	if (p9_flags_from_dotl(m->u.tlopen.flags, &flags) < 0)
 		return -EINVAL;
 	/* Read-only service: anything that could modify the host is refused
-	 * whatever the file's permissions. */
-	if ((flags & O_ACCMODE) != O_RDONLY ||
-	    (flags & (O_CREAT | O_EXCL | O_TRUNC | O_APPEND)))
+	 * whatever the file's permissions. A writable one still creates only
+	 * through Tlcreate. */
+	if (flags & (O_CREAT | O_EXCL))
+		return g->writable ? -EINVAL : -EROFS;
+	if (!g->writable &&
+	    ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_TRUNC | O_APPEND))))
 		return -EROFS;
+	if (S_ISDIR(f->file->mode) &&
+	    ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
+		return -EISDIR;
 	if (S_ISLNK(f->file->mode))
 		return -ELOOP;
 	/* FIFOs, sockets and device nodes would be channels to other host
@@ -502,8 +522,9 @@ static int h_lopen(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 
 	/* O_NONBLOCK always, so that even a FIFO swapped in by a race cannot
 	 * block the gofer; it is cleared again below unless asked for. */
-	oflags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
-		 (flags & (O_DIRECTORY | O_NOATIME | O_DIRECT));
+	oflags = O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+		 (flags & (O_ACCMODE | O_TRUNC | O_APPEND | O_DIRECTORY |
+			   O_NOATIME | O_DIRECT | O_SYNC | O_DSYNC));
 	if (S_ISDIR(f->file->mode))
 		fd = sys_openat2(f->file->fd, ".", oflags, GOFER_RESOLVE);
 	else if (f->dir && f->name)
@@ -729,17 +750,353 @@ static int h_clunk(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 	return 0;
 }
 
+/* ---- the write side (GOFER_WRITABLE only) ------------------------------- */
+
+/* The directory fid of a create/remove, and the new name in it. */
+static int dir_and_name(struct gofer *g, uint32_t dfid,
+			const struct p9_str *name, struct gofer_fid **dir,
+			char out[NAME_MAX + 1])
+{
+	*dir = fid_lookup(g, dfid);
+	if (!*dir)
+		return -EBADF;
+	if (!S_ISDIR((*dir)->file->mode))
+		return -ENOTDIR;
+	/* One plain component, as in Twalk: never "..", "." or "a/b". */
+	if (!p9_str_is_name(name))
+		return name->len > NAME_MAX ? -ENAMETOOLONG : -EINVAL;
+	memcpy(out, name->s, name->len);
+	out[name->len] = '\0';
+	return 0;
+}
+
+/* The qid of what was just made as name in dir. */
+static int made_qid(int dirfd, const char *name, struct p9_qid *q)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	q->type = qid_type_of_mode(st.st_mode);
+	q->version = 0;
+	q->path = (uint64_t)st.st_ino;
+	return 0;
+}
+
+/* Permission bits only: set-id bits are the host's business, and a
+ * mode's file type comes from the request type, never from its bits. */
+#define GOFER_MODE_BITS 01777u
+
+static int h_lcreate(struct gofer *g, const struct p9_msg *m,
+		     struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RLCREATE };
+	struct gofer_file *nf = NULL;
+	cleanup_close int fd = -1;
+	struct gofer_fid *d;
+	char name[NAME_MAX + 1];
+	char *dup;
+	int flags, ret;
+
+	ret = dir_and_name(g, m->u.tcreate.dfid, &m->u.tcreate.name, &d, name);
+	if (ret < 0)
+		return ret;
+	if (p9_flags_from_dotl(m->u.tcreate.flags, &flags) < 0)
+		return -EINVAL;
+	if (flags & O_DIRECTORY)
+		return -EINVAL;
+	/* O_EXCL always: Tlcreate makes a new file, and an existing name
+	 * (a symlink planted by someone else included) is never opened. */
+	fd = openat2_mode(d->file->fd, name,
+			  (flags & (O_ACCMODE | O_APPEND | O_SYNC | O_DSYNC)) |
+				  O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+				  O_NOCTTY,
+			  m->u.tcreate.mode & GOFER_MODE_BITS, GOFER_RESOLVE);
+	if (fd < 0)
+		return fd;
+	ret = file_open(d->file->fd, name, &nf);
+	if (ret < 0)
+		return ret;
+	dup = strdup(name);
+	if (!dup) {
+		file_unref(nf);
+		return -ENOMEM;
+	}
+	r.u.rlopen.qid = file_qid(nf);
+	ret = out_msg(o, &r);
+	if (ret < 0) {
+		free(dup);
+		file_unref(nf);
+		return ret;
+	}
+	/* The fid now names the new file (9P: Tlcreate walks it there). */
+	{
+		struct gofer_file *dirf = file_ref(d->file);
+
+		fid_release(d);
+		d->file = nf;
+		d->dir = dirf;
+		d->name = dup;
+	}
+	o->donate = take_fd(&fd);
+	return 0;
+}
+
+static int h_mkobj(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
+{
+	struct p9_msg r = { .type = (uint8_t)(m->type + 1) };
+	struct gofer_fid *d;
+	char name[NAME_MAX + 1];
+	char target[PATH_MAX];
+	mode_t mode = m->u.tcreate.mode & GOFER_MODE_BITS;
+	int ret;
+
+	ret = dir_and_name(g, m->u.tcreate.dfid, &m->u.tcreate.name, &d, name);
+	if (ret < 0)
+		return ret;
+	switch (m->type) {
+	case P9_TMKDIR:
+		ret = mkdirat(d->file->fd, name, mode);
+		break;
+	case P9_TSYMLINK:
+		if (!m->u.tcreate.target.len ||
+		    m->u.tcreate.target.len >= sizeof(target) ||
+		    memchr(m->u.tcreate.target.s, 0, m->u.tcreate.target.len))
+			return -EINVAL;
+		memcpy(target, m->u.tcreate.target.s, m->u.tcreate.target.len);
+		target[m->u.tcreate.target.len] = '\0';
+		/* A symlink is only text: the gofer never follows one, and
+		 * the sentry resolves it inside the guest's namespace. */
+		ret = symlinkat(target, d->file->fd, name);
+		break;
+	case P9_TMKNOD:
+		/* FIFOs and regular files only: a device node would be a way
+		 * to hardware (the mount is nodev as well), a socket one to
+		 * a host service. */
+		if (!S_ISFIFO(m->u.tcreate.mode) && !S_ISREG(m->u.tcreate.mode))
+			return -EPERM;
+		ret = mknodat(d->file->fd, name,
+			      (m->u.tcreate.mode & S_IFMT) | mode, 0);
+		break;
+	default:
+		return -EPROTO;
+	}
+	if (ret < 0)
+		return -errno;
+	ret = made_qid(d->file->fd, name, &r.u.rattach.qid);
+	if (ret < 0)
+		return ret;
+	return out_msg(o, &r);
+}
+
+static int h_unlinkat(struct gofer *g, const struct p9_msg *m,
+		      struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RUNLINKAT };
+	struct gofer_fid *d;
+	char name[NAME_MAX + 1];
+	int ret;
+
+	ret = dir_and_name(g, m->u.tunlinkat.dfid, &m->u.tunlinkat.name, &d,
+			   name);
+	if (ret < 0)
+		return ret;
+	if (m->u.tunlinkat.flags & ~(uint32_t)AT_REMOVEDIR)
+		return -EINVAL;
+	if (unlinkat(d->file->fd, name, (int)m->u.tunlinkat.flags) < 0)
+		return -errno;
+	return out_msg(o, &r);
+}
+
+static int h_renameat(struct gofer *g, const struct p9_msg *m,
+		      struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RRENAMEAT };
+	struct gofer_fid *od, *nd;
+	char oname[NAME_MAX + 1], nname[NAME_MAX + 1];
+	int ret;
+
+	ret = dir_and_name(g, m->u.trenameat.olddfid, &m->u.trenameat.oldname,
+			   &od, oname);
+	if (ret == 0)
+		ret = dir_and_name(g, m->u.trenameat.newdfid,
+				   &m->u.trenameat.newname, &nd, nname);
+	if (ret < 0)
+		return ret;
+	if (renameat(od->file->fd, oname, nd->file->fd, nname) < 0)
+		return -errno;
+	return out_msg(o, &r);
+}
+
+static int h_link(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RLINK };
+	struct gofer_fid *d, *f;
+	char name[NAME_MAX + 1];
+	struct stat st;
+	int ret;
+
+	ret = dir_and_name(g, m->u.tlink.dfid, &m->u.tlink.name, &d, name);
+	if (ret < 0)
+		return ret;
+	f = fid_lookup(g, m->u.tlink.fid);
+	if (!f)
+		return -EBADF;
+	if (S_ISDIR(f->file->mode))
+		return -EPERM;
+	if (!f->dir || !f->name)
+		return -EPERM;
+	/* By name (AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH), then
+	 * check it is still the file the fid names. */
+	if (fstatat(f->dir->fd, f->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (st.st_dev != f->file->dev || st.st_ino != f->file->ino)
+		return -ESTALE;
+	if (linkat(f->dir->fd, f->name, d->file->fd, name, 0) < 0)
+		return -errno;
+	return out_msg(o, &r);
+}
+
+/* A writable fd on exactly the object f names (for truncate and fsync). */
+static int reopen(struct gofer_fid *f, int flags)
+{
+	cleanup_close int fd = -1;
+	struct stat st;
+
+	if (S_ISDIR(f->file->mode))
+		fd = sys_openat2(f->file->fd, ".",
+				 O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				 GOFER_RESOLVE);
+	else if (S_ISREG(f->file->mode) && f->dir && f->name)
+		fd = sys_openat2(f->dir->fd, f->name,
+				 flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+					 O_NOCTTY,
+				 GOFER_RESOLVE);
+	else
+		return -EINVAL;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_dev != f->file->dev || st.st_ino != f->file->ino)
+		return -ESTALE;
+	return take_fd(&fd);
+}
+
+static int h_setattr(struct gofer *g, const struct p9_msg *m,
+		     struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RSETATTR };
+	const uint32_t v = m->u.tsetattr.valid;
+	struct gofer_fid *f;
+	int fd = -1;
+
+	f = fid_lookup(g, m->u.tsetattr.fid);
+	if (!f)
+		return -EBADF;
+	/* Every change acts on the O_PATH fd the fid holds (AT_EMPTY_PATH):
+	 * the very inode walked, never a name that could be swapped. */
+	if (v & P9_SETATTR_MODE) {
+		if (S_ISLNK(f->file->mode))
+			return -EOPNOTSUPP;
+		if (syscall(SYS_fchmodat2, f->file->fd, "",
+			    m->u.tsetattr.mode & 07777u, AT_EMPTY_PATH) < 0)
+			return -errno;
+	}
+	if (v & (P9_SETATTR_UID | P9_SETATTR_GID)) {
+		uid_t uid = (v & P9_SETATTR_UID) ? m->u.tsetattr.uid :
+						   (uid_t)-1;
+		gid_t gid = (v & P9_SETATTR_GID) ? m->u.tsetattr.gid :
+						   (gid_t)-1;
+
+		if (fchownat(f->file->fd, "", uid, gid,
+			     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+	}
+	if (v & P9_SETATTR_SIZE) {
+		if (S_ISDIR(f->file->mode))
+			return -EISDIR;
+		fd = reopen(f, O_WRONLY);
+		if (fd < 0)
+			return fd;
+		if (ftruncate(fd, (off_t)m->u.tsetattr.size) < 0) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+		close(fd);
+	}
+	if (v & (P9_SETATTR_ATIME | P9_SETATTR_MTIME)) {
+		struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+					  { .tv_nsec = UTIME_OMIT } };
+
+		if (v & P9_SETATTR_ATIME) {
+			ts[0].tv_nsec = UTIME_NOW;
+			if (v & P9_SETATTR_ATIME_SET) {
+				ts[0].tv_sec = (time_t)m->u.tsetattr.atime_sec;
+				ts[0].tv_nsec = (long)m->u.tsetattr.atime_nsec;
+			}
+		}
+		if (v & P9_SETATTR_MTIME) {
+			ts[1].tv_nsec = UTIME_NOW;
+			if (v & P9_SETATTR_MTIME_SET) {
+				ts[1].tv_sec = (time_t)m->u.tsetattr.mtime_sec;
+				ts[1].tv_nsec = (long)m->u.tsetattr.mtime_nsec;
+			}
+		}
+		if (utimensat(f->file->fd, "", ts,
+			      AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+	}
+	return out_msg(o, &r);
+}
+
+static int h_fsync(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RFSYNC };
+	struct gofer_fid *f;
+	int fd, ret;
+
+	f = fid_lookup(g, m->u.tfsync.fid);
+	if (!f)
+		return -EBADF;
+	fd = reopen(f, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	ret = m->u.tfsync.datasync ? fdatasync(fd) : fsync(fd);
+	ret = ret < 0 ? -errno : 0;
+	close(fd);
+	if (ret < 0)
+		return ret;
+	return out_msg(o, &r);
+}
+
 typedef int (*gofer_handler)(struct gofer *g, const struct p9_msg *m,
 			     struct gofer_out *o);
 
 /* The served subset. Anything else decodes to -EOPNOTSUPP and is answered
  * by gofer_is_write[] below. */
 static const gofer_handler gofer_handlers[256] = {
-	[P9_TVERSION] = h_version,   [P9_TATTACH] = h_attach,
-	[P9_TWALK] = h_walk,	     [P9_TLOPEN] = h_lopen,
-	[P9_TGETATTR] = h_getattr,   [P9_TREADDIR] = h_readdir,
-	[P9_TREADLINK] = h_readlink, [P9_TSTATFS] = h_statfs,
+	[P9_TVERSION] = h_version,
+	[P9_TATTACH] = h_attach,
+	[P9_TWALK] = h_walk,
+	[P9_TLOPEN] = h_lopen,
+	[P9_TGETATTR] = h_getattr,
+	[P9_TREADDIR] = h_readdir,
+	[P9_TREADLINK] = h_readlink,
+	[P9_TSTATFS] = h_statfs,
 	[P9_TCLUNK] = h_clunk,
+	/* the write side: reached only when the gofer is writable */
+	[P9_TLCREATE] = h_lcreate,
+	[P9_TMKDIR] = h_mkobj,
+	[P9_TSYMLINK] = h_mkobj,
+	[P9_TMKNOD] = h_mkobj,
+	[P9_TUNLINKAT] = h_unlinkat,
+	[P9_TRENAMEAT] = h_renameat,
+	[P9_TLINK] = h_link,
+	[P9_TSETATTR] = h_setattr,
+	[P9_TFSYNC] = h_fsync,
 };
 
 /* Requests that would modify the tree: EROFS, so the sentry can report a
@@ -749,7 +1106,7 @@ static const bool gofer_is_write[256] = {
 	[P9_TRENAME] = true,   [P9_TSETATTR] = true, [P9_TXATTRCREATE] = true,
 	[P9_TLINK] = true,     [P9_TMKDIR] = true,   [P9_TRENAMEAT] = true,
 	[P9_TUNLINKAT] = true, [P9_TCREATE] = true,  [P9_TWRITE] = true,
-	[P9_TREMOVE] = true,   [P9_TWSTAT] = true,
+	[P9_TREMOVE] = true,   [P9_TWSTAT] = true,   [P9_TFSYNC] = true,
 };
 
 static int dispatch(struct gofer *g, const uint8_t *req, size_t len,
@@ -761,6 +1118,10 @@ static int dispatch(struct gofer *g, const uint8_t *req, size_t len,
 	ret = p9_decode(req, len, &m);
 	if (len >= P9_HDR_SIZE)
 		o->tag = m.tag;
+	/* A read-only gofer refuses the whole write side before looking at
+	 * the message: whatever the sentry asks, the answer is EROFS. */
+	if (len >= P9_HDR_SIZE && gofer_is_write[m.type] && !g->writable)
+		return -EROFS;
 	if (ret == -EOPNOTSUPP)
 		return gofer_is_write[m.type] ? -EROFS : -EOPNOTSUPP;
 	if (ret < 0)
@@ -844,14 +1205,14 @@ static int send_reply(int sock, const uint8_t *buf, size_t len, int fd)
 	return 0;
 }
 
-int gofer_serve(int sockfd, int rootfd)
+int gofer_serve(int sockfd, int rootfd, unsigned flags)
 {
 	struct gofer *g = NULL;
 	cleanup_free uint8_t *req = NULL;
 	cleanup_free uint8_t *reply = NULL;
 	int ret;
 
-	ret = gofer_new(&g, rootfd);
+	ret = gofer_new(&g, rootfd, flags);
 	if (ret < 0)
 		return ret;
 	req = malloc(P9_MAX_MSIZE);

@@ -1,6 +1,6 @@
 /* gofer/gofer.h: the gofer, moat's only process that opens host files.
  *
- * It serves one directory tree, read-only, over 9P2000.L (prot/p9.h) on a
+ * It serves one directory tree, read-only unless started --rw, over 9P2000.L (prot/p9.h) on a
  * SOCK_STREAM socket, framed by the 9P size[4] field. Every opened host fd is
  * donated to the sentry with SCM_RIGHTS on the Rlopen reply, so reads and
  * mmaps need no round trip. See docs/gofer.md for the protocol subset and the
@@ -15,6 +15,7 @@
 #ifndef MOAT_GOFER_GOFER_H
 #define MOAT_GOFER_GOFER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,23 +37,28 @@ int gofer_main(int argc, char **argv);
  * capabilities and no_new_privs, dies with its parent, and runs under the
  * serving seccomp filter. On failure err says which step failed; the
  * process may then be half-confined and should exit. */
-int gofer_confine(const char *root, int sockfd, int *rootfd,
+int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
 		  struct moat_error *err);
 
 /* Install only the serving-loop seccomp filter (part of gofer_confine;
  * exposed for tests). read/write/sendmsg are allowed on sockfd only. */
-int gofer_seccomp_install(int sockfd, struct moat_error *err);
+int gofer_seccomp_install(int sockfd, bool writable, struct moat_error *err);
 
 /* Serve 9P on sockfd until the peer hangs up. rootfd is a directory fd
  * (O_PATH is fine) of the tree to serve; it is dup'ed, and neither fd is
  * closed. Needs no privilege. Returns 0 on clean EOF, -EPROTO on a framing
  * error (size field < 7 or > msize: the stream cannot be resynchronised),
  * -ENOMEM, or the -errno of a failed socket read/write. */
-int gofer_serve(int sockfd, int rootfd);
+int gofer_serve(int sockfd, int rootfd, unsigned flags);
+
+/* Serve the write side of 9P2000.L too (Tlcreate, Tmkdir, Tsymlink, Tmknod
+ * of FIFOs and regular files, Tunlinkat, Trenameat, Tlink, Tsetattr,
+ * Tfsync; Tlopen for writing). Without it every one is EROFS. */
+#define GOFER_WRITABLE 1u
 
 /* Session state for gofer_handle. gofer_new dups rootfd (the caller keeps
  * its own); gofer_free clunks every fid. -errno on failure. */
-int gofer_new(struct gofer **out, int rootfd);
+int gofer_new(struct gofer **out, int rootfd, unsigned flags);
 void gofer_free(struct gofer *g);
 
 /* Handle one complete request req[0..len) (size[4] included) and write one

@@ -534,35 +534,91 @@ static int decode_body(struct p9_rd *r, struct p9_msg *m)
 		return 0;
 	case P9_RCLUNK:
 		return 0;
-	case P9_TLERROR:
 	case P9_TLCREATE:
-	case P9_RLCREATE:
+		m->u.tcreate.dfid = rd_u32(r);
+		m->u.tcreate.name = rd_str(r);
+		m->u.tcreate.flags = rd_u32(r);
+		m->u.tcreate.mode = rd_u32(r);
+		m->u.tcreate.gid = rd_u32(r);
+		return 0;
+	case P9_TMKDIR:
+		m->u.tcreate.dfid = rd_u32(r);
+		m->u.tcreate.name = rd_str(r);
+		m->u.tcreate.mode = rd_u32(r);
+		m->u.tcreate.gid = rd_u32(r);
+		return 0;
 	case P9_TSYMLINK:
-	case P9_RSYMLINK:
+		m->u.tcreate.dfid = rd_u32(r);
+		m->u.tcreate.name = rd_str(r);
+		m->u.tcreate.target = rd_str(r);
+		m->u.tcreate.gid = rd_u32(r);
+		return 0;
 	case P9_TMKNOD:
+		m->u.tcreate.dfid = rd_u32(r);
+		m->u.tcreate.name = rd_str(r);
+		m->u.tcreate.mode = rd_u32(r);
+		m->u.tcreate.major = rd_u32(r);
+		m->u.tcreate.minor = rd_u32(r);
+		m->u.tcreate.gid = rd_u32(r);
+		return 0;
+	case P9_RLCREATE:
+		m->u.rlopen.qid = rd_qid(r);
+		m->u.rlopen.iounit = rd_u32(r);
+		return 0;
+	case P9_RMKDIR:
+	case P9_RSYMLINK:
 	case P9_RMKNOD:
+		m->u.rattach.qid = rd_qid(r);
+		return 0;
+	case P9_TSETATTR:
+		m->u.tsetattr.fid = rd_u32(r);
+		m->u.tsetattr.valid = rd_u32(r);
+		m->u.tsetattr.mode = rd_u32(r);
+		m->u.tsetattr.uid = rd_u32(r);
+		m->u.tsetattr.gid = rd_u32(r);
+		m->u.tsetattr.size = rd_u64(r);
+		m->u.tsetattr.atime_sec = rd_u64(r);
+		m->u.tsetattr.atime_nsec = rd_u64(r);
+		m->u.tsetattr.mtime_sec = rd_u64(r);
+		m->u.tsetattr.mtime_nsec = rd_u64(r);
+		return 0;
+	case P9_TFSYNC:
+		m->u.tfsync.fid = rd_u32(r);
+		m->u.tfsync.datasync = rd_u32(r);
+		return 0;
+	case P9_TLINK:
+		m->u.tlink.dfid = rd_u32(r);
+		m->u.tlink.fid = rd_u32(r);
+		m->u.tlink.name = rd_str(r);
+		return 0;
+	case P9_TRENAMEAT:
+		m->u.trenameat.olddfid = rd_u32(r);
+		m->u.trenameat.oldname = rd_str(r);
+		m->u.trenameat.newdfid = rd_u32(r);
+		m->u.trenameat.newname = rd_str(r);
+		return 0;
+	case P9_TUNLINKAT:
+		m->u.tunlinkat.dfid = rd_u32(r);
+		m->u.tunlinkat.name = rd_str(r);
+		m->u.tunlinkat.flags = rd_u32(r);
+		return 0;
+	case P9_RSETATTR:
+	case P9_RFSYNC:
+	case P9_RLINK:
+	case P9_RRENAMEAT:
+	case P9_RUNLINKAT:
+		return 0;
+	case P9_TLERROR:
 	case P9_TRENAME:
 	case P9_RRENAME:
-	case P9_TSETATTR:
-	case P9_RSETATTR:
 	case P9_TXATTRWALK:
 	case P9_RXATTRWALK:
 	case P9_TXATTRCREATE:
 	case P9_RXATTRCREATE:
-	case P9_TFSYNC:
-	case P9_RFSYNC:
 	case P9_TLOCK:
 	case P9_RLOCK:
 	case P9_TGETLOCK:
 	case P9_RGETLOCK:
-	case P9_TLINK:
-	case P9_RLINK:
-	case P9_TMKDIR:
-	case P9_RMKDIR:
-	case P9_TRENAMEAT:
-	case P9_RRENAMEAT:
-	case P9_TUNLINKAT:
-	case P9_RUNLINKAT:
 	case P9_TAUTH:
 	case P9_RAUTH:
 	case P9_TERROR:
@@ -688,35 +744,91 @@ static int encode_body(struct p9_wr *w, const struct p9_msg *m)
 		return 0;
 	case P9_RCLUNK:
 		return 0;
-	case P9_TLERROR:
 	case P9_TLCREATE:
-	case P9_RLCREATE:
+		wr_u32(w, m->u.tcreate.dfid);
+		wr_str(w, &m->u.tcreate.name);
+		wr_u32(w, m->u.tcreate.flags);
+		wr_u32(w, m->u.tcreate.mode);
+		wr_u32(w, m->u.tcreate.gid);
+		return 0;
+	case P9_TMKDIR:
+		wr_u32(w, m->u.tcreate.dfid);
+		wr_str(w, &m->u.tcreate.name);
+		wr_u32(w, m->u.tcreate.mode);
+		wr_u32(w, m->u.tcreate.gid);
+		return 0;
 	case P9_TSYMLINK:
-	case P9_RSYMLINK:
+		wr_u32(w, m->u.tcreate.dfid);
+		wr_str(w, &m->u.tcreate.name);
+		wr_str(w, &m->u.tcreate.target);
+		wr_u32(w, m->u.tcreate.gid);
+		return 0;
 	case P9_TMKNOD:
+		wr_u32(w, m->u.tcreate.dfid);
+		wr_str(w, &m->u.tcreate.name);
+		wr_u32(w, m->u.tcreate.mode);
+		wr_u32(w, m->u.tcreate.major);
+		wr_u32(w, m->u.tcreate.minor);
+		wr_u32(w, m->u.tcreate.gid);
+		return 0;
+	case P9_RLCREATE:
+		wr_qid(w, &m->u.rlopen.qid);
+		wr_u32(w, m->u.rlopen.iounit);
+		return 0;
+	case P9_RMKDIR:
+	case P9_RSYMLINK:
 	case P9_RMKNOD:
+		wr_qid(w, &m->u.rattach.qid);
+		return 0;
+	case P9_TSETATTR:
+		wr_u32(w, m->u.tsetattr.fid);
+		wr_u32(w, m->u.tsetattr.valid);
+		wr_u32(w, m->u.tsetattr.mode);
+		wr_u32(w, m->u.tsetattr.uid);
+		wr_u32(w, m->u.tsetattr.gid);
+		wr_u64(w, m->u.tsetattr.size);
+		wr_u64(w, m->u.tsetattr.atime_sec);
+		wr_u64(w, m->u.tsetattr.atime_nsec);
+		wr_u64(w, m->u.tsetattr.mtime_sec);
+		wr_u64(w, m->u.tsetattr.mtime_nsec);
+		return 0;
+	case P9_TFSYNC:
+		wr_u32(w, m->u.tfsync.fid);
+		wr_u32(w, m->u.tfsync.datasync);
+		return 0;
+	case P9_TLINK:
+		wr_u32(w, m->u.tlink.dfid);
+		wr_u32(w, m->u.tlink.fid);
+		wr_str(w, &m->u.tlink.name);
+		return 0;
+	case P9_TRENAMEAT:
+		wr_u32(w, m->u.trenameat.olddfid);
+		wr_str(w, &m->u.trenameat.oldname);
+		wr_u32(w, m->u.trenameat.newdfid);
+		wr_str(w, &m->u.trenameat.newname);
+		return 0;
+	case P9_TUNLINKAT:
+		wr_u32(w, m->u.tunlinkat.dfid);
+		wr_str(w, &m->u.tunlinkat.name);
+		wr_u32(w, m->u.tunlinkat.flags);
+		return 0;
+	case P9_RSETATTR:
+	case P9_RFSYNC:
+	case P9_RLINK:
+	case P9_RRENAMEAT:
+	case P9_RUNLINKAT:
+		return 0;
+	case P9_TLERROR:
 	case P9_TRENAME:
 	case P9_RRENAME:
-	case P9_TSETATTR:
-	case P9_RSETATTR:
 	case P9_TXATTRWALK:
 	case P9_RXATTRWALK:
 	case P9_TXATTRCREATE:
 	case P9_RXATTRCREATE:
-	case P9_TFSYNC:
-	case P9_RFSYNC:
 	case P9_TLOCK:
 	case P9_RLOCK:
 	case P9_TGETLOCK:
 	case P9_RGETLOCK:
-	case P9_TLINK:
-	case P9_RLINK:
-	case P9_TMKDIR:
-	case P9_RMKDIR:
-	case P9_TRENAMEAT:
-	case P9_RRENAMEAT:
-	case P9_TUNLINKAT:
-	case P9_RUNLINKAT:
 	case P9_TAUTH:
 	case P9_RAUTH:
 	case P9_TERROR:

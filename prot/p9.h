@@ -211,6 +211,17 @@ struct p9_attr {
 	uint64_t data_version;
 };
 
+/* Tsetattr valid bits (the Linux client's). */
+#define P9_SETATTR_MODE 0x1u
+#define P9_SETATTR_UID 0x2u
+#define P9_SETATTR_GID 0x4u
+#define P9_SETATTR_SIZE 0x8u
+#define P9_SETATTR_ATIME 0x10u
+#define P9_SETATTR_MTIME 0x20u
+#define P9_SETATTR_CTIME 0x40u
+#define P9_SETATTR_ATIME_SET 0x80u
+#define P9_SETATTR_MTIME_SET 0x100u
+
 struct p9_statfs {
 	uint32_t type;
 	uint32_t bsize;
@@ -231,6 +242,11 @@ struct p9_statfs {
  *   Treaddir           treaddir     Rreaddir  rreaddir
  *   Treadlink/Tstatfs/Tclunk  fid   Rreadlink rreadlink
  *   Rstatfs            rstatfs      Rlerror   rlerror    Rclunk   (no body)
+ * The write side (served only by a gofer started read-write):
+ *   Tlcreate/Tmkdir/Tsymlink/Tmknod  tcreate    Rlcreate  rlopen
+ *   Rmkdir/Rsymlink/Rmknod  rattach (the new qid)
+ *   Tsetattr  tsetattr   Tfsync  tfsync   Tlink  tlink   Trenameat  trenameat
+ *   Tunlinkat tunlinkat  Rsetattr/Rfsync/Rlink/Rrenameat/Runlinkat (no body)
  */
 struct p9_msg {
 	uint8_t type; /* enum p9_msg_type */
@@ -292,6 +308,51 @@ struct p9_msg {
 		struct {
 			uint32_t ecode;
 		} rlerror;
+		/* Tlcreate: dfid name flags mode gid; Tmkdir: dfid name mode
+		 * gid; Tsymlink: dfid name target gid; Tmknod: dfid name mode
+		 * major minor gid. Unused fields are ignored. */
+		struct {
+			uint32_t dfid;
+			struct p9_str name;
+			struct p9_str target;
+			uint32_t flags;
+			uint32_t mode;
+			uint32_t major;
+			uint32_t minor;
+			uint32_t gid;
+		} tcreate;
+		struct {
+			uint32_t fid;
+			uint32_t valid; /* P9_SETATTR_* */
+			uint32_t mode;
+			uint32_t uid;
+			uint32_t gid;
+			uint64_t size;
+			uint64_t atime_sec;
+			uint64_t atime_nsec;
+			uint64_t mtime_sec;
+			uint64_t mtime_nsec;
+		} tsetattr;
+		struct {
+			uint32_t fid;
+			uint32_t datasync;
+		} tfsync;
+		struct {
+			uint32_t dfid;
+			uint32_t fid;
+			struct p9_str name;
+		} tlink;
+		struct {
+			uint32_t olddfid;
+			struct p9_str oldname;
+			uint32_t newdfid;
+			struct p9_str newname;
+		} trenameat;
+		struct {
+			uint32_t dfid;
+			struct p9_str name;
+			uint32_t flags; /* AT_REMOVEDIR */
+		} tunlinkat;
 	} u;
 };
 

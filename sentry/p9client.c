@@ -475,3 +475,134 @@ int p9c_clunk(struct p9_client *c, uint32_t fid)
 	fid_put(c, fid);
 	return ret;
 }
+
+/* ---- the write side (a gofer started --rw) ------------------------------ */
+
+int p9c_lcreate(struct p9_client *c, uint32_t dfid, const char *name, int flags,
+		mode_t mode, uint32_t *newfid, int *hostfd)
+{
+	struct p9_msg t = { .type = P9_TLCREATE };
+	struct p9_msg r;
+	uint32_t nf;
+	int fd = -1, ret;
+
+	if (p9_str_set(&t.u.tcreate.name, name) < 0)
+		return -ENAMETOOLONG;
+	/* Tlcreate turns its fid into the new file: walk a copy there. */
+	ret = p9c_clone(c, dfid, &nf);
+	if (ret < 0)
+		return ret;
+	t.u.tcreate.dfid = nf;
+	t.u.tcreate.flags = p9_flags_to_dotl(flags);
+	t.u.tcreate.mode = mode;
+	t.u.tcreate.gid = 0;
+	ret = rpc(c, &t, P9_RLCREATE, &r, &fd);
+	if (ret == 0 && fd < 0)
+		ret = -EPROTO;
+	if (ret < 0) {
+		p9c_clunk(c, nf);
+		return ret;
+	}
+	*newfid = nf;
+	*hostfd = fd;
+	return 0;
+}
+
+static int mkobj(struct p9_client *c, uint8_t type, uint32_t dfid,
+		 const char *name, const char *target, mode_t mode)
+{
+	struct p9_msg t = { .type = type };
+	struct p9_msg r;
+
+	if (!fid_is_live(c, dfid))
+		return -EBADF;
+	t.u.tcreate.dfid = dfid;
+	if (p9_str_set(&t.u.tcreate.name, name) < 0 ||
+	    (target && p9_str_set(&t.u.tcreate.target, target) < 0))
+		return -ENAMETOOLONG;
+	t.u.tcreate.mode = mode;
+	return rpc(c, &t, (uint8_t)(type + 1), &r, NULL);
+}
+
+int p9c_mkdir(struct p9_client *c, uint32_t dfid, const char *name, mode_t mode)
+{
+	return mkobj(c, P9_TMKDIR, dfid, name, NULL, mode);
+}
+
+int p9c_symlink(struct p9_client *c, uint32_t dfid, const char *name,
+		const char *target)
+{
+	return mkobj(c, P9_TSYMLINK, dfid, name, target, 0);
+}
+
+int p9c_mknod(struct p9_client *c, uint32_t dfid, const char *name, mode_t mode)
+{
+	return mkobj(c, P9_TMKNOD, dfid, name, NULL, mode);
+}
+
+int p9c_unlinkat(struct p9_client *c, uint32_t dfid, const char *name,
+		 int flags)
+{
+	struct p9_msg t = { .type = P9_TUNLINKAT };
+	struct p9_msg r;
+
+	t.u.tunlinkat.dfid = dfid;
+	if (p9_str_set(&t.u.tunlinkat.name, name) < 0)
+		return -ENAMETOOLONG;
+	t.u.tunlinkat.flags = (uint32_t)flags;
+	return rpc(c, &t, P9_RUNLINKAT, &r, NULL);
+}
+
+int p9c_renameat(struct p9_client *c, uint32_t odfid, const char *oname,
+		 uint32_t ndfid, const char *nname)
+{
+	struct p9_msg t = { .type = P9_TRENAMEAT };
+	struct p9_msg r;
+
+	t.u.trenameat.olddfid = odfid;
+	t.u.trenameat.newdfid = ndfid;
+	if (p9_str_set(&t.u.trenameat.oldname, oname) < 0 ||
+	    p9_str_set(&t.u.trenameat.newname, nname) < 0)
+		return -ENAMETOOLONG;
+	return rpc(c, &t, P9_RRENAMEAT, &r, NULL);
+}
+
+int p9c_link(struct p9_client *c, uint32_t dfid, uint32_t fid, const char *name)
+{
+	struct p9_msg t = { .type = P9_TLINK };
+	struct p9_msg r;
+
+	t.u.tlink.dfid = dfid;
+	t.u.tlink.fid = fid;
+	if (p9_str_set(&t.u.tlink.name, name) < 0)
+		return -ENAMETOOLONG;
+	return rpc(c, &t, P9_RLINK, &r, NULL);
+}
+
+int p9c_setattr(struct p9_client *c, uint32_t fid, const struct p9c_setattr *a)
+{
+	struct p9_msg t = { .type = P9_TSETATTR };
+	struct p9_msg r;
+
+	t.u.tsetattr.fid = fid;
+	t.u.tsetattr.valid = a->valid;
+	t.u.tsetattr.mode = a->mode;
+	t.u.tsetattr.uid = a->uid;
+	t.u.tsetattr.gid = a->gid;
+	t.u.tsetattr.size = a->size;
+	t.u.tsetattr.atime_sec = (uint64_t)a->atime.tv_sec;
+	t.u.tsetattr.atime_nsec = (uint64_t)a->atime.tv_nsec;
+	t.u.tsetattr.mtime_sec = (uint64_t)a->mtime.tv_sec;
+	t.u.tsetattr.mtime_nsec = (uint64_t)a->mtime.tv_nsec;
+	return rpc(c, &t, P9_RSETATTR, &r, NULL);
+}
+
+int p9c_fsync(struct p9_client *c, uint32_t fid, bool datasync)
+{
+	struct p9_msg t = { .type = P9_TFSYNC };
+	struct p9_msg r;
+
+	t.u.tfsync.fid = fid;
+	t.u.tfsync.datasync = datasync;
+	return rpc(c, &t, P9_RFSYNC, &r, NULL);
+}

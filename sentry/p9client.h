@@ -17,10 +17,12 @@
 #ifndef MOAT_SENTRY_P9CLIENT_H
 #define MOAT_SENTRY_P9CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 
 #include "lib/util.h"
 #include "prot/p9.h" /* struct p9_qid, P9_NOFID, P9_QT* */
@@ -74,5 +76,36 @@ int p9c_statfs(struct p9_client *c, uint32_t fid, struct statfs *st);
 /* The fid is released whatever the reply (9P clunk semantics); -EBADF
  * without a round trip if the fid is not one this client allocated. */
 int p9c_clunk(struct p9_client *c, uint32_t fid);
+
+/* ---- the write side: a gofer started --rw (else every call is -EROFS) ----
+ * Names are single components of the directory fid dfid. */
+
+/* Create and open name (O_EXCL always): *newfid names the new file and
+ * *hostfd is its donated fd, opened with flags' access mode. */
+int p9c_lcreate(struct p9_client *c, uint32_t dfid, const char *name, int flags,
+		mode_t mode, uint32_t *newfid, int *hostfd);
+int p9c_mkdir(struct p9_client *c, uint32_t dfid, const char *name,
+	      mode_t mode);
+int p9c_symlink(struct p9_client *c, uint32_t dfid, const char *name,
+		const char *target);
+/* FIFOs and regular files only (mode carries S_IFIFO or S_IFREG). */
+int p9c_mknod(struct p9_client *c, uint32_t dfid, const char *name,
+	      mode_t mode);
+int p9c_unlinkat(struct p9_client *c, uint32_t dfid, const char *name,
+		 int flags); /* flags: 0 or AT_REMOVEDIR */
+int p9c_renameat(struct p9_client *c, uint32_t odfid, const char *oname,
+		 uint32_t ndfid, const char *nname);
+int p9c_link(struct p9_client *c, uint32_t dfid, uint32_t fid,
+	     const char *name);
+struct p9c_setattr {
+	uint32_t valid; /* P9_SETATTR_* */
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	uint64_t size;
+	struct timespec atime, mtime; /* with P9_SETATTR_[AM]TIME_SET */
+};
+int p9c_setattr(struct p9_client *c, uint32_t fid, const struct p9c_setattr *a);
+int p9c_fsync(struct p9_client *c, uint32_t fid, bool datasync);
 
 #endif

@@ -181,7 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)p9_decode(data, size, &m);
 
 	/* 2. the request handler, on frames */
-	if (gofer_new(&g, fuzz_rootfd) < 0)
+	if (gofer_new(&g, fuzz_rootfd, GOFER_WRITABLE) < 0)
 		die("gofer_new");
 	prelude(g);
 	while (pos < size) {

@@ -138,6 +138,7 @@ struct p9t_server {
 	int cli; /* the client's end */
 	int srv;
 	int rootfd;
+	unsigned flags; /* gofer_serve flags (GOFER_WRITABLE) */
 	int ret;
 };
 
@@ -145,11 +146,12 @@ static inline void *p9t_server_main(void *p)
 {
 	struct p9t_server *s = p;
 
-	s->ret = gofer_serve(s->srv, s->rootfd);
+	s->ret = gofer_serve(s->srv, s->rootfd, s->flags);
 	return NULL;
 }
 
-static inline int p9t_server_start(struct p9t_server *s, const char *root)
+static inline int p9t_server_start_flags(struct p9t_server *s, const char *root,
+					 unsigned flags)
 {
 	int sv[2];
 
@@ -157,10 +159,16 @@ static inline int p9t_server_start(struct p9t_server *s, const char *root)
 		return -1;
 	s->cli = sv[0];
 	s->srv = sv[1];
+	s->flags = flags;
 	s->rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->rootfd < 0)
 		return -1;
 	return pthread_create(&s->th, NULL, p9t_server_main, s) ? -1 : 0;
+}
+
+static inline int p9t_server_start(struct p9t_server *s, const char *root)
+{
+	return p9t_server_start_flags(s, root, 0);
 }
 
 /* Call after the client end was closed (p9c_close): the server sees EOF. */

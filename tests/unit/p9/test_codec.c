@@ -36,7 +36,7 @@ static size_t samples(struct p9_msg *m)
 {
 	size_t n = 0;
 
-	memset(m, 0, sizeof(*m) * 32);
+	memset(m, 0, sizeof(*m) * 64);
 	m[n].type = P9_TVERSION;
 	m[n].tag = P9_NOTAG;
 	m[n].u.version.msize = 8192;
@@ -145,6 +145,86 @@ static size_t samples(struct p9_msg *m)
 
 	m[n].type = P9_RLERROR;
 	m[n++].u.rlerror.ecode = ENOENT;
+
+	/* the write side */
+	m[n].type = P9_TLCREATE;
+	m[n].u.tcreate.dfid = 4;
+	p9_str_set(&m[n].u.tcreate.name, "new.txt");
+	m[n].u.tcreate.flags = P9_DOTL_RDWR | P9_DOTL_EXCL;
+	m[n].u.tcreate.mode = 0644;
+	m[n++].u.tcreate.gid = 1000;
+
+	m[n].type = P9_RLCREATE;
+	m[n].u.rlopen.qid = qid(P9_QTFILE, 0, 43);
+	m[n++].u.rlopen.iounit = 0;
+
+	m[n].type = P9_TMKDIR;
+	m[n].u.tcreate.dfid = 4;
+	p9_str_set(&m[n].u.tcreate.name, "sub");
+	m[n].u.tcreate.mode = 0755;
+	m[n++].u.tcreate.gid = 7;
+
+	m[n].type = P9_RMKDIR;
+	m[n++].u.rattach.qid = qid(P9_QTDIR, 0, 44);
+
+	m[n].type = P9_TSYMLINK;
+	m[n].u.tcreate.dfid = 4;
+	p9_str_set(&m[n].u.tcreate.name, "ln");
+	p9_str_set(&m[n].u.tcreate.target, "../x/y");
+	m[n++].u.tcreate.gid = 8;
+
+	m[n].type = P9_RSYMLINK;
+	m[n++].u.rattach.qid = qid(P9_QTSYMLINK, 0, 45);
+
+	m[n].type = P9_TMKNOD;
+	m[n].u.tcreate.dfid = 4;
+	p9_str_set(&m[n].u.tcreate.name, "fifo");
+	m[n].u.tcreate.mode = 010600;
+	m[n].u.tcreate.major = 1;
+	m[n].u.tcreate.minor = 2;
+	m[n++].u.tcreate.gid = 9;
+
+	m[n].type = P9_RMKNOD;
+	m[n++].u.rattach.qid = qid(P9_QTFILE, 0, 46);
+
+	m[n].type = P9_TSETATTR;
+	m[n].u.tsetattr.fid = 6;
+	m[n].u.tsetattr.valid = P9_SETATTR_MODE | P9_SETATTR_SIZE;
+	m[n].u.tsetattr.mode = 0600;
+	m[n].u.tsetattr.uid = 1;
+	m[n].u.tsetattr.gid = 2;
+	m[n].u.tsetattr.size = 1ull << 33;
+	m[n].u.tsetattr.atime_sec = 3;
+	m[n].u.tsetattr.atime_nsec = 4;
+	m[n].u.tsetattr.mtime_sec = 5;
+	m[n++].u.tsetattr.mtime_nsec = 6;
+
+	m[n].type = P9_TFSYNC;
+	m[n].u.tfsync.fid = 6;
+	m[n++].u.tfsync.datasync = 1;
+
+	m[n].type = P9_TLINK;
+	m[n].u.tlink.dfid = 4;
+	m[n].u.tlink.fid = 6;
+	p9_str_set(&m[n++].u.tlink.name, "hard");
+
+	m[n].type = P9_TRENAMEAT;
+	m[n].u.trenameat.olddfid = 4;
+	p9_str_set(&m[n].u.trenameat.oldname, "a");
+	m[n].u.trenameat.newdfid = 5;
+	p9_str_set(&m[n++].u.trenameat.newname, "bb");
+
+	m[n].type = P9_TUNLINKAT;
+	m[n].u.tunlinkat.dfid = 4;
+	p9_str_set(&m[n].u.tunlinkat.name, "sub");
+	m[n++].u.tunlinkat.flags = 0x200;
+
+	m[n++].type = P9_RSETATTR;
+	m[n++].type = P9_RFSYNC;
+	m[n++].type = P9_RLINK;
+	m[n++].type = P9_RRENAMEAT;
+	m[n++].type = P9_RUNLINKAT;
+	cr_assert_leq(n, 64);
 	return n;
 }
 
@@ -262,6 +342,63 @@ static void assert_msg_eq(const struct p9_msg *a, const struct p9_msg *b)
 		cr_assert_eq(a->u.rlerror.ecode, b->u.rlerror.ecode);
 		break;
 	case P9_RCLUNK:
+	case P9_RSETATTR:
+	case P9_RFSYNC:
+	case P9_RLINK:
+	case P9_RRENAMEAT:
+	case P9_RUNLINKAT:
+		break;
+	case P9_TLCREATE:
+	case P9_TMKDIR:
+	case P9_TSYMLINK:
+	case P9_TMKNOD:
+		cr_assert_eq(a->u.tcreate.dfid, b->u.tcreate.dfid);
+		assert_str_eq(&a->u.tcreate.name, &b->u.tcreate.name);
+		if (a->type == P9_TSYMLINK)
+			assert_str_eq(&a->u.tcreate.target,
+				      &b->u.tcreate.target);
+		if (a->type == P9_TLCREATE)
+			cr_assert_eq(a->u.tcreate.flags, b->u.tcreate.flags);
+		if (a->type != P9_TSYMLINK)
+			cr_assert_eq(a->u.tcreate.mode, b->u.tcreate.mode);
+		if (a->type == P9_TMKNOD) {
+			cr_assert_eq(a->u.tcreate.major, b->u.tcreate.major);
+			cr_assert_eq(a->u.tcreate.minor, b->u.tcreate.minor);
+		}
+		cr_assert_eq(a->u.tcreate.gid, b->u.tcreate.gid);
+		break;
+	case P9_RLCREATE:
+		assert_qid_eq(&a->u.rlopen.qid, &b->u.rlopen.qid);
+		cr_assert_eq(a->u.rlopen.iounit, b->u.rlopen.iounit);
+		break;
+	case P9_RMKDIR:
+	case P9_RSYMLINK:
+	case P9_RMKNOD:
+		assert_qid_eq(&a->u.rattach.qid, &b->u.rattach.qid);
+		break;
+	case P9_TSETATTR:
+		cr_assert(memcmp(&a->u.tsetattr, &b->u.tsetattr,
+				 sizeof(a->u.tsetattr)) == 0);
+		break;
+	case P9_TFSYNC:
+		cr_assert_eq(a->u.tfsync.fid, b->u.tfsync.fid);
+		cr_assert_eq(a->u.tfsync.datasync, b->u.tfsync.datasync);
+		break;
+	case P9_TLINK:
+		cr_assert_eq(a->u.tlink.dfid, b->u.tlink.dfid);
+		cr_assert_eq(a->u.tlink.fid, b->u.tlink.fid);
+		assert_str_eq(&a->u.tlink.name, &b->u.tlink.name);
+		break;
+	case P9_TRENAMEAT:
+		cr_assert_eq(a->u.trenameat.olddfid, b->u.trenameat.olddfid);
+		assert_str_eq(&a->u.trenameat.oldname, &b->u.trenameat.oldname);
+		cr_assert_eq(a->u.trenameat.newdfid, b->u.trenameat.newdfid);
+		assert_str_eq(&a->u.trenameat.newname, &b->u.trenameat.newname);
+		break;
+	case P9_TUNLINKAT:
+		cr_assert_eq(a->u.tunlinkat.dfid, b->u.tunlinkat.dfid);
+		assert_str_eq(&a->u.tunlinkat.name, &b->u.tunlinkat.name);
+		cr_assert_eq(a->u.tunlinkat.flags, b->u.tunlinkat.flags);
 		break;
 	default:
 		cr_assert_fail("unexpected type %u", a->type);
@@ -270,7 +407,7 @@ static void assert_msg_eq(const struct p9_msg *a, const struct p9_msg *b)
 
 T(round_trip_every_message)
 {
-	struct p9_msg m[32], d;
+	struct p9_msg m[64], d;
 	uint8_t buf[1024];
 	size_t n = samples(m), i, len;
 	uint32_t size;
@@ -292,7 +429,7 @@ T(round_trip_every_message)
 
 T(wire_sizes_match_the_spec)
 {
-	struct p9_msg m[32];
+	struct p9_msg m[64];
 	uint8_t buf[1024];
 	size_t n = samples(m), i, len;
 
@@ -322,6 +459,18 @@ T(wire_sizes_match_the_spec)
 		case P9_TATTACH:
 			want = 7 + 4 + 4 + 2 + 4 + 2 + 1 + 4;
 			break;
+		case P9_TSETATTR: /* fid valid mode uid gid, 5 x u64 */
+			want = 7 + 5 * 4 + 5 * 8;
+			break;
+		case P9_TLCREATE: /* dfid name[s] flags mode gid */
+			want = 7 + 4 + 2 + 7 + 3 * 4;
+			break;
+		case P9_TRENAMEAT:
+			want = 7 + 4 + 2 + 1 + 4 + 2 + 2;
+			break;
+		case P9_RRENAMEAT:
+			want = 7;
+			break;
 		default:
 			continue;
 		}
@@ -346,7 +495,7 @@ T(known_bytes_little_endian)
 
 T(every_truncation_is_rejected)
 {
-	struct p9_msg m[32], d;
+	struct p9_msg m[64], d;
 	uint8_t buf[1024], cut[1024];
 	size_t n = samples(m), i, len, k;
 
@@ -374,7 +523,7 @@ T(every_truncation_is_rejected)
 
 T(trailing_bytes_are_rejected)
 {
-	struct p9_msg m[32], d;
+	struct p9_msg m[64], d;
 	uint8_t buf[1024];
 	size_t n = samples(m), i, len;
 
@@ -389,7 +538,7 @@ T(trailing_bytes_are_rejected)
 
 T(encode_never_overflows_cap)
 {
-	struct p9_msg m[32];
+	struct p9_msg m[64];
 	uint8_t buf[1024];
 	size_t n = samples(m), i, len, cap, len2;
 

@@ -325,7 +325,7 @@ static int run_filtered(void (*fn)(int sock))
 		struct moat_error err = { 0 };
 
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-		    gofer_seccomp_install(sv[1], &err) < 0)
+		    gofer_seccomp_install(sv[1], false, &err) < 0)
 			_exit(99);
 		fn(sv[1]);
 		syscall(SYS_exit_group, 0);

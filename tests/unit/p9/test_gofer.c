@@ -23,7 +23,7 @@ static void gsetup(void)
 	cr_assert_eq(p9t_make_tree(gtree, sizeof(gtree)), 0);
 	rootfd = open(gtree, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(rootfd, 0);
-	cr_assert_eq(gofer_new(&g, rootfd), 0);
+	cr_assert_eq(gofer_new(&g, rootfd, 0), 0);
 	close(rootfd);
 }
 

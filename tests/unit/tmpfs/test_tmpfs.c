@@ -97,7 +97,7 @@ static struct task T;
 static void *gofer_main_thread(void *p)
 {
 	(void)p;
-	gofer_ret = gofer_serve(gofer_sock, gofer_rootfd);
+	gofer_ret = gofer_serve(gofer_sock, gofer_rootfd, 0);
 	return NULL;
 }
 
