@@ -2,11 +2,14 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "sentry/limits.h"
 #include "sentry/sentry.h"
+#include "sentry/vfs.h"
 
 /* The guest's environment starts clean: the caller's environment often
  * holds secrets (tokens, keys) that untrusted code must not see. Only
@@ -32,6 +35,120 @@ static void env_set(char ***env, size_t *n, const char *kv)
 	(*env)[*n] = NULL;
 }
 
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+/* `SRC:DST[:ro|rw|clone]` (default ro) into the next mounts entry. Returns
+ * 0, or prints why not and returns -1. */
+static int parse_mount(const char *arg, struct sentry_opts *o)
+{
+	char *copy = strdup(arg), *src, *dst, *mode, *p, *q;
+	struct mount_spec *m;
+	struct stat st;
+	int mm = MNT_RO;
+	size_t i;
+
+	if (!copy)
+		abort();
+	src = copy;
+	dst = strchr(copy, ':');
+	if (!dst || dst == src) {
+		fprintf(stderr,
+			"moat: --mount `%s`: expected SRC:DST[:ro|rw|clone]\n",
+			arg);
+		goto bad;
+	}
+	*dst++ = 0;
+	mode = strchr(dst, ':');
+	if (mode) {
+		*mode++ = 0;
+		if (!strcmp(mode, "ro"))
+			mm = MNT_RO;
+		else if (!strcmp(mode, "rw"))
+			mm = MNT_RW;
+		else if (!strcmp(mode, "clone"))
+			mm = MNT_CLONE;
+		else {
+			fprintf(stderr,
+				"moat: --mount `%s`: mode `%s` is not ro, rw or clone\n",
+				arg, mode);
+			goto bad;
+		}
+	}
+	if (dst[0] != '/') {
+		fprintf(stderr, "moat: --mount `%s`: DST must be absolute\n",
+			arg);
+		goto bad;
+	}
+	/* DST, canonical: no "." or "..", no repeated or trailing slash. */
+	for (p = q = dst; *p;) {
+		size_t n;
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (!n)
+			break;
+		if ((n == 1 && p[0] == '.') ||
+		    (n == 2 && !strncmp(p, "..", 2))) {
+			fprintf(stderr,
+				"moat: --mount `%s`: DST may not contain `.` or `..`\n",
+				arg);
+			goto bad;
+		}
+		*q++ = '/';
+		memmove(q, p, n);
+		q += n;
+		p += n;
+	}
+	*q = 0;
+	if (!dst[0] || under(dst, "/proc") || under(dst, "/dev") ||
+	    under(dst, "/sys")) {
+		fprintf(stderr,
+			"moat: --mount `%s`: DST may not be /, or under /proc, /dev or /sys\n",
+			arg);
+		goto bad;
+	}
+	/* A clone is grafted into the rootfs's overlay: not in a tmpfs. */
+	if (mm == MNT_CLONE && under(dst, "/tmp")) {
+		fprintf(stderr,
+			"moat: --mount `%s`: a clone mount may not be under /tmp\n",
+			arg);
+		goto bad;
+	}
+	for (i = 0; i < o->nmounts; i++)
+		if (!strcmp(o->mounts[i].dst, dst)) {
+			fprintf(stderr,
+				"moat: --mount `%s`: %s is mounted twice\n",
+				arg, dst);
+			goto bad;
+		}
+	p = realpath(src, NULL);
+	if (!p || stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "moat: --mount `%s`: %s: %s\n", arg, src,
+			p ? "not a directory" : strerror(errno));
+		free(p);
+		goto bad;
+	}
+	o->mounts = realloc(o->mounts, (o->nmounts + 1) * sizeof(*o->mounts));
+	if (!o->mounts)
+		abort();
+	m = &o->mounts[o->nmounts++];
+	m->src = p;
+	m->dst = strdup(dst);
+	m->mode = mm;
+	if (!m->dst)
+		abort();
+	free(copy);
+	return 0;
+bad:
+	free(copy);
+	return -1;
+}
+
 int cmd_do(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -46,6 +163,7 @@ int cmd_do(int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "disk", required_argument, NULL, 'D' },
+		{ "mount", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sentry_opts o;
@@ -92,6 +210,10 @@ int cmd_do(int argc, char **argv)
 			break;
 		case 'c':
 			o.cwd = optarg;
+			break;
+		case 'm':
+			if (parse_mount(optarg, &o) < 0)
+				return 2;
 			break;
 		case 's':
 			o.strace = true;

@@ -24,7 +24,7 @@
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
 
-static pid_t start_gofer(const char *root, int *sock_out,
+static pid_t start_gofer(const char *root, bool rw, int *sock_out,
 			 struct moat_error *err)
 {
 	int sv[2];
@@ -50,21 +50,59 @@ static pid_t start_gofer(const char *root, int *sock_out,
 		return moat_error_set(err, errno, "gofer: fork");
 	if (pid == 0) {
 		char fdbuf[16];
-		char *args[] = { "moat", "gofer", "--root", (char *)root,
-				 "--fd", fdbuf,	  NULL,	    NULL };
+		char *args[] = { "moat",       "gofer", "--root",
+				 (char *)root, "--fd",	fdbuf,
+				 NULL,	       NULL,	NULL };
+		int n = 6;
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (dup2(sv[1], 3) < 0)
 			_exit(126);
 		snprintf(fdbuf, sizeof(fdbuf), "3");
 		/* The host's own root: serve it as nobody (gofer/confine.c). */
-		if (host_root)
-			args[6] = "--nobody";
+		if (host_root && !rw)
+			args[n++] = "--nobody";
+		/* Only a `--mount ...:rw` gofer may change its tree. */
+		if (rw)
+			args[n++] = "--rw";
 		execv("/proc/self/exe", args);
 		_exit(126);
 	}
 	close(sv[1]);
 	*sock_out = sv[0];
 	return pid;
+}
+
+/* Each `--mount` gets a gofer of its own, confined to that directory
+ * alone, writable only for `rw` (a `clone` tree is read from the host and
+ * changed in the overlay). */
+static int start_mounts(const struct sentry_opts *opts, struct moat_error *err)
+{
+	size_t i;
+
+	S->mount_gofers = xcalloc(opts->nmounts + 1, sizeof(pid_t));
+	for (i = 0; i < opts->nmounts; i++) {
+		const struct mount_spec *m = &opts->mounts[i];
+		struct p9_client *c;
+		struct p9_qid rq;
+		uint32_t rootfid;
+		int sock = -1;
+		pid_t pid;
+
+		pid = start_gofer(m->src, m->mode == MNT_RW, &sock, err);
+		if (pid < 0)
+			return moat_error_wrap(err, "--mount `%s`", m->src);
+		S->mount_gofers[i] = pid;
+		if (p9c_open(&c, sock, &rootfid, &rq, err) < 0) {
+			close(sock);
+			return moat_error_wrap(err, "--mount `%s`", m->src);
+		}
+		if (vfs_add_mount(m->dst, (enum mnt_mode)m->mode, c, rootfid,
+				  err) < 0) {
+			p9c_close(c);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* PATH lookup in the sandbox's own tree, as execvp would do inside. */
@@ -216,7 +254,8 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 				(double)(now_ns() - S->boot_ns) / 1e6);        \
 	} while (0)
 	PHASE("start");
-	gofer = start_gofer(opts->rootfs ? opts->rootfs : "/", &gsock, err);
+	gofer = start_gofer(opts->rootfs ? opts->rootfs : "/", false, &gsock,
+			    err);
 	if (gofer < 0)
 		return -1;
 	S->gofer_pid = gofer;
@@ -236,6 +275,8 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	if (rc < 0)
 		return moat_error_wrap(err, "gofer");
 	if (vfs_init(S->rootfid, err) < 0)
+		return -1;
+	if (start_mounts(opts, err) < 0)
 		return -1;
 	PHASE("gofer");
 	S->host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -308,8 +349,15 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	if (rc < 0)
 		return moat_error_set(err, -rc, "sentry loop");
 	p9c_close(S->p9);
+	vfs_close_mounts();
 	plat_kill(gofer, SIGKILL);
 	waitpid(gofer, NULL, 0);
+	for (size_t i = 0; i < opts->nmounts; i++) {
+		if (S->mount_gofers[i] > 0) {
+			plat_kill(S->mount_gofers[i], SIGKILL);
+			waitpid(S->mount_gofers[i], NULL, 0);
+		}
+	}
 	limits_report(S->init_status);
 	if (WIFEXITED(S->init_status))
 		return WEXITSTATUS(S->init_status);

@@ -310,19 +310,102 @@ static int gofer_open(struct vnode *vn, int flags, struct file **out)
 		f->hostfd_shared = true;
 	} else if (!(flags & O_PATH)) {
 		uint32_t fid;
-		rc = p9c_clone(S->p9, vn->fid, &fid);
+		rc = p9c_clone(vn_p9(vn), vn->fid, &fid);
 		if (rc < 0) {
 			file_put(f);
 			return rc;
 		}
-		rc = p9c_lopen(S->p9, fid, O_RDONLY | O_DIRECTORY, &hostfd);
-		p9c_clunk(S->p9, fid);
+		rc = p9c_lopen(vn_p9(vn), fid, O_RDONLY | O_DIRECTORY, &hostfd);
+		p9c_clunk(vn_p9(vn), fid);
 		if (rc < 0) {
 			file_put(f);
 			return rc;
 		}
 		f->hostfd = hostfd;
 	}
+	f->vn = vnode_get(vn);
+	*out = f;
+	return 0;
+}
+
+/* ---- files of a host directory mounted ro or rw --------------------------
+ * Each open has a host fd of its own, opened by the mount's gofer with the
+ * guest's access mode (a rw gofer only gives write access). */
+
+static long host_file_write(struct task *t, struct file *f, const void *buf,
+			    size_t n, int64_t *off)
+{
+	int64_t at = *off;
+	ssize_t r;
+
+	(void)t;
+	if (f->flags & O_APPEND) {
+		struct stat st;
+		if (fstat(f->hostfd, &st) < 0)
+			return -errno;
+		at = st.st_size;
+	}
+	r = pwrite(f->hostfd, buf, n, at);
+	if (r < 0)
+		return r == -1 && errno == EFBIG ? -EFBIG : -errno;
+	*off = at + r;
+	return r;
+}
+
+static int host_file_fstat(struct file *f, struct stat *st)
+{
+	/* The open fd itself: it stays valid after an unlink. */
+	if (fstat(f->hostfd, st) == 0) {
+		st->st_dev = f->vn->mnt->dev;
+		return 0;
+	}
+	return vfs_stat(f->vn, st);
+}
+
+static const struct file_ops host_file_ops = {
+	.read = file_hostfd_read,
+	.write = host_file_write,
+	.poll = file_always_ready,
+	.getdents = gofer_getdents,
+	.stat = host_file_fstat,
+};
+
+static int host_open(struct vnode *vn, int flags, struct file **out)
+{
+	bool writing = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+	struct file *f;
+	int rc, hostfd;
+
+	if (writing && vn->mnt->mode == MNT_RO)
+		return -EROFS;
+	if (S_ISLNK(vn->mode))
+		return -ELOOP;
+	if (!S_ISREG(vn->mode) && !S_ISDIR(vn->mode))
+		return -ENXIO; /* host FIFOs and devices are not served */
+	if ((flags & O_DIRECTORY) && !S_ISDIR(vn->mode))
+		return -ENOTDIR;
+	if (vn->hostfd >= 0) {
+		/* Just made by Tlcreate (fs_create): its fd is this open's,
+		 * whatever the new file's mode says (as open(O_CREAT)). */
+		hostfd = vn->hostfd;
+		vn->hostfd = -1;
+	} else {
+		rc = p9c_lopen(vn_p9(vn), vn->fid,
+			       S_ISDIR(vn->mode) ?
+				       O_RDONLY | O_DIRECTORY :
+				       (flags & (O_ACCMODE | O_TRUNC | O_SYNC |
+						 O_DSYNC)),
+			       &hostfd);
+		if (rc < 0)
+			return rc;
+	}
+	f = file_new(&host_file_ops, flags & ~(O_CREAT | O_EXCL | O_NOCTTY |
+					       O_TRUNC | O_CLOEXEC));
+	if (!f) {
+		close(hostfd);
+		return -ENOMEM;
+	}
+	f->hostfd = hostfd;
 	f->vn = vnode_get(vn);
 	*out = f;
 	return 0;
@@ -346,6 +429,8 @@ int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 	switch (vn->kind) {
 	case VN_GOFER:
 		return gofer_open(vn, flags, out);
+	case VN_HOST:
+		return host_open(vn, flags, out);
 	case VN_PROC:
 		if ((flags & O_ACCMODE) != O_RDONLY && !S_ISDIR(vn->mode))
 			return -EACCES;

@@ -18,6 +18,11 @@ void ovl_init(struct vnode *lower_root)
 	upper_root = tmpfs_new_overlay_root(&lower_root->st);
 }
 
+struct vnode *ovl_root(void)
+{
+	return upper_root;
+}
+
 bool ovl_enabled(void)
 {
 	return upper_root != NULL;
@@ -225,6 +230,8 @@ int ovl_write_dir(struct vnode *dir, struct vnode **udir)
 	case VN_PROC:
 	case VN_DEV:
 		return -EPERM;
+	case VN_HOST: /* a host directory: ro, or rw (sentry/fs_host.c) */
+		return -EROFS;
 	}
 	return -EROFS;
 }
@@ -255,6 +262,8 @@ int ovl_write_target(struct vnode *vn, struct vnode **uvn)
 	case VN_PROC:
 	case VN_DEV:
 		return -EPERM;
+	case VN_HOST: /* a host directory: ro, or rw (sentry/fs_host.c) */
+		return -EROFS;
 	}
 	return -EROFS;
 }
@@ -296,12 +305,12 @@ int ovl_lower_names(const char *path, struct ovl_names **out)
 		vnode_put(dir);
 		return 0;
 	}
-	rc = p9c_clone(S->p9, dir->fid, &fid);
+	rc = p9c_clone(vn_p9(dir), dir->fid, &fid);
 	vnode_put(dir);
 	if (rc < 0)
 		return rc;
-	rc = p9c_lopen(S->p9, fid, O_RDONLY | O_DIRECTORY, &fd);
-	p9c_clunk(S->p9, fid);
+	rc = p9c_lopen(vn_p9(dir), fid, O_RDONLY | O_DIRECTORY, &fd);
+	p9c_clunk(vn_p9(dir), fid);
 	if (rc < 0)
 		return rc;
 	for (;;) {

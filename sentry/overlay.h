@@ -16,6 +16,9 @@
 
 void ovl_init(struct vnode *lower_root);
 bool ovl_enabled(void);
+/* The merged view's "/" (the upper layer's root): lookups from it go
+ * through the overlay, and its listing merges both layers. */
+struct vnode *ovl_root(void);
 /* Lookup of a canonical path in the merged view (0 and a reference, or
  * -errno). */
 int ovl_lookup(const char *path, struct vnode **out);

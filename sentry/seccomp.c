@@ -114,6 +114,8 @@ int sentry_seccomp_install(struct moat_error *err)
 		SYS_mincore,
 		SYS_msync,
 		SYS_gettimeofday,
+		SYS_fsync, /* fsync of a file of a `--mount ...:rw` */
+		SYS_fdatasync,
 	};
 	/* TRAP, not KILL: the handler names the syscall before the sentry
 	 * exits, so a gap in this list is a clear bug report, not a riddle. */

@@ -138,8 +138,17 @@ struct task {
 	struct task *hash_next;
 };
 
+/* `--mount SRC:DST[:ro|rw|clone]` (mode: enum mnt_mode, sentry/vfs.h) */
+struct mount_spec {
+	char *src; /* absolute host path, symlinks resolved */
+	char *dst; /* canonical guest path */
+	int mode;
+};
+
 struct sentry_opts {
 	const char *rootfs;
+	struct mount_spec *mounts;
+	size_t nmounts;
 	const char *hostname;
 	bool strace;
 	const char *audit_path;
@@ -183,6 +192,7 @@ struct sentry {
 	cpu_set_t cpus; /* CPUs the sandbox may use (moat's affinity) */
 	int ncpus_possible;
 	pid_t gofer_pid;
+	pid_t *mount_gofers; /* one per opts.mounts entry */
 	int64_t deadline_ns; /* --timeout: when the sandbox is killed */
 	bool timed_out;
 	int pids_refused; /* forks refused by --pids */

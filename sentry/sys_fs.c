@@ -1063,7 +1063,8 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 				   (uint64_t)(flags | MAP_ANONYMOUS),
 				   (uint64_t)-1, 0);
 	if (f->hostfd < 0 || f->stream || !f->vn ||
-	    (f->vn->kind != VN_GOFER && f->vn->kind != VN_TMPFS))
+	    (f->vn->kind != VN_GOFER && f->vn->kind != VN_TMPFS &&
+	     f->vn->kind != VN_HOST))
 		return -ENODEV;
 	if ((f->flags & O_ACCMODE) == O_WRONLY || (f->flags & O_PATH))
 		return -EACCES;
@@ -1071,7 +1072,7 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 	 * files never are; a tmpfs memfd is writable, so check the guest's
 	 * own open mode. */
 	if ((flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE) &&
-	    (f->vn->kind != VN_TMPFS || (f->flags & O_ACCMODE) != O_RDWR))
+	    (f->vn->kind == VN_GOFER || (f->flags & O_ACCMODE) != O_RDWR))
 		return -EACCES;
 	/* The donated host fd is mapped: the file is never copied. */
 	gfd = plat_donate_fd(t, f->hostfd);
@@ -1129,7 +1130,17 @@ long sys_noxattr(struct task *t, struct syscall_args *a)
 
 long sys_fsync(struct task *t, struct syscall_args *a)
 {
-	return fd_get(t, (int)a->a[0]) ? 0 : -EBADF;
+	struct file *f = fd_get(t, (int)a->a[0]);
+	int r;
+
+	if (!f)
+		return -EBADF;
+	/* Only a host directory mounted rw has anything to make durable;
+	 * the overlay and tmpfs live in memory. */
+	if (!f->vn || f->vn->kind != VN_HOST || f->hostfd < 0)
+		return 0;
+	r = a->nr == SYS_fdatasync ? fdatasync(f->hostfd) : fsync(f->hostfd);
+	return r < 0 ? -errno : 0;
 }
 
 long sys_sync(struct task *t, struct syscall_args *a)

@@ -1,7 +1,8 @@
 /* sentry/sys_fswrite.c: the write side of the file syscalls.
  *
- * Writable today: tmpfs (/tmp, /dev/shm). The rootfs is read-only
- * (EROFS); procfs and devfs nodes refuse with EPERM. */
+ * Writable: tmpfs (/tmp, /dev/shm), the rootfs through the overlay (its
+ * upper layer is a tmpfs), and host directories mounted rw (VN_HOST,
+ * sentry/fs_host.c). Mounted ro: EROFS; procfs and devfs: EPERM. */
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
@@ -11,7 +12,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "sentry/fs_host.h"
 #include "sentry/fs_tmpfs.h"
+#include "sentry/p9client.h"
 #include "sentry/overlay.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
@@ -108,6 +111,11 @@ int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
 		vnode_put(dir);
 		return -EISDIR;
 	}
+	if (dir->kind == VN_HOST) {
+		rc = host_create(t, dir, name, mode & ~t->proc->umask, out);
+		vnode_put(dir);
+		return rc;
+	}
 	rc = to_upper_dir(&dir);
 	if (rc == 0)
 		rc = tmpfs_create(t, dir, name, mode & ~t->proc->umask, out);
@@ -130,8 +138,11 @@ static long do_mkdir(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 		vnode_put(dir);
 		return -EEXIST;
 	}
-	rc = to_upper_dir(&dir);
-	if (rc == 0)
+	if (dir->kind == VN_HOST)
+		rc = host_mkdir(t, dir, name, mode & ~t->proc->umask);
+	else
+		rc = to_upper_dir(&dir);
+	if (rc == 0 && dir->kind != VN_HOST)
 		rc = tmpfs_mkdir(t, dir, name, mode & ~t->proc->umask);
 	vnode_put(dir);
 	return rc;
@@ -172,6 +183,8 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 		rc = -EISDIR;
 	else if (!rmdir && trailing)
 		rc = -ENOTDIR;
+	else if (dir->kind == VN_HOST)
+		rc = 0; /* the host knows best whether it is empty */
 	else if (rmdir && vn->kind != VN_TMPFS && !ovl_dir_empty(vn))
 		rc = -ENOTEMPTY;
 	else if (rmdir && vn->kind == VN_TMPFS && tmpfs_is_overlay(vn) &&
@@ -179,6 +192,11 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 		rc = -ENOTEMPTY;
 	owner = vn->st.st_uid;
 	vnode_put(vn);
+	if (rc == 0 && dir->kind == VN_HOST) {
+		rc = host_unlink(t, dir, name, rmdir, owner);
+		vnode_put(dir);
+		return rc;
+	}
 	if (rc == 0)
 		rc = to_upper_dir(&dir);
 	if (rc == 0) {
@@ -232,6 +250,40 @@ static bool has_lower_dir(struct vnode *vn)
 	       ovl_lower_exists(vn->path);
 }
 
+/* rename within a host directory mounted rw: 9P has no flags, so
+ * NOREPLACE is checked here first and EXCHANGE is not offered. */
+static long host_do_rename(struct task *t, struct vnode *odir,
+			   const char *oname, struct vnode *ndir,
+			   const char *nname, unsigned flags)
+{
+	char full[PATH_MAX];
+	struct vnode *src, *dst;
+	long rc;
+
+	if (odir->kind != ndir->kind || odir->mnt != ndir->mnt)
+		return -EXDEV;
+	if (flags & RENAME_EXCHANGE)
+		return -EINVAL;
+	rc = vfs_child_path(odir, oname, full, sizeof(full));
+	if (rc == 0)
+		rc = vfs_resolve(t, AT_FDCWD, full, 0, &src);
+	if (rc < 0)
+		return rc;
+	rc = vfs_child_path(ndir, nname, full, sizeof(full));
+	if (rc == 0 && vfs_resolve(t, AT_FDCWD, full, 0, &dst) == 0) {
+		if (flags & RENAME_NOREPLACE)
+			rc = -EEXIST;
+		else if (dst->kind == VN_HOST)
+			rc = vfs_sticky_ok(&t->proc->cred, ndir,
+					   dst->st.st_uid);
+		vnode_put(dst);
+	}
+	if (rc == 0)
+		rc = host_rename(t, odir, oname, ndir, nname, src->st.st_uid);
+	vnode_put(src);
+	return rc;
+}
+
 static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 		      uint64_t unew, unsigned flags)
 {
@@ -251,6 +303,12 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 	if (rc < 0) {
 		vnode_put(odir);
 		return rc == -EINVAL ? -EBUSY : rc;
+	}
+	if (odir->kind == VN_HOST || ndir->kind == VN_HOST) {
+		rc = host_do_rename(t, odir, oname, ndir, nname, flags);
+		vnode_put(odir);
+		vnode_put(ndir);
+		return rc;
 	}
 	rc = vfs_child_path(odir, oname, full, sizeof(full));
 	if (rc == 0)
@@ -345,8 +403,13 @@ static long do_symlink(struct task *t, uint64_t utarget, int dirfd,
 	rc = parent_of(t, dirfd, upath, &dir, name, &trailing);
 	if (rc < 0)
 		return rc == -EINVAL ? -EEXIST : rc;
-	rc = name_exists(t, dir, name) ? -EEXIST : to_upper_dir(&dir);
-	if (rc == 0)
+	if (name_exists(t, dir, name))
+		rc = -EEXIST;
+	else if (dir->kind == VN_HOST)
+		rc = host_symlink(t, dir, name, target);
+	else
+		rc = to_upper_dir(&dir);
+	if (rc == 0 && dir->kind != VN_HOST)
 		rc = tmpfs_symlink(t, dir, name, target);
 	vnode_put(dir);
 	return rc;
@@ -389,6 +452,12 @@ static long do_link(struct task *t, int ofd, uint64_t uold, int nfd,
 	rc = name_exists(t, dir, name) ? -EEXIST : may_write_in(t, dir);
 	if (rc == 0 && S_ISDIR(target->mode))
 		rc = -EPERM;
+	if (rc == 0 && (dir->kind == VN_HOST || target->kind == VN_HOST)) {
+		rc = host_link(t, dir, name, target);
+		vnode_put(dir);
+		vnode_put(target);
+		return rc;
+	}
 	if (rc == 0)
 		rc = to_upper(&target);
 	if (rc == 0)
@@ -445,10 +514,27 @@ static long target_of(struct task *t, int dirfd, uint64_t upath, int at_flags,
 			   vn);
 }
 
+/* Ownership for a change of a host file (vfs_access covers the rest). */
+static long host_owner_ok(struct task *t, struct vnode *vn)
+{
+	const struct creds *c = &t->proc->cred;
+
+	return c->fsuid == 0 || c->fsuid == vn->st.st_uid ? 0 : -EPERM;
+}
+
 static long chmod_vn(struct task *t, struct vnode *vn, mode_t mode)
 {
 	long rc = may_change(t, vn, true);
 
+	if (rc == 0 && vn->kind == VN_HOST) {
+		struct p9c_setattr a = { .valid = P9_SETATTR_MODE,
+					 .mode = mode & 07777 };
+		rc = host_owner_ok(t, vn);
+		if (rc == 0)
+			rc = host_setattr(vn, &a);
+		vnode_put(vn);
+		return rc;
+	}
 	if (rc == 0)
 		rc = to_upper(&vn);
 
@@ -489,6 +575,19 @@ static long chown_vn(struct task *t, struct vnode *vn, uid_t u, gid_t g)
 {
 	long rc = t->proc->cred.euid == 0 ? 0 : may_change(t, vn, true);
 
+	if (rc == 0 && vn->kind == VN_HOST) {
+		struct p9c_setattr a = { .uid = u, .gid = g };
+		if (u != (uid_t)-1)
+			a.valid |= P9_SETATTR_UID;
+		if (g != (gid_t)-1)
+			a.valid |= P9_SETATTR_GID;
+		if (t->proc->cred.euid != 0)
+			rc = host_owner_ok(t, vn);
+		if (rc == 0 && a.valid)
+			rc = host_setattr(vn, &a);
+		vnode_put(vn);
+		return rc;
+	}
 	if (rc == 0)
 		rc = to_upper(&vn);
 
@@ -545,6 +644,15 @@ long sys_truncate(struct task *t, struct syscall_args *a)
 	if (rc < 0)
 		return rc;
 	rc = vfs_access(&t->proc->cred, vn, W_OK);
+	if (rc == 0 && (int64_t)a->a[1] < 0)
+		rc = -EINVAL;
+	if (rc == 0 && vn->kind == VN_HOST) {
+		struct p9c_setattr sa = { .valid = P9_SETATTR_SIZE,
+					  .size = a->a[1] };
+		rc = S_ISDIR(vn->mode) ? -EISDIR : host_setattr(vn, &sa);
+		vnode_put(vn);
+		return rc;
+	}
 	if (rc == 0)
 		rc = to_upper(&vn);
 	if (rc == 0)
@@ -561,9 +669,47 @@ long sys_ftruncate(struct task *t, struct syscall_args *a)
 		return -EBADF;
 	if ((f->flags & O_ACCMODE) == O_RDONLY || !f->vn)
 		return -EINVAL;
+	if (f->vn->kind == VN_HOST) {
+		if ((int64_t)a->a[1] < 0)
+			return -EINVAL;
+		return ftruncate(f->hostfd, (off_t)a->a[1]) < 0 ? -errno : 0;
+	}
 	if (f->vn->kind != VN_TMPFS)
 		return -EINVAL; /* rootfs files are opened for writing as copies */
 	return tmpfs_truncate(f->vn, (int64_t)a->a[1]);
+}
+
+static long host_utimens(struct task *t, struct vnode *vn,
+			 const struct timespec *ts)
+{
+	struct p9c_setattr a = { .valid = P9_SETATTR_ATIME | P9_SETATTR_MTIME };
+	long rc;
+	int i;
+
+	for (i = 0; ts && i < 2; i++) {
+		uint32_t bit = i ? P9_SETATTR_MTIME : P9_SETATTR_ATIME;
+		if (ts[i].tv_nsec == UTIME_OMIT) {
+			a.valid &= ~bit;
+		} else if (ts[i].tv_nsec != UTIME_NOW) {
+			if (ts[i].tv_nsec < 0 || ts[i].tv_nsec >= 1000000000)
+				return -EINVAL;
+			a.valid |= i ? P9_SETATTR_MTIME_SET :
+				       P9_SETATTR_ATIME_SET;
+			if (i)
+				a.mtime = ts[i];
+			else
+				a.atime = ts[i];
+		}
+	}
+	/* "now" needs write access, explicit times ownership. */
+	rc = (a.valid & (P9_SETATTR_ATIME_SET | P9_SETATTR_MTIME_SET)) ?
+		     host_owner_ok(t, vn) :
+		     vfs_access(&t->proc->cred, vn, W_OK);
+	if (rc == -EACCES)
+		rc = host_owner_ok(t, vn) == 0 ? 0 : -EACCES;
+	if (rc == 0 && (a.valid & (P9_SETATTR_ATIME | P9_SETATTR_MTIME)))
+		rc = host_setattr(vn, &a);
+	return rc;
 }
 
 long sys_utimensat(struct task *t, struct syscall_args *a)
@@ -586,6 +732,11 @@ long sys_utimensat(struct task *t, struct syscall_args *a)
 				     ts[0].tv_nsec != UTIME_OMIT) ||
 				    (ts[1].tv_nsec != UTIME_NOW &&
 				     ts[1].tv_nsec != UTIME_OMIT)));
+	if (rc == 0 && vn->kind == VN_HOST) {
+		rc = host_utimens(t, vn, a->a[2] ? ts : NULL);
+		vnode_put(vn);
+		return rc;
+	}
 	if (rc == 0)
 		rc = to_upper(&vn);
 	if (rc == 0)
@@ -619,8 +770,11 @@ static long do_mknod(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 	rc = vfs_resolve_parent(t, dirfd, path, &dir, name, &trailing);
 	if (rc < 0)
 		return rc == -EINVAL ? -EEXIST : rc;
-	rc = to_upper_dir(&dir);
-	if (rc == 0)
+	if (dir->kind == VN_HOST)
+		rc = host_mkfifo(t, dir, name, mode & ~t->proc->umask);
+	else
+		rc = to_upper_dir(&dir);
+	if (rc == 0 && dir->kind != VN_HOST)
 		rc = tmpfs_mkfifo(t, dir, name, mode & ~t->proc->umask);
 	vnode_put(dir);
 	return rc;

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "sentry/fs_tmpfs.h"
@@ -26,7 +27,19 @@ static struct vnode *idle_head, *idle_tail;
 static size_t idle_count;
 
 static struct vnode *dcache[DCACHE_BUCKETS];
-static struct vnode *root_vn, *proc_vn, *dev_vn, *tmp_vn, *shm_vn;
+/* root_vn: the rootfs's "/" (the overlay's lower root); top_vn: the "/"
+ * that paths start from, the merged one. */
+static struct vnode *root_vn, *top_vn, *proc_vn, *dev_vn, *tmp_vn, *shm_vn;
+
+/* `--mount`s, in the order given (a later one may sit inside an earlier). */
+#define VFS_MOUNTS_MAX 64
+static struct vmount mounts[VFS_MOUNTS_MAX];
+static size_t nmounts;
+
+struct p9_client *vn_p9(const struct vnode *vn)
+{
+	return vn->mnt ? vn->mnt->p9 : S->p9;
+}
 
 static uint32_t hash_path(const char *s)
 {
@@ -54,9 +67,9 @@ void vnode_put(struct vnode *vn)
 		close(vn->hostfd);
 	if (vn->tn)
 		tmpfs_free(vn);
-	if (vn->kind == VN_GOFER && !vn->negative && vn->fid != S->rootfid &&
-	    S->p9)
-		p9c_clunk(S->p9, vn->fid);
+	if ((vn->kind == VN_GOFER || vn->kind == VN_HOST) && !vn->negative &&
+	    vn_p9(vn) && vn->fid != (vn->mnt ? vn->mnt->rootfid : S->rootfid))
+		p9c_clunk(vn_p9(vn), vn->fid);
 	free(vn->link);
 	free(vn->path);
 	free(vn);
@@ -112,7 +125,7 @@ int vnode_hostfd_get(struct vnode *vn)
 	int rc, fd;
 
 	if (vn->hostfd < 0) {
-		rc = p9c_lopen(S->p9, vn->fid, O_RDONLY, &fd);
+		rc = p9c_lopen(vn_p9(vn), vn->fid, O_RDONLY, &fd);
 		if (rc < 0)
 			return rc;
 		vn->hostfd = fd;
@@ -198,13 +211,21 @@ int vfs_init(uint32_t rootfid, struct moat_error *err)
 		return moat_error_set(err, ENOMEM, "vfs");
 	if (!proc_vn || !dev_vn)
 		return moat_error_set(err, ENOMEM, "vfs");
-	S->root = root_vn;
+	top_vn = ovl_root();
+	S->root = top_vn;
 	return 0;
 }
 
-/* The mount table: the rootfs at "/", procfs and devfs over it. */
+/* The mount table: the rootfs at "/", procfs and devfs over it, tmpfs,
+ * and the ro and rw `--mount`s (clone ones are part of the rootfs). */
 static struct vnode *mount_at(const char *path)
 {
+	size_t i;
+
+	for (i = nmounts; i-- > 0;)
+		if (mounts[i].mode != MNT_CLONE &&
+		    !strcmp(mounts[i].path, path))
+			return mounts[i].root;
 	if (!strcmp(path, "/proc"))
 		return proc_vn;
 	if (!strcmp(path, "/dev"))
@@ -214,6 +235,112 @@ static struct vnode *mount_at(const char *path)
 	if (!strcmp(path, "/dev/shm"))
 		return shm_vn;
 	return NULL;
+}
+
+/* Make the directory path exist in the merged view (a mount point that
+ * the rootfs lacks): each missing component is made in the overlay, or in
+ * the tmpfs it falls in. */
+static int mkdir_p(const char *path, const struct stat *last)
+{
+	char buf[PATH_MAX], *p;
+	struct vnode *vn, *dir, *udir;
+	int rc;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (p = buf + 1;; p++) {
+		char save = *p;
+		if (save != '/' && save != 0)
+			continue;
+		*p = 0;
+		rc = vfs_resolve(NULL, AT_FDCWD, buf, LOOKUP_FOLLOW, &vn);
+		if (rc == 0) {
+			bool isdir = S_ISDIR(vn->mode);
+			vnode_put(vn);
+			if (!isdir)
+				return -ENOTDIR;
+		} else if (rc == -ENOENT) {
+			char *slash = strrchr(buf, '/');
+			*slash = 0;
+			rc = vfs_resolve(NULL, AT_FDCWD,
+					 slash == buf ? "/" : buf,
+					 LOOKUP_FOLLOW, &dir);
+			*slash = '/';
+			if (rc < 0)
+				return rc;
+			rc = ovl_write_dir(dir, &udir);
+			vnode_put(dir);
+			if (rc < 0)
+				return rc;
+			if (last && !save) {
+				/* A clone's root: made with the host
+				 * directory's attributes, as a copy-up. */
+				rc = tmpfs_make_raw(udir, slash + 1, last, NULL,
+						    &vn);
+				if (rc == 0)
+					vnode_put(vn);
+			} else {
+				rc = tmpfs_mkdir(NULL, udir, slash + 1, 0755);
+			}
+			vnode_put(udir);
+			if (rc < 0)
+				return rc;
+		} else {
+			return rc;
+		}
+		*p = save;
+		if (!save)
+			return 0;
+	}
+}
+
+int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
+		  uint32_t rootfid, struct moat_error *err)
+{
+	struct vmount *m;
+	struct vnode *vn;
+	int rc;
+
+	if (nmounts == VFS_MOUNTS_MAX)
+		return moat_error_set(err, E2BIG, "mount `%s`: more than %d",
+				      dst, VFS_MOUNTS_MAX);
+	m = &mounts[nmounts];
+	vn = vnode_new(mode == MNT_CLONE ? VN_GOFER : VN_HOST, S_IFDIR | 0755,
+		       dst);
+	if (!vn)
+		return moat_error_set(err, ENOMEM, "mount `%s`", dst);
+	m->path = vn->path;
+	m->mode = mode;
+	m->p9 = p9;
+	m->rootfid = rootfid;
+	m->dev = makedev(0, 0x40 + (unsigned)nmounts);
+	m->root = vn;
+	vn->mnt = m;
+	vn->fid = rootfid;
+	rc = p9c_getattr(p9, rootfid, &vn->st);
+	if (rc < 0) {
+		vn->negative = true;
+		vnode_put(vn);
+		return moat_error_set(err, -rc, "mount `%s`: getattr", dst);
+	}
+	vn->st.st_dev = m->dev;
+	vn->mode = vn->st.st_mode;
+	rc = mkdir_p(dst, mode == MNT_CLONE ? &vn->st : NULL);
+	if (rc < 0) {
+		vnode_put(vn);
+		return moat_error_set(err, -rc, "mount point `%s`", dst);
+	}
+	nmounts++;
+	return 0;
+}
+
+void vfs_close_mounts(void)
+{
+	while (nmounts > 0) {
+		struct vmount *m = &mounts[--nmounts];
+		p9c_close(m->p9);
+		m->p9 = NULL;
+	}
 }
 
 static int join_path(char *out, size_t cap, const char *dir, const char *name)
@@ -230,7 +357,10 @@ static int join_path(char *out, size_t cap, const char *dir, const char *name)
 static int gofer_lookup(struct vnode *dir, const char *name, const char *path,
 			struct vnode **out)
 {
-	struct vnode *vn = dcache_find(path);
+	/* A host directory mounted ro or rw may change under the sandbox
+	 * (the host, or the guest through rw): its nodes are not cached. */
+	bool cache = dir->kind == VN_GOFER;
+	struct vnode *vn = cache ? dcache_find(path) : NULL;
 	struct p9_qid qid;
 	uint32_t fid;
 	int rc;
@@ -241,10 +371,13 @@ static int gofer_lookup(struct vnode *dir, const char *name, const char *path,
 		*out = vn;
 		return 0;
 	}
-	rc = p9c_walk1(S->p9, dir->fid, name, &fid, &qid);
+	rc = p9c_walk1(vn_p9(dir), dir->fid, name, &fid, &qid);
+	if (rc == -ENOENT && !cache)
+		return rc;
 	if (rc == -ENOENT) {
 		vn = vnode_new(VN_GOFER, 0, path);
 		if (vn) {
+			vn->mnt = dir->mnt;
 			vn->negative = true;
 			dcache_add(vn);
 			if (!vn->cached)
@@ -254,22 +387,39 @@ static int gofer_lookup(struct vnode *dir, const char *name, const char *path,
 	}
 	if (rc < 0)
 		return rc;
-	vn = vnode_new(VN_GOFER, 0, path);
+	vn = vnode_new(dir->kind, 0, path);
 	if (!vn) {
-		p9c_clunk(S->p9, fid);
+		p9c_clunk(vn_p9(dir), fid);
 		return -ENOMEM;
 	}
+	vn->mnt = dir->mnt;
 	vn->fid = fid;
-	rc = p9c_getattr(S->p9, fid, &vn->st);
+	rc = p9c_getattr(vn_p9(dir), fid, &vn->st);
 	if (rc < 0) {
-		p9c_clunk(S->p9, fid);
+		vn->negative = true; /* no fid to clunk on the put below */
+		p9c_clunk(vn_p9(dir), fid);
 		vnode_put(vn);
 		return rc;
 	}
+	if (vn->mnt)
+		vn->st.st_dev = vn->mnt->dev;
 	vn->mode = vn->st.st_mode;
-	dcache_add(vn);
+	if (cache)
+		dcache_add(vn);
 	*out = vn;
 	return 0; /* cached: the dcache's reference; else the caller's */
+}
+
+/* The root of a clone mount at path: the lower layer's tree there. */
+static struct vnode *clone_at(const char *path)
+{
+	size_t i;
+
+	for (i = nmounts; i-- > 0;)
+		if (mounts[i].mode == MNT_CLONE &&
+		    !strcmp(mounts[i].path, path))
+			return vnode_get(mounts[i].root);
+	return NULL;
 }
 
 int vfs_lower_lookup(const char *path, struct vnode **out)
@@ -290,7 +440,8 @@ int vfs_lower_lookup(const char *path, struct vnode **out)
 			return -ENOTDIR;
 		}
 		snprintf(sub + l, sizeof(sub) - l, "/%s", comp);
-		rc = gofer_lookup(cur, comp, sub, &next);
+		next = clone_at(sub);
+		rc = next ? 0 : gofer_lookup(cur, comp, sub, &next);
 		vnode_put(cur);
 		if (rc < 0)
 			return rc;
@@ -325,6 +476,7 @@ static int lookup_child(struct task *t, struct vnode *dir, const char *name,
 		return ovl_lookup(path, out); /* upper layer, then rootfs */
 	switch (dir->kind) {
 	case VN_GOFER:
+	case VN_HOST:
 		/* A cached node needs no reference (vnode_get is a no-op on
 		 * it); an uncached one comes back holding the only one. */
 		return gofer_lookup(dir, name, path, out);
@@ -344,7 +496,7 @@ static int vnode_of_canonical(struct task *t, const char *path,
 {
 	char buf[PATH_MAX];
 	char *save = NULL, *comp;
-	struct vnode *cur = vnode_get(root_vn), *next;
+	struct vnode *cur = vnode_get(top_vn), *next;
 	int rc;
 
 	if (strlen(path) >= sizeof(buf))
@@ -404,7 +556,7 @@ int vfs_readlink(struct vnode *vn, char *buf, size_t cap)
 			return -EINVAL;
 	} else if (!vn->link) {
 		char tmp[PATH_MAX];
-		int rc = p9c_readlink(S->p9, vn->fid, tmp, sizeof(tmp));
+		int rc = p9c_readlink(vn_p9(vn), vn->fid, tmp, sizeof(tmp));
 		if (rc < 0)
 			return rc;
 		vn->link = strdup(tmp);
@@ -438,7 +590,7 @@ int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
 	if (strlen(path) >= PATH_MAX)
 		return -ENAMETOOLONG;
 	if (path[0] == '/' || !t) {
-		cur = vnode_get(root_vn);
+		cur = vnode_get(top_vn);
 	} else if (dirfd == AT_FDCWD) {
 		cur = vnode_get(t->proc->cwd);
 	} else {
@@ -564,7 +716,7 @@ int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
 			pos = 0;
 			if (target[0] == '/') {
 				vnode_put(cur);
-				cur = vnode_get(root_vn);
+				cur = vnode_get(top_vn);
 			}
 			continue;
 		}
@@ -586,6 +738,16 @@ int vfs_stat(struct vnode *vn, struct stat *st)
 	case VN_GOFER:
 		*st = vn->st;
 		return 0;
+	case VN_HOST: {
+		/* Fresh every time: the file may have changed on the host, or
+		 * through a donated fd. */
+		int rc = p9c_getattr(vn_p9(vn), vn->fid, &vn->st);
+		if (rc < 0)
+			return rc;
+		vn->st.st_dev = vn->mnt->dev;
+		*st = vn->st;
+		return 0;
+	}
 	case VN_PROC:
 		return procfs_stat(vn, st);
 	case VN_DEV:
@@ -606,6 +768,8 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 		return rc;
 	if ((mask & W_OK) && vn->kind == VN_GOFER && !ovl_enabled())
 		return -EROFS; /* with the overlay, a write copies up */
+	if ((mask & W_OK) && vn->kind == VN_HOST && vn->mnt->mode == MNT_RO)
+		return -EROFS;
 	m = st.st_mode;
 	if (c->fsuid == 0) {
 		/* root: everything but executing a file with no x bit */
@@ -652,11 +816,14 @@ int vfs_statfs(struct vnode *vn, struct statfs *st)
 {
 	memset(st, 0, sizeof(*st));
 	switch (vn->kind) {
-	case VN_GOFER: {
-		int rc = p9c_statfs(S->p9, S->rootfid, st);
+	case VN_GOFER:
+	case VN_HOST: {
+		int rc = p9c_statfs(
+			vn_p9(vn), vn->mnt ? vn->mnt->rootfid : S->rootfid, st);
 		if (rc < 0)
 			return rc;
-		if (!ovl_enabled())
+		if ((vn->kind == VN_GOFER && !ovl_enabled()) ||
+		    (vn->kind == VN_HOST && vn->mnt->mode == MNT_RO))
 			st->f_flags |= ST_RDONLY;
 		return 0;
 	}

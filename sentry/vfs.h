@@ -28,6 +28,26 @@ enum vn_kind {
 	VN_PROC,  /* procfs (sentry/fs_proc.c) */
 	VN_DEV,	  /* devfs (sentry/fs_dev.c) */
 	VN_TMPFS, /* tmpfs in the sentry's memory (sentry/fs_tmpfs.c) */
+	VN_HOST,  /* a host directory bound ro or rw (sentry/fs_host.c) */
+};
+
+/* `--mount SRC:DST:MODE`: a host directory, served by a gofer of its own
+ * (read-write only for MNT_RW). MNT_CLONE trees are not mounted over the
+ * namespace: they are grafted into the overlay's lower layer at DST, so
+ * the guest changes a copy in memory and the host never sees it. */
+enum mnt_mode {
+	MNT_RO,
+	MNT_RW,
+	MNT_CLONE
+};
+
+struct vmount {
+	char *path; /* canonical guest path of the mount point */
+	enum mnt_mode mode;
+	struct p9_client *p9;
+	uint32_t rootfid;
+	dev_t dev; /* st_dev of every file under it */
+	struct vnode *root;
 };
 
 struct vnode {
@@ -37,7 +57,8 @@ struct vnode {
 	char *path;    /* canonical absolute guest path */
 	bool cached;   /* owned by the dentry cache, never freed */
 	bool negative; /* cached "does not exist" */
-	/* VN_GOFER */
+	/* VN_GOFER, VN_HOST */
+	struct vmount *mnt; /* NULL: the rootfs */
 	uint32_t fid;
 	struct stat st;
 	char *link; /* symlink target, read once */
@@ -65,6 +86,16 @@ int vnode_hostfd_get(struct vnode *vn);
 void vnode_hostfd_put(struct vnode *vn);
 
 int vfs_init(uint32_t rootfid, struct moat_error *err);
+/* Add a mount (after vfs_init, before the first task): dst must be a
+ * canonical absolute path. The client is the mount's from now on. A
+ * mount point missing from the rootfs is made in the overlay, so that
+ * listings of its parent show it. */
+int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
+		  uint32_t rootfid, struct moat_error *err);
+/* The 9P client of a gofer-served vnode (the rootfs's, or its mount's). */
+struct p9_client *vn_p9(const struct vnode *vn);
+/* Close every mount's client (at exit). */
+void vfs_close_mounts(void);
 
 #define LOOKUP_FOLLOW 1 /* follow a symlink in the last component */
 #define LOOKUP_EMPTY 2	/* "" means dirfd itself (AT_EMPTY_PATH) */

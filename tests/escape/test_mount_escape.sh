@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Barrier tests for --mount: a host directory given to the sandbox, even
+# read-write, is the only host tree it can change, whatever symlinks and
+# ".." it holds or the guest makes.
+. "$(dirname "$0")/../e2e/lib.sh"
+
+t_host_symlinks_in_a_rw_mount_stay_inside()
+{
+	local src=$E2E_TMP/rw-links tok
+	tok=moat-esc-$(random_token)
+	mkdir -p "$src/in"
+	ln -s / "$src/hostroot"
+	ln -s .. "$src/up"
+	ln -s "$E2E_TMP" "$src/abs"
+	chmod -R a+rX "$src"
+	capture moat do --mount "$src:/w:rw" -- sh -c "
+		echo x > /w/hostroot/var/tmp/$tok; echo \$?
+		echo x > /w/up/$tok; echo \$?
+		echo x > /w/abs/$tok; echo \$?
+		echo x > /w/in/../../$tok; echo \$?
+		mkdir -p $E2E_TMP && echo x > /w/abs/$tok && cat $E2E_TMP/$tok"
+	assert_eq "0
+0
+0
+0
+x" "$OUT" "writes through the links land in the sandbox's own tree"
+	[ ! -e "/var/tmp/$tok" ] || fail "a write through a host symlink reached the host's /var/tmp"
+	[ ! -e "$src/../$tok" ] && [ ! -e "$E2E_TMP/$tok" ] || fail "a write escaped the mount"
+	[ ! -e "/$tok" ] || fail "a write reached the host's /"
+	[ -z "$(find "$src" -name "$tok")" ] || fail "a link was followed on the host side"
+}
+
+t_guest_symlinks_in_a_rw_mount_stay_inside()
+{
+	local src=$E2E_TMP/rw-guest tok
+	tok=moat-esc-$(random_token)
+	mkdir -p "$src"
+	chmod a+rwx "$src"
+	capture moat do --mount "$src:/w:rw" -- sh -c "
+		ln -s /etc /w/etc && echo x > /w/etc/$tok && cat /etc/$tok
+		ln -s /var/tmp /w/vt && mkdir /w/vt/$tok && echo made"
+	assert_eq "x
+made" "$OUT" "links the guest makes resolve in the guest's namespace"
+	[ ! -e "/etc/$tok" ] || fail "a guest-made link wrote into the host's /etc"
+	[ ! -e "/var/tmp/$tok" ] || fail "a guest-made link made a directory in the host's /var/tmp"
+	[ "$(readlink "$src/etc")" = /etc ] || fail "the link itself should be on the host, as text"
+}
+
+t_ro_mount_refuses_even_when_host_modes_allow()
+{
+	local src=$E2E_TMP/ro-open
+	mkdir -p "$src"
+	echo keep >"$src/f"
+	chmod 777 "$src"
+	chmod 666 "$src/f"
+	capture moat do --mount "$src:/w:ro" -- sh -c 'echo gone > /w/f; rm -f /w/f; mv /w/f /w/g; echo done'
+	assert_eq done "$OUT" "the shell ran to the end"
+	[ "$(cat "$src/f")" = keep ] && [ ! -e "$src/g" ] || fail "a ro mount was written"
+}
+
+t_rw_mount_gofer_sees_only_its_directory()
+{
+	local src=$E2E_TMP/rw-only tok
+	tok=moat-esc-$(random_token)
+	mkdir -p "$src"
+	chmod a+rwx "$src"
+	# A rename of the mount's own contents out of it, and hard links to
+	# files outside, are refused: EXDEV, as across two host filesystems.
+	capture moat do --mount "$src:/w:rw" -- $PY -c "
+import os
+open('/w/f', 'w').write('x')
+for what, f in (('rename out', lambda: os.rename('/w/f', '/etc/$tok')),
+                ('link in', lambda: os.link('/etc/passwd', '/w/$tok')),
+                ('link out', lambda: os.link('/w/f', '/etc/$tok'))):
+    try:
+        f()
+        print(what, 'ok')
+    except OSError as e:
+        print(what, e.errno)"
+	assert_eq "rename out 18
+link in 18
+link out 18" "$OUT" "nothing crosses the mount's edge"
+	[ ! -e "$src/$tok" ] && [ ! -e "/etc/$tok" ] || fail "a link or rename crossed the mount"
+}
+
+run_test host_symlinks_in_a_rw_mount_stay_inside t_host_symlinks_in_a_rw_mount_stay_inside
+run_test guest_symlinks_in_a_rw_mount_stay_inside t_guest_symlinks_in_a_rw_mount_stay_inside
+run_test ro_mount_refuses_even_when_host_modes_allow t_ro_mount_refuses_even_when_host_modes_allow
+run_test rw_mount_gofer_sees_only_its_directory t_rw_mount_gofer_sees_only_its_directory
