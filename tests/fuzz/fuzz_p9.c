@@ -15,6 +15,7 @@
  *   gofer/gofer.c lib/util.c -o fuzz_p9
  * Run:   ./fuzz_p9 -max_total_time=60 tests/fuzz/corpus/p9
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -31,9 +32,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_REPLY_CAP (P9_MAX_MSIZE)
 
-static char fuzz_root[64];
+/* The served tree is fuzz_top/root; fuzz_top also holds one sentinel
+ * file. The gofer serves the tree writable, so after every input the
+ * sentinel must be there, alone: nothing was made, moved or removed
+ * outside the tree (the tree has a symlink to ".." to tempt it). */
+static char fuzz_top[64];
+static char fuzz_root[80];
+static int fuzz_topfd = -1;
 static int fuzz_rootfd = -1;
-static int fuzz_lowest_free_fd;
 static uint8_t *fuzz_reply;
 
 static void die(const char *what)
@@ -65,8 +71,8 @@ static int rm_one(const char *path, const struct stat *st, int flag,
 
 static void cleanup(void)
 {
-	if (fuzz_root[0])
-		nftw(fuzz_root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (fuzz_top[0])
+		nftw(fuzz_top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static int lowest_free_fd(void)
@@ -87,10 +93,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	snprintf(fuzz_root, sizeof(fuzz_root), "/tmp/moat-fuzz-p9-XXXXXX");
-	if (!mkdtemp(fuzz_root))
+	snprintf(fuzz_top, sizeof(fuzz_top), "/tmp/moat-fuzz-p9-XXXXXX");
+	if (!mkdtemp(fuzz_top))
 		die("mkdtemp");
 	atexit(cleanup);
+	snprintf(fuzz_root, sizeof(fuzz_root), "%s/root", fuzz_top);
+	if (mkdir(fuzz_root, 0755) < 0)
+		die("mkdir root");
+	snprintf(path, sizeof(path), "%s/sentinel", fuzz_top);
+	if (close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		die("sentinel");
+	fuzz_topfd = open(fuzz_top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fuzz_topfd < 0)
+		die("open top");
 	put("a", "hello");
 	put("...", "dots");
 	snprintf(path, sizeof(path), "%s/d", fuzz_root);
@@ -113,8 +128,28 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	fuzz_reply = malloc(FUZZ_REPLY_CAP);
 	if (!fuzz_reply)
 		die("malloc");
-	fuzz_lowest_free_fd = lowest_free_fd();
 	return 0;
+}
+
+/* Outside the served tree, nothing changed. */
+static void check_outside(void)
+{
+	struct dirent *d;
+	int n = 0, fd = dup(fuzz_topfd);
+	DIR *dir = NULL;
+
+	if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0 || !(dir = fdopendir(fd)))
+		die("list top");
+	while ((d = readdir(dir))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		if (strcmp(d->d_name, "root") && strcmp(d->d_name, "sentinel"))
+			die("a file appeared outside the served tree");
+		n++;
+	}
+	closedir(dir);
+	if (n != 2)
+		die("the sentinel or the tree itself was moved or removed");
 }
 
 /* Feed one request; check the reply. */
@@ -143,11 +178,11 @@ static void handle(struct gofer *g, const uint8_t *req, size_t len, size_t cap)
 			die("reply tag differs from request tag");
 	}
 	if (fd >= 0) {
-		if (r.type != P9_RLOPEN)
-			die("fd donated with a reply other than Rlopen");
+		if (r.type != P9_RLOPEN && r.type != P9_RLCREATE)
+			die("fd donated with a reply other than Rlopen/Rlcreate");
 		close(fd);
-	} else if (r.type == P9_RLOPEN) {
-		die("Rlopen without an fd");
+	} else if (r.type == P9_RLOPEN || r.type == P9_RLCREATE) {
+		die("Rlopen or Rlcreate without an fd");
 	}
 }
 
@@ -176,6 +211,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gofer *g = NULL;
 	struct p9_msg m;
 	size_t pos = 0;
+	/* Per input: libFuzzer itself opens pipes between inputs (to its
+	 * symbolizer, when it reports a new function). */
+	int lowest = lowest_free_fd();
 
 	/* 1. the decoder alone, on the raw bytes */
 	(void)p9_decode(data, size, &m);
@@ -206,7 +244,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	gofer_free(g);
 
-	if (lowest_free_fd() != fuzz_lowest_free_fd)
+	if (lowest_free_fd() != lowest)
 		die("fd leak");
+	check_outside();
 	return 0;
 }
