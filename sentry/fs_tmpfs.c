@@ -41,6 +41,7 @@ struct tnode {
 	bool mount_root;
 	bool overlay;	   /* root of the overlay's upper layer (overlay.c) */
 	struct pipe *fifo; /* FIFOs: the pipe while anyone has it open */
+	void *sock;	   /* sockets: the bound socket while it is open */
 	bool opaque;	   /* overlay dir that hides the lower one */
 };
 
@@ -457,6 +458,33 @@ int tmpfs_mkfifo(struct task *t, struct vnode *dir, const char *name,
 		 mode_t mode)
 {
 	return add_new(t, dir, name, S_IFIFO | (mode & 07777));
+}
+
+int tmpfs_mksock(struct task *t, struct vnode *dir, const char *name,
+		 mode_t mode, struct vnode **out)
+{
+	struct vnode *vn;
+	int rc = new_child(t, dir, name, S_IFSOCK | (mode & 07777), &vn);
+
+	if (rc < 0)
+		return rc;
+	rc = add_entry(dir, name, vn);
+	if (rc < 0) {
+		vnode_put(vn);
+		return rc;
+	}
+	*out = vnode_get(vn);
+	return 0;
+}
+
+void *tmpfs_sock(struct vnode *vn)
+{
+	return vn->kind == VN_TMPFS && vn->tn ? vn->tn->sock : NULL;
+}
+
+void tmpfs_set_sock(struct vnode *vn, void *sock)
+{
+	vn->tn->sock = sock;
 }
 
 int tmpfs_mkdir(struct task *t, struct vnode *dir, const char *name,
@@ -996,6 +1024,8 @@ int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 		return -ELOOP;
 	if ((flags & O_DIRECTORY) && !S_ISDIR(vn->mode))
 		return -ENOTDIR;
+	if (S_ISSOCK(vn->mode))
+		return -ENXIO; /* a socket is connected to, not opened */
 	if (S_ISFIFO(vn->mode)) {
 		int rc = fifo_open(t, &vn->tn->fifo, flags, &f);
 		if (rc == SYS_BLOCK && t && !t->fifo_vn)

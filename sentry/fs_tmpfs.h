@@ -35,6 +35,12 @@ int tmpfs_mkdir(struct task *t, struct vnode *dir, const char *name,
 		mode_t mode);
 int tmpfs_mkfifo(struct task *t, struct vnode *dir, const char *name,
 		 mode_t mode);
+/* A socket node (bind of an AF_UNIX path): *out is referenced; the
+ * socket is attached with tmpfs_set_sock and detached with NULL. */
+int tmpfs_mksock(struct task *t, struct vnode *dir, const char *name,
+		 mode_t mode, struct vnode **out);
+void *tmpfs_sock(struct vnode *vn); /* NULL: not a bound tmpfs socket */
+void tmpfs_set_sock(struct vnode *vn, void *sock);
 int tmpfs_symlink(struct task *t, struct vnode *dir, const char *name,
 		  const char *target);
 int tmpfs_link(struct task *t, struct vnode *dir, const char *name,

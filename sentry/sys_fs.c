@@ -1208,16 +1208,6 @@ long sys_flistxattr(struct task *t, struct syscall_args *a)
 	return fd_get(t, (int)a->a[0]) ? 0 : -EBADF;
 }
 
-long sys_socket(struct task *t, struct syscall_args *a)
-{
-	if (!t->block_started)
-		audit_log(
-			"\"event\":\"socket-refused\",\"pid\":%d,\"domain\":%d,"
-			"\"type\":%d,\"reason\":\"no netstack yet\"",
-			t->proc->pid, (int)a->a[0], (int)a->a[1]);
-	return -EAFNOSUPPORT;
-}
-
 /* munmap, mprotect, mremap that the filter did not let run natively: they
  * named a range near the stub. Refused if they would touch it; otherwise
  * the host runs exactly the checked registers (the task is stopped). */

@@ -137,23 +137,31 @@ EMU(fsetxattr, sys_noxattr, PARTIAL, "Fspux", "not supported: EOPNOTSUPP")
 EMU(removexattr, sys_noxattr, PARTIAL, "ss", "not supported: EOPNOTSUPP")
 EMU(lremovexattr, sys_noxattr, PARTIAL, "ss", "not supported: EOPNOTSUPP")
 EMU(fremovexattr, sys_noxattr, PARTIAL, "Fs", "not supported: EOPNOTSUPP")
-/* sockets: the netstack issue brings them */
+/* sockets (sentry/socket.c): AF_UNIX, and AF_INET/AF_INET6 on the loopback
+ * until the netstack brings the rest */
 EMU(socket, sys_socket, PARTIAL, "ddd",
-    "EAFNOSUPPORT and an audit line until the netstack lands")
-EMU(socketpair, sys_socketpair, PARTIAL, "dddp",
-    "AF_UNIX stream, dgram, seqpacket; other families refused")
-EMU(sendto, sys_sendto, PARTIAL, "Fpuxpd", "AF_UNIX socket pairs")
-EMU(recvfrom, sys_recvfrom, PARTIAL, "Fpuxpp", "AF_UNIX socket pairs")
-EMU(sendmsg, sys_sendmsg, PARTIAL, "Fpx",
-    "AF_UNIX socket pairs; no control messages yet")
-EMU(recvmsg, sys_recvmsg, PARTIAL, "Fpx", "AF_UNIX socket pairs")
+    "AF_UNIX; AF_INET and AF_INET6 stream and datagram on the loopback; other families EAFNOSUPPORT and an audit line")
+EMU(socketpair, sys_socketpair, FULL, "dddp",
+    "AF_UNIX stream, dgram, seqpacket")
+EMU(bind, sys_bind, PARTIAL, "Fpu",
+    "AF_UNIX paths (socket nodes in tmpfs or the overlay), abstract names, autobind; inet: loopback and any")
+EMU(listen, sys_listen, FULL, "Fd", "")
+EMU(connect, sys_connect, PARTIAL, "Fpu",
+    "inet: the sandbox's loopback; elsewhere ENETUNREACH and an audit line")
+EMU(accept, sys_accept, FULL, "Fpp", "")
+EMU(accept4, sys_accept4, FULL, "Fppx", "")
+EMU(sendto, sys_sendto, FULL, "Fpuxpd", "")
+EMU(recvfrom, sys_recvfrom, FULL, "Fpuxpp", "")
+EMU(sendmsg, sys_sendmsg, FULL, "Fpx", "SCM_RIGHTS, SCM_CREDENTIALS")
+EMU(recvmsg, sys_recvmsg, FULL, "Fpx",
+    "SCM_RIGHTS; SCM_CREDENTIALS with SO_PASSCRED")
 EMU(shutdown, sys_shutdown, FULL, "Fd", "")
 EMU(getsockopt, sys_getsockopt, PARTIAL, "Fddpp",
-    "SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ERROR, SO_RCVBUF, SO_SNDBUF, SO_PEERCRED; others ENOPROTOOPT and an audit line")
+    "SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ERROR, SO_PEERCRED, buffers and the options setsockopt keeps; others ENOPROTOOPT and an audit line")
 EMU(setsockopt, sys_setsockopt, PARTIAL, "Fddpu",
-    "buffer sizes and flags accepted; others ENOPROTOOPT and an audit line")
-EMU(getsockname, sys_getsockname, PARTIAL, "Fpp", "")
-EMU(getpeername, sys_getpeername, PARTIAL, "Fpp", "")
+    "SO_REUSEADDR/PORT, SO_PASSCRED, IPV6_V6ONLY, buffers; keepalive, linger, TCP_NODELAY and the like kept as set; others ENOPROTOOPT and an audit line")
+EMU(getsockname, sys_getsockname, FULL, "Fpp", "")
+EMU(getpeername, sys_getpeername, FULL, "Fpp", "")
 EMU(epoll_create, sys_epoll_create, FULL, "d", "")
 EMU(epoll_create1, sys_epoll_create1, FULL, "x", "")
 EMU(epoll_ctl, sys_epoll_ctl, FULL, "FdFp",

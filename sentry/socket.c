@@ -1,0 +1,1945 @@
+/* sentry/socket.c: sockets, in the sentry.
+ *
+ * AF_UNIX: socketpair, names in the VFS (a socket node in tmpfs or the
+ * overlay), abstract names and autobind; stream, dgram and seqpacket;
+ * SCM_RIGHTS, SCM_CREDENTIALS and SO_PEERCRED.
+ *
+ * AF_INET and AF_INET6 on the loopback: a sandbox's own 127.0.0.0/8 and
+ * ::1, for stream (TCP) and datagram (UDP) sockets. Both ends are the
+ * sandbox's, so no TCP/IP is needed between them: a connection is two
+ * queues, as an AF_UNIX one is, with ports and addresses for names. Other
+ * destinations are the netstack's (docs/sockets.md): until it lands they
+ * fail with ENETUNREACH and an audit line. The host kernel sees no socket
+ * call of the guest's.
+ *
+ * Every socket is a struct usock. A stream connection is two usocks that
+ * point at each other (peer); the accepting side waits in its listener's
+ * queue until accept(2) gives it a file. A datagram goes to the socket
+ * bound to its destination, looked up at each send.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "sentry/fs_tmpfs.h"
+#include "sentry/overlay.h"
+#include "sentry/syscalls.h"
+#include "sentry/vfs.h"
+
+#define USOCK_BUF 212992 /* Linux's default net.core.rmem_default */
+#define BACKLOG_MAX 4096 /* net.core.somaxconn */
+#define EPHEMERAL_LO 32768
+#define EPHEMERAL_HI 60999
+
+/* A socket address as the guest gave it (or as we made it). */
+struct saddr {
+	union {
+		struct sockaddr sa;
+		struct sockaddr_un un;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+		struct sockaddr_storage ss;
+	} u;
+	socklen_t len; /* 0: none */
+};
+
+struct umsg {
+	struct umsg *next;
+	size_t len, off;
+	struct file **files; /* SCM_RIGHTS in flight (references) */
+	int nfiles;
+	struct ucred cred; /* the sender, for SCM_CREDENTIALS */
+	struct saddr from; /* datagrams: the sender's name */
+	char data[];
+};
+
+/* Files in flight in every socket of the sandbox: a cycle (a socket sent
+ * over itself) is never freed, so the total is bounded, as Linux bounds
+ * in-flight descriptors (ETOOMANYREFS past it). */
+#define INFLIGHT_MAX 4096
+static int inflight;
+
+/* Bytes queued in every socket of the sandbox. Each socket holds at most
+ * USOCK_BUF, but sockets passed over themselves stay alive with their
+ * queues; the total is bounded too, so that such cycles cannot pin the
+ * sentry's memory (a full sandbox behaves as a full socket buffer). */
+#define QUEUED_MAX (64UL << 20)
+static size_t queued;
+
+/* Options a program may set and read back; they change nothing between
+ * two ends in one sentry (no congestion, no keepalive probes on a
+ * loopback that never drops). */
+#define SOCKOPTS_MAX 16
+struct sockopt_val {
+	int level, opt, val;
+};
+
+struct usock {
+	int domain, type, proto;
+	struct usock *peer; /* connected stream; a socketpair's dgram peer */
+	struct file *file;  /* this endpoint's file (not referenced); NULL
+			     * while it waits to be accepted */
+	struct umsg *head, *tail;
+	size_t bytes;
+	bool shut_rd, shut_wr; /* this end's shutdowns */
+	bool peer_shut_wr;     /* the peer will send no more */
+	bool connected;	       /* was ever connected (EPIPE vs ENOTCONN) */
+	bool reset;	       /* the listener went away before accept */
+	bool pair;	       /* made by socketpair: the peer's close is EOF */
+	struct ucred cred;     /* for SO_PEERCRED: at socket/connect/listen */
+	unsigned long ino;
+	struct saddr name;  /* bound name (len 0: unbound) */
+	struct saddr pname; /* stream peer's name; dgram default destination */
+	struct vnode *node; /* AF_UNIX path binding: the socket node */
+	bool bound;	    /* in the bound list */
+	struct usock *bnext;
+	bool listening;
+	int backlog, npending;
+	struct usock *pend_head, *pend_tail, *pend_next;
+	struct usock *listener; /* while pending */
+	bool passcred, v6only, reuseaddr, reuseport;
+	int so_error;
+	struct sockopt_val opts[SOCKOPTS_MAX];
+	int nopts;
+};
+
+static unsigned long usock_ino = 20000;
+static const struct file_ops usock_ops;
+static struct usock *bound_list;
+
+bool file_is_socket(struct file *f)
+{
+	return f && f->ops == &usock_ops;
+}
+
+/* Drop the references of an array of passed files, and the array. */
+static void put_files(struct file **files, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		file_put(files[i]);
+	free(files);
+}
+
+static void umsg_free(struct umsg *m)
+{
+	put_files(m->files, m->nfiles);
+	inflight -= m->nfiles;
+	queued -= m->len - m->off; /* what a reader has not consumed */
+	free(m);
+}
+
+static bool is_stream(const struct usock *u)
+{
+	return u->type != SOCK_DGRAM;
+}
+
+static bool is_inet(const struct usock *u)
+{
+	return u->domain == AF_INET || u->domain == AF_INET6;
+}
+
+static bool eof(struct usock *u)
+{
+	return !u->peer || u->peer_shut_wr || u->shut_rd;
+}
+
+/* How many bytes a send to p may queue now: p's buffer, within what all
+ * sockets together may still hold. Sends and poll's POLLOUT agree. */
+static size_t send_room(const struct usock *p)
+{
+	size_t room = p->bytes < USOCK_BUF ? USOCK_BUF - p->bytes : 0;
+
+	return room < QUEUED_MAX - queued ? room : QUEUED_MAX - queued;
+}
+
+static struct usock *usock_new(struct task *t, int domain, int type, int proto)
+{
+	struct usock *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->domain = domain;
+	u->type = type;
+	u->proto = proto;
+	u->ino = usock_ino++;
+	if (t) {
+		u->cred.pid = t->proc->pid;
+		u->cred.uid = t->proc->cred.euid;
+		u->cred.gid = t->proc->cred.egid;
+	}
+	return u;
+}
+
+static void unbind(struct usock *u)
+{
+	struct usock **pp;
+
+	if (u->bound) {
+		for (pp = &bound_list; *pp; pp = &(*pp)->bnext)
+			if (*pp == u) {
+				*pp = u->bnext;
+				break;
+			}
+		u->bound = false;
+	}
+	if (u->node) {
+		tmpfs_set_sock(u->node, NULL);
+		vnode_put(u->node);
+		u->node = NULL;
+	}
+}
+
+/* Free a socket that no file refers to (closed, or never accepted). */
+static void usock_free(struct usock *u)
+{
+	unbind(u);
+	if (u->peer) {
+		u->peer->peer = NULL;
+		u->peer->peer_shut_wr = true;
+	}
+	while (u->head) {
+		struct umsg *m = u->head;
+		u->head = m->next;
+		umsg_free(m);
+	}
+	/* Connections waiting to be accepted are reset. */
+	while (u->pend_head) {
+		struct usock *p = u->pend_head;
+		u->pend_head = p->pend_next;
+		if (p->peer)
+			p->peer->reset = true;
+		usock_free(p);
+	}
+	free(u);
+	sentry_wake();
+}
+
+static struct file *usock_file(struct usock *u, int flags)
+{
+	struct file *f = file_new(&usock_ops, O_RDWR | flags);
+
+	if (!f)
+		return NULL;
+	u->file = f;
+	f->priv = u;
+	f->stream = true;
+	return f;
+}
+
+/* ---- addresses ---------------------------------------------------------- */
+
+static void sa_unnamed(struct saddr *a, int domain)
+{
+	memset(a, 0, sizeof(*a));
+	a->u.sa.sa_family = (sa_family_t)domain;
+	if (domain == AF_INET)
+		a->len = sizeof(struct sockaddr_in);
+	else if (domain == AF_INET6)
+		a->len = sizeof(struct sockaddr_in6);
+	else
+		a->len = sizeof(sa_family_t);
+}
+
+static long sa_read(struct task *t, uint64_t uaddr, uint64_t ulen,
+		    struct saddr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if ((int)ulen < 0 || ulen > sizeof(a->u.ss))
+		return -EINVAL;
+	if (ulen && task_read(t, uaddr, &a->u.ss, ulen) < 0)
+		return -EFAULT;
+	a->len = (socklen_t)ulen;
+	return 0;
+}
+
+/* Write a to (uaddr, *ulen) as accept/getsockname do: truncated to the
+ * room given, with the full length written back. */
+static long sa_write(struct task *t, uint64_t uaddr, uint64_t ulen,
+		     const struct saddr *a)
+{
+	socklen_t room;
+
+	if (!uaddr || !ulen)
+		return 0;
+	if (task_read(t, ulen, &room, sizeof(room)) < 0)
+		return -EFAULT;
+	if ((int)room < 0)
+		return -EINVAL;
+	if (task_write(t, uaddr, &a->u.ss, room < a->len ? room : a->len) < 0 ||
+	    task_write(t, ulen, &a->len, sizeof(a->len)) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+static bool v4_loopback(in_addr_t a)
+{
+	return (ntohl(a) >> 24) == 127;
+}
+
+/* An IPv6 address as the IPv4 one it maps (::ffff:a.b.c.d), if it does. */
+static bool v6_mapped(const struct in6_addr *a, in_addr_t *v4)
+{
+	if (!IN6_IS_ADDR_V4MAPPED(a))
+		return false;
+	memcpy(v4, &a->s6_addr[12], 4);
+	return true;
+}
+
+/* Check an inet address for the socket's family. 0, -EINVAL or
+ * -EAFNOSUPPORT. */
+static long inet_check(const struct usock *u, const struct saddr *a)
+{
+	if (u->domain == AF_INET) {
+		if (a->len < sizeof(struct sockaddr_in))
+			return -EINVAL;
+		if (a->u.sa.sa_family != AF_INET)
+			return -EAFNOSUPPORT;
+		return 0;
+	}
+	if (a->len < sizeof(struct sockaddr_in6))
+		return -EINVAL;
+	if (a->u.sa.sa_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	return 0;
+}
+
+static uint16_t inet_port(const struct saddr *a)
+{
+	return ntohs(a->u.sa.sa_family == AF_INET ? a->u.in.sin_port :
+						    a->u.in6.sin6_port);
+}
+
+static void inet_set_port(struct saddr *a, uint16_t port)
+{
+	if (a->u.sa.sa_family == AF_INET)
+		a->u.in.sin_port = htons(port);
+	else
+		a->u.in6.sin6_port = htons(port);
+}
+
+/* The address as IPv4 where it is one (mapped included). */
+static bool inet_v4(const struct saddr *a, in_addr_t *v4)
+{
+	if (a->u.sa.sa_family == AF_INET) {
+		*v4 = a->u.in.sin_addr.s_addr;
+		return true;
+	}
+	return v6_mapped(&a->u.in6.sin6_addr, v4);
+}
+
+static bool inet_any(const struct saddr *a)
+{
+	in_addr_t v4;
+
+	if (inet_v4(a, &v4))
+		return v4 == htonl(INADDR_ANY);
+	return IN6_IS_ADDR_UNSPECIFIED(&a->u.in6.sin6_addr);
+}
+
+/* The sandbox's own addresses: its loopback, or "any" of it. */
+static bool inet_local(const struct saddr *a)
+{
+	in_addr_t v4;
+
+	if (inet_any(a))
+		return true;
+	if (inet_v4(a, &v4))
+		return v4_loopback(v4);
+	return IN6_IS_ADDR_LOOPBACK(&a->u.in6.sin6_addr);
+}
+
+/* src (address and port) in family fam: IPv4 <-> IPv4-mapped IPv6. */
+static void inet_as(int fam, const struct saddr *src, struct saddr *out)
+{
+	in_addr_t v4;
+
+	sa_unnamed(out, fam);
+	if (fam == src->u.sa.sa_family) {
+		*out = *src;
+		out->len = fam == AF_INET ? sizeof(struct sockaddr_in) :
+					    sizeof(struct sockaddr_in6);
+		return;
+	}
+	if (fam == AF_INET6 && inet_v4(src, &v4)) {
+		out->u.in6.sin6_addr.s6_addr[10] = 0xff;
+		out->u.in6.sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&out->u.in6.sin6_addr.s6_addr[12], &v4, 4);
+	} else if (fam == AF_INET && inet_v4(src, &v4)) {
+		out->u.in.sin_addr.s_addr = v4;
+	}
+	inet_set_port(out, inet_port(src));
+}
+
+/* Does a socket bound to b take what is sent to dst? */
+static bool inet_match(const struct usock *b, const struct saddr *dst)
+{
+	in_addr_t bv4 = 0, dv4 = 0;
+	bool b4 = inet_v4(&b->name, &bv4), d4 = inet_v4(dst, &dv4);
+
+	if (inet_port(&b->name) != inet_port(dst))
+		return false;
+	if (b4 != d4) {
+		/* An AF_INET6 socket bound to "::" takes IPv4 too, unless
+		 * IPV6_V6ONLY. */
+		return !b4 && d4 && !b->v6only && inet_any(&b->name);
+	}
+	if (inet_any(&b->name))
+		return true;
+	if (b4)
+		return bv4 == dv4;
+	return !memcmp(&b->name.u.in6.sin6_addr, &dst->u.in6.sin6_addr,
+		       sizeof(struct in6_addr));
+}
+
+/* The bound socket of the same kind (stream or datagram) that a message
+ * or connection to dst reaches. */
+static struct usock *find_inet(int type, const struct saddr *dst)
+{
+	struct usock *b;
+
+	for (b = bound_list; b; b = b->bnext)
+		if (is_inet(b) && is_stream(b) == (type != SOCK_DGRAM) &&
+		    (!is_stream(b) || b->listening) && inet_match(b, dst))
+			return b;
+	return NULL;
+}
+
+/* Would binding u to a clash with a bound socket? */
+static bool inet_in_use(const struct usock *u, const struct saddr *a)
+{
+	struct usock *b;
+	in_addr_t bv4 = 0, av4 = 0;
+
+	for (b = bound_list; b; b = b->bnext) {
+		bool b4, a4;
+		if (!is_inet(b) || is_stream(b) != is_stream(u) ||
+		    inet_port(&b->name) != inet_port(a))
+			continue;
+		if (b->reuseport && u->reuseport)
+			continue;
+		b4 = inet_v4(&b->name, &bv4);
+		a4 = inet_v4(a, &av4);
+		if (inet_any(&b->name) || inet_any(a)) {
+			/* "::" with IPV6_V6ONLY leaves IPv4 to others. */
+			if (b4 != a4 &&
+			    ((!b4 && b->v6only) || (!a4 && u->v6only)))
+				continue;
+			return true;
+		}
+		if (b4 != a4)
+			continue;
+		if (b4 ? bv4 == av4 :
+			 !memcmp(&b->name.u.in6.sin6_addr, &a->u.in6.sin6_addr,
+				 sizeof(struct in6_addr)))
+			return true;
+	}
+	return false;
+}
+
+static void bind_list_add(struct usock *u)
+{
+	u->bound = true;
+	u->bnext = bound_list;
+	bound_list = u;
+}
+
+static long inet_bind(struct usock *u, struct saddr *a)
+{
+	if (!inet_local(a))
+		return -EADDRNOTAVAIL; /* the sandbox has no other address */
+	if (inet_port(a) == 0) {
+		static uint16_t next = EPHEMERAL_LO;
+		int tries;
+		for (tries = 0; tries <= EPHEMERAL_HI - EPHEMERAL_LO; tries++) {
+			inet_set_port(a, next);
+			next = next == EPHEMERAL_HI ? EPHEMERAL_LO : next + 1;
+			if (!inet_in_use(u, a))
+				break;
+		}
+		if (tries > EPHEMERAL_HI - EPHEMERAL_LO)
+			return -EADDRINUSE;
+	} else if (inet_in_use(u, a)) {
+		return -EADDRINUSE;
+	}
+	u->name = *a;
+	if (u->domain == AF_INET)
+		u->name.len = sizeof(struct sockaddr_in);
+	else
+		u->name.len = sizeof(struct sockaddr_in6);
+	bind_list_add(u);
+	return 0;
+}
+
+/* Give an unbound inet socket a loopback address and a free port. */
+static long inet_autobind(struct usock *u)
+{
+	struct saddr a;
+
+	if (u->bound)
+		return 0;
+	sa_unnamed(&a, u->domain);
+	if (u->domain == AF_INET)
+		a.u.in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	else
+		a.u.in6.sin6_addr = in6addr_loopback;
+	return inet_bind(u, &a);
+}
+
+/* AF_UNIX names. */
+static bool un_abstract(const struct saddr *a)
+{
+	return a->len > offsetof(struct sockaddr_un, sun_path) &&
+	       a->u.un.sun_path[0] == 0;
+}
+
+/* The path of a pathname address (NUL-terminated into out). */
+static long un_path(const struct saddr *a, char *out)
+{
+	size_t n = a->len - offsetof(struct sockaddr_un, sun_path);
+
+	if (n >= sizeof(a->u.un.sun_path) + 1)
+		return -EINVAL;
+	memcpy(out, a->u.un.sun_path, n);
+	out[n] = 0;
+	if (!out[0])
+		return -EINVAL;
+	return 0;
+}
+
+static long un_check(const struct saddr *a)
+{
+	if (a->len < offsetof(struct sockaddr_un, sun_path) ||
+	    a->len > sizeof(struct sockaddr_un))
+		return -EINVAL;
+	if (a->u.sa.sa_family != AF_UNIX)
+		return -EINVAL;
+	return 0;
+}
+
+static struct usock *find_abstract(const struct saddr *a)
+{
+	struct usock *b;
+
+	for (b = bound_list; b; b = b->bnext)
+		if (b->domain == AF_UNIX && b->name.len == a->len &&
+		    !memcmp(b->name.u.un.sun_path, a->u.un.sun_path,
+			    a->len - offsetof(struct sockaddr_un, sun_path)))
+			return b;
+	return NULL;
+}
+
+static long un_bind_abstract(struct usock *u, struct saddr *a)
+{
+	if (a->len == offsetof(struct sockaddr_un, sun_path)) {
+		/* autobind: "\0" and five hex digits, as Linux */
+		static unsigned next;
+		int tries;
+		for (tries = 0; tries < 0x100000; tries++) {
+			char name[8];
+			snprintf(name, sizeof(name), "%05x", next++ & 0xfffff);
+			a->u.un.sun_path[0] = 0;
+			memcpy(a->u.un.sun_path + 1, name, 5);
+			a->len = offsetof(struct sockaddr_un, sun_path) + 6;
+			if (!find_abstract(a))
+				break;
+		}
+	} else if (find_abstract(a)) {
+		return -EADDRINUSE;
+	}
+	u->name = *a;
+	bind_list_add(u);
+	return 0;
+}
+
+static long un_bind_path(struct task *t, struct usock *u, struct saddr *a)
+{
+	char path[sizeof(a->u.un.sun_path) + 1], name[NAME_MAX + 1];
+	struct vnode *dir, *udir, *node;
+	bool trailing;
+	long rc = un_path(a, path);
+
+	if (rc < 0)
+		return rc;
+	rc = vfs_resolve_parent(t, AT_FDCWD, path, &dir, name, &trailing);
+	if (rc < 0)
+		return rc == -EINVAL || rc == -EBUSY ? -EADDRINUSE : rc;
+	{
+		char full[PATH_MAX];
+		struct vnode *old;
+		if (vfs_child_path(dir, name, full, sizeof(full)) == 0 &&
+		    vfs_resolve(t, AT_FDCWD, full, 0, &old) == 0) {
+			vnode_put(old);
+			vnode_put(dir);
+			return -EADDRINUSE;
+		}
+	}
+	/* A socket node lives in tmpfs or the overlay; a host directory
+	 * mounted in the sandbox cannot hold one the sandbox could use. */
+	if (dir->kind == VN_HOST) {
+		vnode_put(dir);
+		return -EPERM;
+	}
+	rc = vfs_access(&t->proc->cred, dir, W_OK | X_OK);
+	if (rc == 0)
+		rc = ovl_write_dir(dir, &udir);
+	vnode_put(dir);
+	if (rc < 0)
+		return rc;
+	rc = tmpfs_mksock(t, udir, name, 0777 & ~t->proc->umask, &node);
+	vnode_put(udir);
+	if (rc < 0)
+		return rc;
+	tmpfs_set_sock(node, u);
+	u->node = node;
+	u->name = *a;
+	return 0;
+}
+
+/* The socket a connection or datagram to an AF_UNIX address reaches. */
+static long un_lookup(struct task *t, const struct saddr *a, struct usock **out)
+{
+	char path[sizeof(a->u.un.sun_path) + 1];
+	struct vnode *vn;
+	long rc;
+
+	if (un_abstract(a)) {
+		*out = find_abstract(a);
+		return *out ? 0 : -ECONNREFUSED;
+	}
+	rc = un_path(a, path);
+	if (rc < 0)
+		return rc;
+	rc = vfs_resolve(t, AT_FDCWD, path, LOOKUP_FOLLOW, &vn);
+	if (rc < 0)
+		return rc;
+	if (!S_ISSOCK(vn->mode)) {
+		vnode_put(vn);
+		return -ECONNREFUSED;
+	}
+	rc = vfs_access(&t->proc->cred, vn, W_OK);
+	*out = tmpfs_sock(vn);
+	vnode_put(vn);
+	if (rc < 0)
+		return rc;
+	return *out ? 0 : -ECONNREFUSED;
+}
+
+/* ---- data --------------------------------------------------------------- */
+
+/* Queue n bytes of buf (and files, taken over on success) on p. */
+static long enqueue(struct task *t, struct usock *p, const void *buf, size_t n,
+		    struct file **files, int nfiles, const struct ucred *cred,
+		    const struct saddr *from)
+{
+	struct umsg *m;
+
+	if (nfiles && inflight + nfiles > INFLIGHT_MAX)
+		return -ETOOMANYREFS;
+	m = malloc(sizeof(*m) + n);
+	if (!m)
+		return -ENOMEM;
+	m->next = NULL;
+	m->len = n;
+	m->off = 0;
+	m->files = files;
+	m->nfiles = nfiles;
+	if (cred) {
+		m->cred = *cred;
+	} else {
+		m->cred.pid = t->proc->pid;
+		m->cred.uid = t->proc->cred.euid;
+		m->cred.gid = t->proc->cred.egid;
+	}
+	if (from)
+		m->from = *from;
+	else
+		m->from.len = 0;
+	inflight += nfiles;
+	queued += n;
+	memcpy(m->data, buf, n);
+	if (p->tail)
+		p->tail->next = m;
+	else
+		p->head = m;
+	p->tail = m;
+	p->bytes += n;
+	sentry_wake();
+	return (long)n;
+}
+
+/* Where a datagram goes: to, the connected destination, or a
+ * socketpair's peer. */
+static long dgram_target(struct task *t, struct usock *u,
+			 const struct saddr *to, struct usock **out)
+{
+	const struct saddr *dst = to && to->len ? to : NULL;
+	long rc;
+
+	*out = NULL;
+	if (!dst) {
+		if (u->peer) {
+			*out = u->peer;
+			return 0;
+		}
+		if (!u->pname.len)
+			return u->connected ? -ECONNREFUSED : -ENOTCONN;
+		dst = &u->pname;
+	}
+	if (u->domain == AF_UNIX) {
+		rc = un_check(dst);
+		if (rc == 0)
+			rc = un_lookup(t, dst, out);
+		if (rc == 0 && (*out)->type != u->type)
+			rc = -EPROTOTYPE;
+		return rc;
+	}
+	rc = inet_check(u, dst);
+	if (rc < 0)
+		return rc;
+	if (!inet_local(dst) || inet_any(dst)) {
+		if (!inet_local(dst))
+			audit_log(
+				"\"event\":\"net-unreachable\",\"pid\":%d,\"reason\":\"loopback only (no netstack yet)\"",
+				t->proc->pid);
+		return -ENETUNREACH;
+	}
+	rc = inet_autobind(u);
+	if (rc < 0)
+		return rc;
+	*out = find_inet(SOCK_DGRAM, dst);
+	/* UDP to a port nobody has: the datagram is lost (a connected
+	 * socket hears of it as ECONNREFUSED). */
+	return 0;
+}
+
+/* Send; files (references, taken over on success) ride with the data. */
+static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
+		     int flags, struct file **files, int nfiles,
+		     const struct ucred *cred, const struct saddr *to)
+{
+	struct usock *u = f->priv, *p;
+	bool nonblock = (f->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
+	size_t room;
+	long rc;
+
+	if (!is_stream(u)) {
+		if (u->shut_wr) {
+			if (!(flags & MSG_NOSIGNAL))
+				send_signal_task(t, SIGPIPE, t->proc->pid);
+			return -EPIPE;
+		}
+		if (n > USOCK_BUF)
+			return -EMSGSIZE;
+		rc = dgram_target(t, u, to, &p);
+		if (rc < 0)
+			return rc;
+		if (!p)
+			return u->pname.len && !(to && to->len) ?
+				       -ECONNREFUSED :
+				       (long)n;
+		if (p->shut_rd)
+			return is_inet(u) ? (long)n : -EPIPE;
+		room = send_room(p);
+		if (room < n) {
+			if (is_inet(u))
+				return (long)n; /* UDP drops, never waits */
+			return nonblock ? -EAGAIN : SYS_BLOCK;
+		}
+		if (u->domain == AF_UNIX && !u->name.len)
+			sa_unnamed(&u->name, AF_UNIX);
+		return enqueue(t, p, buf, n, files, nfiles, cred, &u->name);
+	}
+	if (to && to->len && u->domain == AF_UNIX)
+		return u->peer ? -EISCONN : -EOPNOTSUPP;
+	p = u->peer;
+	if (u->shut_wr || !p || p->shut_rd || u->reset) {
+		if (!u->connected)
+			return -ENOTCONN;
+		if (u->reset)
+			return -ECONNRESET;
+		if (!(flags & MSG_NOSIGNAL))
+			send_signal_task(t, SIGPIPE, t->proc->pid);
+		return -EPIPE;
+	}
+	if (u->type == SOCK_SEQPACKET && n > USOCK_BUF)
+		return -EMSGSIZE;
+	room = send_room(p);
+	if (room == 0 || (u->type == SOCK_SEQPACKET && room < n))
+		return nonblock ? -EAGAIN : SYS_BLOCK;
+	if (u->type == SOCK_STREAM && n > room)
+		n = room; /* a partial write, as a full socket buffer gives */
+	if (n == 0 && u->type == SOCK_STREAM && !nfiles)
+		return 0;
+	return enqueue(t, p, buf, n, files, nfiles, cred, NULL);
+}
+
+struct rmeta {
+	struct file **files; /* SCM_RIGHTS, taken over by the caller */
+	int n;
+	struct ucred cred; /* the sender of the (first) message */
+	bool have_cred;
+	struct saddr from;
+};
+
+/* Hand the files of m to *rm (or drop them when there is no rm: a plain
+ * read() discards passed descriptors, as on Linux). */
+static void take_files(struct umsg *m, struct rmeta *rm)
+{
+	if (!m->nfiles)
+		return;
+	if (rm && !rm->files) {
+		rm->files = m->files;
+		rm->n = m->nfiles;
+	} else {
+		put_files(m->files, m->nfiles);
+	}
+	inflight -= m->nfiles;
+	m->files = NULL;
+	m->nfiles = 0;
+}
+
+static void take_meta(struct umsg *m, struct rmeta *rm)
+{
+	if (!rm || rm->have_cred)
+		return;
+	rm->cred = m->cred;
+	rm->have_cred = true;
+	rm->from = m->from;
+}
+
+/* Receive into buf. *trunc is set when a datagram did not fit. */
+static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
+		  struct rmeta *rm)
+{
+	struct usock *u = f->priv;
+	bool nonblock = (f->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
+	size_t done = 0;
+	struct umsg *m;
+
+	*trunc = false;
+	if (u->listening)
+		return -ENOTCONN;
+	if (u->reset) {
+		u->reset = false;
+		return -ECONNRESET;
+	}
+	if (!u->head) {
+		if (is_stream(u) && !u->connected && !u->shut_rd)
+			return -ENOTCONN;
+		if (!is_stream(u) && !u->pair ? u->shut_rd : eof(u))
+			return 0;
+		return nonblock ? -EAGAIN : SYS_BLOCK;
+	}
+	if (u->type != SOCK_STREAM) {
+		size_t len;
+		m = u->head;
+		len = m->len;
+		done = len < n ? len : n;
+		memcpy(buf, m->data, done);
+		if (len > n)
+			*trunc = true;
+		take_meta(m, rm);
+		if (!(flags & MSG_PEEK)) {
+			take_files(m, rm);
+			u->head = m->next;
+			if (!u->head)
+				u->tail = NULL;
+			u->bytes -= len;
+			umsg_free(m);
+			sentry_wake();
+		}
+		return (flags & MSG_TRUNC) ? (long)len : (long)done;
+	}
+	for (m = u->head; m && done < n;) {
+		size_t c = m->len - m->off;
+		/* Passed files stay with their bytes: a read stops before a
+		 * message that carries some, unless it begins there. */
+		if (m->nfiles && done > 0)
+			break;
+		take_meta(m, rm);
+		if (m->nfiles && !(flags & MSG_PEEK))
+			take_files(m, rm);
+		if (c > n - done)
+			c = n - done;
+		memcpy((char *)buf + done, m->data + m->off, c);
+		done += c;
+		if (flags & MSG_PEEK) {
+			if (c < m->len - m->off)
+				break;
+			m = m->next;
+			continue;
+		}
+		m->off += c;
+		u->bytes -= c;
+		queued -= c;
+		if (m->off == m->len) {
+			u->head = m->next;
+			if (!u->head)
+				u->tail = NULL;
+			umsg_free(m);
+			m = u->head;
+		}
+	}
+	if (!(flags & MSG_PEEK))
+		sentry_wake();
+	return (long)done;
+}
+
+static long usock_read(struct task *t, struct file *f, void *buf, size_t n,
+		       int64_t *off)
+{
+	bool trunc;
+
+	(void)t;
+	(void)off;
+	return urecv(f, buf, n, 0, &trunc, NULL);
+}
+
+static long usock_write(struct task *t, struct file *f, const void *buf,
+			size_t n, int64_t *off)
+{
+	(void)off;
+	return usend_to(t, f, buf, n, 0, NULL, 0, NULL, NULL);
+}
+
+static short usock_poll(struct file *f, short events)
+{
+	struct usock *u = f->priv;
+	short r = 0;
+
+	if (u->listening)
+		return u->pend_head ? (short)(events & (POLLIN | POLLRDNORM)) :
+				      0;
+	if (!is_stream(u) && !u->pair) {
+		if (u->head || u->shut_rd)
+			r |= POLLIN | POLLRDNORM;
+		if (!u->shut_wr && (!u->peer || send_room(u->peer)))
+			r |= POLLOUT | POLLWRNORM;
+		return r & (events | POLLHUP | POLLERR);
+	}
+	if (!u->connected) /* never connected: as Linux's TCP_CLOSE */
+		return (POLLOUT | POLLHUP) & (events | POLLHUP);
+	if (u->head || eof(u) || u->reset)
+		r |= POLLIN | POLLRDNORM;
+	if (u->peer && !u->shut_wr && !u->peer->shut_rd && send_room(u->peer))
+		r |= POLLOUT | POLLWRNORM;
+	if (!u->peer || (u->shut_wr && (u->shut_rd || u->peer_shut_wr)))
+		r |= POLLHUP;
+	if (u->reset)
+		r |= POLLERR;
+	if (u->peer_shut_wr || !u->peer)
+		r |= POLLRDHUP;
+	return r & (events | POLLHUP | POLLERR);
+}
+
+static int usock_stat(struct file *f, struct stat *st)
+{
+	struct usock *u = f->priv;
+
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFSOCK | 0777;
+	st->st_ino = u->ino;
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	st->st_dev = 8;
+	return 0;
+}
+
+static void usock_release(struct file *f)
+{
+	usock_free(f->priv);
+}
+
+static long usock_ioctl(struct task *t, struct file *f, unsigned long cmd,
+			uint64_t arg)
+{
+	struct usock *u = f->priv;
+
+	if (cmd == FIONREAD) {
+		int n = (int)(u->type == SOCK_STREAM ? u->bytes :
+			      u->head		     ? u->head->len :
+						       0);
+		return task_write(t, arg, &n, sizeof(n));
+	}
+	return -ENOTTY;
+}
+
+static const struct file_ops usock_ops = {
+	.read = usock_read,
+	.write = usock_write,
+	.poll = usock_poll,
+	.ioctl = usock_ioctl,
+	.stat = usock_stat,
+	.release = usock_release,
+};
+
+/* ---- socket, socketpair, bind, listen, connect, accept ------------------- */
+
+static struct file *sock_of(struct task *t, int fd, long *err)
+{
+	struct file *f = fd_get(t, fd);
+
+	*err = !f ? -EBADF : !file_is_socket(f) ? -ENOTSOCK : 0;
+	return *err ? NULL : f;
+}
+
+static long check_type(int domain, int base, int proto)
+{
+	if (domain == AF_UNIX) {
+		if (base != SOCK_STREAM && base != SOCK_DGRAM &&
+		    base != SOCK_SEQPACKET)
+			return -ESOCKTNOSUPPORT;
+		if (proto != 0 && proto != PF_UNIX)
+			return -EPROTONOSUPPORT;
+		return 0;
+	}
+	if (base == SOCK_STREAM)
+		return proto == 0 || proto == IPPROTO_TCP ? 0 :
+							    -EPROTONOSUPPORT;
+	if (base == SOCK_DGRAM)
+		return proto == 0 || proto == IPPROTO_UDP ? 0 :
+							    -EPROTONOSUPPORT;
+	if (base == SOCK_RAW)
+		return -EPERM; /* no CAP_NET_RAW in a sandbox */
+	return -ESOCKTNOSUPPORT;
+}
+
+long sys_socket(struct task *t, struct syscall_args *a)
+{
+	int domain = (int)a->a[0], type = (int)a->a[1], proto = (int)a->a[2];
+	int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct usock *u;
+	struct file *f;
+	long rc;
+	int fd;
+
+	if (domain != AF_UNIX && domain != AF_INET && domain != AF_INET6) {
+		audit_log(
+			"\"event\":\"socket-refused\",\"pid\":%d,\"domain\":%d,"
+			"\"type\":%d,\"reason\":\"family not offered\"",
+			t->proc->pid, domain, type);
+		return -EAFNOSUPPORT;
+	}
+	rc = check_type(domain, base, proto);
+	if (rc < 0)
+		return rc;
+	if (type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC | 0xf))
+		return -EINVAL;
+	u = usock_new(t, domain, base,
+		      proto		  ? proto :
+		      domain == AF_UNIX	  ? 0 :
+		      base == SOCK_STREAM ? IPPROTO_TCP :
+					    IPPROTO_UDP);
+	if (!u)
+		return -ENOMEM;
+	f = usock_file(u, (type & SOCK_NONBLOCK) ? O_NONBLOCK : 0);
+	if (!f) {
+		free(u);
+		return -ENOMEM;
+	}
+	fd = fd_install(t, f, (type & SOCK_CLOEXEC) != 0, 0);
+	file_put(f);
+	return fd;
+}
+
+long sys_socketpair(struct task *t, struct syscall_args *a)
+{
+	int domain = (int)a->a[0], type = (int)a->a[1], proto = (int)a->a[2];
+	int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct usock *u[2];
+	struct file *f[2];
+	int fds[2], i;
+	long rc;
+
+	if (domain == AF_INET || domain == AF_INET6)
+		return -EOPNOTSUPP; /* as Linux: TCP and UDP have no pairs */
+	if (domain != AF_UNIX)
+		return sys_socket(t, a); /* refused, with an audit line */
+	rc = check_type(domain, base, proto);
+	if (rc < 0)
+		return rc == -ESOCKTNOSUPPORT ? -EINVAL : rc;
+	for (i = 0; i < 2; i++) {
+		u[i] = usock_new(t, AF_UNIX, base, 0);
+		f[i] = u[i] ? usock_file(u[i], (type & SOCK_NONBLOCK) ?
+						       O_NONBLOCK :
+						       0) :
+			      NULL;
+		if (!f[i]) {
+			free(u[i]);
+			while (i--)
+				file_put(f[i]);
+			return -ENOMEM;
+		}
+		u[i]->connected = true;
+		u[i]->pair = true;
+		sa_unnamed(&u[i]->name, AF_UNIX);
+		sa_unnamed(&u[i]->pname, AF_UNIX);
+	}
+	u[0]->peer = u[1];
+	u[1]->peer = u[0];
+	fds[0] = fd_install(t, f[0], (type & SOCK_CLOEXEC) != 0, 0);
+	fds[1] = fds[0] < 0 ?
+			 fds[0] :
+			 fd_install(t, f[1], (type & SOCK_CLOEXEC) != 0, 0);
+	file_put(f[0]);
+	file_put(f[1]);
+	if (fds[1] < 0) {
+		if (fds[0] >= 0)
+			fd_close(t, fds[0]);
+		return fds[1];
+	}
+	if (task_write(t, a->a[3], fds, sizeof(fds)) < 0) {
+		fd_close(t, fds[0]);
+		fd_close(t, fds[1]);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+long sys_bind(struct task *t, struct syscall_args *a)
+{
+	struct saddr addr;
+	struct usock *u;
+	long err;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+
+	if (!f)
+		return err;
+	u = f->priv;
+	err = sa_read(t, a->a[1], a->a[2], &addr);
+	if (err < 0)
+		return err;
+	if (u->bound || u->node || (u->domain == AF_UNIX && u->name.len > 2))
+		return -EINVAL;
+	if (u->domain == AF_UNIX) {
+		err = un_check(&addr);
+		if (err < 0)
+			return err;
+		if (addr.len == offsetof(struct sockaddr_un, sun_path) ||
+		    un_abstract(&addr))
+			return un_bind_abstract(u, &addr);
+		return un_bind_path(t, u, &addr);
+	}
+	err = inet_check(u, &addr);
+	if (err < 0)
+		return err;
+	if (inet_port(&addr) && inet_port(&addr) < 1024 &&
+	    t->proc->cred.euid != 0)
+		return -EACCES;
+	return inet_bind(u, &addr);
+}
+
+long sys_listen(struct task *t, struct syscall_args *a)
+{
+	int backlog = (int)a->a[1];
+	struct usock *u;
+	long err;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+
+	if (!f)
+		return err;
+	u = f->priv;
+	if (!is_stream(u) || u->connected)
+		return -EINVAL;
+	if (!u->name.len) {
+		/* listen() on an unbound socket binds it first, as Linux */
+		if (u->domain == AF_UNIX) {
+			struct saddr any = { .len = offsetof(struct sockaddr_un,
+							     sun_path) };
+			any.u.sa.sa_family = AF_UNIX;
+			err = un_bind_abstract(u, &any);
+		} else {
+			struct saddr any;
+			sa_unnamed(&any, u->domain);
+			err = inet_bind(u, &any);
+		}
+		if (err < 0)
+			return err;
+	}
+	if (backlog < 0 || backlog > BACKLOG_MAX)
+		backlog = BACKLOG_MAX;
+	u->backlog = backlog;
+	u->listening = true;
+	u->cred.pid = t->proc->pid;
+	u->cred.uid = t->proc->cred.euid;
+	u->cred.gid = t->proc->cred.egid;
+	sentry_wake();
+	return 0;
+}
+
+static long stream_connect(struct task *t, struct file *f, struct usock *u,
+			   const struct saddr *dst)
+{
+	bool nonblock = (f->flags & O_NONBLOCK) != 0;
+	struct usock *l, *s;
+	long rc;
+
+	if (u->connected)
+		return -EISCONN;
+	if (u->listening)
+		return -EINVAL;
+	if (u->domain == AF_UNIX) {
+		rc = un_lookup(t, dst, &l);
+		if (rc < 0)
+			return rc;
+		if (l->type != u->type)
+			return -EPROTOTYPE;
+		if (!l->listening)
+			return -ECONNREFUSED;
+	} else {
+		if (!inet_local(dst)) {
+			audit_log(
+				"\"event\":\"net-unreachable\",\"pid\":%d,\"port\":%u,\"reason\":\"loopback only (no netstack yet)\"",
+				t->proc->pid, inet_port(dst));
+			return -ENETUNREACH;
+		}
+		l = find_inet(SOCK_STREAM, dst);
+		if (!l || inet_port(dst) == 0)
+			return -ECONNREFUSED;
+	}
+	/* A full queue: Linux makes AF_UNIX callers wait (or EAGAIN), and a
+	 * TCP SYN is retried until there is room: the same here. */
+	if (l->npending > l->backlog)
+		return nonblock ? -EAGAIN : SYS_BLOCK;
+	if (is_inet(u)) {
+		rc = inet_autobind(u);
+		if (rc < 0)
+			return rc;
+	}
+	s = usock_new(NULL, l->domain, l->type, l->proto);
+	if (!s)
+		return -ENOMEM;
+	s->cred = l->cred;
+	s->connected = true;
+	if (is_inet(u)) {
+		/* The accepted side's own name is the address connected to
+		 * (a listener on "any" has no single one), its peer's the
+		 * client's: both in the listener's family. */
+		s->name = l->name;
+		if (inet_any(&l->name))
+			inet_as(l->domain, dst, &s->name);
+		inet_as(l->domain, &u->name, &s->pname);
+	} else {
+		s->name = l->name;
+		if (u->name.len)
+			s->pname = u->name;
+		else
+			sa_unnamed(&s->pname, AF_UNIX);
+	}
+	s->peer = u;
+	u->peer = s;
+	u->connected = true;
+	u->pname = s->name;
+	u->cred.pid = t->proc->pid;
+	u->cred.uid = t->proc->cred.euid;
+	u->cred.gid = t->proc->cred.egid;
+	s->listener = l;
+	if (l->pend_tail)
+		l->pend_tail->pend_next = s;
+	else
+		l->pend_head = s;
+	l->pend_tail = s;
+	l->npending++;
+	sentry_wake();
+	/* A non-blocking TCP connect reports progress, even on loopback
+	 * where it is done at once: callers then wait for POLLOUT and read
+	 * SO_ERROR, which is 0. */
+	return is_inet(u) && nonblock ? -EINPROGRESS : 0;
+}
+
+long sys_connect(struct task *t, struct syscall_args *a)
+{
+	struct saddr dst;
+	struct usock *u, *p;
+	long err;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+
+	if (!f)
+		return err;
+	u = f->priv;
+	err = sa_read(t, a->a[1], a->a[2], &dst);
+	if (err < 0)
+		return err;
+	if (u->domain == AF_UNIX) {
+		err = un_check(&dst);
+		if (err == 0 &&
+		    dst.len == offsetof(struct sockaddr_un, sun_path))
+			err = -EINVAL;
+	} else if (dst.len >= sizeof(sa_family_t) &&
+		   dst.u.sa.sa_family == AF_UNSPEC && !is_stream(u)) {
+		u->pname.len = 0; /* dissolve the association */
+		u->connected = false;
+		return 0;
+	} else {
+		err = inet_check(u, &dst);
+	}
+	if (err < 0)
+		return err;
+	if (is_stream(u))
+		return stream_connect(t, f, u, &dst);
+	/* A datagram socket: the default destination. */
+	err = dgram_target(t, u, &dst, &p);
+	if (err < 0)
+		return err;
+	u->pname = dst;
+	u->connected = true;
+	if (u->domain == AF_UNIX && !u->name.len)
+		sa_unnamed(&u->name, AF_UNIX);
+	return 0;
+}
+
+long sys_accept4(struct task *t, struct syscall_args *a)
+{
+	int flags = (int)a->a[3];
+	struct usock *u, *s;
+	struct file *nf;
+	long err;
+	int fd;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+
+	if (!f)
+		return err;
+	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC))
+		return -EINVAL;
+	u = f->priv;
+	if (!is_stream(u))
+		return -EOPNOTSUPP;
+	if (!u->listening)
+		return -EINVAL;
+	s = u->pend_head;
+	if (!s)
+		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
+	nf = usock_file(s, (flags & SOCK_NONBLOCK) ? O_NONBLOCK : 0);
+	if (!nf)
+		return -ENOMEM;
+	u->pend_head = s->pend_next;
+	if (!u->pend_head)
+		u->pend_tail = NULL;
+	u->npending--;
+	s->pend_next = NULL;
+	s->listener = NULL;
+	sentry_wake();
+	fd = fd_install(t, nf, (flags & SOCK_CLOEXEC) != 0, 0);
+	file_put(nf);
+	if (fd < 0)
+		return fd;
+	err = sa_write(t, a->a[1], a->a[2], &s->pname);
+	return err < 0 ? err : fd;
+}
+
+long sys_accept(struct task *t, struct syscall_args *a)
+{
+	struct syscall_args b = *a;
+
+	b.a[3] = 0;
+	return sys_accept4(t, &b);
+}
+
+/* ---- send and receive ----------------------------------------------------- */
+
+#define XFER_MAX USOCK_BUF
+static char xfer[XFER_MAX];
+
+long sys_sendto(struct task *t, struct syscall_args *a)
+{
+	size_t n = a->a[2] > XFER_MAX ? XFER_MAX : a->a[2];
+	struct saddr to = { .len = 0 };
+	long err;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+
+	if (!f)
+		return err;
+	if (a->a[4]) {
+		err = sa_read(t, a->a[4], a->a[5], &to);
+		if (err < 0)
+			return err;
+	}
+	if (n && task_read(t, a->a[1], xfer, n) < 0)
+		return -EFAULT;
+	return usend_to(t, f, xfer, n, (int)a->a[3], NULL, 0, NULL, &to);
+}
+
+/* The name a received message came from, for recvfrom/recvmsg. */
+static const struct saddr *from_of(struct usock *u, const struct rmeta *rm)
+{
+	if (!is_stream(u))
+		return rm->from.len ? &rm->from : NULL;
+	return NULL; /* stream sockets: the peer is known, no name given */
+}
+
+long sys_recvfrom(struct task *t, struct syscall_args *a)
+{
+	size_t n = a->a[2] > XFER_MAX ? XFER_MAX : a->a[2];
+	struct rmeta rm = { 0 };
+	const struct saddr *from;
+	struct saddr none = { .len = 0 };
+	long err, r;
+	bool trunc;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+
+	if (!f)
+		return err;
+	r = urecv(f, xfer, n, (int)a->a[3], &trunc, &rm);
+	put_files(rm.files, rm.n); /* recvfrom has no control buffer */
+	if (r < 0 || r == SYS_BLOCK)
+		return r;
+	if (r &&
+	    task_write(t, a->a[1], xfer, (size_t)r < n ? (size_t)r : n) < 0)
+		return -EFAULT;
+	from = from_of(f->priv, &rm);
+	err = sa_write(t, a->a[4], a->a[5], from ? from : &none);
+	return err < 0 ? err : r;
+}
+
+/* Gather or scatter a msghdr's iovecs through xfer. */
+static long read_msghdr(struct task *t, uint64_t umsg, struct msghdr *mh,
+			struct iovec *iov, size_t *total)
+{
+	size_t i;
+
+	if (task_read(t, umsg, mh, sizeof(*mh)) < 0)
+		return -EFAULT;
+	if (mh->msg_iovlen > 1024)
+		return -EMSGSIZE;
+	if (mh->msg_iovlen > 64)
+		mh->msg_iovlen = 64; /* the rest would not fit in xfer anyway */
+	if (task_read(t, (uint64_t)(uintptr_t)mh->msg_iov, iov,
+		      sizeof(*iov) * mh->msg_iovlen) < 0)
+		return -EFAULT;
+	*total = 0;
+	for (i = 0; i < mh->msg_iovlen; i++)
+		*total += iov[i].iov_len;
+	return 0;
+}
+
+/* Control messages of a guest msghdr: references to the files its
+ * SCM_RIGHTS fds name, and the SCM_CREDENTIALS it claims (checked: a
+ * process may claim only its own ids, unless it is root). */
+static long read_control(struct task *t, const struct msghdr *mh,
+			 struct file ***out, int *nout, struct ucred *cred,
+			 bool *have_cred)
+{
+	char cbuf[4096];
+	struct msghdr km = { .msg_control = cbuf,
+			     .msg_controllen = mh->msg_controllen };
+	struct cmsghdr *c;
+	struct file **files = NULL;
+	int n = 0;
+
+	*out = NULL;
+	*nout = 0;
+	*have_cred = false;
+	if (mh->msg_controllen > sizeof(cbuf))
+		return -ENOBUFS;
+	if (task_read(t, (uint64_t)(uintptr_t)mh->msg_control, cbuf,
+		      mh->msg_controllen) < 0)
+		return -EFAULT;
+	for (c = CMSG_FIRSTHDR(&km); c; c = CMSG_NXTHDR(&km, c)) {
+		size_t k, cnt;
+		if (c->cmsg_len < CMSG_LEN(0) ||
+		    (char *)c + c->cmsg_len > cbuf + mh->msg_controllen)
+			goto einval;
+		if (c->cmsg_level != SOL_SOCKET)
+			goto einval;
+		if (c->cmsg_type == SCM_CREDENTIALS) {
+			const struct creds *me = &t->proc->cred;
+			if (c->cmsg_len != CMSG_LEN(sizeof(*cred)))
+				goto einval;
+			memcpy(cred, CMSG_DATA(c), sizeof(*cred));
+			if (me->euid != 0 &&
+			    (cred->pid != t->proc->pid ||
+			     (cred->uid != me->ruid && cred->uid != me->euid &&
+			      cred->uid != me->suid) ||
+			     (cred->gid != me->rgid && cred->gid != me->egid &&
+			      cred->gid != me->sgid))) {
+				put_files(files, n);
+				return -EPERM;
+			}
+			*have_cred = true;
+			continue;
+		}
+		if (c->cmsg_type != SCM_RIGHTS)
+			goto einval;
+		cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (n + cnt > 253) /* SCM_MAX_FD */
+			goto einval;
+		{
+			struct file **nf =
+				realloc(files, (n + cnt) * sizeof(*nf));
+			if (!nf)
+				goto enomem;
+			files = nf;
+		}
+		for (k = 0; k < cnt; k++) {
+			int fd;
+			struct file *f;
+			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int),
+			       sizeof(int));
+			f = fd_get(t, fd);
+			if (!f) {
+				put_files(files, n);
+				return -EBADF;
+			}
+			files[n++] = file_get(f);
+		}
+	}
+	*out = files;
+	*nout = n;
+	return 0;
+einval:
+	put_files(files, n);
+	return -EINVAL;
+enomem:
+	put_files(files, n);
+	return -ENOMEM;
+}
+
+long sys_sendmsg(struct task *t, struct syscall_args *a)
+{
+	struct msghdr mh;
+	struct iovec iov[64];
+	struct file **files = NULL;
+	struct saddr to = { .len = 0 };
+	struct ucred cred;
+	bool have_cred = false;
+	size_t total, done = 0, i;
+	int nfiles = 0;
+	long err, r;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+
+	if (!f)
+		return err;
+	err = read_msghdr(t, a->a[1], &mh, iov, &total);
+	if (err < 0)
+		return err;
+	if (mh.msg_name && mh.msg_namelen) {
+		err = sa_read(t, (uint64_t)(uintptr_t)mh.msg_name,
+			      mh.msg_namelen, &to);
+		if (err < 0)
+			return err;
+	}
+	for (i = 0; i < mh.msg_iovlen && done < XFER_MAX; i++) {
+		size_t c = iov[i].iov_len;
+		if (c > XFER_MAX - done)
+			c = XFER_MAX - done;
+		if (c && task_read(t, (uint64_t)(uintptr_t)iov[i].iov_base,
+				   xfer + done, c) < 0)
+			return -EFAULT;
+		done += c;
+	}
+	if (mh.msg_controllen) {
+		err = read_control(t, &mh, &files, &nfiles, &cred, &have_cred);
+		if (err < 0)
+			return err;
+		if (nfiles && ((struct usock *)f->priv)->domain != AF_UNIX) {
+			put_files(files, nfiles);
+			return -EINVAL;
+		}
+	}
+	r = usend_to(t, f, xfer, done, (int)a->a[2], files, nfiles,
+		     have_cred ? &cred : NULL, &to);
+	if (r < 0 || r == SYS_BLOCK) {
+		/* Not sent: the references go back (a retry reads them anew). */
+		put_files(files, nfiles);
+	}
+	return r;
+}
+
+/* Install received files in t and build the guest's control messages:
+ * SCM_CREDENTIALS when the receiver asked (SO_PASSCRED), then SCM_RIGHTS.
+ * What does not fit is dropped (files closed) and MSG_CTRUNC set. */
+static long deliver_control(struct task *t, struct msghdr *mh, struct rmeta *rm,
+			    bool passcred, bool cloexec)
+{
+	char cbuf[CMSG_SPACE(sizeof(struct ucred)) +
+		  CMSG_SPACE(253 * sizeof(int))];
+	size_t room = mh->msg_controllen, len = 0, fit;
+	struct cmsghdr *c;
+	int i, fd, n = 0;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	if (passcred && rm->have_cred) {
+		if (room >= CMSG_SPACE(sizeof(struct ucred))) {
+			c = (struct cmsghdr *)cbuf;
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_CREDENTIALS;
+			c->cmsg_len = CMSG_LEN(sizeof(struct ucred));
+			memcpy(CMSG_DATA(c), &rm->cred, sizeof(rm->cred));
+			len = CMSG_SPACE(sizeof(struct ucred));
+		} else {
+			mh->msg_flags |= MSG_CTRUNC;
+		}
+	}
+	if (rm->files) {
+		c = (struct cmsghdr *)(cbuf + len);
+		fit = room >= len + CMSG_LEN(0) ?
+			      (room - len - CMSG_LEN(0)) / sizeof(int) :
+			      0;
+		for (i = 0; i < rm->n; i++) {
+			if ((size_t)n < fit &&
+			    (fd = fd_install(t, rm->files[i], cloexec, 0)) >= 0)
+				memcpy(CMSG_DATA(c) + (size_t)n++ * sizeof(int),
+				       &fd, sizeof(int));
+			else
+				mh->msg_flags |= MSG_CTRUNC;
+			file_put(rm->files[i]);
+		}
+		free(rm->files);
+		rm->files = NULL;
+		if (n) {
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+			size_t sp = CMSG_SPACE((size_t)n * sizeof(int));
+			len += len + sp <= room ? sp : c->cmsg_len;
+		}
+	}
+	if (len &&
+	    task_write(t, (uint64_t)(uintptr_t)mh->msg_control, cbuf, len) < 0)
+		return -EFAULT;
+	mh->msg_controllen = len;
+	return 0;
+}
+
+long sys_recvmsg(struct task *t, struct syscall_args *a)
+{
+	struct msghdr mh;
+	struct iovec iov[64];
+	struct rmeta rm = { 0 };
+	const struct saddr *from;
+	size_t total, done = 0, i;
+	long err, r;
+	bool trunc;
+	int flags = (int)a->a[2];
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+	struct usock *u;
+
+	if (!f)
+		return err;
+	u = f->priv;
+	err = read_msghdr(t, a->a[1], &mh, iov, &total);
+	if (err < 0)
+		return err;
+	r = urecv(f, xfer, total > XFER_MAX ? XFER_MAX : total, flags, &trunc,
+		  &rm);
+	if (r < 0 || r == SYS_BLOCK)
+		return r;
+	for (i = 0; i < mh.msg_iovlen && done < (size_t)r; i++) {
+		size_t c = iov[i].iov_len;
+		if (c > (size_t)r - done)
+			c = (size_t)r - done;
+		if (c && task_write(t, (uint64_t)(uintptr_t)iov[i].iov_base,
+				    xfer + done, c) < 0) {
+			/* The message is consumed (as Linux's is); its
+			 * files are closed, not leaked. */
+			put_files(rm.files, rm.n);
+			return -EFAULT;
+		}
+		done += c;
+	}
+	mh.msg_flags = trunc ? MSG_TRUNC : 0;
+	err = deliver_control(t, &mh, &rm, u->passcred,
+			      (flags & MSG_CMSG_CLOEXEC) != 0);
+	if (err < 0)
+		return err;
+	if (mh.msg_name && mh.msg_namelen) {
+		from = from_of(u, &rm);
+		if (from) {
+			if (task_write(t, (uint64_t)(uintptr_t)mh.msg_name,
+				       &from->u.ss,
+				       mh.msg_namelen < from->len ?
+					       mh.msg_namelen :
+					       from->len) < 0)
+				return -EFAULT;
+			mh.msg_namelen = from->len;
+		} else {
+			mh.msg_namelen = 0;
+		}
+	}
+	if (task_write(t, a->a[1], &mh, sizeof(mh)) < 0)
+		return -EFAULT;
+	return r;
+}
+
+long sys_shutdown(struct task *t, struct syscall_args *a)
+{
+	long err;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+	struct usock *u;
+	int how = (int)a->a[1];
+
+	if (!f)
+		return err;
+	if (how < SHUT_RD || how > SHUT_RDWR)
+		return -EINVAL;
+	u = f->priv;
+	if (is_stream(u) && !u->connected && !u->listening)
+		return -ENOTCONN;
+	if (how != SHUT_WR)
+		u->shut_rd = true;
+	if (how != SHUT_RD) {
+		u->shut_wr = true;
+		if (u->peer)
+			u->peer->peer_shut_wr = true;
+	}
+	sentry_wake();
+	return 0;
+}
+
+/* ---- options and names ----------------------------------------------------- */
+
+static int *stored_opt(struct usock *u, int level, int opt, bool make)
+{
+	int i;
+
+	for (i = 0; i < u->nopts; i++)
+		if (u->opts[i].level == level && u->opts[i].opt == opt)
+			return &u->opts[i].val;
+	if (!make || u->nopts == SOCKOPTS_MAX)
+		return NULL;
+	u->opts[u->nopts].level = level;
+	u->opts[u->nopts].opt = opt;
+	u->opts[u->nopts].val = 0;
+	return &u->opts[u->nopts++].val;
+}
+
+/* Options kept as set, read back as set, with no effect between two ends
+ * in one sentry: the value a program reads is the one it wrote. */
+static bool kept_opt(const struct usock *u, int level, int opt)
+{
+	if (level == SOL_SOCKET)
+		return opt == SO_KEEPALIVE || opt == SO_BROADCAST ||
+		       opt == SO_OOBINLINE || opt == SO_DONTROUTE ||
+		       opt == SO_PRIORITY || opt == SO_RCVLOWAT;
+	if (!is_inet(u))
+		return false;
+	if (level == IPPROTO_TCP && u->type == SOCK_STREAM)
+		return opt == TCP_NODELAY || opt == TCP_KEEPIDLE ||
+		       opt == TCP_KEEPINTVL || opt == TCP_KEEPCNT ||
+		       opt == TCP_QUICKACK || opt == TCP_USER_TIMEOUT ||
+		       opt == TCP_CORK;
+	if (level == IPPROTO_IP && u->domain == AF_INET)
+		return opt == IP_TOS || opt == IP_TTL;
+	if (level == IPPROTO_IPV6 && u->domain == AF_INET6)
+		return opt == IPV6_TCLASS || opt == IPV6_UNICAST_HOPS;
+	return false;
+}
+
+static long unsupported_opt(struct task *t, int level, int opt)
+{
+	audit_log(
+		"\"event\":\"sockopt-unimplemented\",\"pid\":%d,\"level\":%d,\"opt\":%d",
+		t->proc->pid, level, opt);
+	return -ENOPROTOOPT;
+}
+
+long sys_getsockopt(struct task *t, struct syscall_args *a)
+{
+	int level = (int)a->a[1], opt = (int)a->a[2];
+	long err;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+	struct usock *u;
+	socklen_t len;
+	int v, *kept;
+
+	if (!f)
+		return err;
+	u = f->priv;
+	if (task_read(t, a->a[4], &len, sizeof(len)) < 0)
+		return -EFAULT;
+	if ((int)len < 0)
+		return -EINVAL;
+	if (level == SOL_SOCKET && opt == SO_PEERCRED) {
+		struct ucred c = { 0, (uid_t)-1, (gid_t)-1 };
+		if (u->domain != AF_UNIX)
+			return -ENOPROTOOPT;
+		if (u->peer)
+			c = u->peer->cred;
+		else if (u->connected && !is_stream(u))
+			c.pid = 0;
+		if (len > sizeof(c))
+			len = sizeof(c);
+		if (task_write(t, a->a[3], &c, len) < 0 ||
+		    task_write(t, a->a[4], &len, sizeof(len)) < 0)
+			return -EFAULT;
+		return 0;
+	}
+	if (level == SOL_SOCKET && opt == SO_LINGER) {
+		struct linger lg = { 0, 0 };
+		kept = stored_opt(u, SOL_SOCKET, SO_LINGER, false);
+		if (kept) {
+			lg.l_onoff = *kept >= 0;
+			lg.l_linger = *kept >= 0 ? *kept : 0;
+		}
+		if (len > sizeof(lg))
+			len = sizeof(lg);
+		if (task_write(t, a->a[3], &lg, len) < 0 ||
+		    task_write(t, a->a[4], &len, sizeof(len)) < 0)
+			return -EFAULT;
+		return 0;
+	}
+	if (kept_opt(u, level, opt)) {
+		kept = stored_opt(u, level, opt, false);
+		v = kept ? *kept : 0;
+		if (!kept && level == IPPROTO_IP && opt == IP_TTL)
+			v = 64;
+		if (!kept && level == IPPROTO_IPV6 && opt == IPV6_UNICAST_HOPS)
+			v = 64;
+	} else if (level == SOL_SOCKET) {
+		switch (opt) {
+		case SO_TYPE:
+			v = u->type;
+			break;
+		case SO_DOMAIN:
+			v = u->domain;
+			break;
+		case SO_PROTOCOL:
+			v = u->proto;
+			break;
+		case SO_ERROR:
+			v = u->so_error;
+			u->so_error = 0;
+			break;
+		case SO_ACCEPTCONN:
+			v = u->listening;
+			break;
+		case SO_PASSCRED:
+			v = u->passcred;
+			break;
+		case SO_REUSEADDR:
+			v = u->reuseaddr;
+			break;
+		case SO_REUSEPORT:
+			v = u->reuseport;
+			break;
+		case SO_RCVBUF:
+		case SO_SNDBUF:
+			v = USOCK_BUF;
+			break;
+		default:
+			return unsupported_opt(t, level, opt);
+		}
+	} else if (level == IPPROTO_IPV6 && opt == IPV6_V6ONLY &&
+		   u->domain == AF_INET6) {
+		v = u->v6only;
+	} else if (level == IPPROTO_TCP && opt == TCP_MAXSEG &&
+		   u->type == SOCK_STREAM && is_inet(u)) {
+		v = 65483; /* loopback's MTU less the headers */
+	} else {
+		return unsupported_opt(t, level, opt);
+	}
+	if (len > sizeof(v))
+		len = sizeof(v);
+	if (task_write(t, a->a[3], &v, len) < 0 ||
+	    task_write(t, a->a[4], &len, sizeof(len)) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+long sys_setsockopt(struct task *t, struct syscall_args *a)
+{
+	int level = (int)a->a[1], opt = (int)a->a[2];
+	socklen_t len = (socklen_t)a->a[4];
+	long err;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+	struct usock *u;
+	int v = 0, *kept;
+
+	if (!f)
+		return err;
+	u = f->priv;
+	if (level == SOL_SOCKET && opt == SO_LINGER) {
+		struct linger lg;
+		if (len < sizeof(lg))
+			return -EINVAL;
+		if (task_read(t, a->a[3], &lg, sizeof(lg)) < 0)
+			return -EFAULT;
+		kept = stored_opt(u, level, opt, true);
+		if (!kept)
+			return -ENOMEM;
+		*kept = lg.l_onoff ? lg.l_linger : -1;
+		return 0;
+	}
+	if (len < sizeof(int))
+		return -EINVAL;
+	if (task_read(t, a->a[3], &v, sizeof(v)) < 0)
+		return -EFAULT;
+	if (kept_opt(u, level, opt)) {
+		kept = stored_opt(u, level, opt, true);
+		if (!kept)
+			return -ENOMEM;
+		*kept = v;
+		return 0;
+	}
+	if (level == SOL_SOCKET) {
+		switch (opt) {
+		case SO_RCVBUF:
+		case SO_SNDBUF:
+		case SO_RCVBUFFORCE:
+		case SO_SNDBUFFORCE:
+			return 0; /* buffers stay the sentry's size */
+		case SO_PASSCRED:
+			u->passcred = v != 0;
+			return 0;
+		case SO_REUSEADDR:
+			u->reuseaddr = v != 0;
+			return 0;
+		case SO_REUSEPORT:
+			u->reuseport = v != 0;
+			return 0;
+		default:
+			break;
+		}
+	} else if (level == IPPROTO_IPV6 && opt == IPV6_V6ONLY &&
+		   u->domain == AF_INET6) {
+		if (u->bound)
+			return -EINVAL;
+		u->v6only = v != 0;
+		return 0;
+	}
+	return unsupported_opt(t, level, opt);
+}
+
+long sys_getsockname(struct task *t, struct syscall_args *a)
+{
+	struct saddr none;
+	struct usock *u;
+	long err;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+
+	if (!f)
+		return err;
+	u = f->priv;
+	if (u->name.len)
+		return sa_write(t, a->a[1], a->a[2], &u->name);
+	sa_unnamed(&none, u->domain);
+	return sa_write(t, a->a[1], a->a[2], &none);
+}
+
+long sys_getpeername(struct task *t, struct syscall_args *a)
+{
+	struct usock *u;
+	long err;
+	struct file *f = sock_of(t, (int)a->a[0], &err);
+
+	if (!f)
+		return err;
+	u = f->priv;
+	/* TCP keeps its peer's name after the peer closed (CLOSE_WAIT); an
+	 * AF_UNIX stream forgets it with the peer. */
+	if (!is_stream(u) ? !u->pname.len :
+	    is_inet(u)	  ? !u->connected :
+			    !u->peer)
+		return -ENOTCONN;
+	return sa_write(t, a->a[1], a->a[2], &u->pname);
+}

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Sockets in the sentry: AF_UNIX names (paths, abstract, autobind) and
+# AF_INET/AF_INET6 on the sandbox's own loopback.
+. "$(dirname "$0")/lib.sh"
+
+t_tcp_loopback_echo()
+{
+	capture moat do -- $PY -c '
+import socket, threading
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", 0)); srv.listen(5)
+port = srv.getsockname()[1]
+def serve():
+    c, addr = srv.accept()
+    c.sendall(c.recv(100).upper() + str(addr[0]).encode())
+    c.close()
+th = threading.Thread(target=serve); th.start()
+cl = socket.create_connection(("127.0.0.1", port))
+cl.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+cl.sendall(b"hello")
+print(cl.recv(100), cl.recv(100), cl.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+print(32768 <= cl.getsockname()[1] <= 60999, cl.getpeername() == ("127.0.0.1", port))
+cl.close(); th.join()'
+	assert_eq "b'HELLO127.0.0.1' b'' 1
+True True" "$OUT" "a TCP echo over 127.0.0.1"
+}
+
+t_nonblocking_connect_and_asyncio()
+{
+	capture moat do -- $PY -c '
+import asyncio, errno, select, socket
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen()
+c = socket.socket(); c.setblocking(False)
+print(errno.errorcode[c.connect_ex(srv.getsockname())])
+select.select([], [c], [], 5)
+print(c.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR))
+async def main():
+    async def h(r, w):
+        w.write((await r.readline()).upper()); await w.drain(); w.close()
+    server = await asyncio.start_server(h, "127.0.0.1", 0)
+    r, w = await asyncio.open_connection(*server.sockets[0].getsockname())
+    w.write(b"async\n"); print(await r.readline()); w.close(); server.close()
+asyncio.run(main())'
+	assert_eq "EINPROGRESS
+0
+b'ASYNC\n'" "$OUT" "EINPROGRESS, SO_ERROR 0, and an asyncio server"
+}
+
+t_ipv6_and_dual_stack()
+{
+	capture moat do -- $PY -c '
+import socket
+s = socket.socket(socket.AF_INET6); s.bind(("::", 0)); s.listen()
+port = s.getsockname()[1]
+c4 = socket.create_connection(("127.0.0.1", port)); a4, p4 = s.accept()
+c6 = socket.create_connection(("::1", port)); a6, p6 = s.accept()
+print(p4[0], p6[0])
+v6only = socket.socket(socket.AF_INET6)
+v6only.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+v6only.bind(("::", 0)); v6only.listen()
+try:
+    socket.create_connection(("127.0.0.1", v6only.getsockname()[1]))
+except ConnectionRefusedError:
+    print("v6only refuses v4")'
+	assert_eq "::ffff:127.0.0.1 ::1
+v6only refuses v4" "$OUT" "an AF_INET6 listener on :: takes IPv4, unless IPV6_V6ONLY"
+}
+
+t_udp_loopback()
+{
+	capture moat do -- $PY -c '
+import socket
+a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.bind(("127.0.0.1", 0))
+b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+b.sendto(b"one", a.getsockname())
+d, frm = a.recvfrom(100)
+print(d, frm == b.getsockname())
+b.connect(a.getsockname()); b.send(b"two"); print(a.recv(100))
+a.sendto(b"back", frm); print(b.recv(100))
+c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+print(c.sendto(b"lost", ("127.0.0.1", 9)))
+try:
+    a.bind(("127.0.0.1", 0))
+except OSError as e:
+    print("rebind", e.errno)'
+	assert_eq "b'one' True
+b'two'
+b'back'
+4
+rebind 22" "$OUT" "UDP datagrams carry their sender; to an unused port they are lost"
+}
+
+t_unix_path_abstract_autobind()
+{
+	capture moat do -- $PY -c '
+import os, socket, stat
+p = "/tmp/moat.sock"
+s = socket.socket(socket.AF_UNIX); s.bind(p); s.listen()
+print(stat.S_ISSOCK(os.stat(p).st_mode), os.listdir("/tmp").count("moat.sock"))
+try:
+    socket.socket(socket.AF_UNIX).bind(p)
+except OSError as e:
+    print("in use", e.errno)
+c = socket.socket(socket.AF_UNIX); c.connect(p); a, _ = s.accept()
+c.send(b"path"); print(a.recv(10), a.getsockname(), c.getpeername())
+try:
+    open(p)
+except OSError as e:
+    print("open", e.errno)
+s.close()
+try:
+    socket.socket(socket.AF_UNIX).connect(p)
+except OSError as e:
+    print("stale", e.errno)
+os.unlink(p)
+ab = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); ab.bind("\0moat-abstract")
+x = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); x.bind("")
+name = x.getsockname()
+x.sendto(b"abs", "\0moat-abstract")
+d, frm = ab.recvfrom(10)
+print(d, len(name), frm == name, os.path.exists("/tmp/moat.sock"))'
+	assert_eq "True 1
+in use 98
+b'path' /tmp/moat.sock /tmp/moat.sock
+open 6
+stale 111
+b'abs' 6 True False" "$OUT" "path names are socket nodes; abstract names and autobind"
+}
+
+t_passcred_and_peercred()
+{
+	capture moat do -- $PY -c '
+import os, socket, struct
+a, b = socket.socketpair()
+b.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+a.sendmsg([b"x"])
+msg, anc, flags, _ = b.recvmsg(10, socket.CMSG_SPACE(12))
+pid, uid, gid = struct.unpack("3i", anc[0][2])
+print(msg, anc[0][1] == socket.SCM_CREDENTIALS, pid == os.getpid(), uid, gid)
+print(struct.unpack("3i", a.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0] == os.getpid())
+try:
+    a.sendmsg([b"y"], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, struct.pack("3i", 1, 0, 0))])
+    print("root may claim any pid")
+except OSError as e:
+    print(e.errno)'
+	assert_eq "b'x' True True 0 0
+True
+root may claim any pid" "$OUT" "SCM_CREDENTIALS with SO_PASSCRED, SO_PEERCRED"
+}
+
+t_multiprocessing_forkserver()
+{
+	# A file, not -c: forkserver children import __main__ by path.
+	cat >"$E2E_TMP/fs.py" <<'PY'
+import multiprocessing as mp
+def sq(x):
+    return x * x
+if __name__ == "__main__":
+    ctx = mp.get_context("forkserver")
+    with ctx.Pool(2) as p:
+        print(p.map(sq, range(5)))
+PY
+	chmod 644 "$E2E_TMP/fs.py"
+	capture moat do -- $PY "$E2E_TMP/fs.py"
+	assert_eq "[0, 1, 4, 9, 16]" "$OUT" "multiprocessing's forkserver (AF_UNIX by path, SCM_RIGHTS)"
+}
+
+t_elsewhere_is_unreachable_and_audited()
+{
+	local audit=$E2E_TMP/audit-net.jsonl
+	capture moat do --audit "$audit" -- $PY -c '
+import socket
+for fam, addr in ((socket.AF_INET, ("192.0.2.1", 80)), (socket.AF_INET6, ("2001:db8::1", 80))):
+    try:
+        socket.socket(fam).connect(addr)
+    except OSError as e:
+        print(e.errno)
+try:
+    socket.socket(socket.AF_INET).bind(("192.0.2.1", 0))
+except OSError as e:
+    print(e.errno)
+try:
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW)
+except OSError as e:
+    print(e.errno)'
+	assert_eq "101
+101
+99
+97" "$OUT" "only loopback: ENETUNREACH, EADDRNOTAVAIL, EAFNOSUPPORT"
+	assert_eq 2 "$(grep -c net-unreachable "$audit")" "one audit line per refused connect"
+	assert_eq 1 "$(grep -c socket-refused "$audit")" "one audit line for the refused family"
+}
+
+run_test tcp_loopback_echo t_tcp_loopback_echo
+run_test nonblocking_connect_and_asyncio t_nonblocking_connect_and_asyncio
+run_test ipv6_and_dual_stack t_ipv6_and_dual_stack
+run_test udp_loopback t_udp_loopback
+run_test unix_path_abstract_autobind t_unix_path_abstract_autobind
+run_test passcred_and_peercred t_passcred_and_peercred
+run_test multiprocessing_forkserver t_multiprocessing_forkserver
+run_test elsewhere_is_unreachable_and_audited t_elsewhere_is_unreachable_and_audited
