@@ -6,24 +6,25 @@
 
 t_host_loopback_services_are_unreachable()
 {
-	local log=$E2E_TMP/host-listener.log port
+	local log=$E2E_TMP/host-listener.log port port6 name
+	name=$(random_token)
 	# A host listener that records any connection it gets.
 	native $PY -c '
 import socket, sys, select
 s4 = socket.socket(); s4.bind(("127.0.0.1", 0)); s4.listen()
-s6 = socket.socket(socket.AF_INET6); s6.bind(("::1", s4.getsockname()[1])); s6.listen()
-u = socket.socket(socket.AF_UNIX); u.bind("\0moat-host-abstract"); u.listen()
-print(s4.getsockname()[1], flush=True)
+s6 = socket.socket(socket.AF_INET6); s6.bind(("::1", 0)); s6.listen()
+u = socket.socket(socket.AF_UNIX); u.bind("\0" + sys.argv[1]); u.listen()
+print(s4.getsockname()[1], s6.getsockname()[1], flush=True)
 r, _, _ = select.select([s4, s6, u], [], [], 20)
-print("CONNECTED" if r else "quiet", flush=True)' >"$log" 2>&1 &
+print("CONNECTED" if r else "quiet", flush=True)' "$name" >"$log" 2>&1 &
 	local pid=$!
 	for _ in $(seq 50); do [ -s "$log" ] && break; sleep 0.1; done
-	port=$(head -1 "$log")
-	[ -n "$port" ] || fail "the host listener did not start"
+	read -r port port6 <"$log"
+	case $port$port6 in '' | *[!0-9]*) fail "the host listener did not start: $(cat "$log")" ;; esac
 	capture moat do -- $PY -c "
 import socket
-for fam, addr in ((socket.AF_INET, ('127.0.0.1', $port)), (socket.AF_INET6, ('::1', $port)),
-                  (socket.AF_UNIX, '\0moat-host-abstract')):
+for fam, addr in ((socket.AF_INET, ('127.0.0.1', $port)), (socket.AF_INET6, ('::1', $port6)),
+                  (socket.AF_UNIX, '\0$name')):
     try:
         socket.socket(fam).connect(addr)
         print('connected')
