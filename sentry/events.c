@@ -2,10 +2,10 @@
  *
  * epoll holds no reference on the files it watches: as on Linux, a file
  * leaves every epoll set when its last descriptor closes (file_put calls
- * epoll_file_gone). Readiness comes from each file's poll op. Edge-
- * triggered items report again only after the sentry's state generation
- * changed since their last report: never a missed edge, at worst a
- * spurious one, which edge-triggered readers (read until EAGAIN) absorb.
+ * epoll_file_gone). Readiness comes from each file's poll op. An edge-
+ * triggered item reports when a readiness bit appeared since its last
+ * report, or when the file's event counter (file_ops.evseq: data in, room
+ * out, a hangup) moved, as Linux reports on every wakeup of the file.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -27,8 +27,12 @@ struct epitem {
 	int fd;
 	uint32_t events;
 	uint64_t data;
-	uint64_t last_gen; /* EPOLLET: generation at the last report */
-	bool disabled;	   /* EPOLLONESHOT fired */
+	/* EPOLLET: what the last look saw (mask), and the file's event
+	 * counter at the last report; reported: any report since ADD/MOD */
+	uint32_t last_mask;
+	uint64_t last_seq;
+	bool reported;
+	bool disabled; /* EPOLLONESHOT fired */
 	struct epitem *next_in_ep, *next_in_file;
 };
 
@@ -242,7 +246,6 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 		it->fd = fd;
 		it->events = ev.events;
 		it->data = ev.data.u64;
-		it->last_gen = (uint64_t)-1;
 		it->next_in_ep = ep->items;
 		ep->items = it;
 		ep->nitems++;
@@ -255,7 +258,7 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 		it->events = ev.events;
 		it->data = ev.data.u64;
 		it->disabled = false;
-		it->last_gen = (uint64_t)-1;
+		it->reported = false;
 		return 0;
 	case EPOLL_CTL_DEL:
 		if (!it)
@@ -286,7 +289,17 @@ static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
 	t->wait_hostfd = -1;
 	for (it = ep->items; it && n < max; it = it->next_in_ep) {
 		uint32_t r = item_ready(it);
+		bool edge = true;
+		uint64_t seq = 0;
 
+		if (it->events & EPOLLET) {
+			const struct file_ops *ops = it->target->ops;
+			seq = ops && ops->evseq ? ops->evseq(it->target) : 0;
+			edge = !it->reported || (r & ~it->last_mask) ||
+			       seq != it->last_seq;
+			it->last_mask = r; /* a bit that drops and comes back
+					    * is a new edge */
+		}
 		if (!r) {
 			if (it->target->hostfd >= 0 && it->target->stream &&
 			    t->wait_hostfd < 0) {
@@ -296,9 +309,10 @@ static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
 			}
 			continue;
 		}
-		if ((it->events & EPOLLET) && it->last_gen == S->generation)
+		if (!edge)
 			continue;
-		it->last_gen = S->generation;
+		it->last_seq = seq;
+		it->reported = true;
 		if (it->events & EPOLLONESHOT)
 			it->disabled = true;
 		out[n].events = r;
@@ -355,6 +369,7 @@ long sys_epoll_pwait2(struct task *t, struct syscall_args *a)
 struct evfd {
 	uint64_t count;
 	bool semaphore;
+	uint64_t seq; /* events, for edge-triggered epoll */
 };
 
 static long evfd_read(struct task *t, struct file *f, void *buf, size_t n,
@@ -372,6 +387,7 @@ static long evfd_read(struct task *t, struct file *f, void *buf, size_t n,
 	v = e->semaphore ? 1 : e->count;
 	e->count -= v;
 	memcpy(buf, &v, 8);
+	e->seq++;
 	sentry_wake();
 	return 8;
 }
@@ -392,6 +408,7 @@ static long evfd_write(struct task *t, struct file *f, const void *buf,
 	if (e->count > UINT64_MAX - 1 - v)
 		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
 	e->count += v;
+	e->seq++;
 	sentry_wake();
 	return 8;
 }
@@ -408,12 +425,18 @@ static short evfd_poll(struct file *f, short events)
 	return r & events;
 }
 
+static uint64_t evfd_evseq(struct file *f)
+{
+	return ((struct evfd *)f->priv)->seq;
+}
+
 static void evfd_release(struct file *f)
 {
 	free(f->priv);
 }
 
 static const struct file_ops evfd_ops = {
+	.evseq = evfd_evseq,
 	.read = evfd_read,
 	.write = evfd_write,
 	.poll = evfd_poll,

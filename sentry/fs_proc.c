@@ -1167,6 +1167,39 @@ static long proc_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 		return -ENOTDIR;
 	if (per_process(vn) && !(p = vn_proc(vn)))
 		return -ENOENT;
+	if (vn->pk == PK_FD_DIR) {
+		/* Positions are fd numbers (+3), not indexes: a program that
+		 * closes the fds it lists as it goes (Python's subprocess, one
+		 * entry a call) must not skip any. */
+		int64_t pos = f->dir_index;
+		int fd;
+
+		s->skip = 0;
+		if (pos < 1) {
+			s->index = 0;
+			if (!dirent_emit(s, path_ino(vn->path), DT_DIR, "."))
+				goto fd_out;
+			pos = 1;
+		}
+		if (pos < 2) {
+			s->index = 1;
+			if (!dirent_emit(s, parent_ino(vn->path), DT_DIR, ".."))
+				goto fd_out;
+			pos = 2;
+		}
+		for (fd = (int)(pos - 2); p->fdt && fd < p->fdt->cap; fd++) {
+			if (!p->fdt->ents[fd].f)
+				continue;
+			s->index = fd + 2;
+			emit_num(s, vn->path, fd, DT_LNK);
+			if (s->full)
+				break;
+			pos = fd + 3;
+		}
+fd_out:
+		f->dir_index = pos;
+		return (long)s->len;
+	}
 	s->skip = f->dir_index;
 	s->index = 0;
 	if (!dirent_emit(s, path_ino(vn->path), DT_DIR, ".") ||
@@ -1194,13 +1227,6 @@ static long proc_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 	case PK_TASK_DIR:
 		rc = emit_tids(s, vn->path, p);
 		break;
-	case PK_FD_DIR: {
-		int fd;
-		for (fd = 0; p->fdt && fd < p->fdt->cap && !s->full; fd++)
-			if (p->fdt->ents[fd].f)
-				emit_num(s, vn->path, fd, DT_LNK);
-		break;
-	}
 	default:
 		break;
 	}

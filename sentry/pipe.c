@@ -30,9 +30,17 @@ struct pipe {
 	 * once the node is gone), and opens waiting for the other side. */
 	struct pipe **owner;
 	int r_wait, w_wait;
+	uint64_t seq; /* bumped on every change a waiter may care about */
 };
 
 static unsigned long pipe_ino = 1000;
+
+static uint64_t pipe_evseq(struct file *f)
+{
+	struct pipe *p = f->priv;
+
+	return p ? p->seq : 0;
+}
 
 static long pipe_read(struct task *t, struct file *f, void *buf, size_t n,
 		      int64_t *off)
@@ -65,6 +73,7 @@ static long pipe_read(struct task *t, struct file *f, void *buf, size_t n,
 		p->buf = NULL;
 		p->head = 0;
 	}
+	p->seq++;
 	sentry_wake();
 	return (long)done;
 }
@@ -100,6 +109,7 @@ static long pipe_write(struct task *t, struct file *f, const void *buf,
 		p->len += chunk;
 		done += chunk;
 	}
+	p->seq++;
 	sentry_wake();
 	return (long)done;
 }
@@ -168,6 +178,7 @@ static void pipe_release(struct file *f)
 		p->readers--;
 	if ((f->flags & O_ACCMODE) != O_RDONLY)
 		p->writers--;
+	p->seq++;
 	if (!p->readers && !p->writers && !p->r_wait && !p->w_wait)
 		pipe_free(p);
 	sentry_wake();
@@ -180,6 +191,7 @@ static const struct file_ops pipe_ops = {
 	.ioctl = pipe_ioctl,
 	.stat = pipe_stat,
 	.release = pipe_release,
+	.evseq = pipe_evseq,
 };
 
 int pipe_create(struct file **rd, struct file **wr, int flags)
@@ -251,6 +263,7 @@ long pipe_size_ctl(struct file *f, int set, uint64_t arg)
 		}
 		p->cap = want;
 		pipe_total = pipe_total - old + want;
+		p->seq++;
 		sentry_wake();
 		return (long)want;
 	}
@@ -277,6 +290,7 @@ void fifo_unwait(struct task *t)
 		p->w_wait--;
 	t->fifo_wait = NULL;
 	t->fifo_side = 0;
+	p->seq++;
 	if (!p->readers && !p->writers && !p->r_wait && !p->w_wait)
 		pipe_free(p);
 	sentry_wake();
@@ -293,6 +307,7 @@ static int fifo_wait_on(struct task *t, struct pipe *p, int side)
 			p->w_wait++;
 		t->fifo_wait = p;
 		t->fifo_side = side;
+		p->seq++;
 		sentry_wake();
 	}
 	return SYS_BLOCK;
@@ -342,6 +357,7 @@ int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out)
 	fifo_unwait(t);
 	f->priv = p;
 	f->stream = true;
+	p->seq++;
 	sentry_wake();
 	*out = f;
 	return 0;

@@ -79,6 +79,11 @@ struct process {
 	char comm[16];
 	struct creds cred;
 	mode_t umask;
+	/* Scheduling as the guest set it (sentry/sys_misc.c): nice, policy
+	 * (SCHED_OTHER, BATCH or IDLE), and the CPU mask it asked for. */
+	int nice;
+	int sched_policy;
+	cpu_set_t affinity;
 	struct sigact_rec sigact[65];
 	struct rlimit_rec {
 		uint64_t cur, max;

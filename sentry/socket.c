@@ -107,6 +107,7 @@ struct usock {
 	struct usock *listener; /* while pending */
 	bool passcred, v6only, reuseaddr, reuseport;
 	int so_error;
+	uint64_t seq; /* events for edge-triggered epoll (file_ops.evseq) */
 	struct sockopt_val opts[SOCKOPTS_MAX];
 	int nopts;
 };
@@ -206,6 +207,7 @@ static void usock_free(struct usock *u)
 	if (u->peer) {
 		u->peer->peer = NULL;
 		u->peer->peer_shut_wr = true;
+		u->peer->seq++;
 	}
 	while (u->head) {
 		struct umsg *m = u->head;
@@ -673,6 +675,7 @@ static long enqueue(struct task *t, struct usock *p, const void *buf, size_t n,
 		p->head = m;
 	p->tail = m;
 	p->bytes += n;
+	p->seq++;
 	sentry_wake();
 	return (long)n;
 }
@@ -817,6 +820,16 @@ static void take_meta(struct umsg *m, struct rmeta *rm)
 	rm->from = m->from;
 }
 
+/* u's queue shrank: whoever sends to it may have room again. A datagram
+ * sender is not known here: all are told (senders poll send_room). */
+static void room_made(struct usock *u)
+{
+	u->seq++;
+	if (u->peer)
+		u->peer->seq++;
+	sentry_wake();
+}
+
 /* Receive into buf. *trunc is set when a datagram did not fit. */
 static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 		  struct rmeta *rm)
@@ -856,7 +869,7 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 				u->tail = NULL;
 			u->bytes -= len;
 			umsg_free(m);
-			sentry_wake();
+			room_made(u);
 		}
 		return (flags & MSG_TRUNC) ? (long)len : (long)done;
 	}
@@ -891,7 +904,7 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 		}
 	}
 	if (!(flags & MSG_PEEK))
-		sentry_wake();
+		room_made(u);
 	return (long)done;
 }
 
@@ -974,6 +987,11 @@ static long usock_ioctl(struct task *t, struct file *f, unsigned long cmd,
 	return -ENOTTY;
 }
 
+static uint64_t usock_evseq(struct file *f)
+{
+	return ((struct usock *)f->priv)->seq;
+}
+
 static const struct file_ops usock_ops = {
 	.read = usock_read,
 	.write = usock_write,
@@ -981,6 +999,7 @@ static const struct file_ops usock_ops = {
 	.ioctl = usock_ioctl,
 	.stat = usock_stat,
 	.release = usock_release,
+	.evseq = usock_evseq,
 };
 
 /* ---- socket, socketpair, bind, listen, connect, accept ------------------- */
@@ -1250,6 +1269,7 @@ static long stream_connect(struct task *t, struct file *f, struct usock *u,
 		l->pend_head = s;
 	l->pend_tail = s;
 	l->npending++;
+	l->seq++;
 	sentry_wake();
 	/* A non-blocking TCP connect reports progress, even on loopback
 	 * where it is done at once: callers then wait for POLLOUT and read
@@ -1689,9 +1709,12 @@ long sys_shutdown(struct task *t, struct syscall_args *a)
 		u->shut_rd = true;
 	if (how != SHUT_RD) {
 		u->shut_wr = true;
-		if (u->peer)
+		if (u->peer) {
 			u->peer->peer_shut_wr = true;
+			u->peer->seq++;
+		}
 	}
+	u->seq++;
 	sentry_wake();
 	return 0;
 }

@@ -134,16 +134,18 @@ long sys_pwrite64(struct task *t, struct syscall_args *a)
 	return do_write(t, f, a->a[1], a->a[2], &off);
 }
 
-static long do_iov(struct task *t, struct syscall_args *a, bool write)
+/* readv/writev and the positioned forms: at *off, or at the file's own
+ * position when off is NULL. */
+static long do_iov_at(struct task *t, struct file *f, struct syscall_args *a,
+		      bool write, int64_t *off)
 {
-	struct file *f = fd_get(t, (int)a->a[0]);
 	int cnt = (int)a->a[2];
 	struct iovec iov[IOV_MAX_GUEST];
 	long total = 0, r;
 	int i;
 
-	if (!f)
-		return -EBADF;
+	if (!off)
+		off = f->stream ? NULL : &f->pos;
 	if (cnt < 0 || cnt > IOV_MAX_GUEST)
 		return -EINVAL;
 	if (task_read(t, a->a[1], iov, sizeof(struct iovec) * (size_t)cnt) < 0)
@@ -152,10 +154,9 @@ static long do_iov(struct task *t, struct syscall_args *a, bool write)
 		if (!iov[i].iov_len)
 			continue;
 		r = write ? do_write(t, f, (uint64_t)(uintptr_t)iov[i].iov_base,
-				     iov[i].iov_len,
-				     f->stream ? NULL : &f->pos) :
+				     iov[i].iov_len, off) :
 			    do_read(t, f, (uint64_t)(uintptr_t)iov[i].iov_base,
-				    iov[i].iov_len, f->stream ? NULL : &f->pos);
+				    iov[i].iov_len, off);
 		if (r < 0 || r == SYS_BLOCK)
 			return total ? total : r;
 		total += r;
@@ -163,6 +164,13 @@ static long do_iov(struct task *t, struct syscall_args *a, bool write)
 			break;
 	}
 	return total;
+}
+
+static long do_iov(struct task *t, struct syscall_args *a, bool write)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	return f ? do_iov_at(t, f, a, write, NULL) : -EBADF;
 }
 
 long sys_readv(struct task *t, struct syscall_args *a)
@@ -175,6 +183,67 @@ long sys_writev(struct task *t, struct syscall_args *a)
 	return do_iov(t, a, true);
 }
 
+#ifndef RWF_HIPRI
+#define RWF_HIPRI 0x1
+#define RWF_DSYNC 0x2
+#define RWF_SYNC 0x4
+#define RWF_NOWAIT 0x8
+#define RWF_APPEND 0x10
+#endif
+
+/* preadv, pwritev (flags 0), preadv2, pwritev2: on x86-64 the offset is
+ * the whole of pos_l (a[3]); -1 in the v2 forms means the file's own
+ * position. */
+static long do_piov(struct task *t, struct syscall_args *a, bool write, bool v2)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+	int64_t off = (int64_t)a->a[3];
+	unsigned flags = v2 ? (unsigned)a->a[5] : 0;
+
+	if (!f)
+		return -EBADF;
+	if (flags & ~(unsigned)(RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_APPEND))
+		return -EOPNOTSUPP; /* RWF_NOWAIT: every read here is cached */
+	if ((flags & RWF_APPEND) && !write)
+		return -EOPNOTSUPP;
+	if (v2 && off == -1)
+		return do_iov_at(t, f, a, write, NULL);
+	if (f->stream)
+		return -ESPIPE;
+	if (off < 0)
+		return -EINVAL;
+	if (flags & RWF_APPEND) {
+		/* as if opened O_APPEND, for this call */
+		int saved = f->flags;
+		long r;
+		f->flags |= O_APPEND;
+		r = do_iov_at(t, f, a, write, &off);
+		f->flags = saved;
+		return r;
+	}
+	return do_iov_at(t, f, a, write, &off);
+}
+
+long sys_preadv(struct task *t, struct syscall_args *a)
+{
+	return do_piov(t, a, false, false);
+}
+
+long sys_pwritev(struct task *t, struct syscall_args *a)
+{
+	return do_piov(t, a, true, false);
+}
+
+long sys_preadv2(struct task *t, struct syscall_args *a)
+{
+	return do_piov(t, a, false, true);
+}
+
+long sys_pwritev2(struct task *t, struct syscall_args *a)
+{
+	return do_piov(t, a, true, true);
+}
+
 long sys_lseek(struct task *t, struct syscall_args *a)
 {
 	struct file *f = fd_get(t, (int)a->a[0]);
@@ -184,6 +253,11 @@ long sys_lseek(struct task *t, struct syscall_args *a)
 
 	if (!f)
 		return -EBADF;
+	/* null, zero, full, random, urandom: seeking succeeds and stays at
+	 * 0, as for Linux's memory devices (io.open("/dev/null", "r+")
+	 * checks). */
+	if (f->vn && f->vn->kind == VN_DEV && S_ISCHR(f->vn->mode))
+		return whence >= SEEK_SET && whence <= SEEK_END ? 0 : -EINVAL;
 	if (f->stream)
 		return -ESPIPE;
 	switch (whence) {

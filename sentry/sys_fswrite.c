@@ -938,3 +938,41 @@ long sys_copy_file_range(struct task *t, struct syscall_args *a)
 		return -EFAULT;
 	return r;
 }
+
+long sys_fallocate(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+	int mode = (int)a->a[1];
+	int64_t off = (int64_t)a->a[2], len = (int64_t)a->a[3], end;
+
+	if (!f)
+		return -EBADF;
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if (!f->vn)
+		return f->stream ? -ESPIPE : -ENODEV;
+	if (S_ISDIR(f->vn->mode))
+		return -EISDIR;
+	if (!S_ISREG(f->vn->mode))
+		return -ENODEV;
+	if (__builtin_add_overflow(off, len, &end))
+		return -EFBIG;
+	if (f->vn->kind == VN_HOST)
+		return fallocate(f->hostfd, mode, off, len) < 0 ? -errno : 0;
+	if (f->vn->kind != VN_TMPFS)
+		return -EOPNOTSUPP;
+	switch (mode) {
+	case 0:
+		/* A tmpfs file's blocks are its memfd's: growing the size is
+		 * the allocation, within --disk (ENOSPC past it). */
+		return end > f->vn->st.st_size ? tmpfs_truncate(f->vn, end) : 0;
+	case FALLOC_FL_KEEP_SIZE:
+		return 0;
+	case FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE:
+		return fallocate(f->hostfd, mode, off, len) < 0 ? -errno : 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}

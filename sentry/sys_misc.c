@@ -3,6 +3,8 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
@@ -441,17 +443,100 @@ long sys_prctl(struct task *t, struct syscall_args *a)
 	}
 }
 
+/* The processes a (which, who) pair of get/setpriority names, visited
+ * until fn returns non-zero. */
+static int prio_each(struct task *t, int which, int who,
+		     int (*fn)(struct process *p, void *arg), void *arg,
+		     bool *found)
+{
+	struct process *p;
+	int rc;
+
+	*found = false;
+	for (p = S->procs; p; p = p->next) {
+		bool match;
+		if (p->exited)
+			continue;
+		switch (which) {
+		case PRIO_PROCESS:
+			match = p->pid == (who ? who : t->proc->pid);
+			break;
+		case PRIO_PGRP:
+			match = p->pgid == (who ? who : t->proc->pgid);
+			break;
+		case PRIO_USER:
+			match = p->cred.ruid ==
+				(uid_t)(who ? who : (int)t->proc->cred.ruid);
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (!match)
+			continue;
+		*found = true;
+		rc = fn(p, arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int prio_min(struct process *p, void *arg)
+{
+	int *best = arg;
+
+	if (p->nice < *best)
+		*best = p->nice;
+	return 0;
+}
+
 long sys_getpriority(struct task *t, struct syscall_args *a)
 {
-	(void)t;
-	(void)a;
-	return 20; /* nice 0, in the kernel's 40-nice encoding */
+	int best = 20;
+	bool found;
+	int rc = prio_each(t, (int)a->a[0], (int)a->a[1], prio_min, &best,
+			   &found);
+
+	if (rc < 0)
+		return rc;
+	if (!found)
+		return -ESRCH;
+	return 20 - best; /* the kernel's 20-nice encoding */
+}
+
+struct prio_set {
+	struct task *t;
+	int nice;
+};
+
+static int prio_apply(struct process *p, void *arg)
+{
+	struct prio_set *ps = arg;
+	const struct creds *c = &ps->t->proc->cred;
+
+	if (c->euid != 0 && c->euid != p->cred.euid && c->euid != p->cred.ruid)
+		return -EPERM;
+	/* Only root may make a process nicer to itself (CAP_SYS_NICE). */
+	if (ps->nice < p->nice && c->euid != 0)
+		return -EACCES;
+	p->nice = ps->nice;
+	return 0;
 }
 
 long sys_setpriority(struct task *t, struct syscall_args *a)
 {
-	(void)t;
-	return (int)a->a[2] < 0 ? -EACCES : 0;
+	struct prio_set ps = { t, (int)a->a[2] };
+	bool found;
+	int rc;
+
+	if (ps.nice < -20)
+		ps.nice = -20;
+	if (ps.nice > 19)
+		ps.nice = 19;
+	rc = prio_each(t, (int)a->a[0], (int)a->a[1], prio_apply, &ps, &found);
+	if (rc < 0)
+		return rc;
+	return found ? 0 : -ESRCH;
 }
 
 long sys_ptrace(struct task *t, struct syscall_args *a)
@@ -461,13 +546,36 @@ long sys_ptrace(struct task *t, struct syscall_args *a)
 	return -EPERM;
 }
 
+/* The process a sched_* pid names (0: the caller's), or NULL. */
+static struct process *sched_target(struct task *t, int pid)
+{
+	struct task *x;
+
+	if (pid == 0)
+		return t->proc;
+	x = task_by_vtid(pid);
+	return x ? x->proc : NULL;
+}
+
 long sys_sched_setaffinity(struct task *t, struct syscall_args *a)
 {
-	int pid = (int)a->a[0];
+	struct process *p;
+	cpu_set_t want;
+	size_t len = a->a[1];
 
-	if (pid && !task_by_vtid(pid))
+	p = (int)a->a[0] < 0 ? NULL : sched_target(t, (int)a->a[0]);
+	if (!p)
 		return -ESRCH;
-	(void)t;
+	CPU_ZERO(&want);
+	if (task_read(t, a->a[2], &want,
+		      len < sizeof(want) ? len : sizeof(want)) < 0)
+		return -EFAULT;
+	/* Kept as the guest's view, within the CPUs the sandbox may use;
+	 * the platform places tasks itself (platform/ptrace.c). */
+	CPU_AND(&want, &want, &S->cpus);
+	if (CPU_COUNT(&want) == 0)
+		return -EINVAL;
+	p->affinity = want;
 	return 0;
 }
 
@@ -477,29 +585,102 @@ long sys_sched_getaffinity(struct task *t, struct syscall_args *a)
 	size_t len = a->a[1];
 	size_t need = (size_t)(S->ncpus_possible + 63) / 64 * 8;
 
-	if (pid && !task_by_vtid(pid))
-		return -ESRCH;
+	struct process *p = pid < 0 ? NULL : sched_target(t, pid);
+
 	if (len < need || (len & 7))
 		return -EINVAL;
-	if (need > sizeof(S->cpus))
-		need = sizeof(S->cpus);
+	if (!p)
+		return -ESRCH; /* a negative pid names no process either */
+	if (need > sizeof(p->affinity))
+		need = sizeof(p->affinity);
 	/* The platform pins tasks to the sentry's CPU to keep each trap on
-	 * one core; the guest sees the CPUs the sandbox may use. */
-	if (task_write(t, a->a[2], &S->cpus, need) < 0)
+	 * one core; the guest sees the CPUs it asked for, within those the
+	 * sandbox may use. */
+	if (task_write(t, a->a[2], &p->affinity, need) < 0)
 		return -EFAULT;
 	return (long)need;
 }
 
+/* Policies an unprivileged Linux process may choose (priority 0); the
+ * real-time ones need CAP_SYS_NICE on the host, which no guest has. */
+static bool policy_ok(int policy)
+{
+	return policy == SCHED_OTHER || policy == SCHED_BATCH ||
+	       policy == SCHED_IDLE;
+}
+
 long sys_sched_setscheduler(struct task *t, struct syscall_args *a)
 {
-	(void)t;
-	(void)a;
-	return -EPERM;
+	int pid = (int)a->a[0], policy = (int)a->a[1] & ~SCHED_RESET_ON_FORK;
+	struct sched_param sp;
+	struct process *p;
+
+	if (pid < 0 || !a->a[2])
+		return -EINVAL;
+	p = sched_target(t, pid);
+	if (!p)
+		return -ESRCH;
+	if (task_read(t, a->a[2], &sp, sizeof(sp)) < 0)
+		return -EFAULT;
+	if (policy == SCHED_FIFO || policy == SCHED_RR)
+		return sp.sched_priority < 1 || sp.sched_priority > 99 ?
+			       -EINVAL :
+			       -EPERM;
+	if (!policy_ok(policy) || sp.sched_priority != 0)
+		return -EINVAL;
+	p->sched_policy = policy;
+	return 0;
 }
 
 long sys_sched_setparam(struct task *t, struct syscall_args *a)
 {
-	(void)t;
-	(void)a;
-	return -EPERM;
+	int pid = (int)a->a[0];
+	struct sched_param sp;
+	struct process *p;
+
+	if (pid < 0 || !a->a[1])
+		return -EINVAL;
+	p = sched_target(t, pid);
+	if (!p)
+		return -ESRCH;
+	if (task_read(t, a->a[1], &sp, sizeof(sp)) < 0)
+		return -EFAULT;
+	return sp.sched_priority == 0 ? 0 : -EINVAL;
+}
+
+long sys_sched_getscheduler(struct task *t, struct syscall_args *a)
+{
+	int pid = (int)a->a[0];
+	struct process *p = pid < 0 ? NULL : sched_target(t, pid);
+
+	if (pid < 0)
+		return -EINVAL;
+	return p ? p->sched_policy : -ESRCH;
+}
+
+long sys_sched_getparam(struct task *t, struct syscall_args *a)
+{
+	int pid = (int)a->a[0];
+	struct sched_param sp = { .sched_priority = 0 };
+
+	if (pid < 0 || !a->a[1])
+		return -EINVAL;
+	if (!sched_target(t, pid))
+		return -ESRCH;
+	return task_write(t, a->a[1], &sp, sizeof(sp)) < 0 ? -EFAULT : 0;
+}
+
+long sys_sched_rr_get_interval(struct task *t, struct syscall_args *a)
+{
+	int pid = (int)a->a[0];
+	struct timespec ts;
+
+	if (pid < 0)
+		return -EINVAL;
+	if (!sched_target(t, pid))
+		return -ESRCH;
+	/* The host's time slice for a normal task (the sentry is one). */
+	if (syscall(SYS_sched_rr_get_interval, 0, &ts) < 0)
+		return -errno;
+	return task_write(t, a->a[1], &ts, sizeof(ts)) < 0 ? -EFAULT : 0;
 }

@@ -34,6 +34,10 @@ EMU(pread64, sys_pread64, FULL, "Fpud", "")
 EMU(pwrite64, sys_pwrite64, PARTIAL, "Fpud", "")
 EMU(readv, sys_readv, FULL, "Fpd", "")
 EMU(writev, sys_writev, FULL, "Fpd", "")
+EMU(preadv, sys_preadv, FULL, "Fpdd", "")
+EMU(pwritev, sys_pwritev, FULL, "Fpdd", "")
+EMU(preadv2, sys_preadv2, FULL, "Fpddux", "RWF_NOWAIT: EOPNOTSUPP")
+EMU(pwritev2, sys_pwritev2, FULL, "Fpddux", "RWF_NOWAIT: EOPNOTSUPP")
 EMU(access, sys_access, FULL, "so", "")
 EMU(pipe, sys_pipe, FULL, "p", "")
 EMU(select, sys_select, FULL, "dpppp", "")
@@ -111,6 +115,8 @@ EMU(fchown, sys_fchown, PARTIAL, "Fdd",
     "tmpfs and the rootfs's in-memory overlay")
 EMU(ftruncate, sys_ftruncate, PARTIAL, "Fd",
     "tmpfs and the rootfs's in-memory overlay")
+EMU(fallocate, sys_fallocate, PARTIAL, "Fdxd",
+    "mode 0, KEEP_SIZE, PUNCH_HOLE; others EOPNOTSUPP")
 EMU(fsync, sys_fsync, FULL, "F", "")
 EMU(fdatasync, sys_fsync, FULL, "F", "")
 EMU(sync, sys_sync, FULL, "", "")
@@ -234,16 +240,19 @@ EMU(setsid, sys_setsid, FULL, "", "")
 EMU(getsid, sys_getsid, FULL, "d", "")
 EMU(prctl, sys_prctl, PARTIAL, "dxxxx",
     "NAME, PDEATHSIG, DUMPABLE, NO_NEW_PRIVS, KEEPCAPS, CHILD_SUBREAPER, SECUREBITS, CAPBSET_READ")
-EMU(getpriority, sys_getpriority, PARTIAL, "dd", "")
-EMU(setpriority, sys_setpriority, PARTIAL, "ddd", "")
+EMU(getpriority, sys_getpriority, PARTIAL, "dd",
+    "nice values kept per process; the host schedules every task alike")
+EMU(setpriority, sys_setpriority, PARTIAL, "ddd",
+    "nice values kept per process; the host schedules every task alike")
 EMU(ptrace, sys_ptrace, NONE_HANDLED, "dddp",
     "EPERM: a sandboxed process may not trace")
 EMU(sched_setaffinity, sys_sched_setaffinity, PARTIAL, "dup",
-    "accepted for tasks of the sandbox, no effect")
+    "kept per process within the CPUs moat may use; host placement is the platform's")
 EMU(sched_getaffinity, sys_sched_getaffinity, FULL, "dup",
-    "the CPUs moat may use; host affinity is the platform's")
-EMU(sched_setscheduler, sys_sched_setscheduler, PARTIAL, "ddp", "")
-EMU(sched_setparam, sys_sched_setparam, PARTIAL, "dp", "")
+    "the mask set, else the CPUs moat may use")
+EMU(sched_setscheduler, sys_sched_setscheduler, PARTIAL, "ddp",
+    "SCHED_OTHER, BATCH, IDLE kept; real-time policies EPERM")
+EMU(sched_setparam, sys_sched_setparam, PARTIAL, "dp", "priority 0 only")
 /* memory, signals and time: native (docs/allowlist.md) */
 NATIVE(brk, "p", "the host keeps the break after the stub image")
 NATIVE(msync, "pux", "")
@@ -258,8 +267,10 @@ NATIVE(rt_sigsuspend, "pu", "")
 NATIVE(sigaltstack, "pp", "")
 NATIVE(pause, "", "")
 NATIVE(sched_yield, "", "")
-NATIVE(sched_getparam, "dp", "pid 0 only")
-NATIVE(sched_getscheduler, "d", "pid 0 only")
+EMU(sched_getparam, sys_sched_getparam, FULL, "dp", "")
+EMU(sched_getscheduler, sys_sched_getscheduler, FULL, "d",
+    "the policy set by sched_setscheduler")
+EMU(sched_rr_get_interval, sys_sched_rr_get_interval, FULL, "dp", "")
 NATIVE(sched_get_priority_max, "d", "")
 NATIVE(sched_get_priority_min, "d", "")
 NATIVE(nanosleep, "pp", "")

@@ -107,6 +107,9 @@ struct process *proc_new(struct process *parent)
 		p->sid = parent->sid;
 		p->cred = parent->cred;
 		p->umask = parent->umask;
+		p->nice = parent->nice;
+		p->sched_policy = parent->sched_policy;
+		p->affinity = parent->affinity;
 		memcpy(p->sigact, parent->sigact, sizeof(p->sigact));
 		memcpy(p->rlim, parent->rlim, sizeof(p->rlim));
 		memcpy(p->comm, parent->comm, sizeof(p->comm));
@@ -123,6 +126,7 @@ struct process *proc_new(struct process *parent)
 		maps_copy(p, parent);
 	} else {
 		p->umask = 022;
+		p->affinity = S->cpus;
 	}
 	p->next = S->procs;
 	S->procs = p;

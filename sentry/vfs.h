@@ -157,6 +157,10 @@ struct file_ops {
 		      uint64_t arg);
 	int (*stat)(struct file *f, struct stat *st);
 	void (*release)(struct file *f);
+	/* A counter that moves on every event a waiter on f may care about
+	 * (data in, room out, a hangup): edge-triggered epoll reports an
+	 * item when it moved. Optional: without it, an edge is a new bit. */
+	uint64_t (*evseq)(struct file *f);
 };
 
 struct file {
