@@ -8,6 +8,7 @@
 #ifndef MOAT_PLATFORM_H
 #define MOAT_PLATFORM_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -70,6 +71,8 @@ int plat_cont(pid_t tid, int sig);
  * bookkeeping slip can turn into a signal to the host's process groups. */
 int plat_kill(pid_t pid, int sig);
 int plat_tkill(pid_t tid, int sig);
+/* Queue si on process pid, or on its thread tid when tid > 0. */
+int plat_sigqueue(pid_t pid, pid_t tid, const siginfo_t *si);
 /* The next stop of t (other tasks' events are deferred; see ptrace.c). */
 int plat_wait_task(struct task *t, int resume_req);
 /* Events that arrived while the sentry waited on one task, in order. */

@@ -466,6 +466,19 @@ int plat_tkill(pid_t tid, int sig)
 	return syscall(SYS_tkill, tid, sig) < 0 ? -errno : 0;
 }
 
+int plat_sigqueue(pid_t pid, pid_t tid, const siginfo_t *si)
+{
+	siginfo_t copy = *si;
+	long r;
+
+	if (pid <= 1)
+		return -ESRCH;
+	r = tid > 0 ? syscall(SYS_rt_tgsigqueueinfo, pid, tid, si->si_signo,
+			      &copy) :
+		      syscall(SYS_rt_sigqueueinfo, pid, si->si_signo, &copy);
+	return r < 0 ? -errno : 0;
+}
+
 int plat_cont(pid_t tid, int sig)
 {
 	if (ptrace(PTRACE_CONT, tid, 0, sig) < 0)

@@ -118,6 +118,8 @@ int sentry_seccomp_install(struct moat_error *err)
 		SYS_fdatasync,
 		SYS_sched_rr_get_interval,
 		SYS_fallocate, /* a tmpfs memfd's hole, a rw mount's file */
+		SYS_rt_sigqueueinfo, /* timers' and sigqueue's siginfo */
+		SYS_rt_tgsigqueueinfo,
 	};
 	/* TRAP, not KILL: the handler names the syscall before the sentry
 	 * exits, so a gap in this list is a clear bug report, not a riddle. */

@@ -407,8 +407,14 @@ int sentry_loop(void)
 						plat_kill(q->host_pid, SIGKILL);
 			}
 			plat_release_busy();
+			task_poll_host_signals();
 			if (n_early)
 				reap_unclaimed();
+		}
+		{
+			int64_t due = timers_next();
+			if (due && due <= now_ns())
+				timers_run();
 		}
 		if (S->generation != retried_gen) {
 			retry_blocked();
@@ -430,6 +436,11 @@ int sentry_loop(void)
 			if (t->deadline_ns &&
 			    (!next_deadline || t->deadline_ns < next_deadline))
 				next_deadline = t->deadline_ns;
+		}
+		{
+			int64_t due = timers_next();
+			if (due && (!next_deadline || due < next_deadline))
+				next_deadline = due;
 		}
 		if (n == 1 && !next_deadline) {
 			/* Nothing but tasks to wait for (the common case): block

@@ -136,7 +136,8 @@ struct task {
 	int64_t resumed_ns;    /* when the sentry last let it run */
 	bool free_running; /* compute-bound: not bound to the sentry's CPU */
 	uint64_t clear_child_tid;
-	int fixup_value; /* virtual result for a passthrough syscall */
+	int fixup_value;     /* virtual result for a passthrough syscall */
+	uint64_t fixup_addr; /* guest buffer a passthrough's fixup mends */
 	uint64_t clone_flags, clone_ptid, clone_ctid;
 	char strace_args[512]; /* --strace: arguments decoded at entry */
 	struct task *next;     /* all tasks list */
@@ -242,6 +243,17 @@ void task_exited(struct task *t, int status);
 int alloc_pid(void);
 int send_signal_task(struct task *t, int sig, int sender_pid);
 int send_signal_proc(struct process *p, int sig, int sender_pid);
+/* Queue a signal with its siginfo (a timer's, a sigqueue's) on p, or on
+ * thread t of p; a task blocked in an emulated syscall is interrupted. */
+int send_siginfo(struct process *p, struct task *t, const siginfo_t *si);
+/* Interrupt blocked tasks the host queued a signal on (once a tick). */
+void task_poll_host_signals(void);
+
+/* Wall-clock timers (sentry/timer.c): alarm, ITIMER_REAL, timer_create. */
+int64_t timers_next(void); /* earliest deadline, CLOCK_MONOTONIC ns; 0: none */
+void timers_run(void);	   /* fire what is due */
+void timers_exit(struct process *p);
+void timers_exec(struct process *p);
 void fdtable_put(struct fdtable *fdt);
 struct fdtable *fdtable_dup(struct fdtable *src);
 

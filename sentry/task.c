@@ -5,6 +5,7 @@
  * host pids (numbers in the reaper's pid namespace) are never shown to the
  * guest. Every syscall that takes or returns a pid is emulated.
  */
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -312,6 +313,8 @@ void task_start_child(struct task *c)
 	plat_cont(c->host_tid, 0);
 }
 
+static void fix_waited_info(struct task *t, long ret, uint64_t uinfo);
+
 void task_fixup_result(struct task *t, struct user_regs_struct *r)
 {
 	switch (t->fixup_kind) {
@@ -325,6 +328,9 @@ void task_fixup_result(struct task *t, struct user_regs_struct *r)
 		break;
 	case 3: /* execve whose host exec of the stub failed */
 		exec_failed(t);
+		break;
+	case 4: /* rt_sigtimedwait: the siginfo it returned */
+		fix_waited_info(t, (long)r->rax, t->fixup_addr);
 		break;
 	default:
 		break;
@@ -347,6 +353,7 @@ static void proc_exited(struct process *p, int status)
 
 	p->exited = true;
 	p->exit_status = status;
+	timers_exit(p);
 	/* Its files close at the top of the event loop, not here: a handler
 	 * that learnt of this death in the middle of an injection may still
 	 * hold one of them (found by the ASan end-to-end run). */
@@ -546,6 +553,49 @@ static void maybe_interrupt(struct task *t, int sig)
 	sentry_complete(t, (sa->flags & SA_RESTART) ? SYS_RESTART : -EINTR);
 }
 
+/* Signals the host queued on a task while the sentry held it in an
+ * emulated syscall (a terminal's Ctrl-C, SIGWINCH, a CPU-time timer, a
+ * signal from outside the sandbox): the sentry did not send them, so it
+ * looks for them, once a tick, and interrupts the syscall as Linux would.
+ */
+static uint64_t host_pending(pid_t tid)
+{
+	char rel[32], buf[4096], *p;
+	uint64_t set = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(rel, sizeof(rel), "%d/status", (int)tid);
+	fd = openat(S->host_proc_fd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (p = buf; (p = strstr(p, "Pnd:\t")); p += 5)
+		set |= strtoull(p + 5, NULL, 16); /* SigPnd, then ShdPnd */
+	return set;
+}
+
+void task_poll_host_signals(void)
+{
+	struct task *t, *next;
+	int sig;
+
+	for (t = S->tasks; t; t = next) {
+		uint64_t set;
+		next = t->next;
+		if (t->state != TS_BLOCKED)
+			continue;
+		set = host_pending(t->host_tid);
+		for (sig = 1; set && sig <= 64 && t->state == TS_BLOCKED; sig++)
+			if (set & (1ULL << (sig - 1)))
+				maybe_interrupt(t, sig);
+	}
+}
+
 int send_signal_task(struct task *t, int sig, int sender_pid)
 {
 	if (sig == 0)
@@ -557,18 +607,12 @@ int send_signal_task(struct task *t, int sig, int sender_pid)
 	return 0;
 }
 
-int send_signal_proc(struct process *p, int sig, int sender_pid)
+/* A process-directed signal was queued on the host. */
+static void proc_interrupt(struct process *p, int sig)
 {
 	struct task *t, *blocked = NULL;
 	bool running = false;
 
-	if (p->exited)
-		return 0; /* zombie: accepted, no effect */
-	if (sig == 0)
-		return 0;
-	p->sig_sender[sig] = sender_pid;
-	if (plat_kill(p->host_pid, sig) < 0)
-		return -ESRCH;
 	for (t = S->tasks; t; t = t->next) {
 		if (t->proc != p || t->state == TS_DEAD)
 			continue;
@@ -581,40 +625,153 @@ int send_signal_proc(struct process *p, int sig, int sender_pid)
 	 * stopped; interrupt one of ours only when no thread can take it. */
 	if (blocked && !running)
 		maybe_interrupt(blocked, sig);
+}
+
+int send_signal_proc(struct process *p, int sig, int sender_pid)
+{
+	if (p->exited)
+		return 0; /* zombie: accepted, no effect */
+	if (sig == 0)
+		return 0;
+	p->sig_sender[sig] = sender_pid;
+	if (plat_kill(p->host_pid, sig) < 0)
+		return -ESRCH;
+	proc_interrupt(p, sig);
 	return 0;
+}
+
+int send_siginfo(struct process *p, struct task *t, const siginfo_t *si)
+{
+	int sig = si->si_signo;
+
+	if (p->exited)
+		return 0;
+	if (sig <= 0 || sig > 64)
+		return -EINVAL;
+	if (plat_sigqueue(p->host_pid, t ? t->host_tid : 0, si) < 0)
+		return -ESRCH;
+	if (t)
+		maybe_interrupt(t, sig);
+	else
+		proc_interrupt(p, sig);
+	return 0;
+}
+
+/* A siginfo the sentry queued on a guest's behalf arrives with the host's
+ * view of the sender (pid 0: an ancestor namespace; its uid translated):
+ * put back the sandbox's. true if si changed. */
+static bool fix_info(struct process *p, siginfo_t *si)
+{
+	int sig = si->si_signo;
+	struct process *from;
+
+	if (sig <= 0 || sig > 64)
+		return false;
+	if (si->si_code != SI_USER && si->si_code != SI_TKILL &&
+	    si->si_code != SI_QUEUE)
+		return false;
+	if (si->si_pid != 0)
+		return false;
+	si->si_pid = p->sig_sender[sig];
+	from = si->si_pid ? proc_by_pid(si->si_pid) : NULL;
+	si->si_uid = from ? from->cred.ruid : 0;
+	if (sig == SIGCHLD && p->chld_pid && si->si_code != SI_QUEUE) {
+		si->si_code = WIFEXITED(p->chld_status) ? CLD_EXITED :
+			      WCOREDUMP(p->chld_status) ? CLD_DUMPED :
+							  CLD_KILLED;
+		si->si_pid = p->chld_pid;
+		si->si_status = WIFEXITED(p->chld_status) ?
+					WEXITSTATUS(p->chld_status) :
+					WTERMSIG(p->chld_status);
+	}
+	return true;
 }
 
 void task_fix_siginfo(struct task *t, int sig)
 {
 	siginfo_t si;
-	struct process *p = t->proc;
 
 	if (sig <= 0 || sig > 64)
 		return;
 	if (ptrace(PTRACE_GETSIGINFO, t->host_tid, 0, &si) < 0)
 		return;
-	if (si.si_code != SI_USER && si.si_code != SI_TKILL)
+	if (fix_info(t->proc, &si))
+		ptrace(PTRACE_SETSIGINFO, t->host_tid, 0, &si);
+}
+
+/* rt_sigtimedwait runs on the host (it dequeues host signals); its
+ * siginfo is mended on the way out, as a delivered one is. */
+long sys_rt_sigtimedwait(struct task *t, struct syscall_args *a)
+{
+	if (!a->a[1])
+		return SYS_PASSTHROUGH;
+	t->fixup_kind = 4;
+	t->fixup_addr = a->a[1];
+	return SYS_PASSTHROUGH_FIXUP;
+}
+
+static void fix_waited_info(struct task *t, long ret, uint64_t uinfo)
+{
+	siginfo_t si;
+
+	if (ret <= 0 || task_read(t, uinfo, &si, sizeof(si)) < 0)
 		return;
-	/* Sent by the sentry (on a guest's behalf): its pid is 0 here. */
-	if (si.si_pid != 0)
-		return;
-	si.si_pid = p->sig_sender[sig];
-	si.si_uid = 0;
-	if (sig == SIGCHLD && p->chld_pid) {
-		si.si_code = WIFEXITED(p->chld_status) ? CLD_EXITED :
-			     WCOREDUMP(p->chld_status) ? CLD_DUMPED :
-							 CLD_KILLED;
-		si.si_pid = p->chld_pid;
-		si.si_status = WIFEXITED(p->chld_status) ?
-				       WEXITSTATUS(p->chld_status) :
-				       WTERMSIG(p->chld_status);
-	}
-	ptrace(PTRACE_SETSIGINFO, t->host_tid, 0, &si);
+	if (fix_info(t->proc, &si))
+		task_write(t, uinfo, &si, sizeof(si));
 }
 
 static int valid_sig(int sig)
 {
 	return sig >= 0 && sig <= 64;
+}
+
+/* rt_sigqueueinfo and rt_tgsigqueueinfo: the caller's own siginfo (as
+ * sigqueue(3) fills it: si_pid is its virtual pid). Only the kernel may
+ * claim si_code >= 0 or SI_TKILL towards another process. */
+static long sigqueue_to(struct task *t, struct process *p, struct task *thr,
+			int sig, uint64_t uinfo)
+{
+	siginfo_t si;
+
+	if (!valid_sig(sig))
+		return -EINVAL;
+	if (task_read(t, uinfo, &si, sizeof(si)) < 0)
+		return -EFAULT;
+	if (!p || p->exited)
+		return p ? 0 : -ESRCH;
+	if ((si.si_code >= 0 || si.si_code == SI_TKILL) && p != t->proc)
+		return -EPERM;
+	if (sig == 0)
+		return 0;
+	si.si_signo = sig;
+	p->sig_sender[sig] = t->proc->pid;
+	if (si.si_code >= 0 || si.si_code == SI_TKILL) {
+		/* To itself: the host would not take such a code from the
+		 * sentry, so it goes as a plain signal. */
+		return thr ? send_signal_task(thr, sig, t->proc->pid) :
+			     send_signal_proc(p, sig, t->proc->pid);
+	}
+	return send_siginfo(p, thr, &si);
+}
+
+long sys_rt_sigqueueinfo(struct task *t, struct syscall_args *a)
+{
+	int pid = (int)a->a[0];
+
+	return sigqueue_to(t, pid > 0 ? proc_by_pid(pid) : NULL, NULL,
+			   (int)a->a[1], a->a[2]);
+}
+
+long sys_rt_tgsigqueueinfo(struct task *t, struct syscall_args *a)
+{
+	int tgid = (int)a->a[0], tid = (int)a->a[1];
+	struct task *thr = tid > 0 ? task_by_vtid(tid) : NULL;
+
+	if (tgid <= 0 || tid <= 0)
+		return -EINVAL;
+	if (!thr || thr->proc->pid != tgid)
+		return -ESRCH;
+	return sigqueue_to(t, thr->proc, thr, (int)a->a[2], a->a[3]);
 }
 
 long sys_kill(struct task *t, struct syscall_args *a)

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Signals and time: timers of the sentry's interrupt emulated syscalls, a
+# signal the host queues on a blocked task interrupts it too, sigqueue
+# carries its value.
+. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+t_alarm_interrupts_a_blocked_read()
+{
+	capture moat do -- $PY -c '
+import os, signal, time
+r, w = os.pipe()
+def boom(s, f):
+    raise TimeoutError
+signal.signal(signal.SIGALRM, boom)
+for i in range(2):
+    signal.alarm(1)
+    t0 = time.monotonic()
+    try:
+        os.read(r, 1)
+    except TimeoutError:
+        print("interrupted", round(time.monotonic() - t0))
+print(signal.alarm(30), signal.alarm(0))
+signal.setitimer(signal.ITIMER_REAL, 0.02, 0.02)
+n = 0
+def tick(s, f):
+    global n
+    n += 1
+signal.signal(signal.SIGALRM, tick)
+while n < 5:
+    signal.pause()
+print("ticks", n >= 5, signal.getitimer(signal.ITIMER_REAL)[1])'
+	assert_eq "interrupted 1
+interrupted 1
+0 30
+ticks True 0.02" "$OUT" "alarm and setitimer(ITIMER_REAL) reach a task blocked in the sentry"
+}
+
+t_posix_timers()
+{
+	gcc -O1 -o "$E2E_TMP/posix_timer" "$HERE/posix_timer.c" ||
+		fail "cannot build posix_timer.c"
+	chmod 755 "$E2E_TMP/posix_timer"
+	capture moat do -- "$E2E_TMP/posix_timer"
+	assert_eq "read -1 Interrupted system call
+si_code SI_TIMER value 4242
+periodic fired, interval 10 ms
+deleted: EINVAL
+cpu clock: Operation not supported" "$OUT" "timer_create family"
+}
+
+t_sigqueue_value()
+{
+	capture moat do -- $PY -c '
+import ctypes, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+class sigval(ctypes.Union):
+    _fields_ = [("sival_int", ctypes.c_int), ("sival_ptr", ctypes.c_void_p)]
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+print(libc.sigqueue(os.getpid(), signal.SIGUSR1, sigval(77)))
+info = signal.sigtimedwait([signal.SIGUSR1], 5)
+print(info.si_signo == signal.SIGUSR1, info.si_code == -1, info.si_pid == os.getpid())'
+	assert_eq "0
+True True True" "$OUT" "sigqueue: SI_QUEUE from the sender's virtual pid"
+}
+
+t_host_signal_interrupts_a_blocked_read()
+{
+	local out=$E2E_TMP/hostsig.out pid guest i
+	"$MOAT" do -- $PY -c '
+import os, signal, sys
+signal.signal(signal.SIGUSR2, lambda s, f: (print("handler", flush=True), sys.exit(7)))
+print("ready", flush=True)
+os.read(os.pipe()[0], 1)' >"$out" 2>&1 &
+	pid=$!
+	for i in $(seq 100); do grep -q ready "$out" 2>/dev/null && break; sleep 0.1; done
+	# The guest is the sentry's grandchild (moat, the reaper, the guest),
+	# not the gofer's child.
+	guest=$(for c in $(pgrep -P "$pid"); do pgrep -P "$c"; done | head -1)
+	[ -n "$guest" ] || { kill $pid; fail "no guest process found"; }
+	kill -USR2 "$guest"
+	wait $pid
+	STATUS=$?
+	assert_eq "ready
+handler" "$(cat "$out")" "a signal from outside reached the blocked guest's handler"
+	assert_eq 7 "$STATUS" "and it exited as its handler said"
+}
+
+run_test alarm_interrupts_a_blocked_read t_alarm_interrupts_a_blocked_read
+run_test posix_timers t_posix_timers
+run_test sigqueue_value t_sigqueue_value
+run_test host_signal_interrupts_a_blocked_read t_host_signal_interrupts_a_blocked_read
