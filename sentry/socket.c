@@ -12,6 +12,11 @@
  * fail with ENETUNREACH and an audit line. The host kernel sees no socket
  * call of the guest's.
  *
+ * AF_NETLINK (NETLINK_ROUTE), read-only: link and address dumps that
+ * describe the sandbox's one interface, lo, so that getifaddrs,
+ * if_nameindex and their callers see what the sandbox has. The interface
+ * ioctls (SIOCGIFINDEX and the like) answer the same.
+ *
  * Every socket is a struct usock. A stream connection is two usocks that
  * point at each other (peer); the accepting side waits in its listener's
  * queue until accept(2) gives it a file. A datagram goes to the socket
@@ -19,6 +24,10 @@
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <net/if_arp.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -33,6 +42,10 @@
 #include "sentry/overlay.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
+
+#ifndef IFF_LOWER_UP
+#define IFF_LOWER_UP 0x10000 /* linux/if.h, which clashes with net/if.h */
+#endif
 
 #define USOCK_BUF 212992 /* Linux's default net.core.rmem_default */
 #define BACKLOG_MAX 4096 /* net.core.somaxconn */
@@ -56,8 +69,9 @@ struct umsg {
 	size_t len, off;
 	struct file **files; /* SCM_RIGHTS in flight (references) */
 	int nfiles;
-	struct ucred cred; /* the sender, for SCM_CREDENTIALS */
-	struct saddr from; /* datagrams: the sender's name */
+	struct ucred cred;    /* the sender, for SCM_CREDENTIALS */
+	struct saddr from;    /* datagrams: the sender's name */
+	int hoplimit, tclass; /* IPv6 datagrams: as sent (RFC 3542) */
 	char data[];
 };
 
@@ -106,6 +120,8 @@ struct usock {
 	struct usock *pend_head, *pend_tail, *pend_next;
 	struct usock *listener; /* while pending */
 	bool passcred, v6only, reuseaddr, reuseport;
+	bool recv_hoplimit,
+		recv_tclass; /* IPV6_RECVHOPLIMIT, IPV6_RECVTCLASS */
 	int so_error;
 	uint64_t seq; /* events for edge-triggered epoll (file_ops.evseq) */
 	struct sockopt_val opts[SOCKOPTS_MAX];
@@ -141,7 +157,7 @@ static void umsg_free(struct umsg *m)
 
 static bool is_stream(const struct usock *u)
 {
-	return u->type != SOCK_DGRAM;
+	return u->type == SOCK_STREAM || u->type == SOCK_SEQPACKET;
 }
 
 static bool is_inet(const struct usock *u)
@@ -405,13 +421,14 @@ static bool inet_match(const struct usock *b, const struct saddr *dst)
 
 /* The bound socket of the same kind (stream or datagram) that a message
  * or connection to dst reaches. */
-static struct usock *find_inet(int type, const struct saddr *dst)
+static struct usock *find_inet(int type, int proto, const struct saddr *dst)
 {
 	struct usock *b;
 
 	for (b = bound_list; b; b = b->bnext)
 		if (is_inet(b) && is_stream(b) == (type != SOCK_DGRAM) &&
-		    (!is_stream(b) || b->listening) && inet_match(b, dst))
+		    b->proto == proto && (!is_stream(b) || b->listening) &&
+		    inet_match(b, dst))
 			return b;
 	return NULL;
 }
@@ -425,7 +442,7 @@ static bool inet_in_use(const struct usock *u, const struct saddr *a)
 	for (b = bound_list; b; b = b->bnext) {
 		bool b4, a4;
 		if (!is_inet(b) || is_stream(b) != is_stream(u) ||
-		    inet_port(&b->name) != inet_port(a))
+		    b->proto != u->proto || inet_port(&b->name) != inet_port(a))
 			continue;
 		if (b->reuseport && u->reuseport)
 			continue;
@@ -638,11 +655,26 @@ static long un_lookup(struct task *t, const struct saddr *a, struct usock **out)
 
 /* ---- data --------------------------------------------------------------- */
 
+/* What a sendmsg adds to its bytes: passed files (references, taken over
+ * on success), claimed credentials, and IPv6 per-packet settings (-1:
+ * the socket's). */
+struct sendmeta {
+	struct file **files;
+	int nfiles;
+	const struct ucred *cred;
+	int hoplimit, tclass;
+};
+
+static int kept_val(struct usock *u, int level, int opt, int dflt);
+
 /* Queue n bytes of buf (and files, taken over on success) on p. */
-static long enqueue(struct task *t, struct usock *p, const void *buf, size_t n,
-		    struct file **files, int nfiles, const struct ucred *cred,
+static long enqueue(struct task *t, struct usock *u, struct usock *p,
+		    const void *buf, size_t n, const struct sendmeta *sm,
 		    const struct saddr *from)
 {
+	struct file **files = sm ? sm->files : NULL;
+	int nfiles = sm ? sm->nfiles : 0;
+	const struct ucred *cred = sm ? sm->cred : NULL;
 	struct umsg *m;
 
 	if (nfiles && inflight + nfiles > INFLIGHT_MAX)
@@ -666,6 +698,12 @@ static long enqueue(struct task *t, struct usock *p, const void *buf, size_t n,
 		m->from = *from;
 	else
 		m->from.len = 0;
+	m->hoplimit = sm && sm->hoplimit >= 0 ?
+			      sm->hoplimit :
+			      kept_val(u, IPPROTO_IPV6, IPV6_UNICAST_HOPS, 64);
+	m->tclass = sm && sm->tclass >= 0 ?
+			    sm->tclass :
+			    kept_val(u, IPPROTO_IPV6, IPV6_TCLASS, 0);
 	inflight += nfiles;
 	queued += n;
 	memcpy(m->data, buf, n);
@@ -719,22 +757,308 @@ static long dgram_target(struct task *t, struct usock *u,
 	rc = inet_autobind(u);
 	if (rc < 0)
 		return rc;
-	*out = find_inet(SOCK_DGRAM, dst);
+	*out = find_inet(SOCK_DGRAM, u->proto, dst);
 	/* UDP to a port nobody has: the datagram is lost (a connected
 	 * socket hears of it as ECONNREFUSED). */
 	return 0;
 }
 
+/* ---- netlink: the sandbox's interfaces, as rtnetlink describes them ----- */
+
+static void nl_name(struct usock *u)
+{
+	if (!u->name.len) {
+		sa_unnamed(&u->name, AF_NETLINK);
+		u->name.len = sizeof(struct sockaddr_nl);
+		u->name.u.sa.sa_family = AF_NETLINK;
+		((struct sockaddr_nl *)&u->name.u)->nl_pid =
+			(unsigned)u->cred.pid;
+	}
+}
+
+struct nlbuf {
+	char b[1024];
+	size_t len;
+};
+
+static struct nlmsghdr *nl_put(struct nlbuf *nb, int type, int flags,
+			       const struct nlmsghdr *req, const void *body,
+			       size_t blen, unsigned portid)
+{
+	struct nlmsghdr *h = (struct nlmsghdr *)(void *)nb->b;
+
+	memset(nb, 0, sizeof(*nb));
+	h->nlmsg_type = (uint16_t)type;
+	h->nlmsg_flags = (uint16_t)flags;
+	h->nlmsg_seq = req->nlmsg_seq;
+	h->nlmsg_pid = portid;
+	memcpy(nb->b + NLMSG_HDRLEN, body, blen);
+	nb->len = NLMSG_HDRLEN + NLMSG_ALIGN(blen);
+	h->nlmsg_len = (uint32_t)nb->len;
+	return h;
+}
+
+static void nl_attr(struct nlbuf *nb, int type, const void *data, size_t len)
+{
+	struct rtattr *a = (struct rtattr *)(void *)(nb->b + nb->len);
+	struct nlmsghdr *h = (struct nlmsghdr *)(void *)nb->b;
+
+	a->rta_type = (unsigned short)type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	memcpy(RTA_DATA(a), data, len);
+	nb->len += RTA_ALIGN(a->rta_len);
+	h->nlmsg_len = (uint32_t)nb->len;
+}
+
+static long nl_queue(struct task *t, struct usock *u, struct nlbuf *nb)
+{
+	struct saddr kernel;
+
+	memset(&kernel, 0, sizeof(kernel));
+	kernel.u.sa.sa_family = AF_NETLINK;
+	kernel.len = sizeof(struct sockaddr_nl);
+	return enqueue(t, u, u, nb->b, nb->len, NULL, &kernel);
+}
+
+static void nl_link(struct nlbuf *nb, const struct nlmsghdr *req, int flags,
+		    unsigned portid)
+{
+	struct ifinfomsg ifi = {
+		.ifi_family = AF_UNSPEC,
+		.ifi_type = ARPHRD_LOOPBACK,
+		.ifi_index = 1,
+		.ifi_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING | IFF_LOWER_UP,
+	};
+	unsigned mtu = 65536, txq = 1000;
+	unsigned char zero[6] = { 0 }, oper = 0 /* IF_OPER_UNKNOWN */;
+
+	nl_put(nb, RTM_NEWLINK, flags, req, &ifi, sizeof(ifi), portid);
+	nl_attr(nb, IFLA_IFNAME, "lo", 3);
+	nl_attr(nb, IFLA_MTU, &mtu, sizeof(mtu));
+	nl_attr(nb, IFLA_TXQLEN, &txq, sizeof(txq));
+	nl_attr(nb, IFLA_OPERSTATE, &oper, 1);
+	nl_attr(nb, IFLA_ADDRESS, zero, sizeof(zero));
+	nl_attr(nb, IFLA_BROADCAST, zero, sizeof(zero));
+}
+
+static void nl_addr(struct nlbuf *nb, const struct nlmsghdr *req, int family,
+		    unsigned portid)
+{
+	struct ifaddrmsg ifa = {
+		.ifa_family = (unsigned char)family,
+		.ifa_prefixlen = family == AF_INET ? 8 : 128,
+		.ifa_flags = IFA_F_PERMANENT,
+		.ifa_scope = RT_SCOPE_HOST,
+		.ifa_index = 1,
+	};
+	struct in_addr v4 = { htonl(INADDR_LOOPBACK) };
+
+	nl_put(nb, RTM_NEWADDR, NLM_F_MULTI, req, &ifa, sizeof(ifa), portid);
+	if (family == AF_INET) {
+		nl_attr(nb, IFA_ADDRESS, &v4, sizeof(v4));
+		nl_attr(nb, IFA_LOCAL, &v4, sizeof(v4));
+		nl_attr(nb, IFA_LABEL, "lo", 3);
+	} else {
+		nl_attr(nb, IFA_ADDRESS, &in6addr_loopback,
+			sizeof(in6addr_loopback));
+	}
+}
+
+static long nl_error(struct task *t, struct usock *u,
+		     const struct nlmsghdr *req, int err, unsigned portid)
+{
+	struct nlmsgerr e = { .error = err, .msg = *req };
+	struct nlbuf nb;
+
+	nl_put(&nb, NLMSG_ERROR, 0, req, &e, sizeof(e), portid);
+	return nl_queue(t, u, &nb);
+}
+
+/* One request (or several, back to back); the answers are queued on u,
+ * as the kernel's are, for the recvmsg that follows. */
+static long netlink_request(struct task *t, struct usock *u, const void *buf,
+			    size_t n)
+{
+	const char *p = buf;
+	size_t left = n;
+	unsigned portid;
+	long rc;
+
+	nl_name(u);
+	portid = ((struct sockaddr_nl *)&u->name.u)->nl_pid;
+	while (left >= NLMSG_HDRLEN) {
+		struct nlmsghdr req;
+		struct nlbuf nb;
+		bool dump;
+		int family = AF_UNSPEC;
+
+		memcpy(&req, p, sizeof(req));
+		/* As the kernel: what follows a header that does not hold
+		 * together is ignored (ip(8) sends padding after its
+		 * request). */
+		if (req.nlmsg_len < NLMSG_HDRLEN || req.nlmsg_len > left)
+			break;
+		if (!(req.nlmsg_flags & NLM_F_REQUEST))
+			goto next;
+		dump = (req.nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
+		if (req.nlmsg_len >= NLMSG_HDRLEN + 1)
+			family = (unsigned char)p[NLMSG_HDRLEN];
+		switch (req.nlmsg_type) {
+		case RTM_GETLINK:
+			if (!dump &&
+			    req.nlmsg_len >=
+				    NLMSG_HDRLEN + sizeof(struct ifinfomsg)) {
+				struct ifinfomsg q;
+				memcpy(&q, p + NLMSG_HDRLEN, sizeof(q));
+				if (q.ifi_index != 1 && q.ifi_index != 0) {
+					rc = nl_error(t, u, &req, -ENODEV,
+						      portid);
+					goto queued;
+				}
+			}
+			nl_link(&nb, &req, dump ? NLM_F_MULTI : 0, portid);
+			rc = nl_queue(t, u, &nb);
+			break;
+		case RTM_GETADDR:
+			rc = 0;
+			if (family == AF_UNSPEC || family == AF_INET) {
+				nl_addr(&nb, &req, AF_INET, portid);
+				rc = nl_queue(t, u, &nb);
+			}
+			if (rc >= 0 &&
+			    (family == AF_UNSPEC || family == AF_INET6)) {
+				nl_addr(&nb, &req, AF_INET6, portid);
+				rc = nl_queue(t, u, &nb);
+			}
+			break;
+		case RTM_GETROUTE:
+		case RTM_GETNEIGH:
+			/* Loopback only: no route of the main table, no
+			 * neighbours (the netstack's links will add them). */
+			rc = dump ? 0 :
+				    nl_error(t, u, &req, -ENETUNREACH, portid);
+			if (!dump)
+				goto queued;
+			break;
+		default:
+			/* Any change, and what the sandbox does not model:
+			 * its network is not the guest's to configure. */
+			audit_log(
+				"\"event\":\"netlink-refused\",\"pid\":%d,\"type\":%u",
+				t->proc->pid, (unsigned)req.nlmsg_type);
+			rc = nl_error(t, u, &req,
+				      req.nlmsg_type >= RTM_NEWLINK &&
+						      (req.nlmsg_type & 3) ==
+							      2 /* GET */ ?
+					      -EOPNOTSUPP :
+					      -EPERM,
+				      portid);
+			goto queued;
+		}
+		if (rc >= 0 && dump) {
+			int zero = 0;
+			nl_put(&nb, NLMSG_DONE, NLM_F_MULTI, &req, &zero,
+			       sizeof(zero), portid);
+			rc = nl_queue(t, u, &nb);
+		} else if (rc >= 0 && (req.nlmsg_flags & NLM_F_ACK)) {
+			rc = nl_error(t, u, &req, 0, portid);
+		}
+queued:
+		if (rc < 0)
+			return rc;
+next:
+		left -= NLMSG_ALIGN(req.nlmsg_len) < left ?
+				NLMSG_ALIGN(req.nlmsg_len) :
+				left;
+		p = (const char *)buf + (n - left);
+	}
+	return (long)n;
+}
+
+/* Interface ioctls on any socket: the one interface is lo. */
+static long if_ioctl(struct task *t, unsigned long cmd, uint64_t arg)
+{
+	struct ifreq ifr;
+
+	if (cmd == SIOCGIFCONF) {
+		struct ifconf ifc;
+		struct ifreq lo;
+		if (task_read(t, arg, &ifc, sizeof(ifc)) < 0)
+			return -EFAULT;
+		memset(&lo, 0, sizeof(lo));
+		snprintf(lo.ifr_name, sizeof(lo.ifr_name), "lo");
+		((struct sockaddr_in *)&lo.ifr_addr)->sin_family = AF_INET;
+		((struct sockaddr_in *)&lo.ifr_addr)->sin_addr.s_addr =
+			htonl(INADDR_LOOPBACK);
+		if (ifc.ifc_buf) {
+			if (ifc.ifc_len < (int)sizeof(lo)) {
+				ifc.ifc_len = 0;
+			} else {
+				if (task_write(t,
+					       (uint64_t)(uintptr_t)ifc.ifc_buf,
+					       &lo, sizeof(lo)) < 0)
+					return -EFAULT;
+				ifc.ifc_len = sizeof(lo);
+			}
+		} else {
+			ifc.ifc_len = sizeof(lo);
+		}
+		return task_write(t, arg, &ifc, sizeof(ifc)) < 0 ? -EFAULT : 0;
+	}
+	if (task_read(t, arg, &ifr, sizeof(ifr)) < 0)
+		return -EFAULT;
+	if (cmd == SIOCGIFNAME) {
+		if (ifr.ifr_ifindex != 1)
+			return -ENODEV;
+		memset(ifr.ifr_name, 0, sizeof(ifr.ifr_name));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+		return task_write(t, arg, &ifr, sizeof(ifr)) < 0 ? -EFAULT : 0;
+	}
+	ifr.ifr_name[IFNAMSIZ - 1] = 0;
+	if (strcmp(ifr.ifr_name, "lo"))
+		return -ENODEV;
+	switch (cmd) {
+	case SIOCGIFINDEX:
+		ifr.ifr_ifindex = 1;
+		break;
+	case SIOCGIFFLAGS:
+		ifr.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
+		break;
+	case SIOCGIFMTU:
+		ifr.ifr_mtu = 65536;
+		break;
+	case SIOCGIFADDR:
+	case SIOCGIFNETMASK: {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+		memset(sin, 0, sizeof(*sin));
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = cmd == SIOCGIFADDR ?
+					       htonl(INADDR_LOOPBACK) :
+					       htonl(0xff000000);
+		break;
+	}
+	case SIOCGIFHWADDR:
+		memset(&ifr.ifr_hwaddr, 0, sizeof(ifr.ifr_hwaddr));
+		ifr.ifr_hwaddr.sa_family = ARPHRD_LOOPBACK;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return task_write(t, arg, &ifr, sizeof(ifr)) < 0 ? -EFAULT : 0;
+}
+
 /* Send; files (references, taken over on success) ride with the data. */
 static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
-		     int flags, struct file **files, int nfiles,
-		     const struct ucred *cred, const struct saddr *to)
+		     int flags, const struct sendmeta *sm,
+		     const struct saddr *to)
 {
 	struct usock *u = f->priv, *p;
 	bool nonblock = (f->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
 	size_t room;
 	long rc;
 
+	if (u->domain == AF_NETLINK)
+		return netlink_request(t, u, buf, n);
 	if (!is_stream(u)) {
 		if (u->shut_wr) {
 			if (!(flags & MSG_NOSIGNAL))
@@ -760,11 +1084,17 @@ static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 		}
 		if (u->domain == AF_UNIX && !u->name.len)
 			sa_unnamed(&u->name, AF_UNIX);
-		return enqueue(t, p, buf, n, files, nfiles, cred, &u->name);
+		return enqueue(t, u, p, buf, n, sm, &u->name);
 	}
 	if (to && to->len && u->domain == AF_UNIX)
 		return u->peer ? -EISCONN : -EOPNOTSUPP;
 	p = u->peer;
+	if (is_inet(u) && u->connected && !p && !u->shut_wr && !u->reset) {
+		/* TCP in CLOSE_WAIT: the first send after the peer closed goes
+		 * out and is answered with a reset; the next one fails. */
+		u->reset = true;
+		return (long)n;
+	}
 	if (u->shut_wr || !p || p->shut_rd || u->reset) {
 		if (!u->connected)
 			return -ENOTCONN;
@@ -781,9 +1111,9 @@ static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 		return nonblock ? -EAGAIN : SYS_BLOCK;
 	if (u->type == SOCK_STREAM && n > room)
 		n = room; /* a partial write, as a full socket buffer gives */
-	if (n == 0 && u->type == SOCK_STREAM && !nfiles)
+	if (n == 0 && u->type == SOCK_STREAM && !(sm && sm->nfiles))
 		return 0;
-	return enqueue(t, p, buf, n, files, nfiles, cred, NULL);
+	return enqueue(t, u, p, buf, n, sm, NULL);
 }
 
 struct rmeta {
@@ -792,6 +1122,7 @@ struct rmeta {
 	struct ucred cred; /* the sender of the (first) message */
 	bool have_cred;
 	struct saddr from;
+	int hoplimit, tclass;
 };
 
 /* Hand the files of m to *rm (or drop them when there is no rm: a plain
@@ -818,6 +1149,8 @@ static void take_meta(struct umsg *m, struct rmeta *rm)
 	rm->cred = m->cred;
 	rm->have_cred = true;
 	rm->from = m->from;
+	rm->hoplimit = m->hoplimit;
+	rm->tclass = m->tclass;
 }
 
 /* u's queue shrank: whoever sends to it may have room again. A datagram
@@ -922,7 +1255,7 @@ static long usock_write(struct task *t, struct file *f, const void *buf,
 			size_t n, int64_t *off)
 {
 	(void)off;
-	return usend_to(t, f, buf, n, 0, NULL, 0, NULL, NULL);
+	return usend_to(t, f, buf, n, 0, NULL, NULL);
 }
 
 static short usock_poll(struct file *f, short events)
@@ -984,6 +1317,10 @@ static long usock_ioctl(struct task *t, struct file *f, unsigned long cmd,
 						       0);
 		return task_write(t, arg, &n, sizeof(n));
 	}
+	if (cmd == SIOCGIFCONF || cmd == SIOCGIFNAME || cmd == SIOCGIFINDEX ||
+	    cmd == SIOCGIFFLAGS || cmd == SIOCGIFMTU || cmd == SIOCGIFADDR ||
+	    cmd == SIOCGIFNETMASK || cmd == SIOCGIFHWADDR)
+		return if_ioctl(t, cmd, arg);
 	return -ENOTTY;
 }
 
@@ -1026,8 +1363,10 @@ static long check_type(int domain, int base, int proto)
 		return proto == 0 || proto == IPPROTO_TCP ? 0 :
 							    -EPROTONOSUPPORT;
 	if (base == SOCK_DGRAM)
-		return proto == 0 || proto == IPPROTO_UDP ? 0 :
-							    -EPROTONOSUPPORT;
+		return proto == 0 || proto == IPPROTO_UDP ||
+				       proto == IPPROTO_UDPLITE ?
+			       0 :
+			       -EPROTONOSUPPORT;
 	if (base == SOCK_RAW)
 		return -EPERM; /* no CAP_NET_RAW in a sandbox */
 	return -ESOCKTNOSUPPORT;
@@ -1042,23 +1381,34 @@ long sys_socket(struct task *t, struct syscall_args *a)
 	long rc;
 	int fd;
 
-	if (domain != AF_UNIX && domain != AF_INET && domain != AF_INET6) {
+	if (domain == AF_NETLINK) {
+		if (base != SOCK_RAW && base != SOCK_DGRAM)
+			return -ESOCKTNOSUPPORT;
+		if (proto != NETLINK_ROUTE) {
+			audit_log(
+				"\"event\":\"socket-refused\",\"pid\":%d,\"domain\":%d,"
+				"\"protocol\":%d,\"reason\":\"netlink family not offered\"",
+				t->proc->pid, domain, proto);
+			return -EPROTONOSUPPORT;
+		}
+	} else if (domain != AF_UNIX && domain != AF_INET &&
+		   domain != AF_INET6) {
 		audit_log(
 			"\"event\":\"socket-refused\",\"pid\":%d,\"domain\":%d,"
 			"\"type\":%d,\"reason\":\"family not offered\"",
 			t->proc->pid, domain, type);
 		return -EAFNOSUPPORT;
 	}
-	rc = check_type(domain, base, proto);
+	rc = domain == AF_NETLINK ? 0 : check_type(domain, base, proto);
 	if (rc < 0)
 		return rc;
 	if (type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC | 0xf))
 		return -EINVAL;
 	u = usock_new(t, domain, base,
-		      proto		  ? proto :
-		      domain == AF_UNIX	  ? 0 :
-		      base == SOCK_STREAM ? IPPROTO_TCP :
-					    IPPROTO_UDP);
+		      proto || domain == AF_NETLINK ? proto :
+		      domain == AF_UNIX		    ? 0 :
+		      base == SOCK_STREAM	    ? IPPROTO_TCP :
+						      IPPROTO_UDP);
 	if (!u)
 		return -ENOMEM;
 	f = usock_file(u, (type & SOCK_NONBLOCK) ? O_NONBLOCK : 0);
@@ -1138,6 +1488,19 @@ long sys_bind(struct task *t, struct syscall_args *a)
 	err = sa_read(t, a->a[1], a->a[2], &addr);
 	if (err < 0)
 		return err;
+	if (u->domain == AF_NETLINK) {
+		struct sockaddr_nl nl;
+		if (addr.len < sizeof(nl) || addr.u.sa.sa_family != AF_NETLINK)
+			return -EINVAL;
+		memcpy(&nl, &addr.u, sizeof(nl));
+		if (nl.nl_groups)
+			return -EPERM; /* no multicast groups: nothing changes */
+		u->name.len = 0;
+		nl_name(u);
+		if (nl.nl_pid)
+			((struct sockaddr_nl *)&u->name.u)->nl_pid = nl.nl_pid;
+		return 0;
+	}
 	if (u->bound || u->node || (u->domain == AF_UNIX && u->name.len > 2))
 		return -EINVAL;
 	if (u->domain == AF_UNIX) {
@@ -1222,7 +1585,7 @@ static long stream_connect(struct task *t, struct file *f, struct usock *u,
 				t->proc->pid, inet_port(dst));
 			return -ENETUNREACH;
 		}
-		l = find_inet(SOCK_STREAM, dst);
+		l = find_inet(SOCK_STREAM, u->proto, dst);
 		if (!l || inet_port(dst) == 0)
 			return -ECONNREFUSED;
 	}
@@ -1386,7 +1749,7 @@ long sys_sendto(struct task *t, struct syscall_args *a)
 	}
 	if (n && task_read(t, a->a[1], xfer, n) < 0)
 		return -EFAULT;
-	return usend_to(t, f, xfer, n, (int)a->a[3], NULL, 0, NULL, &to);
+	return usend_to(t, f, xfer, n, (int)a->a[3], NULL, &to);
 }
 
 /* The name a received message came from, for recvfrom/recvmsg. */
@@ -1445,9 +1808,9 @@ static long read_msghdr(struct task *t, uint64_t umsg, struct msghdr *mh,
 /* Control messages of a guest msghdr: references to the files its
  * SCM_RIGHTS fds name, and the SCM_CREDENTIALS it claims (checked: a
  * process may claim only its own ids, unless it is root). */
-static long read_control(struct task *t, const struct msghdr *mh,
-			 struct file ***out, int *nout, struct ucred *cred,
-			 bool *have_cred)
+static long read_control(struct task *t, struct usock *u,
+			 const struct msghdr *mh, struct sendmeta *sm,
+			 struct ucred *cred)
 {
 	char cbuf[4096];
 	struct msghdr km = { .msg_control = cbuf,
@@ -1456,9 +1819,10 @@ static long read_control(struct task *t, const struct msghdr *mh,
 	struct file **files = NULL;
 	int n = 0;
 
-	*out = NULL;
-	*nout = 0;
-	*have_cred = false;
+	sm->files = NULL;
+	sm->nfiles = 0;
+	sm->cred = NULL;
+	sm->hoplimit = sm->tclass = -1;
 	if (mh->msg_controllen > sizeof(cbuf))
 		return -ENOBUFS;
 	if (task_read(t, (uint64_t)(uintptr_t)mh->msg_control, cbuf,
@@ -1469,6 +1833,24 @@ static long read_control(struct task *t, const struct msghdr *mh,
 		if (c->cmsg_len < CMSG_LEN(0) ||
 		    (char *)c + c->cmsg_len > cbuf + mh->msg_controllen)
 			goto einval;
+		if (c->cmsg_level == IPPROTO_IPV6 && u->domain == AF_INET6 &&
+		    !is_stream(u) &&
+		    (c->cmsg_type == IPV6_HOPLIMIT ||
+		     c->cmsg_type == IPV6_TCLASS)) {
+			/* RFC 3542: this datagram's hop limit or traffic
+			 * class, -1 for the socket's */
+			int v;
+			if (c->cmsg_len != CMSG_LEN(sizeof(int)))
+				goto einval;
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			if (v < -1 || v > 255)
+				goto einval;
+			if (c->cmsg_type == IPV6_HOPLIMIT)
+				sm->hoplimit = v;
+			else
+				sm->tclass = v;
+			continue;
+		}
 		if (c->cmsg_level != SOL_SOCKET)
 			goto einval;
 		if (c->cmsg_type == SCM_CREDENTIALS) {
@@ -1485,7 +1867,7 @@ static long read_control(struct task *t, const struct msghdr *mh,
 				put_files(files, n);
 				return -EPERM;
 			}
-			*have_cred = true;
+			sm->cred = cred;
 			continue;
 		}
 		if (c->cmsg_type != SCM_RIGHTS)
@@ -1513,8 +1895,12 @@ static long read_control(struct task *t, const struct msghdr *mh,
 			files[n++] = file_get(f);
 		}
 	}
-	*out = files;
-	*nout = n;
+	if (n && u->domain != AF_UNIX) {
+		put_files(files, n);
+		return -EINVAL;
+	}
+	sm->files = files;
+	sm->nfiles = n;
 	return 0;
 einval:
 	put_files(files, n);
@@ -1528,12 +1914,10 @@ long sys_sendmsg(struct task *t, struct syscall_args *a)
 {
 	struct msghdr mh;
 	struct iovec iov[64];
-	struct file **files = NULL;
+	struct sendmeta sm = { NULL, 0, NULL, -1, -1 };
 	struct saddr to = { .len = 0 };
 	struct ucred cred;
-	bool have_cred = false;
 	size_t total, done = 0, i;
-	int nfiles = 0;
 	long err, r;
 	struct file *f = sock_of(t, (int)a->a[0], &err);
 
@@ -1558,53 +1942,83 @@ long sys_sendmsg(struct task *t, struct syscall_args *a)
 		done += c;
 	}
 	if (mh.msg_controllen) {
-		err = read_control(t, &mh, &files, &nfiles, &cred, &have_cred);
+		err = read_control(t, f->priv, &mh, &sm, &cred);
 		if (err < 0)
 			return err;
-		if (nfiles && ((struct usock *)f->priv)->domain != AF_UNIX) {
-			put_files(files, nfiles);
-			return -EINVAL;
-		}
 	}
-	r = usend_to(t, f, xfer, done, (int)a->a[2], files, nfiles,
-		     have_cred ? &cred : NULL, &to);
+	r = usend_to(t, f, xfer, done, (int)a->a[2], &sm, &to);
 	if (r < 0 || r == SYS_BLOCK) {
 		/* Not sent: the references go back (a retry reads them anew). */
-		put_files(files, nfiles);
+		put_files(sm.files, sm.nfiles);
 	}
 	return r;
 }
 
-/* Install received files in t and build the guest's control messages:
- * SCM_CREDENTIALS when the receiver asked (SO_PASSCRED), then SCM_RIGHTS.
- * What does not fit is dropped (files closed) and MSG_CTRUNC set. */
-static long deliver_control(struct task *t, struct msghdr *mh, struct rmeta *rm,
-			    bool passcred, bool cloexec)
+/* The guest's control buffer under construction. */
+struct cbuild {
+	char buf[CMSG_SPACE(sizeof(struct ucred)) +
+		 2 * CMSG_SPACE(sizeof(int)) + CMSG_SPACE(253 * sizeof(int))];
+	size_t room, len;
+	int *flags;
+};
+
+/* Append one control message as Linux's put_cmsg does: a header that
+ * does not fit is dropped, data that does not fit is cut; either sets
+ * MSG_CTRUNC. */
+static void put_cmsg(struct cbuild *cb, int level, int type, const void *data,
+		     size_t dlen)
 {
-	char cbuf[CMSG_SPACE(sizeof(struct ucred)) +
-		  CMSG_SPACE(253 * sizeof(int))];
-	size_t room = mh->msg_controllen, len = 0, fit;
-	struct cmsghdr *c;
+	struct cmsghdr h = { .cmsg_level = level, .cmsg_type = type };
+	size_t left = cb->room - cb->len, cmlen = CMSG_LEN(dlen);
+
+	if (left < sizeof(h)) {
+		*cb->flags |= MSG_CTRUNC;
+		return;
+	}
+	if (left < cmlen) {
+		*cb->flags |= MSG_CTRUNC;
+		cmlen = left;
+	}
+	h.cmsg_len = cmlen;
+	memcpy(cb->buf + cb->len, &h, sizeof(h));
+	memcpy(cb->buf + cb->len + CMSG_LEN(0), data, cmlen - CMSG_LEN(0));
+	cmlen = CMSG_SPACE(dlen);
+	cb->len += cmlen < left ? cmlen : left;
+}
+
+/* Install received files in t and build the guest's control messages:
+ * SCM_CREDENTIALS when the receiver asked (SO_PASSCRED), the IPv6
+ * per-packet values it asked for (RFC 3542), then SCM_RIGHTS. Files that
+ * do not fit are closed and MSG_CTRUNC set. */
+static long deliver_control(struct task *t, struct usock *u, struct msghdr *mh,
+			    struct rmeta *rm, bool cloexec)
+{
+	struct cbuild cb;
 	int i, fd, n = 0;
 
-	memset(cbuf, 0, sizeof(cbuf));
-	if (passcred && rm->have_cred) {
-		if (room >= CMSG_SPACE(sizeof(struct ucred))) {
-			c = (struct cmsghdr *)cbuf;
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_CREDENTIALS;
-			c->cmsg_len = CMSG_LEN(sizeof(struct ucred));
-			memcpy(CMSG_DATA(c), &rm->cred, sizeof(rm->cred));
-			len = CMSG_SPACE(sizeof(struct ucred));
-		} else {
-			mh->msg_flags |= MSG_CTRUNC;
-		}
+	cb.room = mh->msg_control ? mh->msg_controllen : 0;
+	if (cb.room > sizeof(cb.buf))
+		cb.room = sizeof(cb.buf);
+	cb.len = 0;
+	cb.flags = &mh->msg_flags;
+	memset(cb.buf, 0, sizeof(cb.buf));
+	if (u->passcred && rm->have_cred && u->domain == AF_UNIX)
+		put_cmsg(&cb, SOL_SOCKET, SCM_CREDENTIALS, &rm->cred,
+			 sizeof(rm->cred));
+	if (u->domain == AF_INET6 && !is_stream(u) && rm->have_cred) {
+		if (u->recv_hoplimit)
+			put_cmsg(&cb, IPPROTO_IPV6, IPV6_HOPLIMIT,
+				 &rm->hoplimit, sizeof(int));
+		if (u->recv_tclass)
+			put_cmsg(&cb, IPPROTO_IPV6, IPV6_TCLASS, &rm->tclass,
+				 sizeof(int));
 	}
 	if (rm->files) {
-		c = (struct cmsghdr *)(cbuf + len);
-		fit = room >= len + CMSG_LEN(0) ?
-			      (room - len - CMSG_LEN(0)) / sizeof(int) :
-			      0;
+		struct cmsghdr *c = (struct cmsghdr *)(void *)(cb.buf + cb.len);
+		size_t left = cb.room - cb.len;
+		size_t fit = left >= CMSG_LEN(0) ?
+				     (left - CMSG_LEN(0)) / sizeof(int) :
+				     0;
 		for (i = 0; i < rm->n; i++) {
 			if ((size_t)n < fit &&
 			    (fd = fd_install(t, rm->files[i], cloexec, 0)) >= 0)
@@ -1617,17 +2031,17 @@ static long deliver_control(struct task *t, struct msghdr *mh, struct rmeta *rm,
 		free(rm->files);
 		rm->files = NULL;
 		if (n) {
+			size_t sp = CMSG_SPACE((size_t)n * sizeof(int));
 			c->cmsg_level = SOL_SOCKET;
 			c->cmsg_type = SCM_RIGHTS;
 			c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
-			size_t sp = CMSG_SPACE((size_t)n * sizeof(int));
-			len += len + sp <= room ? sp : c->cmsg_len;
+			cb.len += sp <= left ? sp : c->cmsg_len;
 		}
 	}
-	if (len &&
-	    task_write(t, (uint64_t)(uintptr_t)mh->msg_control, cbuf, len) < 0)
+	if (cb.len && task_write(t, (uint64_t)(uintptr_t)mh->msg_control,
+				 cb.buf, cb.len) < 0)
 		return -EFAULT;
-	mh->msg_controllen = len;
+	mh->msg_controllen = cb.len;
 	return 0;
 }
 
@@ -1668,8 +2082,7 @@ long sys_recvmsg(struct task *t, struct syscall_args *a)
 		done += c;
 	}
 	mh.msg_flags = trunc ? MSG_TRUNC : 0;
-	err = deliver_control(t, &mh, &rm, u->passcred,
-			      (flags & MSG_CMSG_CLOEXEC) != 0);
+	err = deliver_control(t, u, &mh, &rm, (flags & MSG_CMSG_CLOEXEC) != 0);
 	if (err < 0)
 		return err;
 	if (mh.msg_name && mh.msg_namelen) {
@@ -1736,6 +2149,13 @@ static int *stored_opt(struct usock *u, int level, int opt, bool make)
 	return &u->opts[u->nopts++].val;
 }
 
+static int kept_val(struct usock *u, int level, int opt, int dflt)
+{
+	int *v = stored_opt(u, level, opt, false);
+
+	return v && *v >= 0 ? *v : dflt;
+}
+
 /* Options kept as set, read back as set, with no effect between two ends
  * in one sentry: the value a program reads is the one it wrote. */
 static bool kept_opt(const struct usock *u, int level, int opt)
@@ -1755,6 +2175,11 @@ static bool kept_opt(const struct usock *u, int level, int opt)
 		return opt == IP_TOS || opt == IP_TTL;
 	if (level == IPPROTO_IPV6 && u->domain == AF_INET6)
 		return opt == IPV6_TCLASS || opt == IPV6_UNICAST_HOPS;
+	/* UDP-Lite's checksum coverage: nothing is checksummed between two
+	 * ends of one sentry. */
+	if (level == IPPROTO_UDPLITE && u->proto == IPPROTO_UDPLITE)
+		return opt == 10 /* UDPLITE_SEND_CSCOV */ ||
+		       opt == 11 /* UDPLITE_RECV_CSCOV */;
 	return false;
 }
 
@@ -1855,6 +2280,10 @@ long sys_getsockopt(struct task *t, struct syscall_args *a)
 	} else if (level == IPPROTO_IPV6 && opt == IPV6_V6ONLY &&
 		   u->domain == AF_INET6) {
 		v = u->v6only;
+	} else if (level == IPPROTO_IPV6 && u->domain == AF_INET6 &&
+		   (opt == IPV6_RECVHOPLIMIT || opt == IPV6_RECVTCLASS)) {
+		v = opt == IPV6_RECVHOPLIMIT ? u->recv_hoplimit :
+					       u->recv_tclass;
 	} else if (level == IPPROTO_TCP && opt == TCP_MAXSEG &&
 		   u->type == SOCK_STREAM && is_inet(u)) {
 		v = 65483; /* loopback's MTU less the headers */
@@ -1928,6 +2357,13 @@ long sys_setsockopt(struct task *t, struct syscall_args *a)
 		if (u->bound)
 			return -EINVAL;
 		u->v6only = v != 0;
+		return 0;
+	} else if (level == IPPROTO_IPV6 && u->domain == AF_INET6 &&
+		   (opt == IPV6_RECVHOPLIMIT || opt == IPV6_RECVTCLASS)) {
+		if (opt == IPV6_RECVHOPLIMIT)
+			u->recv_hoplimit = v != 0;
+		else
+			u->recv_tclass = v != 0;
 		return 0;
 	}
 	return unsupported_opt(t, level, opt);

@@ -181,7 +181,7 @@ try:
 except OSError as e:
     print(e.errno)
 try:
-    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW)
+    socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 except OSError as e:
     print(e.errno)'
 	assert_eq "101
@@ -192,7 +192,58 @@ except OSError as e:
 	assert_eq 1 "$(grep -c socket-refused "$audit")" "one audit line for the refused family"
 }
 
+t_interfaces_are_lo_only()
+{
+	capture moat do -- sh -c '
+		ip -o addr | sed "s/  */ /g" | cut -d" " -f2-4
+		ip route | wc -l
+		python3 -c "import socket; print(socket.if_nameindex(), socket.if_nametoindex(\"lo\"))"
+		ip link add dummy0 type dummy 2>&1 | head -1'
+	assert_eq "lo inet 127.0.0.1/8
+lo inet6 ::1/128
+0
+[(1, 'lo')] 1
+RTNETLINK answers: Operation not permitted" "$OUT" "netlink and the interface ioctls describe lo alone; changes are refused"
+}
+
+t_ipv6_per_packet_ancillary_data()
+{
+	capture moat do -- $PY -c '
+import socket, struct
+a = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); a.bind(("::1", 0))
+a.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RECVHOPLIMIT, 1)
+a.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RECVTCLASS, 1)
+b = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+b.sendmsg([b"x"], [(socket.IPPROTO_IPV6, socket.IPV6_HOPLIMIT, struct.pack("i", 7))], 0, a.getsockname())
+msg, anc, flags, _ = a.recvmsg(10, 1024)
+print(msg, sorted((t, struct.unpack("i", d)[0]) for l, t, d in anc) == sorted([(socket.IPV6_HOPLIMIT, 7), (socket.IPV6_TCLASS, 0)]))
+b.sendto(b"y", a.getsockname())
+msg, anc, flags, _ = a.recvmsg(10, socket.CMSG_LEN(4))
+print(len(anc), bool(flags & socket.MSG_CTRUNC))'
+	assert_eq "b'x' True
+1 True" "$OUT" "IPV6_HOPLIMIT and IPV6_TCLASS, sent and received; a short buffer truncates"
+}
+
+t_tcp_send_after_peer_closed()
+{
+	capture moat do -- $PY -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+c = socket.create_connection(s.getsockname()); a, _ = s.accept()
+c.close()
+print(a.recv(10), a.send(b"first"))
+try:
+    a.send(b"second")
+except OSError as e:
+    print(type(e).__name__)'
+	assert_eq "b'' 5
+ConnectionResetError" "$OUT" "CLOSE_WAIT: the first send goes, the next is reset"
+}
+
 run_test tcp_loopback_echo t_tcp_loopback_echo
+run_test interfaces_are_lo_only t_interfaces_are_lo_only
+run_test ipv6_per_packet_ancillary_data t_ipv6_per_packet_ancillary_data
+run_test tcp_send_after_peer_closed t_tcp_send_after_peer_closed
 run_test nonblocking_connect_and_asyncio t_nonblocking_connect_and_asyncio
 run_test ipv6_and_dual_stack t_ipv6_and_dual_stack
 run_test udp_loopback t_udp_loopback
