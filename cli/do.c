@@ -164,6 +164,7 @@ int cmd_do(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "disk", required_argument, NULL, 'D' },
 		{ "mount", required_argument, NULL, 'm' },
+		{ "tty", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sentry_opts o;
@@ -186,7 +187,7 @@ int cmd_do(int argc, char **argv)
 		}
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+t", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			o.rootfs = optarg;
@@ -217,6 +218,9 @@ int cmd_do(int argc, char **argv)
 			break;
 		case 's':
 			o.strace = true;
+			break;
+		case 't':
+			o.tty = true;
 			break;
 		case 'a':
 			o.audit_path = optarg;

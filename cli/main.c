@@ -26,6 +26,8 @@ static void usage(FILE *f)
 	      "                   bind host directory SRC at DST: ro (the default),\n"
 	      "                   rw (writes reach SRC), or clone (a private\n"
 	      "                   copy-on-write view; SRC is never changed)\n"
+	      "  -t, --tty        a terminal for CMD: a pty of the sandbox's, relayed\n"
+	      "                   to this one (raw mode while it runs)\n"
 	      "  --strace         print every trapped syscall to stderr\n"
 	      "  --audit FILE     audit log (default /var/log/moat/audit.jsonl)\n"
 	      "  --memory SIZE    memory limit of the guests (cgroup), e.g. 512M\n"

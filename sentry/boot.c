@@ -21,6 +21,7 @@
 #include "sentry/exec.h"
 #include "sentry/limits.h"
 #include "sentry/p9client.h"
+#include "sentry/pty.h"
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
 
@@ -174,6 +175,19 @@ static int setup_stdio(struct process *p, struct moat_error *err)
 	p->fdt = fdtable_new();
 	if (!p->fdt)
 		return moat_error_set(err, ENOMEM, "fd table");
+	if (S->opts.tty) {
+		/* -t: a terminal of the sandbox's own, relayed to the host's
+		 * (its own non-blocking descriptions of stdin and stdout). */
+		int in = stdio_reopen(0, O_RDONLY),
+		    out = stdio_reopen(1, O_WRONLY);
+		if (in < 0)
+			in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+		if (out < 0)
+			out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+		if (in < 0 || out < 0)
+			return moat_error_set(err, errno, "-t: stdio");
+		return pty_relay_start(p, in, out, err);
+	}
 	for (fd = 0; fd < 3; fd++) {
 		int fl = fcntl(fd, F_GETFL);
 		int dup_fd;
@@ -345,6 +359,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		return -1;
 	PHASE("seccomp");
 	rc = sentry_loop();
+	pty_relay_finish();
 	PHASE("exit");
 	if (rc < 0)
 		return moat_error_set(err, -rc, "sentry loop");

@@ -10,6 +10,7 @@
  * vn->link, where vfs_readlink() reads them; vnode_put frees them.
  */
 #include "sentry/fs_dev.h"
+#include "sentry/pty.h"
 #include "sentry/vfs.h"
 
 #include <dirent.h>
@@ -32,7 +33,11 @@ enum dev_kind {
 	DK_RANDOM,
 	DK_URANDOM,
 	DK_LINK,
-	DK_DIR, /* shm, pts: empty */
+	DK_DIR,	 /* shm: empty (a tmpfs is mounted over it) */
+	DK_PTS,	 /* /dev/pts: the live ptys */
+	DK_PTMX, /* a new pty's master */
+	DK_TTY,	 /* the caller's controlling terminal */
+	DK_PTY,	 /* /dev/pts/N (num: N) */
 };
 
 struct dent {
@@ -54,7 +59,9 @@ static const struct dent dev_ents[] = {
 	{ "stdout", DK_LINK, S_IFLNK | 0777, 0, "/proc/self/fd/1" },
 	{ "stderr", DK_LINK, S_IFLNK | 0777, 0, "/proc/self/fd/2" },
 	{ "shm", DK_DIR, S_IFDIR | 01777, 0, NULL },
-	{ "pts", DK_DIR, S_IFDIR | 0755, 0, NULL },
+	{ "pts", DK_PTS, S_IFDIR | 0755, 0, NULL },
+	{ "ptmx", DK_PTMX, S_IFCHR | 0666, 0, NULL },
+	{ "tty", DK_TTY, S_IFCHR | 0666, 0, NULL },
 };
 
 static uint64_t path_ino(const char *path)
@@ -187,8 +194,19 @@ static long dev_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 	if (!dirent_emit(s, path_ino(vn->path), DT_DIR, ".") ||
 	    !dirent_emit(s, path_ino("/"), DT_DIR, ".."))
 		goto out;
+	if (vn->pk == DK_PTS) {
+		int idx[64], n = pty_count_index(idx, 64), k;
+		for (k = 0; k < n; k++) {
+			char name[16];
+			snprintf(name, sizeof(name), "%d", idx[k]);
+			snprintf(path, sizeof(path), "%s/%s", vn->path, name);
+			if (!dirent_emit(s, path_ino(path), DT_CHR, name))
+				break;
+		}
+		goto out;
+	}
 	if (vn->pk != DK_ROOT)
-		goto out; /* shm and pts are empty */
+		goto out; /* shm is empty */
 	for (i = 0; i < ARRAY_SIZE(dev_ents); i++) {
 		snprintf(path, sizeof(path), "%s/%s", vn->path,
 			 dev_ents[i].name);
@@ -235,6 +253,22 @@ int devfs_lookup(struct vnode *dir, const char *name, struct vnode **out)
 
 	if (!S_ISDIR(dir->mode))
 		return -ENOTDIR;
+	if (dir->pk == DK_PTS) {
+		char *end;
+		long idx = strtol(name, &end, 10);
+		if (*end || end == name || idx < 0 || !pty_exists((int)idx))
+			return -ENOENT;
+		n = snprintf(path, sizeof(path), "%s/%s", dir->path, name);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			return -ENAMETOOLONG;
+		vn = vnode_new(VN_DEV, S_IFCHR | 0620, path);
+		if (!vn)
+			return -ENOMEM;
+		vn->pk = DK_PTY;
+		vn->num = (int)idx;
+		*out = vn;
+		return 0;
+	}
 	if (dir->pk != DK_ROOT)
 		return -ENOENT;
 	for (i = 0; i < ARRAY_SIZE(dev_ents); i++)
@@ -277,7 +311,13 @@ int devfs_stat(struct vnode *vn, struct stat *st)
 	st->st_ino = path_ino(vn->path);
 	st->st_mode = vn->mode;
 	st->st_nlink = S_ISDIR(vn->mode) ? 2 : 1;
-	if (S_ISCHR(vn->mode))
+	if (vn->pk == DK_PTY)
+		st->st_rdev = makedev(136, (unsigned)vn->num);
+	else if (vn->pk == DK_PTMX)
+		st->st_rdev = makedev(5, 2);
+	else if (vn->pk == DK_TTY)
+		st->st_rdev = makedev(5, 0);
+	else if (S_ISCHR(vn->mode))
 		st->st_rdev = makedev(1, (unsigned)vn->num);
 	if (S_ISLNK(vn->mode) && vn->link)
 		st->st_size = (off_t)strlen(vn->link);
@@ -293,10 +333,22 @@ int devfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 {
 	struct file *f;
 
-	(void)t;
 	/* Reached only with O_NOFOLLOW: the resolver follows symlinks. */
 	if (S_ISLNK(vn->mode))
 		return -ELOOP;
+	if (vn->pk == DK_PTMX || vn->pk == DK_PTY || vn->pk == DK_TTY) {
+		int rc = vn->pk == DK_PTMX ?
+				 pty_open_master(t, flags, &f) :
+			 vn->pk == DK_PTY ?
+				 pty_open_slave(t, vn->num, flags, &f) :
+				 pty_open_ctty(t, flags, &f);
+		if (rc < 0)
+			return rc;
+		if (!f->vn)
+			f->vn = vnode_get(vn);
+		*out = f;
+		return 0;
+	}
 	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC);
 	if (S_ISDIR(vn->mode)) {
 		if ((flags & O_ACCMODE) != O_RDONLY)

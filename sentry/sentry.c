@@ -23,6 +23,7 @@
 
 #include "platform/platform.h"
 #include "sentry/exec.h"
+#include "sentry/pty.h"
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
 
@@ -425,6 +426,8 @@ int sentry_loop(void)
 		pfds[n].fd = sfd;
 		pfds[n].events = POLLIN;
 		n++;
+		/* -t: the host terminal's side of the sandbox's pty */
+		n += pty_relay_pollfds(pfds + n, (int)ARRAY_SIZE(pfds) - n);
 		for (t = S->tasks; t; t = t->next) {
 			if (t->state != TS_BLOCKED)
 				continue;
@@ -462,6 +465,7 @@ int sentry_loop(void)
 		}
 		if (poll(pfds, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			return -errno;
+		pty_relay_pump();
 		polled = true;
 		/* Any readiness or timeout may unblock someone. */
 		sentry_wake();

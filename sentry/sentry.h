@@ -81,6 +81,7 @@ struct process {
 	mode_t umask;
 	/* Scheduling as the guest set it (sentry/sys_misc.c): nice, policy
 	 * (SCHED_OTHER, BATCH or IDLE), and the CPU mask it asked for. */
+	int ctty; /* controlling terminal: a pty index, or -1 */
 	int nice;
 	int sched_policy;
 	cpu_set_t affinity;
@@ -157,6 +158,7 @@ struct sentry_opts {
 	size_t nmounts;
 	const char *hostname;
 	bool strace;
+	bool tty; /* -t: a pty of the sentry's, relayed to the host terminal */
 	const char *audit_path;
 	char **env;
 	const char *cwd;

@@ -109,6 +109,7 @@ struct process *proc_new(struct process *parent)
 		p->cred = parent->cred;
 		p->umask = parent->umask;
 		p->nice = parent->nice;
+		p->ctty = parent->ctty;
 		p->sched_policy = parent->sched_policy;
 		p->affinity = parent->affinity;
 		memcpy(p->sigact, parent->sigact, sizeof(p->sigact));
@@ -127,6 +128,7 @@ struct process *proc_new(struct process *parent)
 		maps_copy(p, parent);
 	} else {
 		p->umask = 022;
+		p->ctty = -1;
 		p->affinity = S->cpus;
 	}
 	p->next = S->procs;
@@ -907,6 +909,7 @@ long sys_setsid(struct task *t, struct syscall_args *a)
 			return -EPERM;
 	t->proc->sid = t->proc->pid;
 	t->proc->pgid = t->proc->pid;
+	t->proc->ctty = -1; /* a new session has no terminal yet */
 	return t->proc->sid;
 }
 
