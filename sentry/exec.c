@@ -639,7 +639,7 @@ static int load(struct task *t, struct exec_plan *p)
 		snprintf(proc->comm, sizeof(proc->comm), "%s", base);
 	}
 	if (proc->fdt)
-		fd_close_on_exec(proc->fdt);
+		fd_close_on_exec(proc, proc->fdt);
 	/* Handlers reset to default; ignored stays ignored (as the host did). */
 	for (i = 1; i < ARRAY_SIZE(proc->sigact); i++) {
 		if (proc->sigact[i].handler != (uint64_t)(uintptr_t)SIG_IGN)

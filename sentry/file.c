@@ -44,6 +44,8 @@ void file_put(struct file *f)
 	/* Like Linux, epoll forgets a file when its last descriptor goes. */
 	if (f->epitems)
 		epoll_file_gone(f);
+	locks_file_gone(f);
+	notify_file_gone(f);
 	if (f->ops && f->ops->release)
 		f->ops->release(f);
 	if (f->hostfd >= 0 && !f->hostfd_shared)
@@ -171,6 +173,8 @@ int fd_install_at(struct task *t, struct file *f, int fd, bool cloexec)
 	old = fdt->ents[fd].f;
 	fdt->ents[fd].f = file_get(f);
 	fdt->ents[fd].cloexec = cloexec;
+	if (old)
+		locks_closed_by(t->proc, old);
 	file_put(old);
 	sentry_wake();
 	return fd;
@@ -185,17 +189,19 @@ int fd_close(struct task *t, int fd)
 		return -EBADF;
 	f = fdt->ents[fd].f;
 	fdt->ents[fd].f = NULL;
+	locks_closed_by(t->proc, f);
 	file_put(f);
 	sentry_wake();
 	return 0;
 }
 
-void fd_close_on_exec(struct fdtable *fdt)
+void fd_close_on_exec(struct process *p, struct fdtable *fdt)
 {
 	int i;
 
 	for (i = 0; i < fdt->cap; i++) {
 		if (fdt->ents[i].f && fdt->ents[i].cloexec) {
+			locks_closed_by(p, fdt->ents[i].f);
 			file_put(fdt->ents[i].f);
 			fdt->ents[i].f = NULL;
 		}

@@ -143,6 +143,7 @@ static void complete(struct task *t, long ret)
 		fifo_unwait(t); /* the open was interrupted */
 	t->deadline_ns = 0;
 	t->wait_hostfd = -1;
+	t->lock_wait = NULL;
 	/* Signals that arrived while the task was stopped for us: queue them
 	 * on the host now, they are delivered as it returns to user mode. */
 	for (sig = 1; t->pending_sigs && sig <= 64; sig++) {

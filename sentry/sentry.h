@@ -139,6 +139,9 @@ struct task {
 	uint64_t clear_child_tid;
 	int fixup_value;     /* virtual result for a passthrough syscall */
 	uint64_t fixup_addr; /* guest buffer a passthrough's fixup mends */
+	/* F_SETLKW: the process holding the POSIX lock it waits behind
+	 * (compared, never dereferenced: for deadlock detection) */
+	struct process *lock_wait;
 	uint64_t clone_flags, clone_ptid, clone_ctid;
 	char strace_args[512]; /* --strace: arguments decoded at entry */
 	struct task *next;     /* all tasks list */

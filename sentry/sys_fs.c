@@ -407,6 +407,8 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 	}
 open_node:
 	rc = vfs_open(t, vn, flags, &f);
+	if (rc == 0 && created)
+		notify_parent(vn, DN_CREATE);
 	vnode_put(vn);
 	if (rc < 0)
 		return rc;
@@ -536,15 +538,21 @@ long sys_fcntl(struct task *t, struct syscall_args *a)
 	case F_OFD_GETLK:
 	case F_OFD_SETLK:
 	case F_OFD_SETLKW:
-		/* No other process outside the sandbox can see these files. */
-		if (cmd == F_GETLK || cmd == F_OFD_GETLK) {
-			struct flock fl;
-			if (task_read(t, a->a[2], &fl, sizeof(fl)) < 0)
-				return -EFAULT;
-			fl.l_type = F_UNLCK;
-			return task_write(t, a->a[2], &fl, sizeof(fl));
-		}
+		return lock_fcntl(t, f, cmd, a->a[2]);
+	case F_NOTIFY:
+		return notify_fcntl(t, f, a->a[2]);
+	case F_SETOWN:
+		f->owner = (int)a->a[2];
 		return 0;
+	case F_GETOWN:
+		return f->owner;
+	case F_SETSIG:
+		if (a->a[2] > 64)
+			return -EINVAL;
+		f->sig = (int)a->a[2];
+		return 0;
+	case F_GETSIG:
+		return f->sig;
 	case F_GETPIPE_SZ:
 		return pipe_size_ctl(f, 0, 0);
 	case F_SETPIPE_SZ:
@@ -1222,11 +1230,6 @@ long sys_sync(struct task *t, struct syscall_args *a)
 	(void)t;
 	(void)a;
 	return 0;
-}
-
-long sys_flock(struct task *t, struct syscall_args *a)
-{
-	return fd_get(t, (int)a->a[0]) ? 0 : -EBADF;
 }
 
 long sys_fadvise64(struct task *t, struct syscall_args *a)

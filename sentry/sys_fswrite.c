@@ -148,14 +148,25 @@ static long do_mkdir(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 	return rc;
 }
 
+/* After a change to an entry of a directory: F_NOTIFY watchers hear. */
+static long notified(struct task *t, long rc, int dirfd, uint64_t upath,
+		     unsigned long ev)
+{
+	if (rc == 0)
+		notify_path(t, dirfd, upath, ev);
+	return rc;
+}
+
 long sys_mkdir(struct task *t, struct syscall_args *a)
 {
-	return do_mkdir(t, AT_FDCWD, a->a[0], (mode_t)a->a[1]);
+	return notified(t, do_mkdir(t, AT_FDCWD, a->a[0], (mode_t)a->a[1]),
+			AT_FDCWD, a->a[0], DN_CREATE);
 }
 
 long sys_mkdirat(struct task *t, struct syscall_args *a)
 {
-	return do_mkdir(t, (int)a->a[0], a->a[1], (mode_t)a->a[2]);
+	return notified(t, do_mkdir(t, (int)a->a[0], a->a[1], (mode_t)a->a[2]),
+			(int)a->a[0], a->a[1], DN_CREATE);
 }
 
 static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
@@ -221,12 +232,14 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 
 long sys_unlink(struct task *t, struct syscall_args *a)
 {
-	return do_unlink(t, AT_FDCWD, a->a[0], false);
+	return notified(t, do_unlink(t, AT_FDCWD, a->a[0], false), AT_FDCWD,
+			a->a[0], DN_DELETE);
 }
 
 long sys_rmdir(struct task *t, struct syscall_args *a)
 {
-	return do_unlink(t, AT_FDCWD, a->a[0], true);
+	return notified(t, do_unlink(t, AT_FDCWD, a->a[0], true), AT_FDCWD,
+			a->a[0], DN_DELETE);
 }
 
 long sys_unlinkat(struct task *t, struct syscall_args *a)
@@ -235,7 +248,9 @@ long sys_unlinkat(struct task *t, struct syscall_args *a)
 
 	if (flags & ~AT_REMOVEDIR)
 		return -EINVAL;
-	return do_unlink(t, (int)a->a[0], a->a[1], flags & AT_REMOVEDIR);
+	return notified(
+		t, do_unlink(t, (int)a->a[0], a->a[1], flags & AT_REMOVEDIR),
+		(int)a->a[0], a->a[1], DN_DELETE);
 }
 
 /* A directory whose merged view includes rootfs contents: the rootfs one
@@ -374,20 +389,32 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 	return rc;
 }
 
+static long renamed(struct task *t, int ofd, uint64_t uold, int nfd,
+		    uint64_t unew, unsigned flags)
+{
+	long rc = do_rename(t, ofd, uold, nfd, unew, flags);
+
+	if (rc == 0) {
+		notify_path(t, ofd, uold, DN_RENAME);
+		notify_path(t, nfd, unew, DN_RENAME);
+	}
+	return rc;
+}
+
 long sys_rename(struct task *t, struct syscall_args *a)
 {
-	return do_rename(t, AT_FDCWD, a->a[0], AT_FDCWD, a->a[1], 0);
+	return renamed(t, AT_FDCWD, a->a[0], AT_FDCWD, a->a[1], 0);
 }
 
 long sys_renameat(struct task *t, struct syscall_args *a)
 {
-	return do_rename(t, (int)a->a[0], a->a[1], (int)a->a[2], a->a[3], 0);
+	return renamed(t, (int)a->a[0], a->a[1], (int)a->a[2], a->a[3], 0);
 }
 
 long sys_renameat2(struct task *t, struct syscall_args *a)
 {
-	return do_rename(t, (int)a->a[0], a->a[1], (int)a->a[2], a->a[3],
-			 (unsigned)a->a[4]);
+	return renamed(t, (int)a->a[0], a->a[1], (int)a->a[2], a->a[3],
+		       (unsigned)a->a[4]);
 }
 
 static long do_symlink(struct task *t, uint64_t utarget, int dirfd,
@@ -417,12 +444,14 @@ static long do_symlink(struct task *t, uint64_t utarget, int dirfd,
 
 long sys_symlink(struct task *t, struct syscall_args *a)
 {
-	return do_symlink(t, a->a[0], AT_FDCWD, a->a[1]);
+	return notified(t, do_symlink(t, a->a[0], AT_FDCWD, a->a[1]), AT_FDCWD,
+			a->a[1], DN_CREATE);
 }
 
 long sys_symlinkat(struct task *t, struct syscall_args *a)
 {
-	return do_symlink(t, a->a[0], (int)a->a[1], a->a[2]);
+	return notified(t, do_symlink(t, a->a[0], (int)a->a[1], a->a[2]),
+			(int)a->a[1], a->a[2], DN_CREATE);
 }
 
 static long do_link(struct task *t, int ofd, uint64_t uold, int nfd,
@@ -471,13 +500,16 @@ static long do_link(struct task *t, int ofd, uint64_t uold, int nfd,
 
 long sys_link(struct task *t, struct syscall_args *a)
 {
-	return do_link(t, AT_FDCWD, a->a[0], AT_FDCWD, a->a[1], 0);
+	return notified(t, do_link(t, AT_FDCWD, a->a[0], AT_FDCWD, a->a[1], 0),
+			AT_FDCWD, a->a[1], DN_CREATE);
 }
 
 long sys_linkat(struct task *t, struct syscall_args *a)
 {
-	return do_link(t, (int)a->a[0], a->a[1], (int)a->a[2], a->a[3],
-		       (int)a->a[4]);
+	return notified(t,
+			do_link(t, (int)a->a[0], a->a[1], (int)a->a[2], a->a[3],
+				(int)a->a[4]),
+			(int)a->a[2], a->a[3], DN_CREATE);
 }
 
 /* ---- attributes by path or fd -------------------------------------------- */
@@ -540,6 +572,8 @@ static long chmod_vn(struct task *t, struct vnode *vn, mode_t mode)
 
 	if (rc == 0)
 		rc = tmpfs_chmod(t, vn, mode);
+	if (rc == 0)
+		notify_parent(vn, DN_ATTRIB);
 	vnode_put(vn);
 	return rc;
 }
@@ -593,6 +627,8 @@ static long chown_vn(struct task *t, struct vnode *vn, uid_t u, gid_t g)
 
 	if (rc == 0)
 		rc = tmpfs_chown(t, vn, u, g);
+	if (rc == 0)
+		notify_parent(vn, DN_ATTRIB);
 	vnode_put(vn);
 	return rc;
 }
@@ -657,6 +693,8 @@ long sys_truncate(struct task *t, struct syscall_args *a)
 		rc = to_upper(&vn);
 	if (rc == 0)
 		rc = tmpfs_truncate(vn, (int64_t)a->a[1]);
+	if (rc == 0)
+		notify_parent(vn, DN_MODIFY);
 	vnode_put(vn);
 	return rc;
 }
@@ -741,6 +779,8 @@ long sys_utimensat(struct task *t, struct syscall_args *a)
 		rc = to_upper(&vn);
 	if (rc == 0)
 		rc = tmpfs_utimens(t, vn, a->a[2] ? ts : NULL);
+	if (rc == 0)
+		notify_parent(vn, DN_ATTRIB);
 	vnode_put(vn);
 	return rc;
 }
@@ -782,12 +822,14 @@ static long do_mknod(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 
 long sys_mknod(struct task *t, struct syscall_args *a)
 {
-	return do_mknod(t, AT_FDCWD, a->a[0], (mode_t)a->a[1]);
+	return notified(t, do_mknod(t, AT_FDCWD, a->a[0], (mode_t)a->a[1]),
+			AT_FDCWD, a->a[0], DN_CREATE);
 }
 
 long sys_mknodat(struct task *t, struct syscall_args *a)
 {
-	return do_mknod(t, (int)a->a[0], a->a[1], (mode_t)a->a[2]);
+	return notified(t, do_mknod(t, (int)a->a[0], a->a[1], (mode_t)a->a[2]),
+			(int)a->a[0], a->a[1], DN_CREATE);
 }
 
 long sys_creat(struct task *t, struct syscall_args *a)

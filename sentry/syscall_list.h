@@ -44,7 +44,7 @@ EMU(select, sys_select, FULL, "dpppp", "")
 EMU(dup, sys_dup, FULL, "F", "")
 EMU(dup2, sys_dup2, FULL, "FF", "")
 EMU(fcntl, sys_fcntl, PARTIAL, "Fdx",
-    "dupfd, fd and status flags; no locks yet")
+    "dupfd, flags, POSIX and OFD record locks, F_NOTIFY, F_SETOWN/F_SETSIG kept; no SIGIO for O_ASYNC")
 EMU(getdents64, sys_getdents64, FULL, "Fpu", "")
 EMU(getcwd, sys_getcwd, FULL, "pu", "")
 EMU(chdir, sys_chdir, FULL, "s", "")
@@ -120,8 +120,7 @@ EMU(fallocate, sys_fallocate, PARTIAL, "Fdxd",
 EMU(fsync, sys_fsync, FULL, "F", "")
 EMU(fdatasync, sys_fsync, FULL, "F", "")
 EMU(sync, sys_sync, FULL, "", "")
-EMU(flock, sys_flock, PARTIAL, "Fx",
-    "accepted; no other sandbox can see the files")
+EMU(flock, sys_flock, FULL, "Fx", "between the sandbox's processes")
 EMU(memfd_create, sys_memfd_create, PARTIAL, "sx",
     "a tmpfs file of no directory; no seals, no hugetlb")
 EMU(sendfile, sys_sendfile, FULL, "FFpu", "a copy through the sentry")

@@ -356,6 +356,7 @@ static void proc_exited(struct process *p, int status)
 	p->exited = true;
 	p->exit_status = status;
 	timers_exit(p);
+	locks_proc_gone(p);
 	/* Its files close at the top of the event loop, not here: a handler
 	 * that learnt of this death in the middle of an injection may still
 	 * hold one of them (found by the ASan end-to-end run). */

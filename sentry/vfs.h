@@ -178,6 +178,8 @@ struct file {
 	size_t data_len;
 	int64_t dir_index;	/* synthetic directory position */
 	struct epitem *epitems; /* epoll registrations watching this file */
+	int owner;		/* F_SETOWN: the pid (or -pgid) for SIGIO */
+	int sig;		/* F_SETSIG: the signal instead of SIGIO */
 };
 
 struct file *file_new(const struct file_ops *ops, int flags);
@@ -197,7 +199,20 @@ int fd_install(struct task *t, struct file *f, bool cloexec,
 int fd_close(struct task *t, int fd);
 int fd_install_at(struct task *t, struct file *f, int fd, bool cloexec);
 bool *fd_cloexec_ptr(struct task *t, int fd); /* NULL if fd is not open */
-void fd_close_on_exec(struct fdtable *fdt);
+void fd_close_on_exec(struct process *p, struct fdtable *fdt);
+
+/* File locks (sentry/lock.c). */
+long lock_fcntl(struct task *t, struct file *f, int cmd, uint64_t arg);
+void locks_file_gone(struct file *f);			 /* last close */
+void locks_closed_by(struct process *p, struct file *f); /* any close */
+void locks_proc_gone(struct process *p);
+
+/* Directory change notification (sentry/notify.c, F_NOTIFY). ev: DN_*. */
+long notify_fcntl(struct task *t, struct file *f, unsigned long mask);
+void notify_file_gone(struct file *f);
+void notify_dir(struct vnode *dir, unsigned long ev);
+void notify_parent(struct vnode *vn, unsigned long ev);
+void notify_path(struct task *t, int dirfd, uint64_t upath, unsigned long ev);
 
 /* Open a resolved vnode as a file (read-only root: writes give EROFS). */
 int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# File locks between the sandbox's processes, and F_NOTIFY.
+. "$(dirname "$0")/lib.sh"
+
+t_record_locks_between_processes()
+{
+	capture moat do -- $PY -u -c '
+import errno, fcntl, os, struct, time
+p = "/tmp/lockfile"
+open(p, "w").write("x" * 100)
+f = open(p, "r+")
+fcntl.lockf(f, fcntl.LOCK_EX, 10, 0)
+pid = os.fork()
+if pid == 0:
+    g = open(p, "r+")
+    try:
+        fcntl.lockf(g, fcntl.LOCK_EX | fcntl.LOCK_NB, 10, 0)
+        print("child got the lock")
+    except OSError as e:
+        print("child", errno.errorcode[e.errno])
+    fcntl.lockf(g, fcntl.LOCK_EX | fcntl.LOCK_NB, 10, 20)
+    print("other range free")
+    r = struct.unpack("hhqqi", fcntl.fcntl(g, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 10, 0)))
+    print("F_GETLK", r[0] == fcntl.F_WRLCK, r[4] == os.getppid())
+    t0 = time.monotonic()
+    fcntl.lockf(g, fcntl.LOCK_EX, 10, 0)
+    print("waited", time.monotonic() - t0 > 0.5)
+    os._exit(0)
+time.sleep(1)
+f.close()
+os.waitpid(pid, 0)
+a, b = open(p), open(p)
+fcntl.flock(a, fcntl.LOCK_EX)
+try:
+    fcntl.flock(b, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except BlockingIOError:
+    print("flock: one description at a time")
+fcntl.flock(a, fcntl.LOCK_UN)
+fcntl.flock(b, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("flock: free after LOCK_UN")'
+	assert_eq "child EAGAIN
+other range free
+F_GETLK True True
+waited True
+flock: one description at a time
+flock: free after LOCK_UN" "$OUT" "POSIX locks conflict across processes, close drops them; flock per description"
+}
+
+t_posix_lock_deadlock_is_edeadlk()
+{
+	capture moat do -- $PY -u -c '
+import errno, fcntl, os, time
+open("/tmp/d", "w").write("x" * 10)
+f = open("/tmp/d", "r+")
+fcntl.lockf(f, fcntl.LOCK_EX, 1, 0)
+pid = os.fork()
+if pid == 0:
+    g = open("/tmp/d", "r+")
+    fcntl.lockf(g, fcntl.LOCK_EX, 1, 1)
+    fcntl.lockf(g, fcntl.LOCK_EX, 1, 0)   # waits for the parent
+    os._exit(0)
+time.sleep(0.5)
+try:
+    fcntl.lockf(f, fcntl.LOCK_EX, 1, 1)
+except OSError as e:
+    print("EDEADLK" if e.errno == errno.EDEADLK else e)
+f.close()
+os.waitpid(pid, 0)
+print("child done")'
+	assert_eq "EDEADLK
+child done" "$OUT" "a cycle of POSIX lock waiters is refused"
+}
+
+t_dnotify()
+{
+	capture moat do -- $PY -c '
+import fcntl, os, signal
+got = []
+signal.signal(signal.SIGIO, lambda s, f: got.append(s))
+os.mkdir("/tmp/w")
+fd = os.open("/tmp/w", os.O_RDONLY)
+fcntl.fcntl(fd, fcntl.F_NOTIFY, fcntl.DN_CREATE | fcntl.DN_DELETE | fcntl.DN_MULTISHOT)
+open("/tmp/w/f", "w").close(); os.mkdir("/tmp/w/d"); os.unlink("/tmp/w/f")
+os.chmod("/tmp/w/d", 0o700)
+print(len(got))'
+	assert_eq 3 "$OUT" "F_NOTIFY: creations and a removal signal the watcher; DN_ATTRIB was not asked"
+}
+
+run_test record_locks_between_processes t_record_locks_between_processes
+run_test posix_lock_deadlock_is_edeadlk t_posix_lock_deadlock_is_edeadlk
+run_test dnotify t_dnotify
