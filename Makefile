@@ -6,7 +6,8 @@
 #
 #   make            build/moat
 #   make deps       install the Debian packages the build, tests and bench need
-#   make test       format-check, docs-check, unit (+ ASan/UBSan), fuzz smoke, e2e
+#   make test       format-check, docs-check, unit (+ ASan/UBSan), fuzz smoke, e2e,
+#                   CPython's regression tests inside the sandbox
 #   make demo       untrusted Python and a shell pipeline inside the sandbox
 #   make bench      syscall micro-benchmarks: native / moat / runsc / proot
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each
@@ -102,7 +103,7 @@ FORMAT_FILES = $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.[ch])) \
 
 MOAT := $(BUILD)/moat
 
-.PHONY: all deps test unit unit-build unit-asan unit-asan-build e2e e2e-asan bench bench-readme \
+.PHONY: all deps test cpython unit unit-build unit-asan unit-asan-build e2e e2e-asan bench bench-readme \
 	fuzz fuzz-build fuzz-smoke demo docs docs-check format format-check \
 	clean help
 
@@ -206,6 +207,10 @@ $(ASAN_MOAT): $(ASAN_LIB_OBJS) $(BUILD)/asan/obj/$(MAIN_SRC:.c=.o)
 e2e-asan: $(ASAN_MOAT)
 	@MOAT=$(abspath $(ASAN_MOAT)) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 bash tests/e2e/run.sh
+
+# CPython's regression tests, inside the sandbox (tests/cpython/run.sh).
+cpython: $(MOAT)
+	@MOAT=$(abspath $(MOAT)) bash tests/cpython/run.sh
 
 test:
 	@MAKE="$(MAKE)" NPROC=$(NPROC) bash mk/test.sh

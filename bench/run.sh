@@ -62,6 +62,9 @@ declare -A LABEL=(
 	[fork_wait]="fork + wait"
 	[fork_exec]="fork + exec /bin/true"
 	[python]="python3 -c pass (wall)"
+	[untar]="untar a source tree, 4k files (wall)"
+	[find]="find over /usr/lib/python3.11 (wall)"
+	[sqlite]="sqlite: 20k inserts, 200 commits (wall)"
 )
 
 # How each mode runs a command.  runsc writes to a reopened copy of its
@@ -125,35 +128,44 @@ run_cell()
 	RES[$name,$mode]=$(printf '%s' "$vals" | median)
 }
 
-# python3 -c pass: wall time of the whole command, sandbox start included.
-run_python()
+# run_wall MODE NAME RUNS CMD...: wall time of the whole command, sandbox
+# start included (median of RUNS, after a warm-up run that must succeed).
+run_wall()
 {
-	local mode=$1 ms
+	local mode=$1 name=$2 runs=$3 ms
+	shift 3
 	local -a pre
 	mapfile -t pre < <(prefix "$mode")
-	if ! timeout 120 "${pre[@]}" $PY -c pass </dev/null >/dev/null 2>"$OUTDIR/$mode-python.err"; then
-		RES[python,$mode]=na
-		na_reasons+=("$mode, python3: $(grep -v '^$' "$OUTDIR/$mode-python.err" | head -1 | cut -c1-160)")
+	if ! timeout 300 "${pre[@]}" "$@" </dev/null >/dev/null 2>"$OUTDIR/$mode-$name.err"; then
+		RES[$name,$mode]=na
+		na_reasons+=("$mode, $name: $(grep -v '^$' "$OUTDIR/$mode-$name.err" | head -1 | cut -c1-160)")
 		return
 	fi
-	if command -v hyperfine >/dev/null; then
-		hyperfine -N --style none --warmup 2 --runs 10 \
-			--export-json "$OUTDIR/python-$mode.json" \
-			"${pre[*]} $PY -c pass" >/dev/null 2>&1
-		ms=$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))["results"][0]["median"] * 1e9)' \
-			"$OUTDIR/python-$mode.json" 2>/dev/null)
-	else
-		local i t0 t1 vals=""
-		for i in $(seq 1 10); do
-			t0=$(date +%s%N)
-			timeout 120 "${pre[@]}" $PY -c pass </dev/null >/dev/null 2>&1
-			t1=$(date +%s%N)
-			vals+="$((t1 - t0))"$'\n'
-		done
-		ms=$(printf '%s' "$vals" | median)
-	fi
-	RES[python,$mode]=${ms:-na}
+	local i t0 t1 vals=""
+	for ((i = 0; i < runs; i++)); do
+		t0=$(date +%s%N)
+		timeout 300 "${pre[@]}" "$@" </dev/null >/dev/null 2>&1
+		t1=$(date +%s%N)
+		vals+="$((t1 - t0))"$'\n'
+	done
+	ms=$(printf '%s' "$vals" | median)
+	RES[$name,$mode]=${ms:-na}
 }
+
+# The file-system workload: a tarball of Python's standard library (no
+# tests), made once, readable by the user nobody (moat's view of the host).
+FS_TGZ=$BIN_DIR/src.tgz
+tar czf "$FS_TGZ" -C /usr/lib --exclude=python3.11/test --exclude='__pycache__' \
+	python3.11 2>/dev/null
+chmod 644 "$FS_TGZ"
+FS_SQL='import sqlite3, tempfile, os
+d = tempfile.mkdtemp(dir="/tmp"); c = sqlite3.connect(os.path.join(d, "b.db"))
+c.execute("create table t (i integer primary key, s text)")
+for k in range(200):
+    c.executemany("insert into t (s) values (?)", [("row %d" % (k * 100 + j),) for j in range(100)])
+    c.commit()
+assert c.execute("select count(*) from t").fetchone()[0] == 20000
+c.close(); os.remove(os.path.join(d, "b.db")); os.rmdir(d)'
 
 fmt_time()
 {
@@ -196,7 +208,12 @@ for spec in "${BENCHES[@]}"; do
 done
 for mode in "${active[@]}"; do
 	echo "bench: python3 -c pass under $mode" >&2
-	run_python "$mode"
+	run_wall "$mode" python 10 $PY -c pass
+	echo "bench: file system: untar, find, sqlite under $mode" >&2
+	run_wall "$mode" untar 5 /bin/sh -c \
+		'd=$(mktemp -d /tmp/fsb.XXXXXX) && tar xzf "$1" -C "$d" && rm -rf "$d"' sh "$FS_TGZ"
+	run_wall "$mode" find 5 /bin/sh -c 'find /usr/lib/python3.11 >/dev/null'
+	run_wall "$mode" sqlite 5 $PY -c "$FS_SQL"
 done
 elapsed=$(($(date +%s) - start))
 
@@ -216,7 +233,7 @@ table=$OUTDIR/results.md
 {
 	echo "| benchmark | native | moat | runsc (ptrace) | proot | moat/native | runsc/native | proot/native |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-	for name in getppid open_close stat pread_4k pipe_pingpong fork_wait fork_exec python; do
+	for name in getppid open_close stat pread_4k pipe_pingpong fork_wait fork_exec python untar find sqlite; do
 		nat=$(cell "$name" native)
 		mo=$(cell "$name" moat)
 		rs=$(cell "$name" runsc)
@@ -225,7 +242,7 @@ table=$OUTDIR/results.md
 	done
 	echo
 	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-	echo "Time per operation (median of $REPEAT runs; python: median of 10, sandbox start included)."
+	echo "Time per operation (median of $REPEAT runs); rows marked wall: the whole command, sandbox start included (median of 10 for python, 5 for the file-system rows)."
 	echo "Measured $(date -u +%Y-%m-%d) on $(nproc) × ${cpu:-unknown CPU}, Linux $(uname -r),"
 	echo "moat $(git describe --always --dirty 2>/dev/null || echo dev),"
 	echo "runsc $(dpkg-query -W -f='${Version}' runsc 2>/dev/null || echo n/a)," \

@@ -86,4 +86,5 @@ phase unit-asan criterion unit-asan
 phase fuzz-smoke check fuzz-smoke
 phase e2e e2e e2e
 phase e2e-asan e2e e2e-asan
+phase cpython e2e cpython
 summary

@@ -166,8 +166,8 @@ static bool ep_reaches(struct file *from, struct file *to, int depth)
 
 /* A new anonymous stream file around priv (freed here on failure),
  * installed in t: the fd or -errno. */
-static long install_anon(struct task *t, const struct file_ops *ops, int fflags,
-			 void *priv, bool cloexec)
+long install_anon(struct task *t, const struct file_ops *ops, int fflags,
+		  void *priv, bool cloexec)
 {
 	struct file *f;
 	int fd;

@@ -11,7 +11,10 @@
  * CPU-time timers (ITIMER_VIRTUAL, ITIMER_PROF) stay the host's: they only
  * tick while the task runs, never while it is stopped for the sentry.
  */
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/timerfd.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -35,8 +38,16 @@ struct gtimer {
 	int notify;	  /* SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD_ID */
 	int signo;
 	union sigval value;
-	int tid;     /* SIGEV_THREAD_ID: virtual tid */
-	int overrun; /* expirations missed at the last firing */
+	int tid;	 /* SIGEV_THREAD_ID: virtual tid */
+	int overrun;	 /* expirations missed at the last firing */
+	struct tfd *tfd; /* a timerfd's timer (proc is NULL) */
+};
+
+/* timerfd: expirations counted for read(2). */
+struct tfd {
+	struct gtimer *g;
+	uint64_t ticks;
+	uint64_t seq;
 };
 
 static struct gtimer *timers;
@@ -119,6 +130,11 @@ static void fire(struct gtimer *g)
 	struct process *p = g->proc;
 	siginfo_t si;
 
+	if (g->tfd) {
+		g->tfd->ticks += 1 + (uint64_t)g->overrun;
+		g->tfd->seq++;
+		return;
+	}
 	if (p->exited || g->notify == SIGEV_NONE)
 		return;
 	if (g->id == ITIMER_ID) {
@@ -293,6 +309,11 @@ static bool clock_ok(clockid_t c)
 	       c == CLOCK_BOOTTIME;
 }
 
+/* Arm g from a guest itimerspec (TIMER_ABSTIME: on g's clock); the old
+ * value in *old. */
+static long arm(struct gtimer *g, struct itimerspec nv, bool abs_time,
+		struct itimerspec *old);
+
 long sys_timer_create(struct task *t, struct syscall_args *a)
 {
 	clockid_t clock = (clockid_t)a->a[0];
@@ -382,25 +403,17 @@ static void value_of(const struct gtimer *g, struct itimerspec *cur)
 	cur->it_interval.tv_nsec = g->interval % NS;
 }
 
-long sys_timer_settime(struct task *t, struct syscall_args *a)
+static long arm(struct gtimer *g, struct itimerspec nv, bool abs_time,
+		struct itimerspec *old)
 {
-	struct gtimer *g = timer_of(t, a->a[0]);
-	struct itimerspec nv, old;
-	int flags = (int)a->a[1];
 	int64_t v;
 
-	if (!g)
-		return -EINVAL;
-	if (flags & ~TIMER_ABSTIME)
-		return -EINVAL;
-	if (task_read(t, a->a[2], &nv, sizeof(nv)) < 0)
-		return -EFAULT;
 	if (nv.it_value.tv_sec < 0 || nv.it_value.tv_nsec < 0 ||
 	    nv.it_value.tv_nsec >= NS || nv.it_interval.tv_sec < 0 ||
 	    nv.it_interval.tv_nsec < 0 || nv.it_interval.tv_nsec >= NS)
 		return -EINVAL;
-	value_of(g, &old);
-	if (nv.it_value.tv_sec > 100LL * 365 * 86400)
+	value_of(g, old);
+	if (nv.it_value.tv_sec > 100LL * 365 * 86400 && !abs_time)
 		nv.it_value.tv_sec = 100LL * 365 * 86400;
 	if (nv.it_interval.tv_sec > 100LL * 365 * 86400)
 		nv.it_interval.tv_sec = 100LL * 365 * 86400;
@@ -409,7 +422,7 @@ long sys_timer_settime(struct task *t, struct syscall_args *a)
 	g->overrun = 0;
 	if (!v) {
 		g->deadline = 0;
-	} else if (flags & TIMER_ABSTIME) {
+	} else if (abs_time) {
 		/* An absolute time on the timer's clock, as a monotonic
 		 * deadline (a later jump of the wall clock is not followed). */
 		int64_t rel = v - clock_now(g->clock);
@@ -420,6 +433,25 @@ long sys_timer_settime(struct task *t, struct syscall_args *a)
 		g->deadline = mono_now() + v;
 	}
 	sentry_wake();
+	return 0;
+}
+
+long sys_timer_settime(struct task *t, struct syscall_args *a)
+{
+	struct gtimer *g = timer_of(t, a->a[0]);
+	struct itimerspec nv, old;
+	int flags = (int)a->a[1];
+	long rc;
+
+	if (!g)
+		return -EINVAL;
+	if (flags & ~TIMER_ABSTIME)
+		return -EINVAL;
+	if (task_read(t, a->a[2], &nv, sizeof(nv)) < 0)
+		return -EFAULT;
+	rc = arm(g, nv, flags & TIMER_ABSTIME, &old);
+	if (rc < 0)
+		return rc;
 	if (a->a[3] && task_write(t, a->a[3], &old, sizeof(old)) < 0)
 		return -EFAULT;
 	return 0;
@@ -452,4 +484,141 @@ long sys_timer_delete(struct task *t, struct syscall_args *a)
 	unlink_timer(g);
 	free(g);
 	return 0;
+}
+
+/* ---- timerfd ------------------------------------------------------------- */
+
+static long tfd_read(struct task *t, struct file *f, void *buf, size_t n,
+		     int64_t *off)
+{
+	struct tfd *d = f->priv;
+
+	(void)t;
+	(void)off;
+	if (n < 8)
+		return -EINVAL;
+	if (!d->ticks)
+		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
+	memcpy(buf, &d->ticks, 8);
+	d->ticks = 0;
+	d->seq++;
+	return 8;
+}
+
+static short tfd_poll(struct file *f, short events)
+{
+	struct tfd *d = f->priv;
+
+	return d->ticks ? (short)(events & (POLLIN | POLLRDNORM)) : 0;
+}
+
+static int tfd_stat(struct file *f, struct stat *st)
+{
+	(void)f;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = 0600; /* anon inode */
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	return 0;
+}
+
+static uint64_t tfd_evseq(struct file *f)
+{
+	return ((struct tfd *)f->priv)->seq;
+}
+
+static void tfd_release(struct file *f)
+{
+	struct tfd *d = f->priv;
+
+	unlink_timer(d->g);
+	free(d->g);
+	free(d);
+}
+
+static const struct file_ops tfd_ops = {
+	.read = tfd_read,
+	.poll = tfd_poll,
+	.stat = tfd_stat,
+	.release = tfd_release,
+	.evseq = tfd_evseq,
+};
+
+long sys_timerfd_create(struct task *t, struct syscall_args *a)
+{
+	clockid_t clock = (clockid_t)a->a[0];
+	int flags = (int)a->a[1];
+	struct tfd *d;
+	struct gtimer *g;
+	long fd;
+
+	if (flags & ~(TFD_NONBLOCK | TFD_CLOEXEC))
+		return -EINVAL;
+	if (clock == CLOCK_REALTIME_ALARM || clock == CLOCK_BOOTTIME_ALARM)
+		return -EPERM; /* waking the host from suspend: not ours */
+	if (!clock_ok(clock))
+		return -EINVAL;
+	d = calloc(1, sizeof(*d));
+	g = calloc(1, sizeof(*g));
+	if (!d || !g) {
+		free(d);
+		free(g);
+		return -ENOMEM;
+	}
+	g->id = -2; /* never a timer_create id */
+	g->clock = clock;
+	g->tfd = d;
+	d->g = g;
+	fd = install_anon(t, &tfd_ops,
+			  O_RDWR | ((flags & TFD_NONBLOCK) ? O_NONBLOCK : 0), d,
+			  (flags & TFD_CLOEXEC) != 0);
+	if (fd < 0) {
+		free(g);
+		return fd;
+	}
+	g->next = timers;
+	timers = g;
+	return fd;
+}
+
+static struct tfd *tfd_of(struct task *t, int fd, long *err)
+{
+	struct file *f = fd_get(t, fd);
+
+	*err = !f ? -EBADF : f->ops != &tfd_ops ? -EINVAL : 0;
+	return *err ? NULL : f->priv;
+}
+
+long sys_timerfd_settime(struct task *t, struct syscall_args *a)
+{
+	struct itimerspec nv, old;
+	int flags = (int)a->a[1];
+	long rc;
+	struct tfd *d = tfd_of(t, (int)a->a[0], &rc);
+
+	if (!d)
+		return rc;
+	if (flags & ~(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET))
+		return -EINVAL;
+	if (task_read(t, a->a[2], &nv, sizeof(nv)) < 0)
+		return -EFAULT;
+	rc = arm(d->g, nv, flags & TFD_TIMER_ABSTIME, &old);
+	if (rc < 0)
+		return rc;
+	d->ticks = 0;
+	if (a->a[3] && task_write(t, a->a[3], &old, sizeof(old)) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+long sys_timerfd_gettime(struct task *t, struct syscall_args *a)
+{
+	struct itimerspec cur;
+	long rc;
+	struct tfd *d = tfd_of(t, (int)a->a[0], &rc);
+
+	if (!d)
+		return rc;
+	value_of(d->g, &cur);
+	return task_write(t, a->a[1], &cur, sizeof(cur)) < 0 ? -EFAULT : 0;
 }

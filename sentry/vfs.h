@@ -219,7 +219,12 @@ int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
 /* Host-fd backed stream (the caller's stdio). Takes ownership of hostfd. */
 struct file *file_host_stream(int hostfd, int flags);
 
-/* epoll, eventfd and AF_UNIX socket pairs (sentry/events.c, sentry/unix.c) */
+/* A new anonymous stream file around priv (freed on failure), installed
+ * in t: the fd or -errno (sentry/events.c). */
+long install_anon(struct task *t, const struct file_ops *ops, int fflags,
+		  void *priv, bool cloexec);
+
+/* epoll, eventfd and sockets (sentry/events.c, sentry/socket.c) */
 struct epitem;
 void epoll_file_gone(struct file *f); /* f is being freed: unregister it */
 bool file_is_socket(struct file *f);

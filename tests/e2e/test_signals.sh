@@ -86,6 +86,30 @@ handler" "$(cat "$out")" "a signal from outside reached the blocked guest's hand
 	assert_eq 7 "$STATUS" "and it exited as its handler said"
 }
 
+t_timerfd()
+{
+	capture moat do -- $PY -c '
+import ctypes, os, select, struct, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.timerfd_create(1, 0)   # CLOCK_MONOTONIC
+libc.timerfd_settime(fd, 0, struct.pack("qqqq", 0, 20000000, 0, 50000000), None)
+t0 = time.monotonic()
+print("first", struct.unpack("Q", os.read(fd, 8))[0], time.monotonic() - t0 >= 0.04)
+time.sleep(0.1)
+print("missed", struct.unpack("Q", os.read(fd, 8))[0] >= 4)
+ep = select.epoll(); ep.register(fd, select.EPOLLIN)
+print("epoll", len(ep.poll(1)))
+cur = ctypes.create_string_buffer(32); libc.timerfd_gettime(fd, cur)
+print("interval", struct.unpack("qqqq", cur.raw)[1])
+print(libc.timerfd_create(8, 0), ctypes.get_errno() == 1)   # CLOCK_REALTIME_ALARM'
+	assert_eq "first 1 True
+missed True
+epoll 1
+interval 20000000
+-1 True" "$OUT" "timerfd: blocking read, expirations counted, epoll, gettime"
+}
+
+run_test timerfd t_timerfd
 run_test alarm_interrupts_a_blocked_read t_alarm_interrupts_a_blocked_read
 run_test posix_timers t_posix_timers
 run_test sigqueue_value t_sigqueue_value
