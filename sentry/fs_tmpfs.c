@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <sys/mman.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -27,6 +28,13 @@ struct tdirent {
 	struct tdirent *next;
 };
 
+struct txattr {
+	struct txattr *next;
+	char *name;
+	size_t len;
+	char value[];
+};
+
 struct tnode {
 	struct vnode *root;	  /* the root of this tmpfs instance */
 	struct vnode *parent;	  /* directories: the containing directory */
@@ -42,7 +50,9 @@ struct tnode {
 	bool overlay;	   /* root of the overlay's upper layer (overlay.c) */
 	struct pipe *fifo; /* FIFOs: the pipe while anyone has it open */
 	void *sock;	   /* sockets: the bound socket while it is open */
-	bool opaque;	   /* overlay dir that hides the lower one */
+	struct txattr *xattrs; /* user.* extended attributes */
+	size_t xattr_bytes;
+	bool opaque; /* overlay dir that hides the lower one */
 };
 
 static uint64_t next_ino = 2;
@@ -136,6 +146,12 @@ void tmpfs_free(struct vnode *vn)
 		vnode_put(tn->parent);
 	if (tn->fifo)
 		fifo_detach(tn->fifo);
+	while (tn->xattrs) {
+		struct txattr *x = tn->xattrs;
+		tn->xattrs = x->next;
+		free(x->name);
+		free(x);
+	}
 	free(tn->target);
 	free(tn);
 	vn->tn = NULL;
@@ -1203,4 +1219,107 @@ int tmpfs_anon_file(const char *name, struct vnode **out)
 	}
 	*out = vn;
 	return 0;
+}
+
+/* ---- extended attributes (user.* only; sentry/xattr.c checks names) ----- */
+
+#define TMPFS_XATTR_BYTES 65536 /* per file: names and values together */
+
+static struct txattr **xfind(struct tnode *tn, const char *name)
+{
+	struct txattr **pp;
+
+	for (pp = &tn->xattrs; *pp; pp = &(*pp)->next)
+		if (!strcmp((*pp)->name, name))
+			return pp;
+	return NULL;
+}
+
+long tmpfs_getxattr(struct vnode *vn, const char *name, void *buf, size_t size)
+{
+	struct txattr **pp = xfind(vn->tn, name);
+
+	if (!pp)
+		return -ENODATA;
+	if (!size)
+		return (long)(*pp)->len;
+	if (size < (*pp)->len)
+		return -ERANGE;
+	memcpy(buf, (*pp)->value, (*pp)->len);
+	return (long)(*pp)->len;
+}
+
+long tmpfs_setxattr(struct vnode *vn, const char *name, const void *value,
+		    size_t size, int flags)
+{
+	struct tnode *tn = vn->tn;
+	struct txattr **pp = xfind(tn, name), *x;
+	size_t old = pp ? strlen((*pp)->name) + (*pp)->len : 0;
+	size_t add = strlen(name) + size;
+
+	if ((flags & XATTR_CREATE) && pp)
+		return -EEXIST;
+	if ((flags & XATTR_REPLACE) && !pp)
+		return -ENODATA;
+	if (tn->xattr_bytes - old + add > TMPFS_XATTR_BYTES)
+		return -ENOSPC;
+	x = malloc(sizeof(*x) + size);
+	if (!x)
+		return -ENOMEM;
+	x->name = strdup(name);
+	if (!x->name) {
+		free(x);
+		return -ENOMEM;
+	}
+	x->len = size;
+	memcpy(x->value, value, size);
+	if (pp) {
+		struct txattr *o = *pp;
+		x->next = o->next;
+		*pp = x;
+		free(o->name);
+		free(o);
+	} else {
+		x->next = tn->xattrs;
+		tn->xattrs = x;
+	}
+	tn->xattr_bytes = tn->xattr_bytes - old + add;
+	stamp(&vn->st, false, false, true);
+	return 0;
+}
+
+long tmpfs_removexattr(struct vnode *vn, const char *name)
+{
+	struct tnode *tn = vn->tn;
+	struct txattr **pp = xfind(tn, name), *x;
+
+	if (!pp)
+		return -ENODATA;
+	x = *pp;
+	*pp = x->next;
+	tn->xattr_bytes -= strlen(x->name) + x->len;
+	free(x->name);
+	free(x);
+	stamp(&vn->st, false, false, true);
+	return 0;
+}
+
+long tmpfs_listxattr(struct vnode *vn, char *buf, size_t size)
+{
+	struct txattr *x;
+	size_t need = 0;
+
+	for (x = vn->tn->xattrs; x; x = x->next)
+		need += strlen(x->name) + 1;
+	if (!size)
+		return (long)need;
+	if (size < need)
+		return -ERANGE;
+	need = 0;
+	for (x = vn->tn->xattrs; x; x = x->next) {
+		size_t l = strlen(x->name) + 1;
+		memcpy(buf + need, x->name, l);
+		need += l;
+	}
+	return (long)need;
 }

@@ -74,6 +74,13 @@ int tmpfs_add_whiteout(struct vnode *dir, const char *name);
 int tmpfs_make_raw(struct vnode *dir, const char *name, const struct stat *st,
 		   const char *target, struct vnode **out);
 int tmpfs_memfd(struct vnode *vn);
+
+/* Extended attributes of a tmpfs node (names already checked). */
+long tmpfs_getxattr(struct vnode *vn, const char *name, void *buf, size_t size);
+long tmpfs_setxattr(struct vnode *vn, const char *name, const void *value,
+		    size_t size, int flags);
+long tmpfs_removexattr(struct vnode *vn, const char *name);
+long tmpfs_listxattr(struct vnode *vn, char *buf, size_t size);
 int tmpfs_anon_file(const char *name, struct vnode **out);
 
 #endif

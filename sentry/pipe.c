@@ -35,6 +35,8 @@ struct pipe {
 
 static unsigned long pipe_ino = 1000;
 
+static const struct file_ops pipe_ops;
+
 static uint64_t pipe_evseq(struct file *f)
 {
 	struct pipe *p = f->priv;
@@ -112,6 +114,37 @@ static long pipe_write(struct task *t, struct file *f, const void *buf,
 	p->seq++;
 	sentry_wake();
 	return (long)done;
+}
+
+bool file_is_pipe(struct file *f)
+{
+	return f && f->ops == &pipe_ops && f->priv;
+}
+
+long pipe_peek(struct file *f, void *buf, size_t n, bool *eof)
+{
+	struct pipe *p = f->priv;
+	size_t done = 0, pos = p->head;
+
+	*eof = p->len == 0 && p->writers == 0;
+	while (done < n && done < p->len) {
+		size_t chunk = p->cap - pos;
+		if (chunk > p->len - done)
+			chunk = p->len - done;
+		if (chunk > n - done)
+			chunk = n - done;
+		memcpy((char *)buf + done, p->buf + pos, chunk);
+		pos = (pos + chunk) % p->cap;
+		done += chunk;
+	}
+	return (long)done;
+}
+
+size_t pipe_room(struct file *f)
+{
+	struct pipe *p = f->priv;
+
+	return p->readers ? p->cap - p->len : 0;
 }
 
 static short pipe_poll(struct file *f, short events)

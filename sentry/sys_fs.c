@@ -1198,18 +1198,6 @@ long sys_ioctl(struct task *t, struct syscall_args *a)
 	return -ENOTTY;
 }
 
-/* ---- extended attributes -------------------------------------------------- */
-
-long sys_noxattr(struct task *t, struct syscall_args *a)
-{
-	(void)t;
-	(void)a;
-	/* No filesystem in the sandbox stores extended attributes (the
-	 * rootfs is read-only on the host, the upper layer and tmpfs keep
-	 * none): EOPNOTSUPP, which cp -a, mv and tar take as "skip". */
-	return -EOPNOTSUPP;
-}
-
 long sys_fsync(struct task *t, struct syscall_args *a)
 {
 	struct file *f = fd_get(t, (int)a->a[0]);
@@ -1239,50 +1227,6 @@ long sys_fadvise64(struct task *t, struct syscall_args *a)
 	if (!f)
 		return -EBADF;
 	return f->stream ? -ESPIPE : 0;
-}
-
-/* ---- extended attributes ---------------------------------------------------- */
-
-static long xattr_path(struct task *t, struct syscall_args *a, int atflags,
-		       bool list)
-{
-	struct vnode *vn;
-	long rc = resolve_at(t, AT_FDCWD, a->a[0], atflags, &vn);
-
-	if (rc < 0)
-		return rc;
-	vnode_put(vn);
-	return list ? 0 : -ENODATA;
-}
-
-long sys_getxattr(struct task *t, struct syscall_args *a)
-{
-	return xattr_path(t, a, 0, false);
-}
-
-long sys_lgetxattr(struct task *t, struct syscall_args *a)
-{
-	return xattr_path(t, a, AT_SYMLINK_NOFOLLOW, false);
-}
-
-long sys_fgetxattr(struct task *t, struct syscall_args *a)
-{
-	return fd_get(t, (int)a->a[0]) ? -ENODATA : -EBADF;
-}
-
-long sys_listxattr(struct task *t, struct syscall_args *a)
-{
-	return xattr_path(t, a, 0, true);
-}
-
-long sys_llistxattr(struct task *t, struct syscall_args *a)
-{
-	return xattr_path(t, a, AT_SYMLINK_NOFOLLOW, true);
-}
-
-long sys_flistxattr(struct task *t, struct syscall_args *a)
-{
-	return fd_get(t, (int)a->a[0]) ? 0 : -EBADF;
 }
 
 /* munmap, mprotect, mremap that the filter did not let run natively: they

@@ -1018,3 +1018,128 @@ long sys_fallocate(struct task *t, struct syscall_args *a)
 		return -EOPNOTSUPP;
 	}
 }
+
+/* splice and tee: one end (tee: both) a pipe. Data moves through the
+ * sentry in chunks; nothing is taken from a pipe until it was written
+ * out, and nothing is read into one that has no room for it. */
+#define SPLICE_CHUNK (1 << 16)
+static char splice_buf[SPLICE_CHUNK];
+
+long sys_splice(struct task *t, struct syscall_args *a)
+{
+	struct file *in = fd_get(t, (int)a->a[0]),
+		    *out = fd_get(t, (int)a->a[2]);
+	size_t len = a->a[4] < SPLICE_CHUNK ? a->a[4] : SPLICE_CHUNK;
+	unsigned flags = (unsigned)a->a[5];
+	bool nb = (flags & SPLICE_F_NONBLOCK) != 0, eof;
+	int64_t ioffv, ooffv, *ioff, *ooff;
+	long r, w;
+
+	if (!in || !out)
+		return -EBADF;
+	if (flags & ~(unsigned)(SPLICE_F_MOVE | SPLICE_F_NONBLOCK |
+				SPLICE_F_MORE | SPLICE_F_GIFT))
+		return -EINVAL;
+	if ((in->flags & O_ACCMODE) == O_WRONLY ||
+	    (out->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (!file_is_pipe(in) && !file_is_pipe(out))
+		return -EINVAL;
+	if ((file_is_pipe(in) && a->a[1]) || (file_is_pipe(out) && a->a[3]))
+		return -ESPIPE;
+	if (!in->ops->read || !out->ops->write)
+		return -EINVAL;
+	if (out->flags & O_APPEND)
+		return -EINVAL;
+	if (a->a[1]) {
+		if (task_read(t, a->a[1], &ioffv, sizeof(ioffv)) < 0)
+			return -EFAULT;
+		if (ioffv < 0)
+			return -EINVAL;
+		ioff = &ioffv;
+	} else {
+		ioff = in->stream ? NULL : &in->pos;
+	}
+	if (a->a[3]) {
+		if (task_read(t, a->a[3], &ooffv, sizeof(ooffv)) < 0)
+			return -EFAULT;
+		if (ooffv < 0)
+			return -EINVAL;
+		ooff = &ooffv;
+	} else {
+		ooff = out->stream ? NULL : &out->pos;
+	}
+	if (!len)
+		return 0;
+	if (file_is_pipe(in)) {
+		r = pipe_peek(in, splice_buf, len, &eof);
+		if (r == 0)
+			return eof				? 0 :
+			       (nb || (in->flags & O_NONBLOCK)) ? -EAGAIN :
+								  SYS_BLOCK;
+		if (file_is_pipe(out) && pipe_room(out) < (size_t)r) {
+			if (!pipe_room(out))
+				return out->ops->write(
+					t, out, splice_buf, 1,
+					NULL); /* EPIPE, or wait */
+			r = (long)pipe_room(out);
+		}
+		w = out->ops->write(t, out, splice_buf, (size_t)r, ooff);
+		if (w <= 0 || w == SYS_BLOCK)
+			return w == SYS_BLOCK && nb ? -EAGAIN : w;
+		/* now take what went out */
+		r = in->ops->read(t, in, splice_buf, (size_t)w, NULL);
+	} else {
+		size_t room = pipe_room(out);
+		if (!room) {
+			if (nb)
+				return -EAGAIN;
+			return out->ops->write(t, out, splice_buf, 1, NULL);
+		}
+		if (len > room)
+			len = room;
+		r = in->ops->read(t, in, splice_buf, len, ioff);
+		if (r <= 0 || r == SYS_BLOCK)
+			return r == SYS_BLOCK && nb ? -EAGAIN : r;
+		w = out->ops->write(t, out, splice_buf, (size_t)r, NULL);
+		r = w;
+	}
+	if (r > 0 && a->a[1] &&
+	    task_write(t, a->a[1], &ioffv, sizeof(ioffv)) < 0)
+		return -EFAULT;
+	if (r > 0 && a->a[3] &&
+	    task_write(t, a->a[3], &ooffv, sizeof(ooffv)) < 0)
+		return -EFAULT;
+	return r;
+}
+
+long sys_tee(struct task *t, struct syscall_args *a)
+{
+	struct file *in = fd_get(t, (int)a->a[0]),
+		    *out = fd_get(t, (int)a->a[1]);
+	size_t len = a->a[2] < SPLICE_CHUNK ? a->a[2] : SPLICE_CHUNK;
+	unsigned flags = (unsigned)a->a[3];
+	bool nb = (flags & SPLICE_F_NONBLOCK) != 0, eof;
+	size_t room;
+	long r;
+
+	if (!in || !out)
+		return -EBADF;
+	if (!file_is_pipe(in) || !file_is_pipe(out) || in->priv == out->priv)
+		return -EINVAL;
+	if ((in->flags & O_ACCMODE) == O_WRONLY ||
+	    (out->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (!len)
+		return 0;
+	r = pipe_peek(in, splice_buf, len, &eof);
+	if (r == 0)
+		return eof ? 0 : nb ? -EAGAIN : SYS_BLOCK;
+	room = pipe_room(out);
+	if (!room)
+		return nb ? -EAGAIN :
+			    out->ops->write(t, out, splice_buf, 1, NULL);
+	if ((size_t)r > room)
+		r = (long)room;
+	return out->ops->write(t, out, splice_buf, (size_t)r, NULL);
+}

@@ -126,22 +126,23 @@ EMU(memfd_create, sys_memfd_create, PARTIAL, "sx",
 EMU(sendfile, sys_sendfile, FULL, "FFpu", "a copy through the sentry")
 EMU(copy_file_range, sys_copy_file_range, FULL, "FpFpux",
     "a copy through the sentry")
+EMU(splice, sys_splice, FULL, "FpFpux", "through the sentry, in 64 KiB chunks")
+EMU(tee, sys_tee, FULL, "FFux", "")
 EMU(fadvise64, sys_fadvise64, FULL, "Fddd", "")
 EMU(getxattr, sys_getxattr, PARTIAL, "sspu",
-    "no extended attributes yet: ENODATA")
-EMU(lgetxattr, sys_lgetxattr, PARTIAL, "sspu",
-    "no extended attributes yet: ENODATA")
-EMU(fgetxattr, sys_fgetxattr, PARTIAL, "Fspu",
-    "no extended attributes yet: ENODATA")
-EMU(listxattr, sys_listxattr, PARTIAL, "spu", "an empty list")
-EMU(llistxattr, sys_llistxattr, PARTIAL, "spu", "an empty list")
-EMU(flistxattr, sys_flistxattr, PARTIAL, "Fpu", "an empty list")
-EMU(setxattr, sys_noxattr, PARTIAL, "sspux", "not supported: EOPNOTSUPP")
-EMU(lsetxattr, sys_noxattr, PARTIAL, "sspux", "not supported: EOPNOTSUPP")
-EMU(fsetxattr, sys_noxattr, PARTIAL, "Fspux", "not supported: EOPNOTSUPP")
-EMU(removexattr, sys_noxattr, PARTIAL, "ss", "not supported: EOPNOTSUPP")
-EMU(lremovexattr, sys_noxattr, PARTIAL, "ss", "not supported: EOPNOTSUPP")
-EMU(fremovexattr, sys_noxattr, PARTIAL, "Fs", "not supported: EOPNOTSUPP")
+    "user.*: tmpfs and the overlay; other namespaces read as absent")
+EMU(lgetxattr, sys_lgetxattr, PARTIAL, "sspu", "as getxattr")
+EMU(fgetxattr, sys_fgetxattr, PARTIAL, "Fspu", "as getxattr")
+EMU(listxattr, sys_listxattr, PARTIAL, "spu", "user.* names")
+EMU(llistxattr, sys_llistxattr, PARTIAL, "spu", "user.* names")
+EMU(flistxattr, sys_flistxattr, PARTIAL, "Fpu", "user.* names")
+EMU(setxattr, sys_setxattr, PARTIAL, "sspux",
+    "user.* (a rootfs file is copied up); 64 KiB a file; mounted host directories EOPNOTSUPP")
+EMU(lsetxattr, sys_lsetxattr, PARTIAL, "sspux", "as setxattr")
+EMU(fsetxattr, sys_fsetxattr, PARTIAL, "Fspux", "as setxattr")
+EMU(removexattr, sys_removexattr, PARTIAL, "ss", "as setxattr")
+EMU(lremovexattr, sys_lremovexattr, PARTIAL, "ss", "as setxattr")
+EMU(fremovexattr, sys_fremovexattr, PARTIAL, "Fs", "as setxattr")
 /* sockets (sentry/socket.c): AF_UNIX, and AF_INET/AF_INET6 on the loopback
  * until the netstack brings the rest */
 EMU(socket, sys_socket, PARTIAL, "ddd",
@@ -295,6 +296,8 @@ EMU(timerfd_create, sys_timerfd_create, FULL, "dx",
 EMU(timerfd_settime, sys_timerfd_settime, FULL, "dxpp", "")
 EMU(timerfd_gettime, sys_timerfd_gettime, FULL, "dp", "")
 EMU(rt_sigqueueinfo, sys_rt_sigqueueinfo, FULL, "dSp", "")
+EMU(pidfd_open, sys_pidfd_open, FULL, "dx", "readable once the process exits")
+EMU(pidfd_send_signal, sys_pidfd_send_signal, FULL, "FSpx", "")
 EMU(rt_tgsigqueueinfo, sys_rt_tgsigqueueinfo, FULL, "ddSp", "")
 NATIVE(times, "p", "")
 NATIVE(getrusage, "dp", "")

@@ -6,6 +6,7 @@
  * guest. Every syscall that takes or returns a pid is emulated.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -992,4 +993,88 @@ void task_sweep(void)
 		}
 	}
 	S->ndead = 0;
+}
+
+/* ---- pidfd ------------------------------------------------------------- */
+
+/* A pidfd names a process by virtual pid and the process's identity at
+ * open (pids are not reused while the sandbox runs short of them, but a
+ * reaped process must not be mistaken for a new one). */
+struct pidfd {
+	int pid;
+	struct process *proc; /* compared, not dereferenced once gone */
+};
+
+static struct process *pidfd_proc(struct pidfd *d)
+{
+	struct process *p = proc_by_pid(d->pid);
+
+	return p == d->proc ? p : NULL;
+}
+
+static short pidfd_poll(struct file *f, short events)
+{
+	struct process *p = pidfd_proc(f->priv);
+
+	/* readable once the process has exited (zombie or reaped) */
+	return (!p || p->exited) ? (short)(events & (POLLIN | POLLRDNORM)) : 0;
+}
+
+static int pidfd_stat(struct file *f, struct stat *st)
+{
+	(void)f;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = 0600;
+	st->st_nlink = 1;
+	return 0;
+}
+
+static const struct file_ops pidfd_ops = {
+	.poll = pidfd_poll,
+	.stat = pidfd_stat,
+};
+
+long sys_pidfd_open(struct task *t, struct syscall_args *a)
+{
+	int pid = (int)a->a[0];
+	unsigned flags = (unsigned)a->a[1];
+	struct process *p;
+	struct pidfd *d;
+
+	if (flags & ~(unsigned)O_NONBLOCK)
+		return -EINVAL;
+	if (pid <= 0)
+		return -EINVAL;
+	p = proc_by_pid(pid);
+	if (!p || p->reaped)
+		return -ESRCH;
+	d = calloc(1, sizeof(*d));
+	if (d) {
+		d->pid = pid;
+		d->proc = p;
+	}
+	/* pidfds are close-on-exec, as Linux makes them */
+	return install_anon(t, &pidfd_ops, O_RDWR | (int)flags, d, true);
+}
+
+long sys_pidfd_send_signal(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+	int sig = (int)a->a[1];
+	struct process *p;
+
+	if (!f)
+		return -EBADF;
+	if (f->ops != &pidfd_ops)
+		return -EBADF;
+	if (a->a[3])
+		return -EINVAL;
+	if (!valid_sig(sig))
+		return -EINVAL;
+	if (a->a[2])
+		return sigqueue_to(t, pidfd_proc(f->priv), NULL, sig, a->a[2]);
+	p = pidfd_proc(f->priv);
+	if (!p || p->exited)
+		return -ESRCH;
+	return send_signal_proc(p, sig, t->proc->pid);
 }

@@ -233,6 +233,11 @@ bool file_is_socket(struct file *f);
 int pipe_create(struct file **rd, struct file **wr, int flags);
 /* F_GETPIPE_SZ (set 0) and F_SETPIPE_SZ (set 1, arg bytes). */
 long pipe_size_ctl(struct file *f, int set, uint64_t arg);
+bool file_is_pipe(struct file *f);
+/* Copy the first n bytes of f's pipe without taking them; *eof when it is
+ * empty and has no writer. */
+long pipe_peek(struct file *f, void *buf, size_t n, bool *eof);
+size_t pipe_room(struct file *f); /* 0 with no reader left */
 struct pipe;
 int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out);
 void fifo_detach(struct pipe *p); /* the FIFO's node is going away */
