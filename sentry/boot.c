@@ -20,6 +20,7 @@
 #include "platform/platform.h"
 #include "sentry/exec.h"
 #include "sentry/limits.h"
+#include "sentry/overlay.h"
 #include "sentry/p9client.h"
 #include "sentry/pty.h"
 #include "sentry/sentry.h"
@@ -104,6 +105,52 @@ static int start_mounts(const struct sentry_opts *opts, struct moat_error *err)
 		}
 	}
 	return 0;
+}
+
+/* The sandbox's hostname resolves, as it does on a host and in a runc
+ * or gVisor container: /etc/hosts gets a line for it, in the overlay (the
+ * rootfs's file is never written), unless it names it already. */
+static void hosts_add_hostname(void)
+{
+	char buf[65536], line[128];
+	struct vnode *vn, *up;
+	struct file *f;
+	int64_t off = 0;
+	long n;
+
+	if (vfs_resolve(NULL, AT_FDCWD, "/etc/hosts", LOOKUP_FOLLOW, &vn) < 0)
+		return;
+	if (!S_ISREG(vn->mode) || vfs_open(NULL, vn, O_RDONLY, &f) < 0) {
+		vnode_put(vn);
+		return;
+	}
+	n = f->ops->read(NULL, f, buf, sizeof(buf) - 1, &off);
+	file_put(f);
+	if (n < 0 || (size_t)n >= sizeof(buf) - 1) {
+		vnode_put(vn);
+		return;
+	}
+	buf[n] = 0;
+	for (char *p = buf; (p = strstr(p, S->hostname)); p++) {
+		size_t l = strlen(S->hostname);
+		bool start = p == buf || p[-1] == ' ' || p[-1] == '\t';
+		bool end = !p[l] || p[l] == ' ' || p[l] == '\t' || p[l] == '\n';
+		if (start && end) {
+			vnode_put(vn);
+			return;
+		}
+	}
+	snprintf(line, sizeof(line), "%s127.0.1.1\t%s\n",
+		 n && buf[n - 1] != '\n' ? "\n" : "", S->hostname);
+	if (ovl_write_target(vn, &up) == 0) {
+		if (vfs_open(NULL, up, O_WRONLY | O_APPEND, &f) == 0) {
+			off = 0;
+			f->ops->write(NULL, f, line, strlen(line), &off);
+			file_put(f);
+		}
+		vnode_put(up);
+	}
+	vnode_put(vn);
 }
 
 /* PATH lookup in the sandbox's own tree, as execvp would do inside. */
@@ -292,6 +339,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		return -1;
 	if (start_mounts(opts, err) < 0)
 		return -1;
+	hosts_add_hostname();
 	PHASE("gofer");
 	S->host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
