@@ -20,6 +20,7 @@
 #include "platform/platform.h"
 #include "sentry/exec.h"
 #include "sentry/limits.h"
+#include "sentry/fs_tmpfs.h"
 #include "sentry/overlay.h"
 #include "sentry/p9client.h"
 #include "sentry/pty.h"
@@ -340,6 +341,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	if (start_mounts(opts, err) < 0)
 		return -1;
 	hosts_add_hostname();
+	tmpfs_setup_done();
 	PHASE("gofer");
 	S->host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 

@@ -58,10 +58,20 @@ struct tnode {
 static uint64_t next_ino = 2;
 static uint64_t tmpfs_bytes; /* sum of the sizes of all tmpfs files */
 
+/* Bytes the sentry itself wrote while setting the sandbox up (its
+ * /etc/hosts line): not the guest's, so not charged to --disk. */
+static uint64_t setup_bytes;
+
+void tmpfs_setup_done(void)
+{
+	setup_bytes = tmpfs_bytes;
+}
+
 /* --disk, or the default: what every tmpfs file of the sandbox may hold. */
 static uint64_t tmpfs_max(void)
 {
-	return S && S->opts.disk ? S->opts.disk : TMPFS_MAX_BYTES;
+	return (S && S->opts.disk ? S->opts.disk : TMPFS_MAX_BYTES) +
+	       setup_bytes;
 }
 
 static void stamp(struct stat *st, bool a, bool m, bool c)

@@ -298,9 +298,14 @@ static void handle_stop(pid_t pid, int st)
 		}
 		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
 		    sig == SIGTTOU) {
+			/* A group-stop: the task stays stopped (LISTEN lets
+			 * SIGCONT end it) and its parent may wait for it. */
+			task_group_stop(t, sig);
 			ptrace(PTRACE_LISTEN, pid, 0, 0);
 			return;
 		}
+		if (t->proc->stopped)
+			task_group_cont(t); /* SIGCONT ended the stop */
 		plat_cont(pid, 0);
 		return;
 	default:
@@ -312,6 +317,16 @@ static void handle_stop(pid_t pid, int st)
 		return;
 	}
 	task_fix_siginfo(t, sig);
+	if ((sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) &&
+	    t->proc->sigact[sig].handler == (uint64_t)(uintptr_t)SIG_DFL) {
+		/* The host would drop it: to the host kernel the guests'
+		 * process groups are orphaned (their sessions and groups are
+		 * the sentry's). A stop it is, as SIGSTOP, and the wait that
+		 * reports it names the signal that was sent. */
+		t->proc->stop_as = sig;
+		plat_cont(pid, SIGSTOP);
+		return;
+	}
 	plat_cont(pid, sig);
 }
 

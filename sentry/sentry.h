@@ -82,6 +82,11 @@ struct process {
 	/* Scheduling as the guest set it (sentry/sys_misc.c): nice, policy
 	 * (SCHED_OTHER, BATCH or IDLE), and the CPU mask it asked for. */
 	int ctty; /* controlling terminal: a pty index, or -1 */
+	/* Job control: stopped (group-stop) by stop_sig; changes not yet
+	 * reported to a wait with WUNTRACED / WCONTINUED. */
+	bool stopped, stop_pending, cont_pending;
+	int stop_sig;
+	int stop_as; /* SIGTSTP/TTIN/TTOU delivered as SIGSTOP (sentry.c) */
 	int nice;
 	int sched_policy;
 	cpu_set_t affinity;
@@ -251,6 +256,9 @@ int send_signal_proc(struct process *p, int sig, int sender_pid);
 /* Queue a signal with its siginfo (a timer's, a sigqueue's) on p, or on
  * thread t of p; a task blocked in an emulated syscall is interrupted. */
 int send_siginfo(struct process *p, struct task *t, const siginfo_t *si);
+/* A task entered or left a group-stop (job control). */
+void task_group_stop(struct task *t, int sig);
+void task_group_cont(struct task *t);
 /* Interrupt blocked tasks the host queued a signal on (once a tick). */
 void task_poll_host_signals(void);
 

@@ -411,6 +411,54 @@ void task_exited(struct task *t, int status)
 	sentry_wake();
 }
 
+/* A job-control change of p for its parent: SIGCHLD (CLD_STOPPED or
+ * CLD_CONTINUED) unless the parent asked not to hear of stops. */
+static void tell_parent(struct process *p, int status)
+{
+	struct process *parent = proc_by_pid(p->ppid);
+	struct sigact_rec *sa;
+
+	sentry_wake();
+	if (!parent || parent->exited)
+		return;
+	sa = &parent->sigact[SIGCHLD];
+	if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
+	    (sa->flags & SA_NOCLDSTOP))
+		return;
+	parent->chld_pid = p->pid;
+	parent->chld_status = status;
+	send_signal_proc(parent, SIGCHLD, p->pid);
+}
+
+void task_group_stop(struct task *t, int sig)
+{
+	struct process *p = t->proc;
+
+	if (p->stopped || p->exited)
+		return;
+	if (sig == SIGSTOP && p->stop_as) {
+		sig = p->stop_as;
+		p->stop_as = 0;
+	}
+	p->stopped = true;
+	p->stop_sig = sig;
+	p->stop_pending = true;
+	p->cont_pending = false;
+	tell_parent(p, (sig << 8) | 0x7f);
+}
+
+void task_group_cont(struct task *t)
+{
+	struct process *p = t->proc;
+
+	if (!p->stopped)
+		return;
+	p->stopped = false;
+	p->stop_pending = false;
+	p->cont_pending = true;
+	tell_parent(p, 0xffff);
+}
+
 static bool wait_matches(struct process *self, struct process *c, int pid)
 {
 	if (c->ppid != self->pid || c->reaped)
@@ -424,8 +472,12 @@ static bool wait_matches(struct process *self, struct process *c, int pid)
 	return c->pgid == -pid;
 }
 
-/* Find a zombie child. Returns it, NULL with *any set if children exist. */
-static struct process *find_zombie(struct process *self, int pid, bool *any)
+/* Find a child with something to report: it exited (exited), or, when
+ * asked, it stopped or continued since the last report. Returns it, NULL
+ * with *any set if children exist. */
+static struct process *find_zombie_or(struct process *self, int pid, bool *any,
+				      bool want_exit, bool stopped,
+				      bool continued)
 {
 	struct process *c;
 
@@ -434,7 +486,10 @@ static struct process *find_zombie(struct process *self, int pid, bool *any)
 		if (!wait_matches(self, c, pid))
 			continue;
 		*any = true;
-		if (c->exited)
+		if (c->exited && want_exit)
+			return c;
+		if (!c->exited && ((stopped && c->stop_pending) ||
+				   (continued && c->cont_pending)))
 			return c;
 	}
 	return NULL;
@@ -452,9 +507,21 @@ long sys_wait4(struct task *t, struct syscall_args *a)
 		return -EINVAL;
 	if (pid == INT32_MIN)
 		return -ESRCH;
-	c = find_zombie(t->proc, pid, &any);
+	c = find_zombie_or(t->proc, pid, &any, true, options & WUNTRACED,
+			   options & WCONTINUED);
 	if (!c)
 		return !any ? -ECHILD : (options & WNOHANG) ? 0 : SYS_BLOCK;
+	if (!c->exited) {
+		/* a stop or a continue, reported once */
+		int st = c->stop_pending ? (c->stop_sig << 8) | 0x7f : 0xffff;
+		if (a->a[1] && task_write(t, a->a[1], &st, sizeof(int)) < 0)
+			return -EFAULT;
+		if (c->stop_pending)
+			c->stop_pending = false;
+		else
+			c->cont_pending = false;
+		return c->pid;
+	}
 	if (a->a[1] && task_write(t, a->a[1], &c->exit_status, sizeof(int)) < 0)
 		return -EFAULT;
 	if (a->a[3]) {
@@ -492,9 +559,8 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 	}
 	if (!(options & (WEXITED | WSTOPPED | WCONTINUED)))
 		return -EINVAL;
-	if (!(options & WEXITED))
-		return (options & WNOHANG) ? 0 : SYS_BLOCK;
-	c = find_zombie(t->proc, pid, &any);
+	c = find_zombie_or(t->proc, pid, &any, options & WEXITED,
+			   options & WSTOPPED, options & WCONTINUED);
 	if (!c) {
 		if (!any)
 			return -ECHILD;
@@ -512,6 +578,20 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 	si.si_signo = SIGCHLD;
 	si.si_pid = c->pid;
 	si.si_uid = c->cred.ruid;
+	if (!c->exited) {
+		bool stop = c->stop_pending && (options & WSTOPPED);
+		si.si_code = stop ? CLD_STOPPED : CLD_CONTINUED;
+		si.si_status = stop ? c->stop_sig : SIGCONT;
+		if (a->a[2] && task_write(t, a->a[2], &si, sizeof(si)) < 0)
+			return -EFAULT;
+		if (!(options & WNOWAIT)) {
+			if (stop)
+				c->stop_pending = false;
+			else
+				c->cont_pending = false;
+		}
+		return 0;
+	}
 	if (WIFEXITED(c->exit_status)) {
 		si.si_code = CLD_EXITED;
 		si.si_status = WEXITSTATUS(c->exit_status);
@@ -680,13 +760,21 @@ static bool fix_info(struct process *p, siginfo_t *si)
 	from = si->si_pid ? proc_by_pid(si->si_pid) : NULL;
 	si->si_uid = from ? from->cred.ruid : 0;
 	if (sig == SIGCHLD && p->chld_pid && si->si_code != SI_QUEUE) {
-		si->si_code = WIFEXITED(p->chld_status) ? CLD_EXITED :
-			      WCOREDUMP(p->chld_status) ? CLD_DUMPED :
-							  CLD_KILLED;
+		int cs = p->chld_status;
 		si->si_pid = p->chld_pid;
-		si->si_status = WIFEXITED(p->chld_status) ?
-					WEXITSTATUS(p->chld_status) :
-					WTERMSIG(p->chld_status);
+		if (cs == 0xffff) {
+			si->si_code = CLD_CONTINUED;
+			si->si_status = SIGCONT;
+		} else if (WIFSTOPPED(cs)) {
+			si->si_code = CLD_STOPPED;
+			si->si_status = WSTOPSIG(cs);
+		} else {
+			si->si_code = WIFEXITED(cs) ? CLD_EXITED :
+				      WCOREDUMP(cs) ? CLD_DUMPED :
+						      CLD_KILLED;
+			si->si_status = WIFEXITED(cs) ? WEXITSTATUS(cs) :
+							WTERMSIG(cs);
+		}
 	}
 	return true;
 }

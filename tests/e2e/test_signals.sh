@@ -109,7 +109,37 @@ interval 20000000
 -1 True" "$OUT" "timerfd: blocking read, expirations counted, epoll, gettime"
 }
 
+t_job_control_in_wait()
+{
+	capture moat do -- $PY -c '
+import os, signal, time
+got = []
+signal.signal(signal.SIGCHLD, lambda s, f: got.append(s))
+pid = os.fork()
+if pid == 0:
+    time.sleep(30)
+    os._exit(0)
+time.sleep(0.2)
+for sig in (signal.SIGSTOP, signal.SIGTSTP):
+    os.kill(pid, sig)
+    p, st = os.waitpid(pid, os.WUNTRACED)
+    print("stopped", os.WIFSTOPPED(st) and os.WSTOPSIG(st) == sig)
+    os.kill(pid, signal.SIGCONT)
+    p, st = os.waitpid(pid, os.WCONTINUED)
+    print("continued", os.WIFCONTINUED(st))
+print(os.waitpid(pid, os.WNOHANG | os.WUNTRACED | os.WCONTINUED))
+os.kill(pid, signal.SIGKILL)
+print(os.waitpid(pid, 0)[1], len(got) >= 4)'
+	assert_eq "stopped True
+continued True
+stopped True
+continued True
+(0, 0)
+9 True" "$OUT" "SIGSTOP, SIGTSTP and SIGCONT show in wait (WUNTRACED, WCONTINUED) and SIGCHLD"
+}
+
 run_test timerfd t_timerfd
+run_test job_control_in_wait t_job_control_in_wait
 run_test alarm_interrupts_a_blocked_read t_alarm_interrupts_a_blocked_read
 run_test posix_timers t_posix_timers
 run_test sigqueue_value t_sigqueue_value

@@ -10,8 +10,10 @@ t_interactive_bash()
 	assert_eq "prompt ok
 command ok
 ctrl-c ok
+ctrl-z ok
+fg, ctrl-c ok
 winsize ok
-exit ok" "$OUT" "an interactive bash under -t: a command, Ctrl-C, a resize, exit 3"
+exit ok" "$OUT" "an interactive bash under -t: a command, Ctrl-C, Ctrl-Z and fg, a resize, exit 3"
 }
 
 t_guest_ptys()
