@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "sentry/control.h"
 #include "sentry/limits.h"
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
@@ -165,6 +166,7 @@ int cmd_do(int argc, char **argv)
 		{ "disk", required_argument, NULL, 'D' },
 		{ "mount", required_argument, NULL, 'm' },
 		{ "tty", no_argument, NULL, 't' },
+		{ "name", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sentry_opts o;
@@ -221,6 +223,15 @@ int cmd_do(int argc, char **argv)
 			break;
 		case 't':
 			o.tty = true;
+			break;
+		case 'n':
+			if (!control_name_ok(optarg)) {
+				fprintf(stderr,
+					"moat: --name `%s`: 1 to 64 of A-Z a-z 0-9 - _ . (not first)\n",
+					optarg);
+				return 2;
+			}
+			o.name = optarg;
 			break;
 		case 'a':
 			o.audit_path = optarg;

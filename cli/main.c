@@ -14,6 +14,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: moat do [options] -- CMD [ARGS...]\n"
+	      "       moat kill [--all] NAME [SIGNAL]   (a sandbox run with --name)\n"
 	      "       moat help syscalls [--markdown]\n"
 	      "       moat --version\n"
 	      "\n"
@@ -22,6 +23,7 @@ static void usage(FILE *f)
 	      "  --hostname H     the sandbox's hostname (default: moat)\n"
 	      "  --env K=V        set an environment variable (repeatable)\n"
 	      "  --cwd D          working directory inside the sandbox\n"
+	      "  --name NAME      name the sandbox, for `moat kill NAME`\n"
 	      "  --mount SRC:DST[:ro|rw|clone]\n"
 	      "                   bind host directory SRC at DST: ro (the default),\n"
 	      "                   rw (writes reach SRC), or clone (a private\n"
@@ -46,6 +48,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "do"))
 		return cmd_do(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "kill"))
+		return cmd_kill(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gofer")) {
 		/* _exit: no atexit handler may run a syscall outside the
 		 * gofer's seccomp filter. */

@@ -18,6 +18,7 @@
 #include "gofer/gofer.h"
 #include "lib/crash.h"
 #include "platform/platform.h"
+#include "sentry/control.h"
 #include "sentry/exec.h"
 #include "sentry/limits.h"
 #include "sentry/fs_tmpfs.h"
@@ -405,11 +406,14 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	p->cred.ngroups = 0;
 
 	PHASE("spawn");
+	if (control_open(opts->name, err) < 0)
+		return -1;
 	if (sentry_seccomp_install(err) < 0)
 		return -1;
 	PHASE("seccomp");
 	rc = sentry_loop();
 	pty_relay_finish();
+	control_close();
 	PHASE("exit");
 	if (rc < 0)
 		return moat_error_set(err, -rc, "sentry loop");

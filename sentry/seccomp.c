@@ -120,6 +120,8 @@ int sentry_seccomp_install(struct moat_error *err)
 		SYS_fallocate, /* a tmpfs memfd's hole, a rw mount's file */
 		SYS_rt_sigqueueinfo, /* timers' and sigqueue's siginfo */
 		SYS_rt_tgsigqueueinfo,
+		SYS_accept4,	/* the control socket's requests */
+		SYS_getsockopt, /* and their SO_PEERCRED */
 	};
 	/* TRAP, not KILL: the handler names the syscall before the sentry
 	 * exits, so a gap in this list is a clear bug report, not a riddle. */

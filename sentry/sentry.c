@@ -23,6 +23,7 @@
 
 #include "platform/platform.h"
 #include "sentry/exec.h"
+#include "sentry/control.h"
 #include "sentry/pty.h"
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
@@ -444,6 +445,8 @@ int sentry_loop(void)
 		n++;
 		/* -t: the host terminal's side of the sandbox's pty */
 		n += pty_relay_pollfds(pfds + n, (int)ARRAY_SIZE(pfds) - n);
+		/* --name: requests from outside (moat kill) */
+		n += control_pollfds(pfds + n, (int)ARRAY_SIZE(pfds) - n);
 		for (t = S->tasks; t; t = t->next) {
 			if (t->state != TS_BLOCKED)
 				continue;
@@ -482,6 +485,7 @@ int sentry_loop(void)
 		if (poll(pfds, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			return -errno;
 		pty_relay_pump();
+		control_pump();
 		polled = true;
 		/* Any readiness or timeout may unblock someone. */
 		sentry_wake();

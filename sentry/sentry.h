@@ -167,6 +167,7 @@ struct sentry_opts {
 	const char *hostname;
 	bool strace;
 	bool tty; /* -t: a pty of the sentry's, relayed to the host terminal */
+	const char *name; /* --name: the control socket's (sentry/control.c) */
 	const char *audit_path;
 	char **env;
 	const char *cwd;

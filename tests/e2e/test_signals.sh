@@ -138,7 +138,41 @@ continued True
 9 True" "$OUT" "SIGSTOP, SIGTSTP and SIGCONT show in wait (WUNTRACED, WCONTINUED) and SIGCHLD"
 }
 
+t_moat_kill()
+{
+	local name out=$E2E_TMP/kill.out pid
+	name=kill-$(random_token | tail -c 12)
+	"$MOAT" do --name "$name" -- $PY -c '
+import signal, sys, time, os
+signal.signal(signal.SIGUSR1, lambda s, f: (print("init got USR1", flush=True), sys.exit(5)))
+if os.fork() == 0:
+    signal.signal(signal.SIGUSR2, lambda s, f: (print("child got USR2", flush=True), os._exit(0)))
+    time.sleep(30)
+    os._exit(1)
+print("ready", flush=True)
+signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+time.sleep(30)' >"$out" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do grep -q ready "$out" && break; sleep 0.1; done
+	capture "$MOAT" do --name "$name" -- true
+	assert_eq 125 "$STATUS" "a second sandbox of the same name is refused"
+	assert_contains "$ERR" "a sandbox of that name runs" "and says why"
+	"$MOAT" kill --all "$name" USR2 || fail "moat kill --all failed"
+	sleep 0.5
+	"$MOAT" kill "$name" SIGUSR1 || fail "moat kill failed"
+	wait $pid
+	STATUS=$?
+	assert_eq 5 "$STATUS" "init ended as its handler said"
+	assert_contains "$(cat "$out")" "child got USR2" "--all reached the child"
+	assert_contains "$(cat "$out")" "init got USR1" "the signal reached init"
+	capture "$MOAT" kill "$name" TERM
+	assert_eq 1 "$STATUS" "no such sandbox any more"
+	capture "$MOAT" kill "$name" NOSUCHSIG
+	assert_eq 2 "$STATUS" "a bad signal name is a usage error"
+}
+
 run_test timerfd t_timerfd
+run_test moat_kill t_moat_kill
 run_test job_control_in_wait t_job_control_in_wait
 run_test alarm_interrupts_a_blocked_read t_alarm_interrupts_a_blocked_read
 run_test posix_timers t_posix_timers

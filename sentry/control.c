@@ -1,0 +1,248 @@
+/* sentry/control.c: a sandbox's control socket, outside the guest.
+ *
+ * `moat do --name ID` listens on the abstract AF_UNIX name "moat/ID" of
+ * the host's network namespace: nothing on disk to clean up after a
+ * crash, and out of the guests' reach (they live in a network namespace
+ * of their own, and have no host socket at all). Only the user who ran
+ * moat, or root, is served (SO_PEERCRED). One request a connection, one
+ * line each way:
+ *     kill SIG [PID|all]   signal the sandbox's process PID (default 1,
+ *                          its first process), or every process
+ * answered "ok" or "error: ...". The guest cannot reach it: the sandbox
+ * has no host socket and no host path. The live policy of the netstack
+ * will come through the same socket.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "sentry/control.h"
+#include "sentry/sentry.h"
+
+#define CTL_CLIENTS 8
+
+static int ctl_fd = -1;
+static struct {
+	int fd;
+	char buf[128];
+	size_t len;
+	int64_t deadline;
+} clients[CTL_CLIENTS];
+
+bool control_name_ok(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	if (!n || n > 64 || name[0] == '.')
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '-' ||
+		      name[i] == '_' || name[i] == '.'))
+			return false;
+	return true;
+}
+
+socklen_t control_addr(const char *name, struct sockaddr_un *sa)
+{
+	int n;
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "moat/%s",
+		     name);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+			   (size_t)n);
+}
+
+int control_open(const char *name, struct moat_error *err)
+{
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd, i;
+
+	for (i = 0; i < CTL_CLIENTS; i++)
+		clients[i].fd = -1;
+	if (!name)
+		return 0;
+	len = control_addr(name, &sa);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return moat_error_set(err, errno, "control socket");
+	if (bind(fd, (struct sockaddr *)&sa, len) < 0) {
+		int e = errno;
+		close(fd);
+		if (e == EADDRINUSE)
+			return moat_error_set(
+				err, EEXIST,
+				"--name `%s`: a sandbox of that name runs",
+				name);
+		return moat_error_set(err, e, "control socket");
+	}
+	if (listen(fd, 4) < 0) {
+		int e = errno;
+		close(fd);
+		return moat_error_set(err, e, "control socket listen");
+	}
+	ctl_fd = fd;
+	return 0;
+}
+
+void control_close(void)
+{
+	int i;
+
+	if (ctl_fd < 0)
+		return;
+	close(ctl_fd);
+	ctl_fd = -1;
+	for (i = 0; i < CTL_CLIENTS; i++)
+		if (clients[i].fd >= 0) {
+			close(clients[i].fd);
+			clients[i].fd = -1;
+		}
+}
+
+int control_pollfds(struct pollfd *pfds, int max)
+{
+	int n = 0, i;
+
+	if (ctl_fd < 0)
+		return 0;
+	if (n < max) {
+		pfds[n].fd = ctl_fd;
+		pfds[n].events = POLLIN;
+		n++;
+	}
+	for (i = 0; i < CTL_CLIENTS && n < max; i++)
+		if (clients[i].fd >= 0) {
+			pfds[n].fd = clients[i].fd;
+			pfds[n].events = POLLIN;
+			n++;
+		}
+	return n;
+}
+
+static int parse_sig(const char *s)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = {
+		{ "HUP", SIGHUP },   { "INT", SIGINT },	  { "QUIT", SIGQUIT },
+		{ "KILL", SIGKILL }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
+		{ "TERM", SIGTERM }, { "CONT", SIGCONT }, { "STOP", SIGSTOP },
+		{ "TSTP", SIGTSTP }, { "ALRM", SIGALRM }, { "WINCH", SIGWINCH },
+	};
+	char *end;
+	long v;
+	size_t i;
+
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i].name))
+			return names[i].sig;
+	v = strtol(s, &end, 10);
+	return *s && !*end && v > 0 && v <= 64 ? (int)v : -1;
+}
+
+int control_parse_signal(const char *s)
+{
+	return parse_sig(s);
+}
+
+static void answer(int fd, const char *line)
+{
+	ssize_t r = write(fd, line, strlen(line));
+
+	(void)r;
+}
+
+static void handle(int fd, char *line)
+{
+	char *cmd = strtok(line, " \t\r\n"), *sig_s, *who;
+	struct process *p;
+	int sig, n = 0;
+
+	if (!cmd || strcmp(cmd, "kill")) {
+		answer(fd, "error: unknown request\n");
+		return;
+	}
+	sig_s = strtok(NULL, " \t\r\n");
+	who = strtok(NULL, " \t\r\n");
+	sig = sig_s ? parse_sig(sig_s) : SIGTERM;
+	if (sig < 0) {
+		answer(fd, "error: no such signal\n");
+		return;
+	}
+	for (p = S->procs; p; p = p->next) {
+		if (p->exited)
+			continue;
+		if (who && !strcmp(who, "all")) {
+			send_signal_proc(p, sig, 0);
+			n++;
+		} else if (p->pid == (who ? atoi(who) : 1)) {
+			send_signal_proc(p, sig, 0);
+			n++;
+		}
+	}
+	audit_log("\"event\":\"control-kill\",\"signal\":%d,\"processes\":%d",
+		  sig, n);
+	answer(fd, n ? "ok\n" : "error: no such process\n");
+}
+
+void control_pump(void)
+{
+	int i, fd;
+
+	if (ctl_fd < 0)
+		return;
+	while ((fd = accept4(ctl_fd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		struct ucred c;
+		socklen_t cl = sizeof(c);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &cl) < 0 ||
+		    (c.uid != 0 && c.uid != geteuid())) {
+			close(fd); /* the socket's mode says so already */
+			continue;
+		}
+		for (i = 0; i < CTL_CLIENTS && clients[i].fd >= 0; i++)
+			;
+		if (i == CTL_CLIENTS) {
+			close(fd);
+			continue;
+		}
+		clients[i].fd = fd;
+		clients[i].len = 0;
+		clients[i].deadline = now_ns() + 2000000000LL;
+	}
+	for (i = 0; i < CTL_CLIENTS; i++) {
+		ssize_t r;
+		char *nl;
+		if (clients[i].fd < 0)
+			continue;
+		r = read(clients[i].fd, clients[i].buf + clients[i].len,
+			 sizeof(clients[i].buf) - 1 - clients[i].len);
+		if (r > 0)
+			clients[i].len += (size_t)r;
+		clients[i].buf[clients[i].len] = 0;
+		nl = strchr(clients[i].buf, '\n');
+		if (nl || r == 0 || (r < 0 && errno != EAGAIN) ||
+		    clients[i].len == sizeof(clients[i].buf) - 1 ||
+		    now_ns() > clients[i].deadline) {
+			if (nl)
+				handle(clients[i].fd, clients[i].buf);
+			close(clients[i].fd);
+			clients[i].fd = -1;
+		}
+	}
+}
