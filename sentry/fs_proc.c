@@ -1523,3 +1523,8 @@ struct file *procfs_fd_file(struct task *t, struct vnode *vn)
 		return NULL;
 	return proc_fd_file(p, vn->num);
 }
+
+int procfs_pid_of_dir(struct vnode *vn)
+{
+	return vn && vn->kind == VN_PROC && vn->pk == PK_PID_DIR ? vn->pid : 0;
+}

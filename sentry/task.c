@@ -1153,15 +1153,20 @@ long sys_pidfd_send_signal(struct task *t, struct syscall_args *a)
 
 	if (!f)
 		return -EBADF;
-	if (f->ops != &pidfd_ops)
+	if (f->ops == &pidfd_ops) {
+		p = pidfd_proc(f->priv);
+	} else if (procfs_pid_of_dir(f->vn)) {
+		/* an open /proc/<pid> directory is a pidfd too */
+		p = proc_by_pid(procfs_pid_of_dir(f->vn));
+	} else {
 		return -EBADF;
+	}
 	if (a->a[3])
 		return -EINVAL;
 	if (!valid_sig(sig))
 		return -EINVAL;
 	if (a->a[2])
-		return sigqueue_to(t, pidfd_proc(f->priv), NULL, sig, a->a[2]);
-	p = pidfd_proc(f->priv);
+		return sigqueue_to(t, p, NULL, sig, a->a[2]);
 	if (!p || p->exited)
 		return -ESRCH;
 	return send_signal_proc(p, sig, t->proc->pid);

@@ -251,6 +251,8 @@ int procfs_lookup(struct task *t, struct vnode *dir, const char *name,
 		  struct vnode **out);
 int procfs_readlink(struct task *t, struct vnode *vn, char *buf, size_t cap);
 int procfs_stat(struct vnode *vn, struct stat *st);
+/* The pid a /proc/<pid> directory names (it serves as a pidfd), else 0. */
+int procfs_pid_of_dir(struct vnode *vn);
 struct file *procfs_fd_file(struct task *t, struct vnode *vn);
 int procfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
 struct vnode *devfs_root(void);
