@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/inotify.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -46,6 +47,10 @@ void file_put(struct file *f)
 		epoll_file_gone(f);
 	locks_file_gone(f);
 	notify_file_gone(f);
+	if (f->vn && inotify_active())
+		inotify_report_vn(f->vn, (f->flags & O_ACCMODE) == O_RDONLY ?
+						 IN_CLOSE_NOWRITE :
+						 IN_CLOSE_WRITE);
 	if (f->ops && f->ops->release)
 		f->ops->release(f);
 	if (f->hostfd >= 0 && !f->hostfd_shared)

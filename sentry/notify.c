@@ -1,4 +1,4 @@
-/* sentry/notify.c: directory change notification (fcntl F_NOTIFY).
+/* sentry/notify.c: change notification: fcntl F_NOTIFY, and inotify.
  *
  * A directory watched with F_NOTIFY hears, by a signal to the process
  * that asked (SIGIO, or the one set with F_SETSIG), of names created,
@@ -11,6 +11,9 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -163,4 +166,435 @@ void notify_path(struct task *t, int dirfd, uint64_t upath, unsigned long ev)
 		notify_dir(dir, ev);
 		vnode_put(dir);
 	}
+}
+
+/* ---- inotify --------------------------------------------------------------
+ *
+ * Watches on files and directories, known by (st_dev, st_ino) like
+ * F_NOTIFY's; events are queued on the inotify file as struct
+ * inotify_event records for read(2), and make it readable for poll and
+ * epoll. The change paths report through inotify_report(): the changed
+ * object, and when known its directory and name. */
+
+#define INOTIFY_WATCHES_MAX 8192 /* max_user_watches, for one sandbox */
+#define INOTIFY_QUEUE_MAX 16384	 /* max_queued_events */
+
+struct iwatch {
+	struct iwatch *next;
+	int wd;
+	dev_t dev;
+	ino_t ino;
+	uint32_t mask;
+	bool dir;
+};
+
+struct inot {
+	struct inot *next; /* all inotify instances */
+	struct iwatch *watches;
+	int next_wd;
+	char *q; /* queued struct inotify_event records */
+	size_t qlen, qcap;
+	int nqueued;
+	bool overflowed;
+	uint64_t seq;
+};
+
+static struct inot *inots;
+static int iwatches_total;
+static uint32_t next_cookie = 1;
+
+bool inotify_active(void)
+{
+	return iwatches_total > 0;
+}
+
+static void queue_event(struct inot *in, int wd, uint32_t mask, uint32_t cookie,
+			const char *name)
+{
+	size_t nlen = name ? strlen(name) + 1 : 0, pad, need;
+	struct inotify_event ev = { .wd = wd, .mask = mask, .cookie = cookie };
+	char *p;
+
+	if (in->nqueued >= INOTIFY_QUEUE_MAX) {
+		if (in->overflowed)
+			return;
+		in->overflowed = true;
+		wd = -1;
+		ev.wd = -1;
+		ev.mask = IN_Q_OVERFLOW;
+		ev.cookie = 0;
+		nlen = 0;
+		name = NULL;
+	}
+	pad = nlen ? (nlen + 15) & ~(size_t)15 : 0;
+	/* Linux merges an event identical to the last one queued. */
+	if (in->qlen >= sizeof(ev)) {
+		/* find the last record */
+		size_t off = 0, last = 0;
+		while (off < in->qlen) {
+			struct inotify_event *e =
+				(struct inotify_event *)(void *)(in->q + off);
+			last = off;
+			off += sizeof(*e) + e->len;
+		}
+		struct inotify_event *e =
+			(struct inotify_event *)(void *)(in->q + last);
+		if (e->wd == ev.wd && e->mask == ev.mask &&
+		    e->cookie == ev.cookie && e->len == pad &&
+		    (!pad || !strcmp(e->name, name)))
+			return;
+	}
+	need = in->qlen + sizeof(ev) + pad;
+	if (need > in->qcap) {
+		size_t cap = in->qcap ? in->qcap * 2 : 4096;
+		while (cap < need)
+			cap *= 2;
+		p = realloc(in->q, cap);
+		if (!p)
+			return;
+		in->q = p;
+		in->qcap = cap;
+	}
+	ev.len = (uint32_t)pad;
+	memcpy(in->q + in->qlen, &ev, sizeof(ev));
+	memset(in->q + in->qlen + sizeof(ev), 0, pad);
+	if (nlen)
+		memcpy(in->q + in->qlen + sizeof(ev), name, nlen);
+	in->qlen = need;
+	in->nqueued++;
+	in->seq++;
+	sentry_wake();
+}
+
+static void drop_watch(struct inot *in, struct iwatch **pp, bool ignored)
+{
+	struct iwatch *w = *pp;
+
+	if (ignored)
+		queue_event(in, w->wd, IN_IGNORED, 0, NULL);
+	*pp = w->next;
+	free(w);
+	iwatches_total--;
+}
+
+/* One change: ev on obj (dev, ino); dir and name when it has them. The
+ * directory's watches hear first, and the object's own after, as Linux
+ * orders them; a removal is the other way round (the object goes first). */
+static void report_pass(bool self, dev_t odev, ino_t oino, bool odir,
+			bool have_obj, dev_t ddev, ino_t dino, bool have_dir,
+			const char *name, uint32_t ev, uint32_t cookie)
+{
+	struct inot *in;
+
+	for (in = inots; in; in = in->next) {
+		struct iwatch **pp = &in->watches;
+		while (*pp) {
+			struct iwatch *w = *pp;
+			/* a directory hears of its entries' events, not of
+			 * their own DELETE_SELF/MOVE_SELF */
+			uint32_t m = ev & w->mask & IN_ALL_EVENTS &
+				     ~(uint32_t)(IN_DELETE_SELF | IN_MOVE_SELF);
+			bool gone = false;
+			if (!self) {
+				if (!(have_dir && w->dir && w->dev == ddev &&
+				      w->ino == dino && m && name)) {
+					pp = &w->next;
+					continue;
+				}
+				queue_event(in, w->wd,
+					    m | (odir ? IN_ISDIR : 0), cookie,
+					    name);
+			} else {
+				uint32_t sm = ev & w->mask &
+					      (IN_ALL_EVENTS &
+					       ~(IN_MOVED_FROM | IN_MOVED_TO |
+						 IN_CREATE | IN_DELETE));
+				if (!(have_obj && w->dev == odev &&
+				      w->ino == oino)) {
+					pp = &w->next;
+					continue;
+				}
+				m = sm;
+				if (sm)
+					queue_event(
+						in, w->wd,
+						sm | (w->dir && !(sm &
+								  (IN_DELETE_SELF |
+								   IN_MOVE_SELF)) ?
+							      IN_ISDIR :
+							      0),
+						0, NULL);
+				gone = (ev & IN_DELETE_SELF) != 0;
+			}
+			if (gone || (m && (w->mask & IN_ONESHOT))) {
+				drop_watch(in, pp, true);
+				continue;
+			}
+			pp = &w->next;
+		}
+	}
+}
+
+static void report(dev_t odev, ino_t oino, bool odir, bool have_obj, dev_t ddev,
+		   ino_t dino, bool have_dir, const char *name, uint32_t ev,
+		   uint32_t cookie)
+{
+	bool self_first = (ev & IN_DELETE_SELF) != 0;
+
+	report_pass(self_first, odev, oino, odir, have_obj, ddev, dino,
+		    have_dir, name, ev, cookie);
+	report_pass(!self_first, odev, oino, odir, have_obj, ddev, dino,
+		    have_dir, name, ev, cookie);
+}
+
+void inotify_report(struct vnode *obj, struct vnode *dir, const char *name,
+		    uint32_t ev, uint32_t cookie)
+{
+	dev_t od = 0, dd = 0;
+	ino_t oi = 0, di = 0;
+	bool odir = obj && S_ISDIR(obj->mode);
+	bool ho = obj && ident(obj, &od, &oi) == 0;
+	bool hd = dir && ident(dir, &dd, &di) == 0;
+
+	if (!inotify_active())
+		return;
+	report(od, oi, odir, ho, dd, di, hd, name, ev, cookie);
+}
+
+/* A change to the object at a canonical path (writes, attributes,
+ * opens and closes): its watches, and its directory's with its name. */
+void inotify_report_vn(struct vnode *vn, uint32_t ev)
+{
+	char buf[PATH_MAX], *slash;
+	struct vnode *dir = NULL;
+
+	if (!inotify_active() || !vn || !vn->path)
+		return;
+	snprintf(buf, sizeof(buf), "%s", vn->path);
+	slash = strrchr(buf, '/');
+	if (slash && slash[1]) {
+		const char *name = slash + 1;
+		char dpath[PATH_MAX];
+		snprintf(dpath, sizeof(dpath), "%.*s",
+			 slash == buf ? 1 : (int)(slash - buf), buf);
+		if (vfs_resolve(NULL, AT_FDCWD, dpath, LOOKUP_FOLLOW, &dir) < 0)
+			dir = NULL;
+		inotify_report(vn, dir, name, ev, 0);
+		vnode_put(dir);
+		return;
+	}
+	inotify_report(vn, NULL, NULL, ev, 0);
+}
+
+uint32_t inotify_cookie(void)
+{
+	return next_cookie++;
+}
+
+static long inot_read(struct task *t, struct file *f, void *buf, size_t n,
+		      int64_t *off)
+{
+	struct inot *in = f->priv;
+	size_t take = 0;
+
+	(void)t;
+	(void)off;
+	if (!in->qlen)
+		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
+	/* whole records only; the first must fit */
+	while (take < in->qlen) {
+		struct inotify_event *e =
+			(struct inotify_event *)(void *)(in->q + take);
+		size_t l = sizeof(*e) + e->len;
+		if (take + l > n)
+			break;
+		take += l;
+		in->nqueued--;
+	}
+	if (!take)
+		return -EINVAL;
+	memcpy(buf, in->q, take);
+	memmove(in->q, in->q + take, in->qlen - take);
+	in->qlen -= take;
+	if (!in->qlen)
+		in->overflowed = false;
+	in->seq++;
+	return (long)take;
+}
+
+static short inot_poll(struct file *f, short events)
+{
+	struct inot *in = f->priv;
+
+	return in->qlen ? (short)(events & (POLLIN | POLLRDNORM)) : 0;
+}
+
+static long inot_ioctl(struct task *t, struct file *f, unsigned long cmd,
+		       uint64_t arg)
+{
+	struct inot *in = f->priv;
+	int v = (int)in->qlen;
+
+	if (cmd != FIONREAD)
+		return -ENOTTY;
+	return task_write(t, arg, &v, sizeof(v)) < 0 ? -EFAULT : 0;
+}
+
+static int inot_stat(struct file *f, struct stat *st)
+{
+	(void)f;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = 0600;
+	st->st_nlink = 1;
+	return 0;
+}
+
+static uint64_t inot_evseq(struct file *f)
+{
+	return ((struct inot *)f->priv)->seq;
+}
+
+static void inot_release(struct file *f)
+{
+	struct inot *in = f->priv, **pp;
+
+	while (in->watches)
+		drop_watch(in, &in->watches, false);
+	for (pp = &inots; *pp; pp = &(*pp)->next)
+		if (*pp == in) {
+			*pp = in->next;
+			break;
+		}
+	free(in->q);
+	free(in);
+}
+
+static const struct file_ops inot_ops = {
+	.read = inot_read,
+	.poll = inot_poll,
+	.ioctl = inot_ioctl,
+	.stat = inot_stat,
+	.release = inot_release,
+	.evseq = inot_evseq,
+};
+
+long sys_inotify_init1(struct task *t, struct syscall_args *a)
+{
+	int flags = (int)a->a[0];
+	struct inot *in;
+	long fd;
+
+	if (flags & ~(IN_NONBLOCK | IN_CLOEXEC))
+		return -EINVAL;
+	in = calloc(1, sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	in->next_wd = 1;
+	fd = install_anon(t, &inot_ops,
+			  O_RDONLY | ((flags & IN_NONBLOCK) ? O_NONBLOCK : 0),
+			  in, (flags & IN_CLOEXEC) != 0);
+	if (fd >= 0) {
+		in->next = inots;
+		inots = in;
+	}
+	return fd;
+}
+
+long sys_inotify_init(struct task *t, struct syscall_args *a)
+{
+	struct syscall_args b = *a;
+
+	b.a[0] = 0;
+	return sys_inotify_init1(t, &b);
+}
+
+static struct inot *inot_of(struct task *t, int fd, long *err)
+{
+	struct file *f = fd_get(t, fd);
+
+	*err = !f ? -EBADF : f->ops != &inot_ops ? -EINVAL : 0;
+	return *err ? NULL : f->priv;
+}
+
+long sys_inotify_add_watch(struct task *t, struct syscall_args *a)
+{
+	uint32_t mask = (uint32_t)a->a[2];
+	char path[PATH_MAX];
+	struct iwatch *w;
+	struct vnode *vn;
+	dev_t dev = 0;
+	ino_t ino = 0;
+	long rc;
+	struct inot *in = inot_of(t, (int)a->a[0], &rc);
+
+	if (!in)
+		return rc;
+	if (!(mask & IN_ALL_EVENTS))
+		return -EINVAL;
+	if ((mask & IN_MASK_ADD) && (mask & IN_MASK_CREATE))
+		return -EINVAL;
+	rc = task_read_str(t, a->a[1], path, sizeof(path));
+	if (rc < 0)
+		return rc;
+	rc = vfs_resolve(t, AT_FDCWD, path,
+			 (mask & IN_DONT_FOLLOW) ? 0 : LOOKUP_FOLLOW, &vn);
+	if (rc < 0)
+		return rc;
+	if ((mask & IN_ONLYDIR) && !S_ISDIR(vn->mode)) {
+		vnode_put(vn);
+		return -ENOTDIR;
+	}
+	rc = vfs_access(&t->proc->cred, vn, R_OK);
+	if (rc == 0)
+		rc = ident(vn, &dev, &ino);
+	if (rc < 0) {
+		vnode_put(vn);
+		return rc;
+	}
+	for (w = in->watches; w; w = w->next)
+		if (w->dev == dev && w->ino == ino)
+			break;
+	if (w) {
+		vnode_put(vn);
+		if (mask & IN_MASK_CREATE)
+			return -EEXIST;
+		w->mask = (mask & IN_MASK_ADD) ? w->mask | mask : mask;
+		return w->wd;
+	}
+	if (iwatches_total >= INOTIFY_WATCHES_MAX) {
+		vnode_put(vn);
+		return -ENOSPC;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		vnode_put(vn);
+		return -ENOMEM;
+	}
+	w->wd = in->next_wd++;
+	w->dev = dev;
+	w->ino = ino;
+	w->mask = mask;
+	w->dir = S_ISDIR(vn->mode);
+	w->next = in->watches;
+	in->watches = w;
+	iwatches_total++;
+	vnode_put(vn);
+	return w->wd;
+}
+
+long sys_inotify_rm_watch(struct task *t, struct syscall_args *a)
+{
+	int wd = (int)a->a[1];
+	struct iwatch **pp;
+	long rc;
+	struct inot *in = inot_of(t, (int)a->a[0], &rc);
+
+	if (!in)
+		return rc;
+	for (pp = &in->watches; *pp; pp = &(*pp)->next)
+		if ((*pp)->wd == wd) {
+			drop_watch(in, pp, true);
+			return 0;
+		}
+	return -EINVAL;
 }

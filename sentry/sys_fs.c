@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -50,14 +51,19 @@ static long do_read(struct task *t, struct file *f, uint64_t ubuf, size_t n,
 	while (done < n) {
 		size_t chunk = n - done > sizeof(buf) ? sizeof(buf) : n - done;
 		r = f->ops->read(t, f, buf, chunk, off);
-		if (r < 0 || r == SYS_BLOCK)
+		if (r < 0 || r == SYS_BLOCK) {
+			if (done && f->vn && inotify_active())
+				inotify_report_vn(f->vn, IN_ACCESS);
 			return done ? (long)done : r;
+		}
 		if (r > 0 && task_write(t, ubuf + done, buf, (size_t)r) < 0)
 			return done ? (long)done : -EFAULT;
 		done += (size_t)r;
 		if ((size_t)r < chunk || f->stream)
 			break;
 	}
+	if (done && f->vn && inotify_active())
+		inotify_report_vn(f->vn, IN_ACCESS);
 	return (long)done;
 }
 
@@ -66,7 +72,7 @@ static long do_write(struct task *t, struct file *f, uint64_t ubuf, size_t n,
 {
 	static char buf[IO_CHUNK];
 	size_t done = 0;
-	long r;
+	long r = 0;
 
 	if ((f->flags & O_ACCMODE) == O_RDONLY || (f->flags & O_PATH))
 		return -EBADF;
@@ -80,12 +86,14 @@ static long do_write(struct task *t, struct file *f, uint64_t ubuf, size_t n,
 			return done ? (long)done : -EFAULT;
 		r = f->ops->write(t, f, buf, chunk, off);
 		if (r < 0 || r == SYS_BLOCK)
-			return done ? (long)done : r;
+			break;
 		done += (size_t)r;
 		if ((size_t)r < chunk)
 			break;
 	}
-	return (long)done;
+	if (done && f->vn && inotify_active())
+		inotify_report_vn(f->vn, IN_MODIFY);
+	return done ? (long)done : r;
 }
 
 long sys_read(struct task *t, struct syscall_args *a)
@@ -407,8 +415,12 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 	}
 open_node:
 	rc = vfs_open(t, vn, flags, &f);
-	if (rc == 0 && created)
+	if (rc == 0 && created) {
 		notify_parent(vn, DN_CREATE);
+		inotify_report_vn(vn, IN_CREATE);
+	}
+	if (rc == 0 && inotify_active())
+		inotify_report_vn(vn, IN_OPEN);
 	vnode_put(vn);
 	if (rc < 0)
 		return rc;

@@ -8,6 +8,7 @@
 #include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -148,6 +149,55 @@ static long do_mkdir(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 	return rc;
 }
 
+/* inotify's view of one name change: the directory, the name, and the
+ * object (looked up before a removal, after a creation). */
+struct inote {
+	struct vnode *dir, *obj;
+	char name[NAME_MAX + 1];
+	bool on;
+};
+
+static void inote_begin(struct task *t, int dirfd, uint64_t upath,
+			struct inote *n, bool obj_now)
+{
+	char path[PATH_MAX], full[PATH_MAX];
+	bool trailing;
+
+	n->on = false;
+	n->dir = n->obj = NULL;
+	if (!inotify_active() || get_path(t, upath, path) < 0 ||
+	    vfs_resolve_parent(t, dirfd, path, &n->dir, n->name, &trailing) < 0)
+		return;
+	n->on = true;
+	if (obj_now &&
+	    vfs_child_path(n->dir, n->name, full, sizeof(full)) == 0 &&
+	    vfs_resolve(t, AT_FDCWD, full, 0, &n->obj) < 0)
+		n->obj = NULL;
+}
+
+static void inote_end(struct task *t, struct inote *n, long rc, uint32_t ev,
+		      uint32_t cookie)
+{
+	char full[PATH_MAX];
+
+	if (n->on && rc == 0 && ev) {
+		if (!n->obj && (ev & IN_CREATE) &&
+		    vfs_child_path(n->dir, n->name, full, sizeof(full)) == 0 &&
+		    vfs_resolve(t, AT_FDCWD, full, 0, &n->obj) < 0)
+			n->obj = NULL;
+		if ((ev & IN_DELETE) && n->obj &&
+		    (S_ISDIR(n->obj->mode) || n->obj->st.st_nlink <= 1))
+			ev |= IN_DELETE_SELF; /* its last name went */
+		else if ((ev & IN_DELETE) && n->obj)
+			ev |= IN_ATTRIB; /* a link count changed */
+		inotify_report(n->obj, n->dir, n->name, ev, cookie);
+	}
+	vnode_put(n->obj);
+	vnode_put(n->dir);
+	n->obj = n->dir = NULL;
+	n->on = false;
+}
+
 /* After a change to an entry of a directory: F_NOTIFY watchers hear. */
 static long notified(struct task *t, long rc, int dirfd, uint64_t upath,
 		     unsigned long ev)
@@ -157,16 +207,37 @@ static long notified(struct task *t, long rc, int dirfd, uint64_t upath,
 	return rc;
 }
 
+/* A creation or a removal: F_NOTIFY's event and inotify's. */
+static long named(struct task *t, int dirfd, uint64_t upath, uint32_t in_ev,
+		  long (*op)(struct task *, struct syscall_args *),
+		  struct syscall_args *a)
+{
+	struct inote n;
+	long rc;
+
+	inote_begin(t, dirfd, upath, &n, (in_ev & IN_DELETE) != 0);
+	rc = op(t, a);
+	inote_end(t, &n, rc, in_ev, 0);
+	return notified(t, rc, dirfd, upath,
+			(in_ev & IN_DELETE) ? DN_DELETE : DN_CREATE);
+}
+
+static long op_mkdir(struct task *t, struct syscall_args *a)
+{
+	return do_mkdir(t, (int)a->a[0], a->a[1], (mode_t)a->a[2]);
+}
+
 long sys_mkdir(struct task *t, struct syscall_args *a)
 {
-	return notified(t, do_mkdir(t, AT_FDCWD, a->a[0], (mode_t)a->a[1]),
-			AT_FDCWD, a->a[0], DN_CREATE);
+	struct syscall_args b = { .a = { (uint64_t)AT_FDCWD, a->a[0],
+					 a->a[1] } };
+
+	return named(t, AT_FDCWD, a->a[0], IN_CREATE, op_mkdir, &b);
 }
 
 long sys_mkdirat(struct task *t, struct syscall_args *a)
 {
-	return notified(t, do_mkdir(t, (int)a->a[0], a->a[1], (mode_t)a->a[2]),
-			(int)a->a[0], a->a[1], DN_CREATE);
+	return named(t, (int)a->a[0], a->a[1], IN_CREATE, op_mkdir, a);
 }
 
 static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
@@ -230,27 +301,34 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 	return rc;
 }
 
+static long op_unlink(struct task *t, struct syscall_args *a)
+{
+	return do_unlink(t, (int)a->a[0], a->a[1], a->a[2] != 0);
+}
+
 long sys_unlink(struct task *t, struct syscall_args *a)
 {
-	return notified(t, do_unlink(t, AT_FDCWD, a->a[0], false), AT_FDCWD,
-			a->a[0], DN_DELETE);
+	struct syscall_args b = { .a = { (uint64_t)AT_FDCWD, a->a[0], 0 } };
+
+	return named(t, AT_FDCWD, a->a[0], IN_DELETE, op_unlink, &b);
 }
 
 long sys_rmdir(struct task *t, struct syscall_args *a)
 {
-	return notified(t, do_unlink(t, AT_FDCWD, a->a[0], true), AT_FDCWD,
-			a->a[0], DN_DELETE);
+	struct syscall_args b = { .a = { (uint64_t)AT_FDCWD, a->a[0], 1 } };
+
+	return named(t, AT_FDCWD, a->a[0], IN_DELETE, op_unlink, &b);
 }
 
 long sys_unlinkat(struct task *t, struct syscall_args *a)
 {
 	int flags = (int)a->a[2];
+	struct syscall_args b = { .a = { a->a[0], a->a[1],
+					 (flags & AT_REMOVEDIR) != 0 } };
 
 	if (flags & ~AT_REMOVEDIR)
 		return -EINVAL;
-	return notified(
-		t, do_unlink(t, (int)a->a[0], a->a[1], flags & AT_REMOVEDIR),
-		(int)a->a[0], a->a[1], DN_DELETE);
+	return named(t, (int)a->a[0], a->a[1], IN_DELETE, op_unlink, &b);
 }
 
 /* A directory whose merged view includes rootfs contents: the rootfs one
@@ -392,11 +470,26 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 static long renamed(struct task *t, int ofd, uint64_t uold, int nfd,
 		    uint64_t unew, unsigned flags)
 {
-	long rc = do_rename(t, ofd, uold, nfd, unew, flags);
+	struct inote from, to;
+	long rc;
 
+	inote_begin(t, ofd, uold, &from, true);
+	inote_begin(t, nfd, unew, &to, false);
+	rc = do_rename(t, ofd, uold, nfd, unew, flags);
 	if (rc == 0) {
+		uint32_t cookie = from.on ? inotify_cookie() : 0;
+		struct vnode *moved = vnode_get(from.obj);
+		to.obj = vnode_get(from.obj);
+		inote_end(t, &from, rc, IN_MOVED_FROM, cookie);
+		inote_end(t, &to, rc, IN_MOVED_TO, cookie);
+		if (moved)
+			inotify_report(moved, NULL, NULL, IN_MOVE_SELF, 0);
+		vnode_put(moved);
 		notify_path(t, ofd, uold, DN_RENAME);
 		notify_path(t, nfd, unew, DN_RENAME);
+	} else {
+		inote_end(t, &from, rc, 0, 0);
+		inote_end(t, &to, rc, 0, 0);
 	}
 	return rc;
 }
@@ -442,16 +535,22 @@ static long do_symlink(struct task *t, uint64_t utarget, int dirfd,
 	return rc;
 }
 
+static long op_symlink(struct task *t, struct syscall_args *a)
+{
+	return do_symlink(t, a->a[0], (int)a->a[1], a->a[2]);
+}
+
 long sys_symlink(struct task *t, struct syscall_args *a)
 {
-	return notified(t, do_symlink(t, a->a[0], AT_FDCWD, a->a[1]), AT_FDCWD,
-			a->a[1], DN_CREATE);
+	struct syscall_args b = { .a = { a->a[0], (uint64_t)AT_FDCWD,
+					 a->a[1] } };
+
+	return named(t, AT_FDCWD, a->a[1], IN_CREATE, op_symlink, &b);
 }
 
 long sys_symlinkat(struct task *t, struct syscall_args *a)
 {
-	return notified(t, do_symlink(t, a->a[0], (int)a->a[1], a->a[2]),
-			(int)a->a[1], a->a[2], DN_CREATE);
+	return named(t, (int)a->a[1], a->a[2], IN_CREATE, op_symlink, a);
 }
 
 static long do_link(struct task *t, int ofd, uint64_t uold, int nfd,
@@ -498,18 +597,23 @@ static long do_link(struct task *t, int ofd, uint64_t uold, int nfd,
 	return rc;
 }
 
+static long op_link(struct task *t, struct syscall_args *a)
+{
+	return do_link(t, (int)a->a[0], a->a[1], (int)a->a[2], a->a[3],
+		       (int)a->a[4]);
+}
+
 long sys_link(struct task *t, struct syscall_args *a)
 {
-	return notified(t, do_link(t, AT_FDCWD, a->a[0], AT_FDCWD, a->a[1], 0),
-			AT_FDCWD, a->a[1], DN_CREATE);
+	struct syscall_args b = { .a = { (uint64_t)AT_FDCWD, a->a[0],
+					 (uint64_t)AT_FDCWD, a->a[1], 0 } };
+
+	return named(t, AT_FDCWD, a->a[1], IN_CREATE, op_link, &b);
 }
 
 long sys_linkat(struct task *t, struct syscall_args *a)
 {
-	return notified(t,
-			do_link(t, (int)a->a[0], a->a[1], (int)a->a[2], a->a[3],
-				(int)a->a[4]),
-			(int)a->a[2], a->a[3], DN_CREATE);
+	return named(t, (int)a->a[2], a->a[3], IN_CREATE, op_link, a);
 }
 
 /* ---- attributes by path or fd -------------------------------------------- */
@@ -572,8 +676,10 @@ static long chmod_vn(struct task *t, struct vnode *vn, mode_t mode)
 
 	if (rc == 0)
 		rc = tmpfs_chmod(t, vn, mode);
-	if (rc == 0)
+	if (rc == 0) {
 		notify_parent(vn, DN_ATTRIB);
+		inotify_report_vn(vn, IN_ATTRIB);
+	}
 	vnode_put(vn);
 	return rc;
 }
@@ -627,8 +733,10 @@ static long chown_vn(struct task *t, struct vnode *vn, uid_t u, gid_t g)
 
 	if (rc == 0)
 		rc = tmpfs_chown(t, vn, u, g);
-	if (rc == 0)
+	if (rc == 0) {
 		notify_parent(vn, DN_ATTRIB);
+		inotify_report_vn(vn, IN_ATTRIB);
+	}
 	vnode_put(vn);
 	return rc;
 }
@@ -693,8 +801,10 @@ long sys_truncate(struct task *t, struct syscall_args *a)
 		rc = to_upper(&vn);
 	if (rc == 0)
 		rc = tmpfs_truncate(vn, (int64_t)a->a[1]);
-	if (rc == 0)
+	if (rc == 0) {
 		notify_parent(vn, DN_MODIFY);
+		inotify_report_vn(vn, IN_MODIFY);
+	}
 	vnode_put(vn);
 	return rc;
 }
@@ -779,8 +889,10 @@ long sys_utimensat(struct task *t, struct syscall_args *a)
 		rc = to_upper(&vn);
 	if (rc == 0)
 		rc = tmpfs_utimens(t, vn, a->a[2] ? ts : NULL);
-	if (rc == 0)
+	if (rc == 0) {
 		notify_parent(vn, DN_ATTRIB);
+		inotify_report_vn(vn, IN_ATTRIB);
+	}
 	vnode_put(vn);
 	return rc;
 }
@@ -820,16 +932,22 @@ static long do_mknod(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 	return rc;
 }
 
+static long op_mknod(struct task *t, struct syscall_args *a)
+{
+	return do_mknod(t, (int)a->a[0], a->a[1], (mode_t)a->a[2]);
+}
+
 long sys_mknod(struct task *t, struct syscall_args *a)
 {
-	return notified(t, do_mknod(t, AT_FDCWD, a->a[0], (mode_t)a->a[1]),
-			AT_FDCWD, a->a[0], DN_CREATE);
+	struct syscall_args b = { .a = { (uint64_t)AT_FDCWD, a->a[0],
+					 a->a[1] } };
+
+	return named(t, AT_FDCWD, a->a[0], IN_CREATE, op_mknod, &b);
 }
 
 long sys_mknodat(struct task *t, struct syscall_args *a)
 {
-	return notified(t, do_mknod(t, (int)a->a[0], a->a[1], (mode_t)a->a[2]),
-			(int)a->a[0], a->a[1], DN_CREATE);
+	return named(t, (int)a->a[0], a->a[1], IN_CREATE, op_mknod, a);
 }
 
 long sys_creat(struct task *t, struct syscall_args *a)

@@ -291,6 +291,11 @@ EMU(timer_settime, sys_timer_settime, FULL, "dxpp", "")
 EMU(timer_gettime, sys_timer_gettime, FULL, "dp", "")
 EMU(timer_getoverrun, sys_timer_getoverrun, FULL, "d", "")
 EMU(timer_delete, sys_timer_delete, FULL, "d", "")
+EMU(inotify_init, sys_inotify_init, FULL, "", "")
+EMU(inotify_init1, sys_inotify_init1, FULL, "x", "")
+EMU(inotify_add_watch, sys_inotify_add_watch, PARTIAL, "Fsx",
+    "changes made inside the sandbox; a mounted host directory's own changes are not seen")
+EMU(inotify_rm_watch, sys_inotify_rm_watch, FULL, "Fd", "")
 EMU(timerfd_create, sys_timerfd_create, FULL, "dx",
     "REALTIME, MONOTONIC, BOOTTIME; the _ALARM clocks EPERM")
 EMU(timerfd_settime, sys_timerfd_settime, FULL, "dxpp", "")

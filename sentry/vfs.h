@@ -213,6 +213,13 @@ void notify_file_gone(struct file *f);
 void notify_dir(struct vnode *dir, unsigned long ev);
 void notify_parent(struct vnode *vn, unsigned long ev);
 void notify_path(struct task *t, int dirfd, uint64_t upath, unsigned long ev);
+/* inotify: a change ev (IN_*) of obj, seen from dir as name (either may be
+ * NULL); or of the object at vn's path, and from its directory. */
+bool inotify_active(void);
+void inotify_report(struct vnode *obj, struct vnode *dir, const char *name,
+		    uint32_t ev, uint32_t cookie);
+void inotify_report_vn(struct vnode *vn, uint32_t ev);
+uint32_t inotify_cookie(void);
 
 /* Open a resolved vnode as a file (read-only root: writes give EROFS). */
 int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
