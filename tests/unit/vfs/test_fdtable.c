@@ -341,7 +341,7 @@ TF(close_on_exec_closes_only_cloexec_fds)
 	file_put(c);
 	file_put(d);
 	file_put(e);
-	fd_close_on_exec(P.fdt);
+	fd_close_on_exec(&P, P.fdt);
 	cr_assert_eq(fd_get(&T, 0), a);
 	cr_assert_null(fd_get(&T, 1));
 	cr_assert_null(fd_get(&T, 2));
@@ -351,13 +351,13 @@ TF(close_on_exec_closes_only_cloexec_fds)
 	cr_assert_eq(a->refs, 1);
 	cr_assert_eq(d->refs, 1);
 	/* nothing left to close */
-	fd_close_on_exec(P.fdt);
+	fd_close_on_exec(&P, P.fdt);
 	cr_assert_eq(live_files, 2);
 }
 
 TF(close_on_exec_of_an_empty_table)
 {
-	fd_close_on_exec(P.fdt);
+	fd_close_on_exec(&P, P.fdt);
 	cr_assert_eq(P.fdt->cap, 0);
 }
 
