@@ -345,8 +345,9 @@ long sys_epoll_wait(struct task *t, struct syscall_args *a)
 
 long sys_epoll_pwait(struct task *t, struct syscall_args *a)
 {
-	/* The signal mask is not applied yet, as for ppoll (documented). */
-	return sys_epoll_wait(t, a);
+	long rc = task_wait_sigmask(t, a->a[4], a->a[5]);
+
+	return rc < 0 ? rc : sys_epoll_wait(t, a);
 }
 
 long sys_epoll_pwait2(struct task *t, struct syscall_args *a)
@@ -360,6 +361,11 @@ long sys_epoll_pwait2(struct task *t, struct syscall_args *a)
 		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
 			return -EINVAL;
 		timeout = guest_timeout_ns(ts.tv_sec, ts.tv_nsec);
+	}
+	{
+		long rc = task_wait_sigmask(t, a->a[4], a->a[5]);
+		if (rc < 0)
+			return rc;
 	}
 	return do_epoll_wait(t, (int)a->a[0], a->a[1], (int)a->a[2], timeout);
 }

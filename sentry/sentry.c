@@ -125,6 +125,7 @@ static void complete(struct task *t, long ret)
 	case SYS_PASSTHROUGH:
 		t->state = TS_RUNNING;
 		t->block_started = false;
+		t->wait_mask_addr = 0;
 		plat_resume_passthrough(t, 0);
 		return;
 	case SYS_PASSTHROUGH_FIXUP:
@@ -145,6 +146,7 @@ static void complete(struct task *t, long ret)
 	t->deadline_ns = 0;
 	t->wait_hostfd = -1;
 	t->lock_wait = NULL;
+	t->wait_mask_addr = 0;
 	/* Signals that arrived while the task was stopped for us: queue them
 	 * on the host now, they are delivered as it returns to user mode. */
 	for (sig = 1; t->pending_sigs && sig <= 64; sig++) {

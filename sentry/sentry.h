@@ -147,6 +147,9 @@ struct task {
 	/* F_SETLKW: the process holding the POSIX lock it waits behind
 	 * (compared, never dereferenced: for deadlock detection) */
 	struct process *lock_wait;
+	/* ppoll, pselect6, epoll_pwait(2): the mask the wait runs under
+	 * (guest address and value; addr 0: none) */
+	uint64_t wait_mask_addr, wait_mask;
 	uint64_t clone_flags, clone_ptid, clone_ctid;
 	char strace_args[512]; /* --strace: arguments decoded at entry */
 	struct task *next;     /* all tasks list */
@@ -260,6 +263,9 @@ int send_siginfo(struct process *p, struct task *t, const siginfo_t *si);
 /* A task entered or left a group-stop (job control). */
 void task_group_stop(struct task *t, int sig);
 void task_group_cont(struct task *t);
+/* ppoll/pselect6/epoll_pwait: note the mask their wait runs under (uaddr
+ * 0: none). 0, or -errno for a bad mask. */
+long task_wait_sigmask(struct task *t, uint64_t uaddr, uint64_t size);
 /* Interrupt blocked tasks the host queued a signal on (once a tick). */
 void task_poll_host_signals(void);
 

@@ -1032,7 +1032,11 @@ long sys_ppoll(struct task *t, struct syscall_args *a)
 			return -EINVAL;
 		timeout = guest_timeout_ns(ts.tv_sec, ts.tv_nsec);
 	}
-	/* The signal mask argument is not applied yet (documented). */
+	{
+		long rc = task_wait_sigmask(t, a->a[3], a->a[4]);
+		if (rc < 0)
+			return rc;
+	}
 	return do_poll(t, a->a[0], a->a[1], timeout);
 }
 
@@ -1118,6 +1122,18 @@ long sys_pselect6(struct task *t, struct syscall_args *a)
 		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
 			return -EINVAL;
 		timeout = guest_timeout_ns(ts.tv_sec, ts.tv_nsec);
+	}
+	if (a->a[5]) {
+		/* { const sigset_t *ss; size_t ss_len; } */
+		uint64_t sm[2];
+		long rc;
+		if (task_read(t, a->a[5], sm, sizeof(sm)) < 0)
+			return -EFAULT;
+		rc = task_wait_sigmask(t, sm[0], sm[1]);
+		if (rc < 0)
+			return rc;
+	} else {
+		task_wait_sigmask(t, 0, 0);
 	}
 	return do_select(t, (int)a->a[0], a->a[1], a->a[2], a->a[3], timeout);
 }

@@ -173,10 +173,9 @@ EMU(epoll_create1, sys_epoll_create1, FULL, "x", "")
 EMU(epoll_ctl, sys_epoll_ctl, FULL, "FdFp",
     "level and edge triggered, EPOLLONESHOT")
 EMU(epoll_wait, sys_epoll_wait, FULL, "Fpdd", "")
-EMU(epoll_pwait, sys_epoll_pwait, PARTIAL, "Fpddp",
-    "the signal mask is not applied yet")
-EMU(epoll_pwait2, sys_epoll_pwait2, PARTIAL, "Fpdpp",
-    "the signal mask is not applied yet")
+EMU(epoll_pwait, sys_epoll_pwait, FULL, "Fpddp",
+    "the mask is in force while it waits, and after until a handler returns")
+EMU(epoll_pwait2, sys_epoll_pwait2, FULL, "Fpdpp", "as epoll_pwait")
 EMU(eventfd, sys_eventfd, FULL, "u", "")
 EMU(eventfd2, sys_eventfd2, FULL, "ux", "")
 /* tasks */

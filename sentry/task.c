@@ -616,6 +616,57 @@ bool sig_default_ignored(int sig)
 }
 
 /* A task stopped in an emulated blocking syscall: does sig interrupt it? */
+long task_wait_sigmask(struct task *t, uint64_t uaddr, uint64_t size)
+{
+	uint64_t m;
+
+	t->wait_mask_addr = 0;
+	if (!uaddr)
+		return 0;
+	if (size != sizeof(m))
+		return -EINVAL;
+	if (task_read(t, uaddr, &m, sizeof(m)) < 0)
+		return -EFAULT;
+	t->wait_mask_addr = uaddr;
+	t->wait_mask = m & ~((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)));
+	return 0;
+}
+
+/* A wait that runs under a mask of its own ends because of a signal: the
+ * host runs ppoll(NULL, 0, 1 ns, mask) in its place. It fails EINTR with
+ * the signal pending, and the kernel delivers it with the caller's own
+ * mask saved for after the handler, exactly as for the real call. */
+static bool interrupt_with_mask(struct task *t)
+{
+	static const struct timespec one = { 0, 1 };
+	struct user_regs_struct r = t->regs;
+	uint64_t ts = (r.rsp - 512) & ~15ULL; /* well below the red zone */
+
+	if (!t->wait_mask_addr || t->at_exit_stop)
+		return false;
+	if (task_write(t, ts, &one, sizeof(one)) < 0)
+		return false;
+	r.orig_rax = SYS_ppoll;
+	r.rdi = 0;
+	r.rsi = 0;
+	r.rdx = ts;
+	r.r10 = t->wait_mask_addr;
+	r.r8 = sizeof(uint64_t);
+	if (ptrace(PTRACE_SETREGS, t->host_tid, 0, &r) < 0)
+		return false;
+	sentry_complete(t, SYS_PASSTHROUGH);
+	return true;
+}
+
+/* poll, select and epoll_wait in all their forms end with EINTR after a
+ * handler, whatever SA_RESTART says (signal(7)). */
+static bool never_restarted(long nr)
+{
+	return nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select ||
+	       nr == SYS_pselect6 || nr == SYS_epoll_wait ||
+	       nr == SYS_epoll_pwait || nr == SYS_epoll_pwait2;
+}
+
 static void maybe_interrupt(struct task *t, int sig)
 {
 	struct sigact_rec *sa = &t->proc->sigact[sig];
@@ -623,18 +674,28 @@ static void maybe_interrupt(struct task *t, int sig)
 
 	if (t->state != TS_BLOCKED)
 		return;
-	if (ptrace(PTRACE_GETSIGMASK, t->host_tid, sizeof(mask), &mask) == 0 &&
-	    (mask & (1ULL << (sig - 1))) && sig != SIGKILL)
+	if (t->wait_mask_addr)
+		mask = t->wait_mask; /* the wait's own mask is in force */
+	else if (ptrace(PTRACE_GETSIGMASK, t->host_tid, sizeof(mask), &mask) <
+		 0)
+		mask = 0;
+	if ((mask & (1ULL << (sig - 1))) && sig != SIGKILL)
 		return;
 	if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN)
 		return;
 	if (sa->handler == (uint64_t)(uintptr_t)SIG_DFL) {
 		if (sig_default_ignored(sig))
 			return;
-		sentry_complete(t, -EINTR); /* it dies or stops anyway */
+		if (!interrupt_with_mask(t))
+			sentry_complete(t, -EINTR); /* it dies or stops */
 		return;
 	}
-	sentry_complete(t, (sa->flags & SA_RESTART) ? SYS_RESTART : -EINTR);
+	if (interrupt_with_mask(t))
+		return;
+	sentry_complete(t,
+			(sa->flags & SA_RESTART) && !never_restarted(t->sc.nr) ?
+				SYS_RESTART :
+				-EINTR);
 }
 
 /* Signals the host queued on a task while the sentry held it in an

@@ -171,6 +171,47 @@ time.sleep(30)' >"$out" 2>&1 &
 	assert_eq 2 "$STATUS" "a bad signal name is a usage error"
 }
 
+t_ppoll_mask()
+{
+	capture moat do -- $PY -c '
+import ctypes, os, signal, struct, time
+libc = ctypes.CDLL(None, use_errno=True)
+got = []
+signal.signal(signal.SIGUSR1, lambda s, f: got.append(1))
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+pid = os.getpid()
+if os.fork() == 0:
+    time.sleep(0.3)
+    os.kill(pid, signal.SIGUSR1)
+    os._exit(0)
+r, w = os.pipe()
+empty = ctypes.c_uint64(0)
+rc = libc.ppoll(struct.pack("ihh", r, 1, 0), 1, None, ctypes.byref(empty))
+print("ppoll", rc, ctypes.get_errno() == 4, len(got))
+print("blocked again", signal.SIGUSR1 in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+def boom(s, f):
+    got.append(2)
+    raise InterruptedError
+signal.signal(signal.SIGUSR2, boom)
+signal.siginterrupt(signal.SIGUSR2, False)   # SA_RESTART
+if os.fork() == 0:
+    time.sleep(0.3)
+    os.kill(pid, signal.SIGUSR2)
+    os._exit(0)
+import select
+p = select.poll(); p.register(r, select.POLLIN)
+t0 = time.monotonic()
+try:
+    p.poll(3000)
+except InterruptedError:
+    pass
+print("poll", time.monotonic() - t0 < 2, got)'
+	assert_eq "ppoll -1 True 1
+blocked again True
+poll True [1, 2]" "$OUT" "ppoll's mask lets a blocked signal through for the wait only; poll is never restarted"
+}
+
+run_test ppoll_mask t_ppoll_mask
 run_test timerfd t_timerfd
 run_test moat_kill t_moat_kill
 run_test job_control_in_wait t_job_control_in_wait
