@@ -51,6 +51,7 @@ struct tnode {
 	struct pipe *fifo; /* FIFOs: the pipe while anyone has it open */
 	void *sock;	   /* sockets: the bound socket while it is open */
 	struct txattr *xattrs; /* user.* extended attributes */
+	bool linkable;	       /* O_TMPFILE: may get its first name */
 	size_t xattr_bytes;
 	bool opaque; /* overlay dir that hides the lower one */
 };
@@ -558,7 +559,8 @@ int tmpfs_link(struct task *t, struct vnode *dir, const char *name,
 		return -EXDEV;
 	if (strlen(name) > NAME_MAX)
 		return -ENAMETOOLONG;
-	if (removed_dir(dir) || target->st.st_nlink == 0)
+	if (removed_dir(dir) ||
+	    (target->st.st_nlink == 0 && !target->tn->linkable))
 		return -ENOENT;
 	rc = may_write_dir(t, dir);
 	if (rc < 0)
@@ -572,6 +574,7 @@ int tmpfs_link(struct task *t, struct vnode *dir, const char *name,
 		return rc;
 	}
 	target->st.st_nlink++;
+	target->tn->linkable = false;
 	stamp(&target->st, false, false, true);
 	return 0;
 }
@@ -1211,6 +1214,40 @@ int tmpfs_memfd(struct vnode *vn)
 }
 
 /* An unnamed tmpfs file (memfd_create): it belongs to no directory. */
+int tmpfs_tmpfile(struct task *t, struct vnode *dir, mode_t mode, bool linkable,
+		  struct vnode **out)
+{
+	char path[PATH_MAX];
+	struct vnode *vn;
+	int rc;
+
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	if (removed_dir(dir))
+		return -ENOENT;
+	rc = may_write_dir(t, dir);
+	if (rc < 0)
+		return rc;
+	snprintf(path, sizeof(path), "%s/#%llu (deleted)",
+		 strcmp(dir->path, "/") ? dir->path : "",
+		 (unsigned long long)next_ino);
+	vn = tnode_new(dir->tn->root, path, S_IFREG | (mode & 07777),
+		       t ? t->proc->cred.fsuid : 0,
+		       t ? t->proc->cred.fsgid : 0);
+	if (!vn)
+		return -ENOMEM;
+	vn->st.st_nlink = 0;
+	vn->tn->linkable = linkable;
+	vn->tn->memfd = memfd_create("moat-tmpfs", MFD_CLOEXEC);
+	if (vn->tn->memfd < 0) {
+		rc = -errno;
+		vnode_put(vn);
+		return rc;
+	}
+	*out = vn;
+	return 0;
+}
+
 int tmpfs_anon_file(const char *name, struct vnode **out)
 {
 	char path[PATH_MAX];

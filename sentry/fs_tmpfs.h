@@ -84,5 +84,9 @@ long tmpfs_setxattr(struct vnode *vn, const char *name, const void *value,
 long tmpfs_removexattr(struct vnode *vn, const char *name);
 long tmpfs_listxattr(struct vnode *vn, char *buf, size_t size);
 int tmpfs_anon_file(const char *name, struct vnode **out);
+/* O_TMPFILE: an unnamed file of dir's tmpfs; linkable: it may be given a
+ * name later (linkat), unless O_EXCL said not. */
+int tmpfs_tmpfile(struct task *t, struct vnode *dir, mode_t mode, bool linkable,
+		  struct vnode **out);
 
 #endif

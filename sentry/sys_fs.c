@@ -20,6 +20,7 @@
 
 #include "platform/platform.h"
 #include "sentry/fs_dev.h"
+#include "sentry/fs_tmpfs.h"
 #include "sentry/overlay.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
@@ -317,6 +318,51 @@ long sys_lseek(struct task *t, struct syscall_args *a)
 	 O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH |           \
 	 __O_TMPFILE | O_SYNC)
 
+/* O_TMPFILE: an unnamed file in the directory at path, in tmpfs or the
+ * overlay; a host directory mounted in the sandbox: EOPNOTSUPP (callers
+ * fall back to a named file). */
+static long open_tmpfile(struct task *t, int dirfd, const char *path, int flags,
+			 mode_t mode)
+{
+	struct vnode *dir, *udir, *vn;
+	struct file *f;
+	long rc;
+	int fd;
+
+	if ((flags & O_ACCMODE) == O_RDONLY)
+		return -EINVAL;
+	rc = vfs_resolve(t, dirfd, path, LOOKUP_FOLLOW, &dir);
+	if (rc < 0)
+		return rc;
+	if (!S_ISDIR(dir->mode)) {
+		vnode_put(dir);
+		return -ENOTDIR;
+	}
+	if (dir->kind == VN_HOST || dir->kind == VN_PROC ||
+	    dir->kind == VN_DEV) {
+		vnode_put(dir);
+		return -EOPNOTSUPP;
+	}
+	rc = vfs_access(&t->proc->cred, dir, W_OK | X_OK);
+	if (rc == 0)
+		rc = ovl_write_dir(dir, &udir);
+	vnode_put(dir);
+	if (rc < 0)
+		return rc;
+	rc = tmpfs_tmpfile(t, udir, mode & ~t->proc->umask, !(flags & O_EXCL),
+			   &vn);
+	vnode_put(udir);
+	if (rc < 0)
+		return rc;
+	rc = vfs_open(t, vn, (flags & ~(__O_TMPFILE | O_EXCL)) | O_CREAT, &f);
+	vnode_put(vn);
+	if (rc < 0)
+		return rc;
+	fd = fd_install(t, f, (flags & O_CLOEXEC) != 0, 0);
+	file_put(f);
+	return fd;
+}
+
 static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 		    mode_t mode, uint64_t resolve)
 {
@@ -332,7 +378,7 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 	if (flags & ~VALID_OPEN_FLAGS)
 		flags &= VALID_OPEN_FLAGS;
 	if ((flags & __O_TMPFILE) == __O_TMPFILE)
-		return -EOPNOTSUPP; /* callers fall back to a named file */
+		return open_tmpfile(t, dirfd, path, flags, mode);
 	if (t->block_started && t->fifo_vn) {
 		/* A FIFO open waiting for its other end: it waits on the
 		 * node it opened (checked then), whatever the path now names. */
