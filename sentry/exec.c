@@ -539,6 +539,7 @@ static int load(struct task *t, struct exec_plan *p)
 	stack_top = (ha.execfn + (uint64_t)len + 1 + 8 + 4095) & ~4095ULL;
 	maps_clear(proc);
 	timers_exec(proc);
+	sysv_exec(proc);
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = (uint64_t)now_ns();
 	rc = map_image(t, p->main, &p->mi, p->main_vn->path,

@@ -269,6 +269,12 @@ long task_wait_sigmask(struct task *t, uint64_t uaddr, uint64_t size);
 /* Interrupt blocked tasks the host queued a signal on (once a tick). */
 void task_poll_host_signals(void);
 
+/* System V IPC (sentry/sysv.c): attachments follow fork, exec and exit;
+ * SEM_UNDO adjustments apply at exit. */
+void sysv_fork(struct process *parent, struct process *child);
+void sysv_exec(struct process *p);
+void sysv_proc_gone(struct process *p);
+
 /* Wall-clock timers (sentry/timer.c): alarm, ITIMER_REAL, timer_create. */
 int64_t timers_next(void); /* earliest deadline, CLOCK_MONOTONIC ns; 0: none */
 void timers_run(void);	   /* fire what is due */

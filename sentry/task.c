@@ -127,6 +127,7 @@ struct process *proc_new(struct process *parent)
 			}
 		}
 		maps_copy(p, parent);
+		sysv_fork(parent, p);
 	} else {
 		p->umask = 022;
 		p->ctty = -1;
@@ -358,6 +359,7 @@ static void proc_exited(struct process *p, int status)
 	p->exit_status = status;
 	timers_exit(p);
 	locks_proc_gone(p);
+	sysv_proc_gone(p);
 	/* Its files close at the top of the event loop, not here: a handler
 	 * that learnt of this death in the middle of an injection may still
 	 * hold one of them (found by the ASan end-to-end run). */

@@ -1,0 +1,873 @@
+/* sentry/sysv.c: System V IPC, in the sandbox's own IPC namespace.
+ *
+ * Shared memory segments are memfds of the sentry's, mapped into a guest
+ * by shmat as any tmpfs file is (the donated fd, MAP_SHARED), so pages are
+ * shared without copies. Semaphore sets and message queues live in the
+ * sentry; a semop or msgsnd/msgrcv that must wait blocks as any emulated
+ * syscall does (interrupted by signals, IPC_NOWAIT for EAGAIN/ENOMSG).
+ * Nothing is the host's: another sandbox, or the host, never sees a key.
+ * Limits are Linux's defaults, and the whole of shared memory is bounded
+ * by SHM_TOTAL so a guest cannot fill the host's memory through it.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform/platform.h"
+#include "sentry/syscalls.h"
+#include "sentry/vfs.h"
+
+#define IPC_OBJS_MAX 4096	  /* of each kind */
+#define SHM_TOTAL (1ULL << 30)	  /* bytes of all segments together */
+#define SEM_NSEMS_MAX 32000	  /* SEMMSL */
+#define SEM_NSOPS_MAX 500	  /* SEMOPM */
+#define MSG_MAX 8192		  /* MSGMAX: one message */
+#define MSG_QBYTES 16384	  /* MSGMNB: one queue */
+#define IPC_CMD(c) ((c) & ~0x100) /* glibc adds IPC_64 */
+
+enum ipc_kind {
+	K_SHM,
+	K_SEM,
+	K_MSG
+};
+
+struct semun_val {
+	unsigned short val;
+	int pid;
+};
+
+struct msg {
+	struct msg *next;
+	long type;
+	size_t len;
+	char text[];
+};
+
+struct ipcobj {
+	struct ipcobj *next;
+	enum ipc_kind kind;
+	int id;
+	key_t key;
+	bool removed;
+	uid_t uid, cuid;
+	gid_t gid, cgid;
+	mode_t mode;
+	time_t ctime, otime;
+	int lpid, cpid;
+	/* shm */
+	int memfd;
+	size_t size;
+	int nattch;
+	time_t atime, dtime;
+	/* sem */
+	int nsems;
+	struct semun_val *sems;
+	/* msg */
+	struct msg *head, *tail;
+	size_t qbytes, qnum, qmax;
+	time_t rtime;
+	int lrpid;
+};
+
+struct shmatt {
+	struct shmatt *next;
+	struct process *proc;
+	uint64_t addr;
+	struct ipcobj *seg;
+};
+
+struct semundo {
+	struct semundo *next;
+	struct process *proc;
+	int id;
+	int nsems;
+	short adj[];
+};
+
+static struct ipcobj *objs;
+static struct shmatt *atts;
+static struct semundo *undos;
+static int next_id[3] = { 0, 0, 0 };
+static size_t shm_bytes;
+
+static time_t now_s(void)
+{
+	return time(NULL);
+}
+
+static struct ipcobj *find_id(enum ipc_kind k, int id)
+{
+	struct ipcobj *o;
+
+	for (o = objs; o; o = o->next)
+		if (o->kind == k && o->id == id && !o->removed)
+			return o;
+	return NULL;
+}
+
+static int count(enum ipc_kind k)
+{
+	struct ipcobj *o;
+	int n = 0;
+
+	for (o = objs; o; o = o->next)
+		if (o->kind == k)
+			n++;
+	return n;
+}
+
+/* Permission to use o: read (r) and/or write (w) bits, as for files. */
+static int may(struct task *t, struct ipcobj *o, bool r, bool w)
+{
+	const struct creds *c = &t->proc->cred;
+	mode_t m = o->mode;
+
+	if (c->euid == 0)
+		return 0;
+	if (c->euid == o->uid || c->euid == o->cuid)
+		m >>= 6;
+	else if (c->egid == o->gid || c->egid == o->cgid)
+		m >>= 3;
+	if ((r && !(m & 4)) || (w && !(m & 2)))
+		return -EACCES;
+	return 0;
+}
+
+/* The get: an existing object of key, or a new one (ok says if the
+ * caller may make it: its own callback fills the kind's part). */
+static long ipc_get(struct task *t, enum ipc_kind k, key_t key, int flags,
+		    struct ipcobj **out, bool *made)
+{
+	struct ipcobj *o;
+
+	*made = false;
+	if (key != IPC_PRIVATE) {
+		for (o = objs; o; o = o->next)
+			if (o->kind == k && o->key == key && !o->removed)
+				break;
+		if (o) {
+			if ((flags & IPC_CREAT) && (flags & IPC_EXCL))
+				return -EEXIST;
+			if (may(t, o, (flags & 0444) != 0,
+				(flags & 0222) != 0) < 0)
+				return -EACCES;
+			*out = o;
+			return 0;
+		}
+		if (!(flags & IPC_CREAT))
+			return -ENOENT;
+	}
+	if (count(k) >= IPC_OBJS_MAX)
+		return -ENOSPC;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->kind = k;
+	o->id = next_id[k]++;
+	o->key = key;
+	o->uid = o->cuid = t->proc->cred.euid;
+	o->gid = o->cgid = t->proc->cred.egid;
+	o->mode = (mode_t)flags & 0777;
+	o->ctime = now_s();
+	o->cpid = t->proc->pid;
+	o->memfd = -1;
+	*out = o;
+	*made = true;
+	return 0;
+}
+
+static void link_obj(struct ipcobj *o)
+{
+	o->next = objs;
+	objs = o;
+}
+
+static void free_obj(struct ipcobj *o)
+{
+	struct ipcobj **pp;
+
+	for (pp = &objs; *pp; pp = &(*pp)->next)
+		if (*pp == o) {
+			*pp = o->next;
+			break;
+		}
+	if (o->memfd >= 0) {
+		close(o->memfd);
+		shm_bytes -= o->size;
+	}
+	while (o->head) {
+		struct msg *m = o->head;
+		o->head = m->next;
+		free(m);
+	}
+	free(o->sems);
+	free(o);
+}
+
+static void perm_out(const struct ipcobj *o, struct ipc_perm *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->__key = o->key;
+	p->uid = o->uid;
+	p->gid = o->gid;
+	p->cuid = o->cuid;
+	p->cgid = o->cgid;
+	p->mode = (unsigned short)o->mode;
+}
+
+static long ipc_set(struct task *t, struct ipcobj *o, const struct ipc_perm *p)
+{
+	const struct creds *c = &t->proc->cred;
+
+	if (c->euid != 0 && c->euid != o->uid && c->euid != o->cuid)
+		return -EPERM;
+	o->uid = p->uid;
+	o->gid = p->gid;
+	o->mode = p->mode & 0777;
+	o->ctime = now_s();
+	sentry_wake();
+	return 0;
+}
+
+static long ipc_rmid(struct task *t, struct ipcobj *o)
+{
+	const struct creds *c = &t->proc->cred;
+
+	if (c->euid != 0 && c->euid != o->uid && c->euid != o->cuid)
+		return -EPERM;
+	o->removed = true;
+	o->key = IPC_PRIVATE;
+	if (o->kind != K_SHM || o->nattch == 0)
+		free_obj(o);
+	sentry_wake(); /* waiters see EIDRM */
+	return 0;
+}
+
+/* ---- shared memory ------------------------------------------------------- */
+
+long sys_shmget(struct task *t, struct syscall_args *a)
+{
+	size_t size = a->a[1];
+	struct ipcobj *o;
+	bool made;
+	long rc = ipc_get(t, K_SHM, (key_t)a->a[0], (int)a->a[2], &o, &made);
+
+	if (rc < 0)
+		return rc;
+	if (!made)
+		return size > o->size ? -EINVAL : o->id;
+	size = (size + 4095) & ~(size_t)4095;
+	if (!a->a[1] || size > SHM_TOTAL || shm_bytes + size > SHM_TOTAL) {
+		free(o);
+		return a->a[1] ? -ENOSPC : -EINVAL;
+	}
+	o->memfd = memfd_create("moat-sysv-shm", MFD_CLOEXEC);
+	if (o->memfd < 0 || ftruncate(o->memfd, (off_t)size) < 0) {
+		if (o->memfd >= 0)
+			close(o->memfd);
+		free(o);
+		return -ENOMEM;
+	}
+	o->size = size;
+	shm_bytes += size;
+	link_obj(o);
+	return o->id;
+}
+
+long sys_shmat(struct task *t, struct syscall_args *a)
+{
+	struct ipcobj *o = find_id(K_SHM, (int)a->a[0]);
+	uint64_t addr = a->a[1];
+	int flags = (int)a->a[2], prot, mflags = MAP_SHARED, gfd;
+	struct shmatt *at;
+	long r;
+
+	if (!o)
+		return -EINVAL;
+	if (may(t, o, true, !(flags & SHM_RDONLY)) < 0)
+		return -EACCES;
+	if (addr) {
+		if (flags & SHM_RND)
+			addr &= ~(uint64_t)(SHMLBA - 1);
+		else if (addr & 4095)
+			return -EINVAL;
+		if (stub_overlaps(addr, o->size))
+			return -EINVAL;
+		mflags |= (flags & SHM_REMAP) ? MAP_FIXED : MAP_FIXED_NOREPLACE;
+	}
+	prot = PROT_READ | ((flags & SHM_RDONLY) ? 0 : PROT_WRITE) |
+	       ((flags & SHM_EXEC) ? PROT_EXEC : 0);
+	at = calloc(1, sizeof(*at));
+	if (!at)
+		return -ENOMEM;
+	gfd = plat_donate_fd(t, o->memfd);
+	if (gfd < 0) {
+		free(at);
+		return gfd;
+	}
+	r = plat_inject(t, SYS_mmap, addr, o->size, (uint64_t)prot,
+			(uint64_t)mflags, (uint64_t)gfd, 0);
+	plat_inject(t, SYS_close, (uint64_t)gfd, 0, 0, 0, 0, 0);
+	if (r < 0 && r >= -4095) {
+		free(at);
+		return r;
+	}
+	at->proc = t->proc;
+	at->addr = (uint64_t)r;
+	at->seg = o;
+	at->next = atts;
+	atts = at;
+	o->nattch++;
+	o->atime = now_s();
+	o->lpid = t->proc->pid;
+	maps_add(t->proc, (uint64_t)r, (uint64_t)r + o->size,
+		 "/SYSV (deleted)");
+	return r;
+}
+
+static void detach(struct shmatt **pp)
+{
+	struct shmatt *at = *pp;
+	struct ipcobj *o = at->seg;
+
+	*pp = at->next;
+	o->nattch--;
+	o->dtime = now_s();
+	if (o->removed && o->nattch == 0)
+		free_obj(o);
+	free(at);
+}
+
+long sys_shmdt(struct task *t, struct syscall_args *a)
+{
+	struct shmatt **pp;
+
+	for (pp = &atts; *pp; pp = &(*pp)->next) {
+		if ((*pp)->proc != t->proc || (*pp)->addr != a->a[0])
+			continue;
+		plat_inject(t, SYS_munmap, (*pp)->addr, (*pp)->seg->size, 0, 0,
+			    0, 0);
+		(*pp)->seg->lpid = t->proc->pid;
+		detach(pp);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* fork copies the parent's attachments; exit and exec drop them. */
+void sysv_fork(struct process *parent, struct process *child)
+{
+	struct shmatt *at, *n;
+
+	for (at = atts; at; at = at->next) {
+		if (at->proc != parent)
+			continue;
+		n = calloc(1, sizeof(*n));
+		if (!n)
+			continue;
+		*n = *at;
+		n->proc = child;
+		n->next = atts;
+		atts = n;
+		at->seg->nattch++;
+	}
+}
+
+static void undo_apply(struct process *p);
+
+void sysv_exec(struct process *p)
+{
+	struct shmatt **pp = &atts;
+
+	while (*pp) {
+		if ((*pp)->proc == p)
+			detach(pp);
+		else
+			pp = &(*pp)->next;
+	}
+}
+
+void sysv_proc_gone(struct process *p)
+{
+	sysv_exec(p);
+	undo_apply(p); /* SEM_UNDO: at exit, not at exec */
+}
+
+long sys_shmctl(struct task *t, struct syscall_args *a)
+{
+	int cmd = IPC_CMD((int)a->a[1]);
+	struct ipcobj *o = find_id(K_SHM, (int)a->a[0]);
+	struct shmid_ds ds;
+
+	if (cmd == IPC_INFO || cmd == SHM_INFO) {
+		struct shminfo si = { .shmmax = SHM_TOTAL,
+				      .shmmin = 1,
+				      .shmmni = IPC_OBJS_MAX,
+				      .shmseg = IPC_OBJS_MAX,
+				      .shmall = SHM_TOTAL / 4096 };
+		if (task_write(t, a->a[2], &si, sizeof(si)) < 0)
+			return -EFAULT;
+		return next_id[K_SHM];
+	}
+	if (!o)
+		return -EINVAL;
+	switch (cmd) {
+	case IPC_STAT:
+	case SHM_STAT:
+		if (may(t, o, true, false) < 0)
+			return -EACCES;
+		memset(&ds, 0, sizeof(ds));
+		perm_out(o, &ds.shm_perm);
+		ds.shm_segsz = o->size;
+		ds.shm_atime = o->atime;
+		ds.shm_dtime = o->dtime;
+		ds.shm_ctime = o->ctime;
+		ds.shm_cpid = o->cpid;
+		ds.shm_lpid = o->lpid;
+		ds.shm_nattch = (shmatt_t)o->nattch;
+		if (task_write(t, a->a[2], &ds, sizeof(ds)) < 0)
+			return -EFAULT;
+		return cmd == SHM_STAT ? o->id : 0;
+	case IPC_SET:
+		if (task_read(t, a->a[2], &ds, sizeof(ds)) < 0)
+			return -EFAULT;
+		return ipc_set(t, o, &ds.shm_perm);
+	case IPC_RMID:
+		return ipc_rmid(t, o);
+	case SHM_LOCK:
+	case SHM_UNLOCK:
+		return 0; /* memfd pages: nothing to pin */
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ---- semaphores ------------------------------------------------------------ */
+
+long sys_semget(struct task *t, struct syscall_args *a)
+{
+	int nsems = (int)a->a[1];
+	struct ipcobj *o;
+	bool made;
+	long rc;
+
+	if (nsems < 0 || nsems > SEM_NSEMS_MAX)
+		return -EINVAL;
+	rc = ipc_get(t, K_SEM, (key_t)a->a[0], (int)a->a[2], &o, &made);
+	if (rc < 0)
+		return rc;
+	if (!made)
+		return nsems > o->nsems ? -EINVAL : o->id;
+	if (!nsems) {
+		free(o);
+		return -EINVAL;
+	}
+	o->sems = calloc((size_t)nsems, sizeof(*o->sems));
+	if (!o->sems) {
+		free(o);
+		return -ENOMEM;
+	}
+	o->nsems = nsems;
+	link_obj(o);
+	return o->id;
+}
+
+static struct semundo *undo_of(struct process *p, struct ipcobj *o)
+{
+	struct semundo *u;
+
+	for (u = undos; u; u = u->next)
+		if (u->proc == p && u->id == o->id)
+			return u;
+	u = calloc(1, sizeof(*u) + sizeof(short) * (size_t)o->nsems);
+	if (!u)
+		return NULL;
+	u->proc = p;
+	u->id = o->id;
+	u->nsems = o->nsems;
+	u->next = undos;
+	undos = u;
+	return u;
+}
+
+static void undo_apply(struct process *p)
+{
+	struct semundo **pp = &undos, *u;
+
+	while ((u = *pp)) {
+		if (u->proc != p) {
+			pp = &u->next;
+			continue;
+		}
+		struct ipcobj *o = find_id(K_SEM, u->id);
+		for (int i = 0; o && i < u->nsems && i < o->nsems; i++) {
+			int v = o->sems[i].val + u->adj[i];
+			o->sems[i].val = (unsigned short)(v < 0	    ? 0 :
+							  v > 32767 ? 32767 :
+								      v);
+		}
+		*pp = u->next;
+		free(u);
+		sentry_wake();
+	}
+}
+
+static long do_semop(struct task *t, int id, uint64_t usops, size_t nsops,
+		     int64_t timeout_ns)
+{
+	struct sembuf sops[SEM_NSOPS_MAX];
+	struct ipcobj *o = find_id(K_SEM, id);
+	bool alter = false, nowait = false;
+	size_t i;
+
+	if (!o)
+		return t->block_started ? -EIDRM : -EINVAL;
+	if (!nsops || nsops > SEM_NSOPS_MAX)
+		return nsops ? -E2BIG : -EINVAL;
+	if (task_read(t, usops, sops, sizeof(sops[0]) * nsops) < 0)
+		return -EFAULT;
+	for (i = 0; i < nsops; i++) {
+		if (sops[i].sem_num >= o->nsems)
+			return -EFBIG;
+		if (sops[i].sem_op)
+			alter = true;
+	}
+	if (may(t, o, true, alter) < 0)
+		return -EACCES;
+	/* All or nothing: check every operation first. */
+	for (i = 0; i < nsops; i++) {
+		int v = o->sems[sops[i].sem_num].val, op = sops[i].sem_op;
+		int tot = 0;
+		size_t j;
+		for (j = 0; j < i; j++)
+			if (sops[j].sem_num == sops[i].sem_num)
+				tot += sops[j].sem_op;
+		v += tot;
+		if ((op < 0 && v + op < 0) || (op == 0 && v != 0)) {
+			nowait = (sops[i].sem_flg & IPC_NOWAIT) != 0;
+			goto wait;
+		}
+		if (op > 0 && v + op > 32767)
+			return -ERANGE;
+	}
+	for (i = 0; i < nsops; i++) {
+		struct semun_val *s = &o->sems[sops[i].sem_num];
+		s->val = (unsigned short)(s->val + sops[i].sem_op);
+		s->pid = t->proc->pid;
+		if ((sops[i].sem_flg & SEM_UNDO) && sops[i].sem_op) {
+			struct semundo *u = undo_of(t->proc, o);
+			if (u)
+				u->adj[sops[i].sem_num] -= sops[i].sem_op;
+		}
+	}
+	o->otime = now_s();
+	sentry_wake();
+	return 0;
+wait:
+	if (nowait)
+		return -EAGAIN;
+	if (timeout_ns >= 0) {
+		if (!t->block_started)
+			t->deadline_ns = now_ns() + timeout_ns;
+		else if (now_ns() >= t->deadline_ns)
+			return -EAGAIN;
+	}
+	return SYS_BLOCK;
+}
+
+long sys_semop(struct task *t, struct syscall_args *a)
+{
+	return do_semop(t, (int)a->a[0], a->a[1], a->a[2], -1);
+}
+
+long sys_semtimedop(struct task *t, struct syscall_args *a)
+{
+	struct timespec ts;
+
+	if (!a->a[3])
+		return do_semop(t, (int)a->a[0], a->a[1], a->a[2], -1);
+	if (task_read(t, a->a[3], &ts, sizeof(ts)) < 0)
+		return -EFAULT;
+	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+		return -EINVAL;
+	return do_semop(t, (int)a->a[0], a->a[1], a->a[2],
+			guest_timeout_ns(ts.tv_sec, ts.tv_nsec));
+}
+
+long sys_semctl(struct task *t, struct syscall_args *a)
+{
+	int semnum = (int)a->a[1], cmd = IPC_CMD((int)a->a[2]);
+	struct ipcobj *o = find_id(K_SEM, (int)a->a[0]);
+	uint64_t arg = a->a[3];
+	struct semid_ds ds;
+	int i;
+
+	if (cmd == IPC_INFO || cmd == SEM_INFO) {
+		struct seminfo si = { .semmni = IPC_OBJS_MAX,
+				      .semmsl = SEM_NSEMS_MAX,
+				      .semopm = SEM_NSOPS_MAX,
+				      .semvmx = 32767 };
+		if (task_write(t, arg, &si, sizeof(si)) < 0)
+			return -EFAULT;
+		return next_id[K_SEM];
+	}
+	if (!o)
+		return -EINVAL;
+	switch (cmd) {
+	case GETVAL:
+	case GETPID:
+	case GETNCNT:
+	case GETZCNT:
+	case SETVAL:
+		if (semnum < 0 || semnum >= o->nsems)
+			return -EINVAL;
+		break;
+	default:
+		break;
+	}
+	switch (cmd) {
+	case GETVAL:
+		return may(t, o, true, false) ?: o->sems[semnum].val;
+	case GETPID:
+		return may(t, o, true, false) ?: o->sems[semnum].pid;
+	case GETNCNT:
+	case GETZCNT:
+		return 0; /* waiters are not counted per semaphore */
+	case SETVAL:
+		if ((int)arg < 0 || (int)arg > 32767)
+			return -ERANGE;
+		if (may(t, o, false, true) < 0)
+			return -EACCES;
+		o->sems[semnum].val = (unsigned short)arg;
+		o->sems[semnum].pid = t->proc->pid;
+		o->ctime = now_s();
+		sentry_wake();
+		return 0;
+	case GETALL:
+	case SETALL: {
+		unsigned short *v = calloc((size_t)o->nsems, sizeof(*v));
+		long rc = 0;
+		if (!v)
+			return -ENOMEM;
+		if (cmd == GETALL) {
+			rc = may(t, o, true, false);
+			for (i = 0; !rc && i < o->nsems; i++)
+				v[i] = o->sems[i].val;
+			if (!rc &&
+			    task_write(t, arg, v,
+				       sizeof(*v) * (size_t)o->nsems) < 0)
+				rc = -EFAULT;
+		} else {
+			rc = may(t, o, false, true);
+			if (!rc && task_read(t, arg, v,
+					     sizeof(*v) * (size_t)o->nsems) < 0)
+				rc = -EFAULT;
+			for (i = 0; !rc && i < o->nsems; i++)
+				if (v[i] > 32767)
+					rc = -ERANGE;
+			for (i = 0; !rc && i < o->nsems; i++) {
+				o->sems[i].val = v[i];
+				o->sems[i].pid = t->proc->pid;
+			}
+			if (!rc)
+				sentry_wake();
+		}
+		free(v);
+		return rc;
+	}
+	case IPC_STAT:
+	case SEM_STAT:
+		if (may(t, o, true, false) < 0)
+			return -EACCES;
+		memset(&ds, 0, sizeof(ds));
+		perm_out(o, &ds.sem_perm);
+		ds.sem_nsems = (unsigned long)o->nsems;
+		ds.sem_otime = o->otime;
+		ds.sem_ctime = o->ctime;
+		if (task_write(t, arg, &ds, sizeof(ds)) < 0)
+			return -EFAULT;
+		return cmd == SEM_STAT ? o->id : 0;
+	case IPC_SET:
+		if (task_read(t, arg, &ds, sizeof(ds)) < 0)
+			return -EFAULT;
+		return ipc_set(t, o, &ds.sem_perm);
+	case IPC_RMID:
+		return ipc_rmid(t, o);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ---- message queues --------------------------------------------------------- */
+
+long sys_msgget(struct task *t, struct syscall_args *a)
+{
+	struct ipcobj *o;
+	bool made;
+	long rc = ipc_get(t, K_MSG, (key_t)a->a[0], (int)a->a[1], &o, &made);
+
+	if (rc < 0)
+		return rc;
+	if (made) {
+		o->qmax = MSG_QBYTES;
+		link_obj(o);
+	}
+	return o->id;
+}
+
+long sys_msgsnd(struct task *t, struct syscall_args *a)
+{
+	struct ipcobj *o = find_id(K_MSG, (int)a->a[0]);
+	size_t sz = a->a[2];
+	int flags = (int)a->a[3];
+	struct msg *m;
+	long type;
+
+	if (!o)
+		return t->block_started ? -EIDRM : -EINVAL;
+	if (sz > MSG_MAX)
+		return -EINVAL;
+	if (may(t, o, false, true) < 0)
+		return -EACCES;
+	if (task_read(t, a->a[1], &type, sizeof(type)) < 0)
+		return -EFAULT;
+	if (type < 1)
+		return -EINVAL;
+	if (o->qbytes + sz > o->qmax)
+		return (flags & IPC_NOWAIT) ? -EAGAIN : SYS_BLOCK;
+	m = malloc(sizeof(*m) + sz);
+	if (!m)
+		return -ENOMEM;
+	if (sz && task_read(t, a->a[1] + sizeof(long), m->text, sz) < 0) {
+		free(m);
+		return -EFAULT;
+	}
+	m->type = type;
+	m->len = sz;
+	m->next = NULL;
+	if (o->tail)
+		o->tail->next = m;
+	else
+		o->head = m;
+	o->tail = m;
+	o->qbytes += sz;
+	o->qnum++;
+	o->otime = now_s();
+	o->lpid = t->proc->pid;
+	sentry_wake();
+	return 0;
+}
+
+long sys_msgrcv(struct task *t, struct syscall_args *a)
+{
+	struct ipcobj *o = find_id(K_MSG, (int)a->a[0]);
+	size_t sz = a->a[2];
+	long type = (long)a->a[3], best = 0;
+	int flags = (int)a->a[4];
+	struct msg **pp, **pick = NULL, *m;
+	size_t n;
+
+	if (!o)
+		return t->block_started ? -EIDRM : -EINVAL;
+	if ((long)sz < 0)
+		return -EINVAL;
+	if (may(t, o, true, false) < 0)
+		return -EACCES;
+	for (pp = &o->head; *pp; pp = &(*pp)->next) {
+		long mt = (*pp)->type;
+		if (type == 0 ||
+		    (type > 0 &&
+		     ((flags & MSG_EXCEPT) ? mt != type : mt == type))) {
+			pick = pp;
+			break;
+		}
+		if (type < 0 && mt <= -type && (!pick || mt < best)) {
+			pick = pp;
+			best = mt;
+		}
+	}
+	if (!pick)
+		return (flags & IPC_NOWAIT) ? -ENOMSG : SYS_BLOCK;
+	m = *pick;
+	if (m->len > sz && !(flags & MSG_NOERROR))
+		return -E2BIG;
+	n = m->len < sz ? m->len : sz;
+	if (task_write(t, a->a[1], &m->type, sizeof(long)) < 0 ||
+	    (n && task_write(t, a->a[1] + sizeof(long), m->text, n) < 0))
+		return -EFAULT;
+	*pick = m->next;
+	if (o->tail == m) {
+		struct msg *p = o->head;
+		o->tail = NULL;
+		while (p) {
+			o->tail = p;
+			p = p->next;
+		}
+	}
+	o->qbytes -= m->len;
+	o->qnum--;
+	o->rtime = now_s();
+	o->lrpid = t->proc->pid;
+	free(m);
+	sentry_wake();
+	return (long)n;
+}
+
+long sys_msgctl(struct task *t, struct syscall_args *a)
+{
+	int cmd = IPC_CMD((int)a->a[1]);
+	struct ipcobj *o = find_id(K_MSG, (int)a->a[0]);
+	struct msqid_ds ds;
+
+	if (cmd == IPC_INFO || cmd == MSG_INFO) {
+		struct msginfo mi = { .msgmax = MSG_MAX,
+				      .msgmnb = MSG_QBYTES,
+				      .msgmni = IPC_OBJS_MAX };
+		if (task_write(t, a->a[2], &mi, sizeof(mi)) < 0)
+			return -EFAULT;
+		return next_id[K_MSG];
+	}
+	if (!o)
+		return -EINVAL;
+	switch (cmd) {
+	case IPC_STAT:
+	case MSG_STAT:
+		if (may(t, o, true, false) < 0)
+			return -EACCES;
+		memset(&ds, 0, sizeof(ds));
+		perm_out(o, &ds.msg_perm);
+		ds.msg_stime = o->otime;
+		ds.msg_rtime = o->rtime;
+		ds.msg_ctime = o->ctime;
+		ds.__msg_cbytes = o->qbytes;
+		ds.msg_qnum = o->qnum;
+		ds.msg_qbytes = o->qmax;
+		ds.msg_lspid = o->lpid;
+		ds.msg_lrpid = o->lrpid;
+		if (task_write(t, a->a[2], &ds, sizeof(ds)) < 0)
+			return -EFAULT;
+		return cmd == MSG_STAT ? o->id : 0;
+	case IPC_SET: {
+		long rc;
+		if (task_read(t, a->a[2], &ds, sizeof(ds)) < 0)
+			return -EFAULT;
+		if (ds.msg_qbytes > MSG_QBYTES && t->proc->cred.euid != 0)
+			return -EPERM;
+		rc = ipc_set(t, o, &ds.msg_perm);
+		if (rc == 0 && ds.msg_qbytes)
+			o->qmax = ds.msg_qbytes;
+		return rc;
+	}
+	case IPC_RMID:
+		return ipc_rmid(t, o);
+	default:
+		return -EINVAL;
+	}
+}
