@@ -227,9 +227,21 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 	ep = epf->priv;
 	if (op != EPOLL_CTL_DEL && task_read(t, a->a[3], &ev, sizeof(ev)) < 0)
 		return -EFAULT;
+	/* EPOLLEXCLUSIVE: on ADD only, with the flags Linux allows, never on
+	 * an epoll file. "One or more" waiters wake (epoll(7)): here every
+	 * waiter retries, which that allows. */
+	if (op != EPOLL_CTL_DEL && (ev.events & EPOLLEXCLUSIVE) &&
+	    (op != EPOLL_CTL_ADD || target->ops == &epoll_ops ||
+	     (ev.events &
+	      ~(uint32_t)(EPOLLEXCLUSIVE | EPOLLIN | EPOLLOUT | EPOLLERR |
+			  EPOLLHUP | EPOLLWAKEUP | EPOLLET | EPOLLRDNORM |
+			  EPOLLWRNORM | EPOLLRDBAND | EPOLLWRBAND | EPOLLPRI))))
+		return -EINVAL;
 	for (it = ep->items; it; it = it->next_in_ep)
 		if (it->target == target && it->fd == fd)
 			break;
+	if (op == EPOLL_CTL_MOD && it && (it->events & EPOLLEXCLUSIVE))
+		return -EINVAL; /* an exclusive item cannot be modified */
 	switch (op) {
 	case EPOLL_CTL_ADD:
 		if (it)

@@ -171,7 +171,7 @@ EMU(getpeername, sys_getpeername, FULL, "Fpp", "")
 EMU(epoll_create, sys_epoll_create, FULL, "d", "")
 EMU(epoll_create1, sys_epoll_create1, FULL, "x", "")
 EMU(epoll_ctl, sys_epoll_ctl, FULL, "FdFp",
-    "level and edge triggered, EPOLLONESHOT")
+    "level and edge triggered, EPOLLONESHOT, EPOLLEXCLUSIVE (every waiter wakes, as epoll(7) allows)")
 EMU(epoll_wait, sys_epoll_wait, FULL, "Fpdd", "")
 EMU(epoll_pwait, sys_epoll_pwait, FULL, "Fpddp",
     "the mask is in force while it waits, and after until a handler returns")

@@ -318,6 +318,26 @@ nonblocking reader opens
 ENXIO" "$OUT" "mkfifo; blocking opens meet; O_NONBLOCK reader opens, writer gets ENXIO"
 }
 
+t_epoll_exclusive()
+{
+	capture moat do -- $PY -c '
+import os, select
+r, w = os.pipe(); ep = select.epoll()
+ep.register(r, select.EPOLLIN | select.EPOLLEXCLUSIVE)
+try:
+    ep.modify(r, select.EPOLLIN)
+except OSError as e:
+    print("modify", e.errno)
+os.write(w, b"x"); print(ep.poll(1) == [(r, select.EPOLLIN)])
+try:
+    select.epoll().register(ep.fileno(), select.EPOLLIN | select.EPOLLEXCLUSIVE)
+except OSError as e:
+    print("on an epoll", e.errno)'
+	assert_eq "modify 22
+True
+on an epoll 22" "$OUT" "EPOLLEXCLUSIVE: reported, and its rules"
+}
+
 run_test "FIFOs" t_fifo
 run_test "FIFO opens that end early" t_fifo_abandoned
 run_test "pipe sizes" t_pipe_size
@@ -331,4 +351,5 @@ run_test "epoll" t_epoll
 run_test "nested epoll" t_epoll_nest
 run_test "eventfd" t_eventfd
 run_test "asyncio" t_asyncio
+run_test epoll_exclusive t_epoll_exclusive
 e2e_done
