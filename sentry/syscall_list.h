@@ -304,6 +304,9 @@ EMU(msgget, sys_msgget, FULL, "dx", "")
 EMU(msgsnd, sys_msgsnd, FULL, "dpux", "")
 EMU(msgrcv, sys_msgrcv, FULL, "dpudx", "")
 EMU(msgctl, sys_msgctl, FULL, "ddp", "")
+EMU(signalfd, sys_signalfd, FULL, "dpu", "")
+EMU(signalfd4, sys_signalfd4, FULL, "dpux",
+    "reads dequeue the reading task's signals; poll reports the creator's")
 EMU(inotify_init, sys_inotify_init, FULL, "", "")
 EMU(inotify_init1, sys_inotify_init1, FULL, "x", "")
 EMU(inotify_add_watch, sys_inotify_add_watch, PARTIAL, "Fsx",

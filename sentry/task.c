@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -737,6 +738,8 @@ void task_poll_host_signals(void)
 		if (t->state != TS_BLOCKED)
 			continue;
 		set = host_pending(t->host_tid);
+		if (set)
+			sentry_wake(); /* a signalfd may have become readable */
 		for (sig = 1; set && sig <= 64 && t->state == TS_BLOCKED; sig++)
 			if (set & (1ULL << (sig - 1)))
 				maybe_interrupt(t, sig);
@@ -750,6 +753,7 @@ int send_signal_task(struct task *t, int sig, int sender_pid)
 	t->proc->sig_sender[sig] = sender_pid;
 	if (plat_tkill(t->host_tid, sig) < 0)
 		return -ESRCH;
+	sentry_wake(); /* a signalfd may have become readable */
 	maybe_interrupt(t, sig);
 	return 0;
 }
@@ -783,6 +787,7 @@ int send_signal_proc(struct process *p, int sig, int sender_pid)
 	p->sig_sender[sig] = sender_pid;
 	if (plat_kill(p->host_pid, sig) < 0)
 		return -ESRCH;
+	sentry_wake(); /* a signalfd may have become readable */
 	proc_interrupt(p, sig);
 	return 0;
 }
@@ -1233,4 +1238,178 @@ long sys_pidfd_send_signal(struct task *t, struct syscall_args *a)
 	if (!p || p->exited)
 		return -ESRCH;
 	return send_signal_proc(p, sig, t->proc->pid);
+}
+
+/* ---- signalfd -------------------------------------------------------------
+ *
+ * Signals stay the host's: a signal for a guest is queued on its host task
+ * (blocked, for signalfd to be useful). Reading a signalfd dequeues one by
+ * running rt_sigtimedwait(mask, zero timeout) in the reading task, with a
+ * scratch area of the stub's data page for its arguments; the siginfo it
+ * returns is mended (the sender as the sandbox sees it) and given as a
+ * struct signalfd_siginfo. Readiness is the host's pending set of the
+ * task that made the signalfd, within the mask. */
+
+#define SFD_SCRATCH (STUB_DATA + 0x800) /* mask 8, timespec 16, info 128 */
+
+struct sfd {
+	uint64_t mask;
+	struct task *owner; /* whose pending signals poll reports */
+	int owner_tid;
+};
+
+static uint64_t pending_of(struct task *t)
+{
+	return t && t->state != TS_DEAD ? host_pending(t->host_tid) : 0;
+}
+
+static uint64_t sfd_mask_of(uint64_t m)
+{
+	return m & ~((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)));
+}
+
+/* Dequeue one signal of mask from t, into *si. 1, 0 if none, or -errno. */
+static long sfd_take(struct task *t, uint64_t mask, siginfo_t *si)
+{
+	static const struct timespec zero = { 0, 0 };
+	long r;
+
+	if (task_write(t, SFD_SCRATCH, &mask, sizeof(mask)) < 0 ||
+	    task_write(t, SFD_SCRATCH + 8, &zero, sizeof(zero)) < 0)
+		return -EFAULT;
+	r = plat_inject(t, SYS_rt_sigtimedwait, SFD_SCRATCH, SFD_SCRATCH + 24,
+			SFD_SCRATCH + 8, 8, 0, 0);
+	if (r == -EAGAIN || r == -EINTR)
+		return 0;
+	if (r < 0)
+		return r;
+	if (task_read(t, SFD_SCRATCH + 24, si, sizeof(*si)) < 0)
+		return -EFAULT;
+	fix_info(t->proc, si);
+	return 1;
+}
+
+static void to_ssi(const siginfo_t *si, struct signalfd_siginfo *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->ssi_signo = (uint32_t)si->si_signo;
+	o->ssi_errno = si->si_errno;
+	o->ssi_code = si->si_code;
+	o->ssi_pid = (uint32_t)si->si_pid;
+	o->ssi_uid = si->si_uid;
+	if (si->si_code == SI_TIMER) {
+		o->ssi_tid = (uint32_t)si->si_timerid;
+		o->ssi_overrun = (uint32_t)si->si_overrun;
+	}
+	if (si->si_signo == SIGCHLD && si->si_code > 0) {
+		o->ssi_status = si->si_status;
+		o->ssi_utime = (uint64_t)si->si_utime;
+		o->ssi_stime = (uint64_t)si->si_stime;
+	}
+	/* the value only where the siginfo carries one (its union holds
+	 * other fields otherwise) */
+	if (si->si_code == SI_QUEUE || si->si_code == SI_TIMER ||
+	    si->si_code == SI_MESGQ || si->si_code == SI_ASYNCIO) {
+		o->ssi_int = si->si_value.sival_int;
+		o->ssi_ptr = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
+	}
+	if (si->si_signo == SIGSEGV || si->si_signo == SIGBUS ||
+	    si->si_signo == SIGILL || si->si_signo == SIGFPE)
+		o->ssi_addr = (uint64_t)(uintptr_t)si->si_addr;
+}
+
+static long sfd_read(struct task *t, struct file *f, void *buf, size_t n,
+		     int64_t *off)
+{
+	struct sfd *s = f->priv;
+	size_t done = 0;
+
+	(void)off;
+	if (n < sizeof(struct signalfd_siginfo))
+		return -EINVAL;
+	while (done + sizeof(struct signalfd_siginfo) <= n) {
+		siginfo_t si;
+		long r;
+		if (!(pending_of(t) & s->mask))
+			break;
+		r = sfd_take(t, s->mask, &si);
+		if (r < 0)
+			return done ? (long)done : r;
+		if (r == 0)
+			break;
+		to_ssi(&si,
+		       (struct signalfd_siginfo *)(void *)((char *)buf + done));
+		done += sizeof(struct signalfd_siginfo);
+	}
+	if (done)
+		return (long)done;
+	return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
+}
+
+static short sfd_poll(struct file *f, short events)
+{
+	struct sfd *s = f->priv;
+	struct task *o = task_by_vtid(s->owner_tid);
+
+	if (!o || o != s->owner)
+		o = NULL;
+	return (pending_of(o) & s->mask) ?
+		       (short)(events & (POLLIN | POLLRDNORM)) :
+		       0;
+}
+
+static int sfd_stat(struct file *f, struct stat *st)
+{
+	(void)f;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = 0600;
+	st->st_nlink = 1;
+	return 0;
+}
+
+static const struct file_ops sfd_ops = {
+	.read = sfd_read,
+	.poll = sfd_poll,
+	.stat = sfd_stat,
+};
+
+long sys_signalfd4(struct task *t, struct syscall_args *a)
+{
+	int fd = (int)a->a[0], flags = (int)a->a[3];
+	uint64_t mask;
+	struct sfd *s;
+
+	if (flags & ~(SFD_NONBLOCK | SFD_CLOEXEC))
+		return -EINVAL;
+	if (a->a[2] != sizeof(mask))
+		return -EINVAL;
+	if (task_read(t, a->a[1], &mask, sizeof(mask)) < 0)
+		return -EFAULT;
+	if (fd != -1) {
+		struct file *f = fd_get(t, fd);
+		if (!f)
+			return -EBADF;
+		if (f->ops != &sfd_ops)
+			return -EINVAL;
+		((struct sfd *)f->priv)->mask = sfd_mask_of(mask);
+		sentry_wake();
+		return fd;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		s->mask = sfd_mask_of(mask);
+		s->owner = t;
+		s->owner_tid = t->tid;
+	}
+	return install_anon(t, &sfd_ops,
+			    O_RDWR | ((flags & SFD_NONBLOCK) ? O_NONBLOCK : 0),
+			    s, (flags & SFD_CLOEXEC) != 0);
+}
+
+long sys_signalfd(struct task *t, struct syscall_args *a)
+{
+	struct syscall_args b = *a;
+
+	b.a[3] = 0;
+	return sys_signalfd4(t, &b);
 }

@@ -211,6 +211,17 @@ blocked again True
 poll True [1, 2]" "$OUT" "ppoll's mask lets a blocked signal through for the wait only; poll is never restarted"
 }
 
+t_signalfd_matches_native()
+{
+	cp "$HERE/signalfd.py" "$E2E_TMP/signalfd.py"
+	chmod 644 "$E2E_TMP/signalfd.py"
+	capture native $PY "$E2E_TMP/signalfd.py"
+	local want=$OUT
+	capture moat do -- $PY "$E2E_TMP/signalfd.py"
+	assert_eq "$want" "$OUT" "signalfd reads inside what it reads natively"
+}
+
+run_test signalfd_matches_native t_signalfd_matches_native
 run_test ppoll_mask t_ppoll_mask
 run_test timerfd t_timerfd
 run_test moat_kill t_moat_kill
