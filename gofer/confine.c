@@ -65,6 +65,8 @@ static const struct gofer_sys {
 	{ "fstatfs", GOFER_ARG_ANY, "Tstatfs" },
 	{ "readlinkat", GOFER_ARG_ANY, "Treadlink" },
 	{ "getdents64", GOFER_ARG_ANY, "Treaddir" },
+	{ "fgetxattr", GOFER_ARG_ANY, "Txattrwalk" },
+	{ "flistxattr", GOFER_ARG_ANY, "Txattrwalk of the name list" },
 	{ "lseek", GOFER_ARG_ANY, "Treaddir offsets" },
 	{ "fcntl", GOFER_ARG_FCNTL_FL, "clear O_NONBLOCK on donated fds" },
 	{ "mmap", GOFER_ARG_NOEXEC, "malloc" },
@@ -99,6 +101,8 @@ static const struct gofer_sys gofer_rw_syscalls[] = {
 	{ "ftruncate", GOFER_ARG_ANY, "Tsetattr size" },
 	{ "fsync", GOFER_ARG_ANY, "Tfsync" },
 	{ "fdatasync", GOFER_ARG_ANY, "Tfsync (datasync)" },
+	{ "fsetxattr", GOFER_ARG_ANY, "Txattrcreate, at Tclunk" },
+	{ "fremovexattr", GOFER_ARG_ANY, "Txattrcreate of size 0, at Tclunk" },
 };
 
 /* Like SCMP_An(), spelled out: the macros leave datum_b implicit, which

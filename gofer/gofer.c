@@ -34,6 +34,7 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <stdio.h> /* renameat */
 
 #ifndef SYS_fchmodat2
@@ -68,7 +69,18 @@ struct gofer_fid {
 	struct gofer_file *dir;	 /* owned reference; NULL for an attach root */
 	char *name; /* component of file in dir; NULL for an attach root */
 	int dirfd;  /* Treaddir stream, opened on first use; -1 if none */
+	/* An extended attribute fid (Txattrwalk: a value or the name list
+	 * to Tread; Txattrcreate: a value to Twrite, set at Tclunk). */
+	int xmode; /* 0, XFID_READ or XFID_WRITE */
+	char *xname;
+	uint8_t *xval;
+	size_t xlen, xsize;
+	int xflags;
 };
+
+#define XFID_READ 1
+#define XFID_WRITE 2
+#define GOFER_XATTR_MAX 65536 /* XATTR_SIZE_MAX */
 
 struct gofer {
 	struct gofer_file *root;
@@ -206,10 +218,16 @@ static void fid_release(struct gofer_fid *f)
 	free(f->name);
 	if (f->dirfd >= 0)
 		close(f->dirfd);
+	free(f->xname);
+	free(f->xval);
 	f->file = NULL;
 	f->dir = NULL;
 	f->name = NULL;
 	f->dirfd = -1;
+	f->xmode = 0;
+	f->xname = NULL;
+	f->xval = NULL;
+	f->xlen = f->xsize = 0;
 }
 
 static struct gofer_fid *fid_alloc(uint32_t num)
@@ -736,18 +754,212 @@ static int h_statfs(struct gofer *g, const struct p9_msg *m,
 	return out_msg(o, &r);
 }
 
+static int xattr_commit(struct gofer_fid *f);
+
 static int h_clunk(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 {
 	struct p9_msg r = { .type = P9_RCLUNK };
-	int ret;
+	struct gofer_fid *f = fid_lookup(g, m->u.fid.fid);
+	int ret = 0;
 
-	if (!fid_lookup(g, m->u.fid.fid))
+	if (!f)
 		return -EBADF;
-	ret = out_msg(o, &r);
+	/* An xattr being written is set now (9P2000.L); its error is the
+	 * clunk's, and the fid goes either way. */
+	if (f->xmode == XFID_WRITE)
+		ret = xattr_commit(f);
+	if (ret == 0)
+		ret = out_msg(o, &r);
+	fid_remove(g, m->u.fid.fid);
+	return ret;
+}
+
+/* ---- extended attributes ---------------------------------------------------
+ * Read through Txattrwalk + Tread (any gofer), written through
+ * Txattrcreate + Twrite + Tclunk (a writable one). The attribute is read or
+ * set on a descriptor reopened on the fid's own inode (reopen() below
+ * checks it), never through a path. */
+
+static int reopen(struct gofer_fid *f, int flags);
+
+static int xattr_name(const struct p9_str *n, char *out, bool allow_empty)
+{
+	if (!n->len)
+		return allow_empty ? (out[0] = 0, 0) : -EINVAL;
+	if (n->len > 255 || memchr(n->s, 0, n->len))
+		return -ERANGE;
+	memcpy(out, n->s, n->len);
+	out[n->len] = 0;
+	return 0;
+}
+
+static int h_xattrwalk(struct gofer *g, const struct p9_msg *m,
+		       struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RXATTRWALK };
+	struct gofer_fid *f = fid_lookup(g, m->u.txattrwalk.fid), *nf;
+	char name[256];
+	uint8_t *buf = NULL;
+	ssize_t n;
+	int fd, ret, tries;
+
+	if (!f)
+		return -EBADF;
+	if (f->xmode)
+		return -EINVAL;
+	ret = fid_check_new(g, m->u.txattrwalk.newfid);
+	if (ret == 0)
+		ret = xattr_name(&m->u.txattrwalk.name, name, true);
 	if (ret < 0)
 		return ret;
-	fid_remove(g, m->u.fid.fid);
+	if (S_ISLNK(f->file->mode))
+		return -ENODATA; /* never opened: the gofer follows no link */
+	fd = reopen(f, O_RDONLY);
+	if (fd < 0)
+		return fd == -EINVAL ? -EOPNOTSUPP : fd;
+	for (tries = 0; tries < 4; tries++) {
+		n = name[0] ? fgetxattr(fd, name, NULL, 0) :
+			      flistxattr(fd, NULL, 0);
+		if (n < 0 || n > GOFER_XATTR_MAX)
+			break;
+		free(buf);
+		buf = malloc(n ? (size_t)n : 1);
+		if (!buf) {
+			close(fd);
+			return -ENOMEM;
+		}
+		n = name[0] ? fgetxattr(fd, name, buf, (size_t)n) :
+			      flistxattr(fd, (char *)buf, (size_t)n);
+		if (n >= 0 || errno != ERANGE)
+			break; /* ERANGE: it grew meanwhile, again */
+	}
+	ret = n < 0 ? -errno : n > GOFER_XATTR_MAX ? -E2BIG : 0;
+	close(fd);
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
+	nf = fid_alloc(m->u.txattrwalk.newfid);
+	if (!nf) {
+		free(buf);
+		return -ENOMEM;
+	}
+	r.u.rxattrwalk.size = (uint64_t)n;
+	ret = out_msg(o, &r);
+	if (ret < 0) {
+		free(buf);
+		fid_free(nf);
+		return ret;
+	}
+	nf->file = file_ref(f->file);
+	nf->dir = file_ref(f->dir);
+	nf->name = f->name ? strdup(f->name) : NULL;
+	nf->xmode = XFID_READ;
+	nf->xval = buf;
+	nf->xlen = (size_t)n;
+	fid_insert(g, nf);
 	return 0;
+}
+
+static int h_read(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RREAD };
+	struct gofer_fid *f = fid_lookup(g, m->u.rw.fid);
+	uint64_t off = m->u.rw.offset;
+	size_t count = m->u.rw.count;
+
+	if (!f)
+		return -EBADF;
+	if (f->xmode != XFID_READ)
+		return -EOPNOTSUPP; /* file data comes with donated fds */
+	if (count > o->cap - P9_READDIR_HDR)
+		count = o->cap - P9_READDIR_HDR;
+	if (off >= f->xlen)
+		count = 0;
+	else if (count > f->xlen - off)
+		count = f->xlen - (size_t)off;
+	r.u.rrw.count = (uint32_t)count;
+	r.u.rrw.data = count ? f->xval + off : NULL;
+	return out_msg(o, &r);
+}
+
+static int h_xattrcreate(struct gofer *g, const struct p9_msg *m,
+			 struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RXATTRCREATE };
+	struct gofer_fid *f = fid_lookup(g, m->u.txattrcreate.fid);
+	char name[256], *dup;
+	uint8_t *val;
+	int ret;
+
+	if (!f)
+		return -EBADF;
+	if (f->xmode)
+		return -EINVAL;
+	ret = xattr_name(&m->u.txattrcreate.name, name, false);
+	if (ret < 0)
+		return ret;
+	if (m->u.txattrcreate.size > GOFER_XATTR_MAX)
+		return -E2BIG;
+	if (m->u.txattrcreate.flags & ~(uint32_t)(XATTR_CREATE | XATTR_REPLACE))
+		return -EINVAL;
+	dup = strdup(name);
+	val = calloc(1, m->u.txattrcreate.size ? m->u.txattrcreate.size : 1);
+	if (!dup || !val) {
+		free(dup);
+		free(val);
+		return -ENOMEM;
+	}
+	ret = out_msg(o, &r);
+	if (ret < 0) {
+		free(dup);
+		free(val);
+		return ret;
+	}
+	f->xmode = XFID_WRITE;
+	f->xname = dup;
+	f->xval = val;
+	f->xsize = m->u.txattrcreate.size;
+	f->xlen = 0;
+	f->xflags = (int)m->u.txattrcreate.flags;
+	return 0;
+}
+
+static int h_write(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
+{
+	struct p9_msg r = { .type = P9_RWRITE };
+	struct gofer_fid *f = fid_lookup(g, m->u.rw.fid);
+	uint64_t off = m->u.rw.offset, end;
+
+	if (!f)
+		return -EBADF;
+	if (f->xmode != XFID_WRITE)
+		return -EOPNOTSUPP;
+	if (__builtin_add_overflow(off, (uint64_t)m->u.rw.count, &end) ||
+	    end > f->xsize)
+		return -EINVAL;
+	memcpy(f->xval + off, m->u.rw.data, m->u.rw.count);
+	if (end > f->xlen)
+		f->xlen = end;
+	r.u.rrw.count = m->u.rw.count;
+	return out_msg(o, &r);
+}
+
+/* Set (or, with size 0, remove: QEMU's 9p does the same) the attribute. */
+static int xattr_commit(struct gofer_fid *f)
+{
+	int fd, ret = 0;
+
+	if (f->xlen != f->xsize)
+		return -EINVAL; /* not all of the value was written */
+	fd = reopen(f, O_RDONLY);
+	if (fd < 0)
+		return fd == -EINVAL ? -EOPNOTSUPP : fd;
+	if (f->xsize ? fsetxattr(fd, f->xname, f->xval, f->xsize, f->xflags) :
+		       fremovexattr(fd, f->xname))
+		ret = -errno;
+	close(fd);
+	return ret;
 }
 
 /* ---- the write side (GOFER_WRITABLE only) ------------------------------- */
@@ -1097,6 +1309,10 @@ static const gofer_handler gofer_handlers[256] = {
 	[P9_TLINK] = h_link,
 	[P9_TSETATTR] = h_setattr,
 	[P9_TFSYNC] = h_fsync,
+	[P9_TXATTRWALK] = h_xattrwalk,
+	[P9_TREAD] = h_read,
+	[P9_TXATTRCREATE] = h_xattrcreate,
+	[P9_TWRITE] = h_write,
 };
 
 /* Requests that would modify the tree: EROFS, so the sentry can report a

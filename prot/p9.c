@@ -602,6 +602,40 @@ static int decode_body(struct p9_rd *r, struct p9_msg *m)
 		m->u.tunlinkat.name = rd_str(r);
 		m->u.tunlinkat.flags = rd_u32(r);
 		return 0;
+	case P9_TXATTRWALK:
+		m->u.txattrwalk.fid = rd_u32(r);
+		m->u.txattrwalk.newfid = rd_u32(r);
+		m->u.txattrwalk.name = rd_str(r);
+		return 0;
+	case P9_RXATTRWALK:
+		m->u.rxattrwalk.size = rd_u64(r);
+		return 0;
+	case P9_TXATTRCREATE:
+		m->u.txattrcreate.fid = rd_u32(r);
+		m->u.txattrcreate.name = rd_str(r);
+		m->u.txattrcreate.size = rd_u64(r);
+		m->u.txattrcreate.flags = rd_u32(r);
+		return 0;
+	case P9_TREAD:
+		m->u.rw.fid = rd_u32(r);
+		m->u.rw.offset = rd_u64(r);
+		m->u.rw.count = rd_u32(r);
+		return 0;
+	case P9_TWRITE:
+		m->u.rw.fid = rd_u32(r);
+		m->u.rw.offset = rd_u64(r);
+		m->u.rw.count = rd_u32(r);
+		m->u.rw.data = rd_bytes(r, m->u.rw.count);
+		return 0;
+	case P9_RREAD:
+		m->u.rrw.count = rd_u32(r);
+		m->u.rrw.data = rd_bytes(r, m->u.rrw.count);
+		return 0;
+	case P9_RWRITE:
+		m->u.rrw.count = rd_u32(r);
+		return 0;
+	case P9_RXATTRCREATE:
+		return 0;
 	case P9_RSETATTR:
 	case P9_RFSYNC:
 	case P9_RLINK:
@@ -611,10 +645,6 @@ static int decode_body(struct p9_rd *r, struct p9_msg *m)
 	case P9_TLERROR:
 	case P9_TRENAME:
 	case P9_RRENAME:
-	case P9_TXATTRWALK:
-	case P9_RXATTRWALK:
-	case P9_TXATTRCREATE:
-	case P9_RXATTRCREATE:
 	case P9_TLOCK:
 	case P9_RLOCK:
 	case P9_TGETLOCK:
@@ -629,10 +659,6 @@ static int decode_body(struct p9_rd *r, struct p9_msg *m)
 	case P9_ROPEN:
 	case P9_TCREATE:
 	case P9_RCREATE:
-	case P9_TREAD:
-	case P9_RREAD:
-	case P9_TWRITE:
-	case P9_RWRITE:
 	case P9_TREMOVE:
 	case P9_RREMOVE:
 	case P9_TSTAT:
@@ -812,6 +838,44 @@ static int encode_body(struct p9_wr *w, const struct p9_msg *m)
 		wr_str(w, &m->u.tunlinkat.name);
 		wr_u32(w, m->u.tunlinkat.flags);
 		return 0;
+	case P9_TXATTRWALK:
+		wr_u32(w, m->u.txattrwalk.fid);
+		wr_u32(w, m->u.txattrwalk.newfid);
+		wr_str(w, &m->u.txattrwalk.name);
+		return 0;
+	case P9_RXATTRWALK:
+		wr_u64(w, m->u.rxattrwalk.size);
+		return 0;
+	case P9_TXATTRCREATE:
+		wr_u32(w, m->u.txattrcreate.fid);
+		wr_str(w, &m->u.txattrcreate.name);
+		wr_u64(w, m->u.txattrcreate.size);
+		wr_u32(w, m->u.txattrcreate.flags);
+		return 0;
+	case P9_TREAD:
+		wr_u32(w, m->u.rw.fid);
+		wr_u64(w, m->u.rw.offset);
+		wr_u32(w, m->u.rw.count);
+		return 0;
+	case P9_TWRITE:
+		if (m->u.rw.count && !m->u.rw.data)
+			return -EINVAL;
+		wr_u32(w, m->u.rw.fid);
+		wr_u64(w, m->u.rw.offset);
+		wr_u32(w, m->u.rw.count);
+		wr_bytes(w, m->u.rw.data, m->u.rw.count);
+		return 0;
+	case P9_RREAD:
+		if (m->u.rrw.count && !m->u.rrw.data)
+			return -EINVAL;
+		wr_u32(w, m->u.rrw.count);
+		wr_bytes(w, m->u.rrw.data, m->u.rrw.count);
+		return 0;
+	case P9_RWRITE:
+		wr_u32(w, m->u.rrw.count);
+		return 0;
+	case P9_RXATTRCREATE:
+		return 0;
 	case P9_RSETATTR:
 	case P9_RFSYNC:
 	case P9_RLINK:
@@ -821,10 +885,6 @@ static int encode_body(struct p9_wr *w, const struct p9_msg *m)
 	case P9_TLERROR:
 	case P9_TRENAME:
 	case P9_RRENAME:
-	case P9_TXATTRWALK:
-	case P9_RXATTRWALK:
-	case P9_TXATTRCREATE:
-	case P9_RXATTRCREATE:
 	case P9_TLOCK:
 	case P9_RLOCK:
 	case P9_TGETLOCK:
@@ -839,10 +899,6 @@ static int encode_body(struct p9_wr *w, const struct p9_msg *m)
 	case P9_ROPEN:
 	case P9_TCREATE:
 	case P9_RCREATE:
-	case P9_TREAD:
-	case P9_RREAD:
-	case P9_TWRITE:
-	case P9_RWRITE:
 	case P9_TREMOVE:
 	case P9_RREMOVE:
 	case P9_TSTAT:

@@ -247,6 +247,10 @@ struct p9_statfs {
  *   Rmkdir/Rsymlink/Rmknod  rattach (the new qid)
  *   Tsetattr  tsetattr   Tfsync  tfsync   Tlink  tlink   Trenameat  trenameat
  *   Tunlinkat tunlinkat  Rsetattr/Rfsync/Rlink/Rrenameat/Runlinkat (no body)
+ * Extended attributes (read: any gofer; create: a writable one):
+ *   Txattrwalk txattrwalk  Rxattrwalk rxattrwalk  Txattrcreate txattrcreate
+ *   Rxattrcreate (no body)  Tread/Twrite rw  Rread/Rwrite rrw (on xattr fids
+ *   only: file data goes through donated fds)
  */
 struct p9_msg {
 	uint8_t type; /* enum p9_msg_type */
@@ -353,6 +357,30 @@ struct p9_msg {
 			struct p9_str name;
 			uint32_t flags; /* AT_REMOVEDIR */
 		} tunlinkat;
+		struct {
+			uint32_t fid;
+			uint32_t newfid;
+			struct p9_str name; /* empty: the list of names */
+		} txattrwalk;
+		struct {
+			uint64_t size;
+		} rxattrwalk;
+		struct {
+			uint32_t fid;
+			struct p9_str name;
+			uint64_t size;
+			uint32_t flags; /* XATTR_CREATE, XATTR_REPLACE */
+		} txattrcreate;
+		struct {
+			uint32_t fid;
+			uint64_t offset;
+			uint32_t count;
+			const uint8_t *data; /* Twrite only */
+		} rw;			     /* Tread, Twrite */
+		struct {
+			uint32_t count;
+			const uint8_t *data; /* Rread only */
+		} rrw;			     /* Rread, Rwrite */
 	} u;
 };
 

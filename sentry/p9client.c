@@ -606,3 +606,98 @@ int p9c_fsync(struct p9_client *c, uint32_t fid, bool datasync)
 	t.u.tfsync.datasync = datasync;
 	return rpc(c, &t, P9_RFSYNC, &r, NULL);
 }
+
+/* ---- extended attributes ------------------------------------------------ */
+
+long p9c_xattr_get(struct p9_client *c, uint32_t fid, const char *name,
+		   void *buf, size_t cap)
+{
+	struct p9_msg t = { .type = P9_TXATTRWALK };
+	struct p9_msg r;
+	uint64_t size, off = 0;
+	uint32_t nf;
+	long ret;
+
+	if (!fid_is_live(c, fid))
+		return -EBADF;
+	if (p9_str_set(&t.u.txattrwalk.name, name) < 0)
+		return -ERANGE;
+	ret = fid_get(c, &nf);
+	if (ret < 0)
+		return ret;
+	t.u.txattrwalk.fid = fid;
+	t.u.txattrwalk.newfid = nf;
+	ret = rpc(c, &t, P9_RXATTRWALK, &r, NULL);
+	if (ret < 0) {
+		fid_put(c, nf);
+		return ret;
+	}
+	size = r.u.rxattrwalk.size;
+	if (size > 65536) {
+		p9c_clunk(c, nf);
+		return -EPROTO;
+	}
+	if (cap && size > cap) {
+		p9c_clunk(c, nf);
+		return -ERANGE;
+	}
+	while (cap && off < size) {
+		struct p9_msg rt = { .type = P9_TREAD };
+		rt.u.rw.fid = nf;
+		rt.u.rw.offset = off;
+		rt.u.rw.count = (uint32_t)(size - off);
+		ret = rpc(c, &rt, P9_RREAD, &r, NULL);
+		if (ret < 0)
+			break;
+		if (!r.u.rrw.count || r.u.rrw.count > size - off) {
+			ret = r.u.rrw.count ? -EPROTO : 0;
+			break;
+		}
+		memcpy((char *)buf + off, r.u.rrw.data, r.u.rrw.count);
+		off += r.u.rrw.count;
+	}
+	p9c_clunk(c, nf);
+	if (ret < 0)
+		return ret;
+	return cap && off != size ? -EPROTO : (long)size;
+}
+
+int p9c_xattr_set(struct p9_client *c, uint32_t fid, const char *name,
+		  const void *value, size_t size, int flags)
+{
+	struct p9_msg t = { .type = P9_TXATTRCREATE };
+	struct p9_msg r;
+	size_t off = 0;
+	uint32_t nf;
+	int ret;
+
+	if (p9_str_set(&t.u.txattrcreate.name, name) < 0)
+		return -ERANGE;
+	/* Txattrcreate turns its fid into the attribute's: a copy of it. */
+	ret = p9c_clone(c, fid, &nf);
+	if (ret < 0)
+		return ret;
+	t.u.txattrcreate.fid = nf;
+	t.u.txattrcreate.size = size;
+	t.u.txattrcreate.flags = (uint32_t)flags;
+	ret = rpc(c, &t, P9_RXATTRCREATE, &r, NULL);
+	while (ret == 0 && off < size) {
+		struct p9_msg w = { .type = P9_TWRITE };
+		size_t chunk = size - off;
+		if (chunk > c->msize - P9_HDR_SIZE - 16)
+			chunk = c->msize - P9_HDR_SIZE - 16;
+		w.u.rw.fid = nf;
+		w.u.rw.offset = off;
+		w.u.rw.count = (uint32_t)chunk;
+		w.u.rw.data = (const uint8_t *)value + off;
+		ret = rpc(c, &w, P9_RWRITE, &r, NULL);
+		if (ret == 0 && r.u.rrw.count != chunk)
+			ret = -EPROTO;
+		off += chunk;
+	}
+	/* the clunk sets it, and answers how that went */
+	{
+		int cr = p9c_clunk(c, nf);
+		return ret < 0 ? ret : cr;
+	}
+}

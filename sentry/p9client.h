@@ -108,4 +108,12 @@ struct p9c_setattr {
 int p9c_setattr(struct p9_client *c, uint32_t fid, const struct p9c_setattr *a);
 int p9c_fsync(struct p9_client *c, uint32_t fid, bool datasync);
 
+/* Extended attributes. get: the value of name (the name list when name is
+ * ""), into buf of cap bytes (cap 0: only its size): its size, or -errno.
+ * set: a writable gofer only; size 0 removes the attribute. */
+long p9c_xattr_get(struct p9_client *c, uint32_t fid, const char *name,
+		   void *buf, size_t cap);
+int p9c_xattr_set(struct p9_client *c, uint32_t fid, const char *name,
+		  const void *value, size_t size, int flags);
+
 #endif

@@ -6,7 +6,9 @@
  * never reach the host either). security.* and system.* read as absent
  * and cannot be set. Like Linux, user.* attributes are for regular files
  * and directories, and setting one needs write permission or ownership.
- * Host directories mounted in the sandbox have none (EOPNOTSUPP).
+ * A host directory mounted in the sandbox has the host's own attributes,
+ * read through its gofer, and set through it when mounted rw (an empty
+ * value there removes the attribute, as over 9P in QEMU).
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +17,7 @@
 
 #include "sentry/fs_tmpfs.h"
 #include "sentry/overlay.h"
+#include "sentry/p9client.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
 
@@ -81,13 +84,14 @@ static long do_get(struct task *t, struct vnode *vn, uint64_t uname,
 
 	if (rc < 0)
 		return rc;
-	if (vn->kind == VN_HOST)
-		return -EOPNOTSUPP;
-	if (vn->kind != VN_TMPFS || !stored(t, name))
-		return -ENODATA;
 	if (size > sizeof(buf))
 		size = sizeof(buf);
-	rc = tmpfs_getxattr(vn, name, buf, size);
+	if (vn->kind == VN_HOST)
+		rc = p9c_xattr_get(vn_p9(vn), vn->fid, name, buf, size);
+	else if (vn->kind != VN_TMPFS || !stored(t, name))
+		return -ENODATA;
+	else
+		rc = tmpfs_getxattr(vn, name, buf, size);
 	if (rc > 0 && size && task_write(t, ubuf, buf, (size_t)rc) < 0)
 		return -EFAULT;
 	return rc;
@@ -99,13 +103,15 @@ static long do_list(struct task *t, struct vnode *vn, uint64_t ubuf,
 	static char buf[XATTR_VALUE_MAX];
 	long rc;
 
-	if (vn->kind == VN_HOST)
-		return -EOPNOTSUPP;
-	if (vn->kind != VN_TMPFS)
+	if (vn->kind == VN_HOST) {
+		rc = p9c_xattr_get(vn_p9(vn), vn->fid, "", buf, sizeof(buf));
+		if (rc == -ENODATA || rc == -EOPNOTSUPP)
+			rc = 0; /* a link, or a filesystem without them */
+	} else if (vn->kind != VN_TMPFS) {
 		return 0;
-	if (size > sizeof(buf))
-		size = sizeof(buf);
-	rc = tmpfs_listxattr(vn, buf, sizeof(buf));
+	} else {
+		rc = tmpfs_listxattr(vn, buf, sizeof(buf));
+	}
 	if (rc > 0 && t->proc->cred.euid != 0) {
 		/* trusted.* names are root's to see */
 		size_t i = 0, o = 0;
@@ -143,11 +149,12 @@ static long do_change(struct task *t, struct vnode *vn, uint64_t uname,
 		rc = -EINVAL;
 	if (rc == 0 && !remove && size > XATTR_VALUE_MAX)
 		rc = -E2BIG;
-	if (rc == 0 && vn->kind == VN_HOST)
-		rc = -EOPNOTSUPP;
+	if (rc == 0 && vn->kind == VN_HOST && vn->mnt->mode != MNT_RW)
+		rc = -EROFS;
 	if (rc == 0 && !stored(t, name))
 		rc = is_trusted(name) ? -EPERM : -EOPNOTSUPP;
-	if (rc == 0 && vn->kind != VN_TMPFS && vn->kind != VN_GOFER)
+	if (rc == 0 && vn->kind != VN_TMPFS && vn->kind != VN_GOFER &&
+	    vn->kind != VN_HOST)
 		rc = -EPERM; /* procfs, devfs */
 	if (rc == 0 && is_user(name) && !S_ISREG(vn->mode) &&
 	    !S_ISDIR(vn->mode))
@@ -157,7 +164,11 @@ static long do_change(struct task *t, struct vnode *vn, uint64_t uname,
 		rc = vfs_access(c, vn, W_OK);
 	if (rc == 0 && !remove && size && task_read(t, uvalue, value, size) < 0)
 		rc = -EFAULT;
-	if (rc == 0) {
+	if (rc == 0 && vn->kind == VN_HOST) {
+		rc = p9c_xattr_set(vn_p9(vn), vn->fid, name,
+				   remove ? NULL : value, remove ? 0 : size,
+				   remove ? 0 : flags);
+	} else if (rc == 0) {
 		rc = ovl_write_target(vn, &up); /* a rootfs file: its copy */
 		if (rc == 0) {
 			rc = remove ? tmpfs_removexattr(up, name) :

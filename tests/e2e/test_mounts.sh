@@ -122,6 +122,30 @@ t_rw_git_round_trip()
 	[ "$(git -C "$SRC" log --format=%s)" = first ] || fail "the host sees no commit"
 }
 
+t_xattrs_through_the_gofer()
+{
+	make_src xattr
+	$PY -c "import os; os.setxattr('$SRC/a.txt', 'user.host', b'hv')" ||
+		fail "the host filesystem has no user xattrs"
+	capture moat do --mount "$SRC:/w:rw" -- $PY -c '
+import os
+print(os.listxattr("/w/a.txt"), os.getxattr("/w/a.txt", "user.host"))
+os.setxattr("/w/a.txt", "user.new", b"nv"); os.removexattr("/w/a.txt", "user.host")
+print(sorted(os.listxattr("/w/a.txt")))'
+	assert_eq "['user.host'] b'hv'
+['user.new']" "$OUT" "a rw mount's xattrs are the host's"
+	assert_eq "['user.new'] b'nv'" "$($PY -c "import os; print(os.listxattr('$SRC/a.txt'), os.getxattr('$SRC/a.txt', 'user.new'))")" "and reach it"
+	capture moat do --mount "$SRC:/w:ro" -- $PY -c '
+import os
+print(os.getxattr("/w/a.txt", "user.new"))
+try:
+    os.setxattr("/w/a.txt", "user.x", b"1")
+except OSError as e:
+    print(e.errno)'
+	assert_eq "b'nv'
+30" "$OUT" "a ro mount's xattrs read, and never change"
+}
+
 t_clone_is_private()
 {
 	make_src clone
@@ -161,6 +185,7 @@ run_test ro_reads_and_every_write_is_erofs t_ro_reads_and_every_write_is_erofs
 run_test default_mode_is_ro t_default_mode_is_ro
 run_test rw_writes_reach_the_host t_rw_writes_reach_the_host
 run_test rw_git_round_trip t_rw_git_round_trip
+run_test xattrs_through_the_gofer t_xattrs_through_the_gofer
 run_test clone_is_private t_clone_is_private
 run_test mount_point_is_listed t_mount_point_is_listed
 run_test bad_mount_arguments t_bad_mount_arguments

@@ -224,6 +224,33 @@ static size_t samples(struct p9_msg *m)
 	m[n++].type = P9_RLINK;
 	m[n++].type = P9_RRENAMEAT;
 	m[n++].type = P9_RUNLINKAT;
+
+	m[n].type = P9_TXATTRWALK;
+	m[n].u.txattrwalk.fid = 3;
+	m[n].u.txattrwalk.newfid = 4;
+	p9_str_set(&m[n++].u.txattrwalk.name, "user.x");
+	m[n].type = P9_RXATTRWALK;
+	m[n++].u.rxattrwalk.size = 12;
+	m[n].type = P9_TXATTRCREATE;
+	m[n].u.txattrcreate.fid = 3;
+	p9_str_set(&m[n].u.txattrcreate.name, "user.y");
+	m[n].u.txattrcreate.size = 5;
+	m[n++].u.txattrcreate.flags = 1;
+	m[n++].type = P9_RXATTRCREATE;
+	m[n].type = P9_TREAD;
+	m[n].u.rw.fid = 4;
+	m[n].u.rw.offset = 2;
+	m[n++].u.rw.count = 10;
+	m[n].type = P9_RREAD;
+	m[n].u.rrw.count = 3;
+	m[n++].u.rrw.data = (const uint8_t *)"abc";
+	m[n].type = P9_TWRITE;
+	m[n].u.rw.fid = 4;
+	m[n].u.rw.offset = 0;
+	m[n].u.rw.count = 2;
+	m[n++].u.rw.data = (const uint8_t *)"de";
+	m[n].type = P9_RWRITE;
+	m[n++].u.rrw.count = 2;
 	cr_assert_leq(n, 64);
 	return n;
 }
@@ -341,6 +368,38 @@ static void assert_msg_eq(const struct p9_msg *a, const struct p9_msg *b)
 	case P9_RLERROR:
 		cr_assert_eq(a->u.rlerror.ecode, b->u.rlerror.ecode);
 		break;
+	case P9_TXATTRWALK:
+		cr_assert_eq(a->u.txattrwalk.fid, b->u.txattrwalk.fid);
+		cr_assert_eq(a->u.txattrwalk.newfid, b->u.txattrwalk.newfid);
+		assert_str_eq(&a->u.txattrwalk.name, &b->u.txattrwalk.name);
+		break;
+	case P9_RXATTRWALK:
+		cr_assert_eq(a->u.rxattrwalk.size, b->u.rxattrwalk.size);
+		break;
+	case P9_TXATTRCREATE:
+		cr_assert_eq(a->u.txattrcreate.fid, b->u.txattrcreate.fid);
+		assert_str_eq(&a->u.txattrcreate.name, &b->u.txattrcreate.name);
+		cr_assert_eq(a->u.txattrcreate.size, b->u.txattrcreate.size);
+		cr_assert_eq(a->u.txattrcreate.flags, b->u.txattrcreate.flags);
+		break;
+	case P9_TREAD:
+	case P9_TWRITE:
+		cr_assert_eq(a->u.rw.fid, b->u.rw.fid);
+		cr_assert_eq(a->u.rw.offset, b->u.rw.offset);
+		cr_assert_eq(a->u.rw.count, b->u.rw.count);
+		if (a->type == P9_TWRITE)
+			cr_assert(memcmp(a->u.rw.data, b->u.rw.data,
+					 a->u.rw.count) == 0);
+		break;
+	case P9_RREAD:
+		cr_assert_eq(a->u.rrw.count, b->u.rrw.count);
+		cr_assert(memcmp(a->u.rrw.data, b->u.rrw.data,
+				 a->u.rrw.count) == 0);
+		break;
+	case P9_RWRITE:
+		cr_assert_eq(a->u.rrw.count, b->u.rrw.count);
+		break;
+	case P9_RXATTRCREATE:
 	case P9_RCLUNK:
 	case P9_RSETATTR:
 	case P9_RFSYNC:
@@ -643,12 +702,12 @@ T(readdir_count_overruns_message)
 
 T(unsupported_types)
 {
-	uint8_t b[7] = { 7, 0, 0, 0, P9_TWRITE, 5, 0 };
+	uint8_t b[7] = { 7, 0, 0, 0, P9_TREMOVE, 5, 0 };
 	struct p9_msg d, m = { .type = P9_TFLUSH };
 	size_t len;
 
 	cr_assert_eq(p9_decode(b, sizeof(b), &d), -EOPNOTSUPP);
-	cr_assert_eq(d.type, P9_TWRITE);
+	cr_assert_eq(d.type, P9_TREMOVE);
 	cr_assert_eq(d.tag, 5);
 	b[4] = 250;
 	cr_assert_eq(p9_decode(b, sizeof(b), &d), -EOPNOTSUPP);

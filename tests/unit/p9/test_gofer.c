@@ -346,8 +346,7 @@ T(write_ops_are_erofs_others_eopnotsupp)
 					  P9_TLCREATE,	P9_TUNLINKAT,
 					  P9_TRENAMEAT, P9_TSETATTR,
 					  P9_TSYMLINK,	P9_TREMOVE };
-	static const uint8_t others[] = { P9_TFLUSH, P9_TREAD, P9_TXATTRWALK,
-					  P9_TAUTH,  P9_TLOCK, 250,
+	static const uint8_t others[] = { P9_TFLUSH, P9_TAUTH, P9_TLOCK, 250,
 					  0 };
 	uint8_t b[16] = { 11, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0 };
 	size_t i;

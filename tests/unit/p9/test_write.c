@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "gofer/gofer.h"
@@ -228,6 +229,35 @@ TW(lopen_for_writing_is_served)
 	cr_assert_eq(p9c_lopen(wc, wroot, O_WRONLY, &fd), -EISDIR);
 }
 
+TW(xattrs_set_get_list_remove)
+{
+	char path[128], buf[64];
+	uint32_t fid;
+	long n;
+
+	cr_assert_eq(p9c_walk1(wc, wroot, "file.txt", &fid, NULL), 0);
+	cr_assert_eq(p9c_xattr_set(wc, fid, "user.moat", "value", 5, 0), 0);
+	host_path(path, sizeof(path), "file.txt");
+	n = getxattr(path, "user.moat", buf, sizeof(buf));
+	cr_assert_eq(n, 5);
+	cr_assert(memcmp(buf, "value", 5) == 0);
+	cr_assert_eq(p9c_xattr_get(wc, fid, "user.moat", NULL, 0), 5);
+	memset(buf, 0, sizeof(buf));
+	cr_assert_eq(p9c_xattr_get(wc, fid, "user.moat", buf, sizeof(buf)), 5);
+	cr_assert_str_eq(buf, "value");
+	cr_assert_eq(p9c_xattr_get(wc, fid, "user.moat", buf, 2), -ERANGE);
+	n = p9c_xattr_get(wc, fid, "", buf, sizeof(buf));
+	cr_assert_eq(n, (long)sizeof("user.moat"));
+	cr_assert_str_eq(buf, "user.moat");
+	cr_assert_eq(p9c_xattr_set(wc, fid, "user.moat", "x", 1, XATTR_CREATE),
+		     -EEXIST);
+	cr_assert_eq(p9c_xattr_set(wc, fid, "user.moat", NULL, 0, 0), 0);
+	cr_assert_eq(getxattr(path, "user.moat", buf, sizeof(buf)), -1);
+	cr_assert_eq(p9c_xattr_get(wc, fid, "user.none", buf, sizeof(buf)),
+		     -ENODATA);
+	cr_assert_eq(p9c_clunk(wc, fid), 0);
+}
+
 /* The same requests to a read-only gofer: EROFS, and nothing changes. */
 Test(p9_write_ro, every_write_is_erofs, .fini = wteardown)
 {
@@ -250,6 +280,8 @@ Test(p9_write_ro, every_write_is_erofs, .fini = wteardown)
 	cr_assert_eq(p9c_setattr(wc, ffid, &a), -EROFS);
 	cr_assert_eq(p9c_fsync(wc, ffid, false), -EROFS);
 	cr_assert_eq(p9c_lopen(wc, ffid, O_RDWR, &fd), -EROFS);
+	cr_assert_eq(p9c_xattr_set(wc, ffid, "user.x", "1", 1, 0), -EROFS);
+	cr_assert_eq(p9c_xattr_get(wc, ffid, "user.x", NULL, 0), -ENODATA);
 	cr_assert_eq(p9c_clunk(wc, ffid), 0);
 	host_path(path, sizeof(path), "file.txt");
 	cr_assert_eq(lstat(path, &st), 0);
