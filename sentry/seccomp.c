@@ -116,6 +116,7 @@ int sentry_seccomp_install(struct moat_error *err)
 		SYS_gettimeofday,
 		SYS_fsync, /* fsync of a file of a `--mount ...:rw` */
 		SYS_fdatasync,
+		SYS_syncfs, /* of a `--mount ...:rw` */
 		SYS_sched_rr_get_interval,
 		SYS_fallocate, /* a tmpfs memfd's hole, a rw mount's file */
 		SYS_rt_sigqueueinfo, /* timers' and sigqueue's siginfo */

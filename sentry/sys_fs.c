@@ -1291,6 +1291,17 @@ long sys_sync(struct task *t, struct syscall_args *a)
 {
 	(void)t;
 	(void)a;
+	return 0; /* the overlay and tmpfs are memory; rw mounts: see fsync */
+}
+
+long sys_syncfs(struct task *t, struct syscall_args *a)
+{
+	struct file *f = fd_get(t, (int)a->a[0]);
+
+	if (!f)
+		return -EBADF;
+	if (f->vn && f->vn->kind == VN_HOST && f->hostfd >= 0)
+		return syncfs(f->hostfd) < 0 ? -errno : 0;
 	return 0;
 }
 

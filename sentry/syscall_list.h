@@ -120,6 +120,8 @@ EMU(fallocate, sys_fallocate, PARTIAL, "Fdxd",
 EMU(fsync, sys_fsync, FULL, "F", "")
 EMU(fdatasync, sys_fsync, FULL, "F", "")
 EMU(sync, sys_sync, FULL, "", "")
+EMU(syncfs, sys_syncfs, FULL, "F",
+    "a rw mount's host filesystem; else nothing to write back")
 EMU(flock, sys_flock, FULL, "Fx", "between the sandbox's processes")
 EMU(memfd_create, sys_memfd_create, PARTIAL, "sx",
     "a tmpfs file of no directory; no seals, no hugetlb")
