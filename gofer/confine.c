@@ -233,6 +233,20 @@ static int close_all_but(int keep, struct moat_error *err)
 	return 0;
 }
 
+/* mount_setattr on the tree fd; nosymfollow is 5.10+, older kernels get
+ * the rest. */
+static int setattr_tree(int tree, struct mount_attr *attr, unsigned extra)
+{
+	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | extra, attr,
+		    sizeof(*attr)) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -1;
+	attr->attr_set &= ~(uint64_t)MOUNT_ATTR_NOSYMFOLLOW;
+	return (int)syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | extra,
+			    attr, sizeof(*attr));
+}
+
 int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
 		  struct moat_error *err)
 {
@@ -261,30 +275,37 @@ int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return moat_error_set(err, errno, "gofer: make / private");
 
-	/* 3. Bind DIR onto itself, NON-recursively (no AT_RECURSIVE): host
-	 * submounts under DIR, /proc, /sys and /dev when DIR is "/", are not
-	 * part of the copy, so they cannot be served. open_tree + move_mount
-	 * rather than mount(MS_BIND): the fd names the new mount even when it
-	 * is stacked on "/", where a path lookup would find the old one. */
+	/* 3. Bind DIR onto itself. Read-only service: NON-recursively, so
+	 * host submounts under DIR (/proc, /sys and /dev when DIR is "/") are
+	 * not part of the copy and cannot be served. Writable service:
+	 * recursively, so that each host submount is a mount point here too
+	 * and rmdir/rename/unlink of it fail with EBUSY; under a plain bind,
+	 * removing the directory beneath would detach the host's own mount
+	 * (the kernel lazily unmounts mounts on a removed dentry in every
+	 * other namespace). Walks never cross into a submount either way
+	 * (RESOLVE_NO_XDEV). open_tree + move_mount rather than mount(MS_BIND):
+	 * the fd names the new mount even when it is stacked on "/", where a
+	 * path lookup would find the old one. */
 	tree = (int)syscall(SYS_open_tree, AT_FDCWD, root,
-			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+				    (writable ? AT_RECURSIVE : 0));
 	if (tree < 0)
 		return moat_error_set(err, errno, "gofer: bind `%s`", root);
 
 	/* 4. Read-only (and nodev, nosuid) before anything can use it: the
 	 * kernel, not only the gofer's flag checks, refuses writes. Only a
-	 * gofer told --rw (a `--mount SRC:DST:rw`) keeps its tree writable. */
-	if (writable)
-		attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
-	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr,
-		    sizeof(attr)) < 0) {
-		/* nosymfollow is 5.10+; older kernels get the rest. */
-		attr.attr_set &= ~(uint64_t)MOUNT_ATTR_NOSYMFOLLOW;
-		if (errno != EINVAL ||
-		    syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr,
-			    sizeof(attr)) < 0)
+	 * gofer told --rw (a `--mount SRC:DST:rw`) then makes its top mount
+	 * writable again; its submounts stay read-only. */
+	if (setattr_tree(tree, &attr, writable ? AT_RECURSIVE : 0) < 0)
+		return moat_error_set(err, errno, "gofer: make `%s` read-only",
+				      root);
+	if (writable) {
+		struct mount_attr rw = { .attr_clr = MOUNT_ATTR_RDONLY };
+
+		if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &rw,
+			    sizeof(rw)) < 0)
 			return moat_error_set(
-				err, errno, "gofer: make `%s` read-only", root);
+				err, errno, "gofer: make `%s` writable", root);
 	}
 	if (syscall(SYS_move_mount, tree, "", AT_FDCWD, root,
 		    MOVE_MOUNT_F_EMPTY_PATH) < 0)

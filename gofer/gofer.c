@@ -210,6 +210,16 @@ static struct gofer_fid *fid_lookup(struct gofer *g, uint32_t num)
 	return NULL;
 }
 
+/* A fid that names a file. An xattr fid (from Txattrwalk or Txattrcreate)
+ * holds a value, not a file to walk from, open, change or link: it counts
+ * as no fid at all for those. */
+static struct gofer_fid *fid_node(struct gofer *g, uint32_t num)
+{
+	struct gofer_fid *f = fid_lookup(g, num);
+
+	return f && !f->xmode ? f : NULL;
+}
+
 /* Drop what a fid holds, leaving it empty (reused by Twalk fid==newfid). */
 static void fid_release(struct gofer_fid *f)
 {
@@ -421,7 +431,7 @@ static int h_walk(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 	uint16_t i, n = m->u.twalk.nwname;
 	int err = 0, ret;
 
-	src = fid_lookup(g, m->u.twalk.fid);
+	src = fid_node(g, m->u.twalk.fid);
 	if (!src)
 		return -EBADF;
 	if (m->u.twalk.newfid != m->u.twalk.fid) {
@@ -506,6 +516,25 @@ enomem:
 	return -ENOMEM;
 }
 
+static int reopen(struct gofer_fid *f, int flags);
+
+/* O_TRUNC of Tlopen. Linux truncates even an O_RDONLY open when the file
+ * is writable to the caller; ftruncate needs a writable fd for that. */
+static int truncate_fid(struct gofer_fid *f, int fd, int flags)
+{
+	int wfd, ret = 0;
+
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		return ftruncate(fd, 0) < 0 ? -errno : 0;
+	wfd = reopen(f, O_WRONLY);
+	if (wfd < 0)
+		return wfd;
+	if (ftruncate(wfd, 0) < 0)
+		ret = -errno;
+	close(wfd);
+	return ret;
+}
+
 static int h_lopen(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 {
 	struct p9_msg r = { .type = P9_RLOPEN };
@@ -514,7 +543,7 @@ static int h_lopen(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 	struct stat st;
 	int flags, oflags, fl, ret;
 
-	f = fid_lookup(g, m->u.tlopen.fid);
+	f = fid_node(g, m->u.tlopen.fid);
 	if (!f)
 		return -EBADF;
 	if (p9_flags_from_dotl(m->u.tlopen.flags, &flags) < 0)
@@ -541,8 +570,8 @@ static int h_lopen(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 	/* O_NONBLOCK always, so that even a FIFO swapped in by a race cannot
 	 * block the gofer; it is cleared again below unless asked for. */
 	oflags = O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
-		 (flags & (O_ACCMODE | O_TRUNC | O_APPEND | O_DIRECTORY |
-			   O_NOATIME | O_DIRECT | O_SYNC | O_DSYNC));
+		 (flags & (O_ACCMODE | O_APPEND | O_DIRECTORY | O_NOATIME |
+			   O_DIRECT | O_SYNC | O_DSYNC));
 	if (S_ISDIR(f->file->mode))
 		fd = sys_openat2(f->file->fd, ".", oflags, GOFER_RESOLVE);
 	else if (f->dir && f->name)
@@ -555,6 +584,13 @@ static int h_lopen(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 		return -errno;
 	if (st.st_dev != f->file->dev || st.st_ino != f->file->ino)
 		return -ESTALE;
+	/* O_TRUNC only now, on the checked file: opened with it, a file
+	 * swapped in under the name would be emptied before the check. */
+	if ((flags & O_TRUNC) && S_ISREG(st.st_mode)) {
+		ret = truncate_fid(f, fd, flags);
+		if (ret < 0)
+			return ret;
+	}
 	if (!(flags & O_NONBLOCK)) {
 		fl = fcntl(fd, F_GETFL);
 		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
@@ -578,7 +614,7 @@ static int h_getattr(struct gofer *g, const struct p9_msg *m,
 	struct gofer_fid *f;
 	struct statx sx;
 
-	f = fid_lookup(g, m->u.tgetattr.fid);
+	f = fid_node(g, m->u.tgetattr.fid);
 	if (!f)
 		return -EBADF;
 	if (statx(f->file->fd, "",
@@ -632,7 +668,7 @@ static int h_readdir(struct gofer *g, const struct p9_msg *m,
 	size_t count, pos = 0, bufsz;
 	bool full = false;
 
-	f = fid_lookup(g, m->u.treaddir.fid);
+	f = fid_node(g, m->u.treaddir.fid);
 	if (!f)
 		return -EBADF;
 	if (!S_ISDIR(f->file->mode))
@@ -714,7 +750,7 @@ static int h_readlink(struct gofer *g, const struct p9_msg *m,
 	char target[PATH_MAX];
 	ssize_t n;
 
-	f = fid_lookup(g, m->u.fid.fid);
+	f = fid_node(g, m->u.fid.fid);
 	if (!f)
 		return -EBADF;
 	if (!S_ISLNK(f->file->mode))
@@ -736,7 +772,7 @@ static int h_statfs(struct gofer *g, const struct p9_msg *m,
 	struct gofer_fid *f;
 	struct statfs sf;
 
-	f = fid_lookup(g, m->u.fid.fid);
+	f = fid_node(g, m->u.fid.fid);
 	if (!f)
 		return -EBADF;
 	if (fstatfs(f->file->fd, &sf) < 0)
@@ -780,8 +816,6 @@ static int h_clunk(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
  * set on a descriptor reopened on the fid's own inode (reopen() below
  * checks it), never through a path. */
 
-static int reopen(struct gofer_fid *f, int flags);
-
 static int xattr_name(const struct p9_str *n, char *out, bool allow_empty)
 {
 	if (!n->len)
@@ -791,6 +825,32 @@ static int xattr_name(const struct p9_str *n, char *out, bool allow_empty)
 	memcpy(out, n->s, n->len);
 	out[n->len] = 0;
 	return 0;
+}
+
+/* Only the user.* namespace is served. security.*, system.* (ACLs) and
+ * trusted.* are the host's: its labels, capabilities and permissions,
+ * neither shown to the guest nor set by it. */
+static bool xattr_served(const char *name)
+{
+	return strncmp(name, "user.", 5) == 0;
+}
+
+/* Keep the user.* names of a listxattr buffer; returns the new length. */
+static size_t xattr_filter_list(char *buf, size_t len)
+{
+	size_t in = 0, out = 0, l;
+
+	while (in < len) {
+		l = strnlen(buf + in, len - in);
+		if (in + l < len)
+			l++; /* with its NUL */
+		if (xattr_served(buf + in) && buf[in + l - 1] == '\0') {
+			memmove(buf + out, buf + in, l);
+			out += l;
+		}
+		in += l;
+	}
+	return out;
 }
 
 static int h_xattrwalk(struct gofer *g, const struct p9_msg *m,
@@ -812,7 +872,7 @@ static int h_xattrwalk(struct gofer *g, const struct p9_msg *m,
 		ret = xattr_name(&m->u.txattrwalk.name, name, true);
 	if (ret < 0)
 		return ret;
-	if (S_ISLNK(f->file->mode))
+	if (S_ISLNK(f->file->mode) || (name[0] && !xattr_served(name)))
 		return -ENODATA; /* never opened: the gofer follows no link */
 	fd = reopen(f, O_RDONLY);
 	if (fd < 0)
@@ -828,6 +888,8 @@ static int h_xattrwalk(struct gofer *g, const struct p9_msg *m,
 			close(fd);
 			return -ENOMEM;
 		}
+		if (n == 0)
+			break; /* empty: a size-0 call would only probe again */
 		n = name[0] ? fgetxattr(fd, name, buf, (size_t)n) :
 			      flistxattr(fd, (char *)buf, (size_t)n);
 		if (n >= 0 || errno != ERANGE)
@@ -839,6 +901,8 @@ static int h_xattrwalk(struct gofer *g, const struct p9_msg *m,
 		free(buf);
 		return ret;
 	}
+	if (!name[0])
+		n = (ssize_t)xattr_filter_list((char *)buf, (size_t)n);
 	nf = fid_alloc(m->u.txattrwalk.newfid);
 	if (!nf) {
 		free(buf);
@@ -899,6 +963,12 @@ static int h_xattrcreate(struct gofer *g, const struct p9_msg *m,
 	ret = xattr_name(&m->u.txattrcreate.name, name, false);
 	if (ret < 0)
 		return ret;
+	if (!xattr_served(name))
+		return -EOPNOTSUPP;
+	/* Size 0 means "remove" here (as in QEMU's 9p): with XATTR_CREATE
+	 * that is no request at all. */
+	if (!m->u.txattrcreate.size && (m->u.txattrcreate.flags & XATTR_CREATE))
+		return -EINVAL;
 	if (m->u.txattrcreate.size > GOFER_XATTR_MAX)
 		return -E2BIG;
 	if (m->u.txattrcreate.flags & ~(uint32_t)(XATTR_CREATE | XATTR_REPLACE))
@@ -969,7 +1039,7 @@ static int dir_and_name(struct gofer *g, uint32_t dfid,
 			const struct p9_str *name, struct gofer_fid **dir,
 			char out[NAME_MAX + 1])
 {
-	*dir = fid_lookup(g, dfid);
+	*dir = fid_node(g, dfid);
 	if (!*dir)
 		return -EBADF;
 	if (!S_ISDIR((*dir)->file->mode))
@@ -1007,6 +1077,7 @@ static int h_lcreate(struct gofer *g, const struct p9_msg *m,
 	cleanup_close int fd = -1;
 	struct gofer_fid *d;
 	char name[NAME_MAX + 1];
+	struct stat st;
 	char *dup;
 	int flags, ret;
 
@@ -1029,6 +1100,11 @@ static int h_lcreate(struct gofer *g, const struct p9_msg *m,
 	ret = file_open(d->file->fd, name, &nf);
 	if (ret < 0)
 		return ret;
+	if (fstat(fd, &st) < 0 || st.st_dev != nf->dev ||
+	    st.st_ino != nf->ino) {
+		file_unref(nf);
+		return -ESTALE; /* renamed or replaced between the two opens */
+	}
 	dup = strdup(name);
 	if (!dup) {
 		file_unref(nf);
@@ -1151,7 +1227,7 @@ static int h_link(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 	ret = dir_and_name(g, m->u.tlink.dfid, &m->u.tlink.name, &d, name);
 	if (ret < 0)
 		return ret;
-	f = fid_lookup(g, m->u.tlink.fid);
+	f = fid_node(g, m->u.tlink.fid);
 	if (!f)
 		return -EBADF;
 	if (S_ISDIR(f->file->mode))
@@ -1203,7 +1279,7 @@ static int h_setattr(struct gofer *g, const struct p9_msg *m,
 	struct gofer_fid *f;
 	int fd = -1;
 
-	f = fid_lookup(g, m->u.tsetattr.fid);
+	f = fid_node(g, m->u.tsetattr.fid);
 	if (!f)
 		return -EBADF;
 	/* Every change acts on the O_PATH fd the fid holds (AT_EMPTY_PATH):
@@ -1212,7 +1288,8 @@ static int h_setattr(struct gofer *g, const struct p9_msg *m,
 		if (S_ISLNK(f->file->mode))
 			return -EOPNOTSUPP;
 		if (syscall(SYS_fchmodat2, f->file->fd, "",
-			    m->u.tsetattr.mode & 07777u, AT_EMPTY_PATH) < 0)
+			    m->u.tsetattr.mode & GOFER_MODE_BITS,
+			    AT_EMPTY_PATH) < 0)
 			return -errno;
 	}
 	if (v & (P9_SETATTR_UID | P9_SETATTR_GID)) {
@@ -1270,7 +1347,7 @@ static int h_fsync(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 	struct gofer_fid *f;
 	int fd, ret;
 
-	f = fid_lookup(g, m->u.tfsync.fid);
+	f = fid_node(g, m->u.tfsync.fid);
 	if (!f)
 		return -EBADF;
 	fd = reopen(f, O_RDONLY);

@@ -35,11 +35,11 @@ int host_create(struct task *t, struct vnode *dir, const char *name,
 		return rc;
 	/* O_RDWR: the guest's open takes this fd, and its own access mode
 	 * limits what it may do with it. */
-	rc = p9c_lcreate(vn_p9(dir), dir->fid, name, O_RDWR, mode & 07777, &fid,
+	rc = p9c_lcreate(vn_p9(dir), dir->fid, name, O_RDWR, mode & 01777, &fid,
 			 &fd);
 	if (rc < 0)
 		return rc;
-	vn = vnode_new(VN_HOST, S_IFREG | (mode & 07777), path);
+	vn = vnode_new(VN_HOST, S_IFREG | (mode & 01777), path);
 	if (!vn) {
 		close(fd);
 		p9c_clunk(vn_p9(dir), fid);
@@ -72,7 +72,7 @@ int host_mkfifo(struct task *t, struct vnode *dir, const char *name,
 
 	return rc < 0 ? rc :
 			p9c_mknod(vn_p9(dir), dir->fid, name,
-				  S_IFIFO | (mode & 07777));
+				  S_IFIFO | (mode & 01777));
 }
 
 int host_symlink(struct task *t, struct vnode *dir, const char *name,

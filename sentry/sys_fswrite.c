@@ -663,8 +663,10 @@ static long chmod_vn(struct task *t, struct vnode *vn, mode_t mode)
 	long rc = may_change(t, vn, true);
 
 	if (rc == 0 && vn->kind == VN_HOST) {
+		/* Never set-id bits on a host file: the host does not mount
+		 * it nosuid, and its owner may be a host user. */
 		struct p9c_setattr a = { .valid = P9_SETATTR_MODE,
-					 .mode = mode & 07777 };
+					 .mode = mode & 01777 };
 		rc = host_owner_ok(t, vn);
 		if (rc == 0)
 			rc = host_setattr(vn, &a);

@@ -6,9 +6,11 @@
  * never reach the host either). security.* and system.* read as absent
  * and cannot be set. Like Linux, user.* attributes are for regular files
  * and directories, and setting one needs write permission or ownership.
- * A host directory mounted in the sandbox has the host's own attributes,
- * read through its gofer, and set through it when mounted rw (an empty
- * value there removes the attribute, as over 9P in QEMU).
+ * A host directory mounted in the sandbox has the host's own user.*
+ * attributes (its gofer serves no other namespace), read through its
+ * gofer, and set through it when mounted rw (an empty value there removes
+ * the attribute, as over 9P in QEMU); trusted.* never reach the host.
+ * Reading a user.* attribute needs read permission, as on Linux.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -84,8 +86,13 @@ static long do_get(struct task *t, struct vnode *vn, uint64_t uname,
 
 	if (rc < 0)
 		return rc;
+	if (is_user(name) && t->proc->cred.fsuid != 0 &&
+	    (rc = vfs_access(&t->proc->cred, vn, R_OK)) < 0)
+		return rc;
 	if (size > sizeof(buf))
 		size = sizeof(buf);
+	if (vn->kind == VN_HOST && !is_user(name))
+		return -ENODATA; /* the host's own: neither shown nor set */
 	if (vn->kind == VN_HOST)
 		rc = p9c_xattr_get(vn_p9(vn), vn->fid, name, buf, size);
 	else if (vn->kind != VN_TMPFS || !stored(t, name))
@@ -153,6 +160,8 @@ static long do_change(struct task *t, struct vnode *vn, uint64_t uname,
 		rc = -EROFS;
 	if (rc == 0 && !stored(t, name))
 		rc = is_trusted(name) ? -EPERM : -EOPNOTSUPP;
+	if (rc == 0 && vn->kind == VN_HOST && !is_user(name))
+		rc = -EPERM; /* trusted.* stays in the sandbox */
 	if (rc == 0 && vn->kind != VN_TMPFS && vn->kind != VN_GOFER &&
 	    vn->kind != VN_HOST)
 		rc = -EPERM; /* procfs, devfs */

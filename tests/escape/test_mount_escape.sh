@@ -83,7 +83,52 @@ link out 18" "$OUT" "nothing crosses the mount's edge"
 	[ ! -e "$src/$tok" ] && [ ! -e "/etc/$tok" ] || fail "a link or rename crossed the mount"
 }
 
+t_rw_mount_cannot_remove_host_submounts()
+{
+	local src=$E2E_TMP/rw-sub
+	mkdir -p "$src/sub"
+	chmod a+rwx "$src" "$src/sub"
+	mount -t tmpfs -o mode=0777 moat-test "$src/sub" ||
+		fail "could not make a host mount for the test"
+	echo keep >"$src/sub/f"
+	# The gofer does not enter a host mount point (EXDEV, so rmdir and
+	# rename of it fail at the walk); renaming onto it reaches the host
+	# kernel, which must answer EBUSY, never detach the host's mount.
+	capture moat do --mount "$src:/w:rw" -- $PY -c "
+import os
+for what, f in (('rmdir', lambda: os.rmdir('/w/sub')),
+                ('rename', lambda: os.rename('/w/sub', '/w/moved')),
+                ('rename over', lambda: (os.mkdir('/w/d'), os.rename('/w/d', '/w/sub')))):
+    try:
+        f()
+        print(what, 'ok')
+    except OSError as e:
+        print(what, e.errno)"
+	local ok=1
+	mountpoint -q "$src/sub" && [ "$(cat "$src/sub/f" 2>/dev/null)" = keep ] || ok=0
+	umount -l "$src/sub" 2>/dev/null
+	assert_eq "rmdir 18
+rename 18
+rename over 16" "$OUT" "a host mount point in a rw mount is not removed"
+	[ $ok = 1 ] || fail "the host's mount under the rw mount was detached"
+}
+
+t_rw_mount_never_makes_setid_files()
+{
+	local src=$E2E_TMP/rw-suid
+	mkdir -p "$src"
+	chmod a+rwx "$src"
+	capture moat do --mount "$src:/w:rw" -- sh -c '
+		cp /bin/true /w/t && chmod 6755 /w/t; echo $?
+		touch /w/n && chmod u+s,g+s /w/n; echo $?'
+	assert_eq "0
+0" "$OUT" "chmod itself succeeds"
+	[ -z "$(find "$src" -perm /6000)" ] || fail "a set-id file reached the host: $(find "$src" -perm /6000 -ls)"
+}
+
 run_test host_symlinks_in_a_rw_mount_stay_inside t_host_symlinks_in_a_rw_mount_stay_inside
 run_test guest_symlinks_in_a_rw_mount_stay_inside t_guest_symlinks_in_a_rw_mount_stay_inside
 run_test ro_mount_refuses_even_when_host_modes_allow t_ro_mount_refuses_even_when_host_modes_allow
 run_test rw_mount_gofer_sees_only_its_directory t_rw_mount_gofer_sees_only_its_directory
+run_test rw_mount_cannot_remove_host_submounts t_rw_mount_cannot_remove_host_submounts
+run_test rw_mount_never_makes_setid_files t_rw_mount_never_makes_setid_files

@@ -258,6 +258,73 @@ TW(xattrs_set_get_list_remove)
 	cr_assert_eq(p9c_clunk(wc, fid), 0);
 }
 
+TW(setattr_and_lcreate_never_set_setid_bits)
+{
+	struct p9c_setattr a = { .valid = P9_SETATTR_MODE, .mode = 06755 };
+	char path[128];
+	struct stat st;
+	uint32_t fid;
+	int fd = -1;
+
+	cr_assert_eq(p9c_walk1(wc, wroot, "file.txt", &fid, NULL), 0);
+	cr_assert_eq(p9c_setattr(wc, fid, &a), 0);
+	host_path(path, sizeof(path), "file.txt");
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0755);
+	cr_assert_eq(p9c_clunk(wc, fid), 0);
+	cr_assert_eq(p9c_lcreate(wc, wroot, "suid", O_RDWR, 04755, &fid, &fd),
+		     0);
+	close(fd);
+	cr_assert_eq(p9c_clunk(wc, fid), 0);
+	host_path(path, sizeof(path), "suid");
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 07000, 0);
+}
+
+TW(lopen_rdonly_trunc_truncates_the_walked_file)
+{
+	char path[128];
+	struct stat st;
+	uint32_t fid;
+	int fd = -1;
+
+	cr_assert_eq(p9c_walk1(wc, wroot, "file.txt", &fid, NULL), 0);
+	cr_assert_eq(p9c_lopen(wc, fid, O_RDONLY | O_TRUNC, &fd), 0);
+	close(fd);
+	host_path(path, sizeof(path), "file.txt");
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_size, 0);
+	cr_assert_eq(p9c_clunk(wc, fid), 0);
+}
+
+TW(only_user_xattrs_are_served)
+{
+	char path[128], buf[256];
+	uint32_t fid;
+	long n;
+
+	host_path(path, sizeof(path), "file.txt");
+	cr_assert_eq(setxattr(path, "user.a", "1", 1, 0), 0);
+	cr_assert_eq(setxattr(path, "user.empty", "", 0, 0), 0);
+	/* the test runs as root: a trusted.* name the guest must not see */
+	cr_assert_eq(setxattr(path, "trusted.host", "s", 1, 0), 0);
+	cr_assert_eq(p9c_walk1(wc, wroot, "file.txt", &fid, NULL), 0);
+	cr_assert_eq(p9c_xattr_get(wc, fid, "trusted.host", buf, sizeof(buf)),
+		     -ENODATA);
+	cr_assert_eq(p9c_xattr_get(wc, fid, "user.empty", buf, sizeof(buf)), 0);
+	n = p9c_xattr_get(wc, fid, "", buf, sizeof(buf));
+	cr_assert_eq(n, (long)(sizeof("user.a") + sizeof("user.empty")));
+	cr_assert(memmem(buf, (size_t)n, "trusted", 7) == NULL);
+	cr_assert_eq(p9c_xattr_set(wc, fid, "trusted.x", "v", 1, 0),
+		     -EOPNOTSUPP);
+	cr_assert_eq(p9c_xattr_set(wc, fid, "security.x", "v", 1, 0),
+		     -EOPNOTSUPP);
+	cr_assert_eq(p9c_xattr_set(wc, fid, "user.b", NULL, 0, XATTR_CREATE),
+		     -EINVAL);
+	cr_assert_eq(getxattr(path, "trusted.host", buf, sizeof(buf)), 1);
+	cr_assert_eq(p9c_clunk(wc, fid), 0);
+}
+
 /* The same requests to a read-only gofer: EROFS, and nothing changes. */
 Test(p9_write_ro, every_write_is_erofs, .fini = wteardown)
 {
