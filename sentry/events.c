@@ -166,6 +166,11 @@ static bool ep_reaches(struct file *from, struct file *to, int depth)
 
 /* A new anonymous stream file around priv (freed here on failure),
  * installed in t: the fd or -errno. */
+void file_release_priv(struct file *f)
+{
+	free(f->priv);
+}
+
 long install_anon(struct task *t, const struct file_ops *ops, int fflags,
 		  void *priv, bool cloexec)
 {
@@ -448,18 +453,13 @@ static uint64_t evfd_evseq(struct file *f)
 	return ((struct evfd *)f->priv)->seq;
 }
 
-static void evfd_release(struct file *f)
-{
-	free(f->priv);
-}
-
 static const struct file_ops evfd_ops = {
 	.evseq = evfd_evseq,
 	.read = evfd_read,
 	.write = evfd_write,
 	.poll = evfd_poll,
 	.stat = ep_stat,
-	.release = evfd_release,
+	.release = file_release_priv,
 };
 
 static long new_eventfd(struct task *t, unsigned initval, int flags)

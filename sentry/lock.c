@@ -125,7 +125,11 @@ static int punch(const struct lkey *k, enum lkind kind, struct process *p,
 			continue;
 		}
 		if (r->start < start && r->end > end) {
-			struct frec *tail = malloc(sizeof(*tail));
+			/* A split adds a record: bounded as a new lock is, or
+			 * unlocking every other byte would grow without end. */
+			struct frec *tail = nlocks < LOCKS_MAX ?
+						    malloc(sizeof(*tail)) :
+						    NULL;
 			if (!tail)
 				return -ENOLCK;
 			*tail = *r;

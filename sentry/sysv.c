@@ -10,6 +10,7 @@
  * by SHM_TOTAL so a guest cannot fill the host's memory through it.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
@@ -30,6 +31,9 @@
 #define SEM_NSOPS_MAX 500	  /* SEMOPM */
 #define MSG_MAX 8192		  /* MSGMAX: one message */
 #define MSG_QBYTES 16384	  /* MSGMNB: one queue */
+#define MSG_QBYTES_ROOT (1 << 20) /* the most root may set one queue to */
+#define MSG_TOTAL (64u << 20)	  /* bytes of all queued messages */
+#define SEM_TOTAL (1 << 20)	  /* SEMMNS: semaphores of all sets */
 #define IPC_CMD(c) ((c) & ~0x100) /* glibc adds IPC_64 */
 
 enum ipc_kind {
@@ -189,6 +193,9 @@ static void link_obj(struct ipcobj *o)
 	objs = o;
 }
 
+static size_t msg_total; /* bytes queued in all queues, headers too */
+static long sem_total;	 /* semaphores in all sets */
+
 static void free_obj(struct ipcobj *o)
 {
 	struct ipcobj **pp;
@@ -205,8 +212,10 @@ static void free_obj(struct ipcobj *o)
 	while (o->head) {
 		struct msg *m = o->head;
 		o->head = m->next;
+		msg_total -= sizeof(*m) + m->len;
 		free(m);
 	}
+	sem_total -= o->sems ? o->nsems : 0;
 	free(o->sems);
 	free(o);
 }
@@ -469,12 +478,17 @@ long sys_semget(struct task *t, struct syscall_args *a)
 		free(o);
 		return -EINVAL;
 	}
+	if (sem_total + nsems > SEM_TOTAL) {
+		free(o);
+		return -ENOSPC; /* as Linux past SEMMNS */
+	}
 	o->sems = calloc((size_t)nsems, sizeof(*o->sems));
 	if (!o->sems) {
 		free(o);
 		return -ENOMEM;
 	}
 	o->nsems = nsems;
+	sem_total += nsems;
 	link_obj(o);
 	return o->id;
 }
@@ -740,7 +754,11 @@ long sys_msgsnd(struct task *t, struct syscall_args *a)
 		return -EFAULT;
 	if (type < 1)
 		return -EINVAL;
-	if (o->qbytes + sz > o->qmax)
+	/* As Linux, the queue's byte limit bounds its message count too (a
+	 * zero-length message is still a message); and all queues together
+	 * are bounded, since each lives in the sentry's memory. */
+	if (o->qbytes + sz > o->qmax || o->qnum + 1 > o->qmax ||
+	    msg_total + sizeof(*m) + sz > MSG_TOTAL)
 		return (flags & IPC_NOWAIT) ? -EAGAIN : SYS_BLOCK;
 	m = malloc(sizeof(*m) + sz);
 	if (!m)
@@ -759,6 +777,7 @@ long sys_msgsnd(struct task *t, struct syscall_args *a)
 	o->tail = m;
 	o->qbytes += sz;
 	o->qnum++;
+	msg_total += sizeof(*m) + sz;
 	o->otime = now_s();
 	o->lpid = t->proc->pid;
 	sentry_wake();
@@ -788,7 +807,9 @@ long sys_msgrcv(struct task *t, struct syscall_args *a)
 			pick = pp;
 			break;
 		}
-		if (type < 0 && mt <= -type && (!pick || mt < best)) {
+		/* type < 0: the lowest type <= |type| (LONG_MIN: any) */
+		if (type < 0 && (type == LONG_MIN || mt <= -type) &&
+		    (!pick || mt < best)) {
 			pick = pp;
 			best = mt;
 		}
@@ -813,6 +834,7 @@ long sys_msgrcv(struct task *t, struct syscall_args *a)
 	}
 	o->qbytes -= m->len;
 	o->qnum--;
+	msg_total -= sizeof(*m) + m->len;
 	o->rtime = now_s();
 	o->lrpid = t->proc->pid;
 	free(m);
@@ -862,7 +884,9 @@ long sys_msgctl(struct task *t, struct syscall_args *a)
 			return -EPERM;
 		rc = ipc_set(t, o, &ds.msg_perm);
 		if (rc == 0 && ds.msg_qbytes)
-			o->qmax = ds.msg_qbytes;
+			o->qmax = ds.msg_qbytes > MSG_QBYTES_ROOT ?
+					  MSG_QBYTES_ROOT :
+					  ds.msg_qbytes;
 		return rc;
 	}
 	case IPC_RMID:

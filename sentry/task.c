@@ -1188,6 +1188,7 @@ static int pidfd_stat(struct file *f, struct stat *st)
 static const struct file_ops pidfd_ops = {
 	.poll = pidfd_poll,
 	.stat = pidfd_stat,
+	.release = file_release_priv,
 };
 
 long sys_pidfd_open(struct task *t, struct syscall_args *a)
@@ -1371,6 +1372,7 @@ static const struct file_ops sfd_ops = {
 	.read = sfd_read,
 	.poll = sfd_poll,
 	.stat = sfd_stat,
+	.release = file_release_priv,
 };
 
 long sys_signalfd4(struct task *t, struct syscall_args *a)

@@ -170,7 +170,7 @@ void timers_run(void)
 		for (g = timers; g; g = g->next) {
 			if (!g->deadline || g->deadline > now)
 				continue;
-			if (g->interval) {
+			if (g->interval > 0) {
 				int64_t missed =
 					(now - g->deadline) / g->interval;
 				g->overrun = missed > INT32_MAX ? INT32_MAX :
@@ -231,8 +231,12 @@ static int itimer_real(struct process *p, const struct itimerval *nv,
 		g->next = timers;
 		timers = g;
 	}
-	g->interval = nv->it_interval.tv_sec * NS +
-		      (int64_t)nv->it_interval.tv_usec * 1000;
+	/* Clamped as arm() does: a larger one would overflow to a negative
+	 * interval, and timers_run would never move the deadline on. */
+	g->interval = nv->it_interval.tv_sec > 100LL * 365 * 86400 ?
+			      100LL * 365 * 86400 * NS :
+			      nv->it_interval.tv_sec * NS +
+				      (int64_t)nv->it_interval.tv_usec * 1000;
 	if (nv->it_value.tv_sec || nv->it_value.tv_usec) {
 		/* Beyond a century, it will never fire in a sandbox's life. */
 		int64_t v =
@@ -569,15 +573,17 @@ long sys_timerfd_create(struct task *t, struct syscall_args *a)
 	g->clock = clock;
 	g->tfd = d;
 	d->g = g;
+	g->next = timers;
+	timers = g;
 	fd = install_anon(t, &tfd_ops,
 			  O_RDWR | ((flags & TFD_NONBLOCK) ? O_NONBLOCK : 0), d,
 			  (flags & TFD_CLOEXEC) != 0);
-	if (fd < 0) {
+	/* On failure, a file that was made has released (unlinked and freed)
+	 * g already; one that was not has freed only d. */
+	if (fd < 0 && timers == g) {
+		timers = g->next;
 		free(g);
-		return fd;
 	}
-	g->next = timers;
-	timers = g;
 	return fd;
 }
 

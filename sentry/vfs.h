@@ -230,6 +230,8 @@ struct file *file_host_stream(int hostfd, int flags);
  * in t: the fd or -errno (sentry/events.c). */
 long install_anon(struct task *t, const struct file_ops *ops, int fflags,
 		  void *priv, bool cloexec);
+/* A release that frees f->priv, for files whose priv is one allocation. */
+void file_release_priv(struct file *f);
 
 /* epoll, eventfd and sockets (sentry/events.c, sentry/socket.c) */
 struct epitem;
