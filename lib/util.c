@@ -10,6 +10,19 @@ void moat_assert_fail(const char *cond, const char *file, int line)
 	abort();
 }
 
+int moat_error_input(struct moat_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code ? -code : -1;
+}
+
 int moat_error_set(struct moat_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;

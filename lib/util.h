@@ -81,6 +81,10 @@ struct moat_error {
  * Returns -code (or -1 when code is 0) so callers can `return moat_error_set(...)`. */
 int moat_error_set(struct moat_error *err, int code, const char *fmt, ...)
 	MOAT_PRINTF(3, 4);
+/* The same without the strerror suffix: for errors in the user's input,
+ * where the message itself says what is wrong ("p.json:3: bad port"). */
+int moat_error_input(struct moat_error *err, int code, const char *fmt, ...)
+	MOAT_PRINTF(3, 4);
 /* Prefix existing message with more context: "ctx: <old msg>". Returns -code. */
 int moat_error_wrap(struct moat_error *err, const char *fmt, ...)
 	MOAT_PRINTF(2, 3);

@@ -1,0 +1,114 @@
+/* tests/fuzz/fuzz_policy.c: libFuzzer target for policy/ (the policy file
+ * parser, the rule parser and the matcher).
+ *
+ *   make build/fuzz/fuzz_policy && build/fuzz/fuzz_policy tests/fuzz/corpus/policy
+ *
+ * Each input is parsed as a policy file. When it parses, every rule must
+ * have come out normalized (a name rule's name lower case and dot-free at
+ * the end, a CIDR without host bits, port_lo <= port_hi), and a handful of
+ * queries, some built from the input's bytes, are decided: a decision
+ * must be consistent (allowed only by an allow rule; denied by a deny rule
+ * or none). The input's first line is also parsed as one rule and as a
+ * name. Violations abort().
+ */
+#include <arpa/inet.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "policy/policy.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_rule(const struct egress_rule *r)
+{
+	size_t i, n;
+
+	if (r->port_lo > r->port_hi || !r->protos)
+		abort();
+	if (r->kind == EGRESS_NAME || r->kind == EGRESS_SUFFIX) {
+		n = strlen(r->name);
+		if (!n || r->name[n - 1] == '.')
+			abort();
+		for (i = 0; i < n; i++)
+			if (r->name[i] >= 'A' && r->name[i] <= 'Z')
+				abort();
+	}
+	if (r->kind == EGRESS_NET) {
+		unsigned total = r->family == AF_INET ? 32 : 128;
+
+		if (r->prefix > total)
+			abort();
+		for (i = r->prefix; i < total; i++)
+			if (r->addr[i / 8] & (0x80u >> (i % 8)))
+				abort();
+	}
+}
+
+static void check_decision(const struct egress_policy *p,
+			   const struct egress_query *q)
+{
+	struct egress_decision d;
+
+	egress_decide(p, q, &d);
+	if (d.allow && (!d.rule || d.rule->deny))
+		abort();
+	if (!d.allow && d.rule && !d.rule->deny)
+		abort();
+	if ((d.reason == EGRESS_BY_RULE) != (d.rule != NULL))
+		abort();
+	if (d.rule && (d.rule < p->rules || d.rule >= p->rules + p->n))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct moat_policy pol;
+	struct moat_error err = { 0 };
+	struct egress_rule r;
+	const struct egress_rule *nr;
+	char line[512], msg[256];
+	const char *names[2] = { "api.example.com", line };
+	struct egress_query q = { .names = names, .nnames = 2 };
+	size_t i, n;
+
+	n = size < sizeof(line) - 1 ? size : sizeof(line) - 1;
+	memcpy(line, data, n);
+	line[n] = 0;
+	line[strcspn(line, "\n")] = 0;
+	if (egress_rule_parse(line, false, &r, msg, sizeof(msg)) == 0)
+		check_rule(&r);
+	else if (!msg[0])
+		abort(); /* a refusal always says why */
+
+	if (policy_parse((const char *)data, size, "f", &pol, &err) < 0) {
+		if (!err.msg[0] || strncmp(err.msg, "f", 1))
+			abort();
+		return 0;
+	}
+	for (i = 0; i < pol.egress.n; i++)
+		check_rule(&pol.egress.rules[i]);
+	(void)egress_name_allowed(&pol.egress, line, &nr);
+	(void)egress_name_allowed(&pol.egress, "a.example.com", &nr);
+
+	q.family = AF_INET;
+	q.port = 443;
+	q.proto = EGRESS_TCP;
+	inet_pton(AF_INET, "10.1.2.3", q.addr);
+	check_decision(&pol.egress, &q);
+	inet_pton(AF_INET, "93.184.216.34", q.addr);
+	check_decision(&pol.egress, &q);
+	q.family = AF_INET6;
+	inet_pton(AF_INET6, "::ffff:169.254.169.254", q.addr);
+	check_decision(&pol.egress, &q);
+	memcpy(q.addr, data, size < 16 ? size : 16);
+	q.port = size > 17 ? (uint16_t)(data[16] << 8 | data[17]) : 0;
+	q.proto = EGRESS_UDP;
+	check_decision(&pol.egress, &q);
+	q.family = AF_INET;
+	q.proto = EGRESS_ICMP;
+	check_decision(&pol.egress, &q);
+	policy_free(&pol);
+	return 0;
+}
