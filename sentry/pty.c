@@ -29,7 +29,10 @@
 #define PTY_MAX 64
 #define PTY_IN 4096   /* input a slave has not read, and the line */
 #define PTY_OUT 16384 /* output the master has not read */
-#define PTY_RECORDS 256
+/* Canonical records waiting: n_tty spends at least a byte of its 4096 on
+ * each (an EOF is a byte there), so there are never more than PTY_IN. */
+#define PTY_RECORDS PTY_IN
+_Static_assert(PTY_IN <= UINT16_MAX, "rec[] holds offsets into in[]");
 
 /* The kernel's termios (TCGETS), and termios2 (TCGETS2). */
 struct ktermios {
@@ -58,10 +61,11 @@ struct pty {
 	struct winsize ws;
 	/* Input the slave may read. Canonical mode hands it out a record
 	 * at a time (a line, or an EOF: a record of 0 bytes); rec[] holds
-	 * the end offsets. Raw mode reads whatever is there. */
+	 * the end offsets. Raw mode reads whatever is there. In canonical
+	 * mode inlen + linelen <= PTY_IN (input_char admits no more). */
 	char in[PTY_IN];
 	size_t inlen;
-	size_t rec[PTY_RECORDS];
+	uint16_t rec[PTY_RECORDS];
 	int nrec;
 	char line[PTY_IN]; /* the canonical line being edited */
 	size_t linelen;
@@ -157,15 +161,16 @@ static void flush_input(struct pty *p)
 	p->linelen = 0;
 }
 
+/* The line being edited becomes a record the slave reads. With no room
+ * (in[] or rec[] full) nothing is written and the line stays as it is:
+ * a full queue drops input, never a line's end into a bogus EOF. */
 static void push_record(struct pty *p)
 {
-	size_t n = p->linelen;
-
-	if (n > PTY_IN - p->inlen || p->nrec == PTY_RECORDS)
-		n = 0; /* a full queue drops the line, as a full tty does */
-	memcpy(p->in + p->inlen, p->line, n);
-	p->inlen += n;
-	p->rec[p->nrec++] = p->inlen;
+	if (p->nrec >= PTY_RECORDS || p->linelen > PTY_IN - p->inlen)
+		return;
+	memcpy(p->in + p->inlen, p->line, p->linelen);
+	p->inlen += p->linelen;
+	p->rec[p->nrec++] = (uint16_t)p->inlen;
 	p->linelen = 0;
 }
 
@@ -196,6 +201,7 @@ static void input_char(struct pty *p, char c)
 	const uint8_t *cc = p->tio.c_cc;
 	uint32_t l = p->tio.c_lflag, i = p->tio.c_iflag;
 	unsigned char u = (unsigned char)c;
+	bool eol;
 
 	if (i & ISTRIP)
 		c = (char)(u &= 0x7f);
@@ -245,11 +251,18 @@ static void input_char(struct pty *p, char c)
 			push_record(p); /* the line so far; empty: EOF */
 			return;
 		}
-		if (p->linelen < PTY_IN - 1)
-			p->line[p->linelen++] = c;
+		/* n_tty: lines waiting and the one being edited share 4096
+		 * bytes; ordinary characters stop one short, so a full line
+		 * can still be ended. What does not fit is dropped. */
+		eol = c == '\n' || (u == cc[VEOL] && u) ||
+		      (u == cc[VEOL2] && u);
+		if (p->inlen + p->linelen >= PTY_IN - (eol ? 0 : 1) ||
+		    (eol && p->nrec >= PTY_RECORDS))
+			return;
+		p->line[p->linelen++] = c;
 		if ((l & ECHO) || (c == '\n' && (l & ECHONL)))
 			echo_char(p, c);
-		if (c == '\n' || (u == cc[VEOL] && u) || (u == cc[VEOL2] && u))
+		if (eol)
 			push_record(p);
 		return;
 	}
@@ -398,7 +411,7 @@ give:
 	if (p->tio.c_lflag & ICANON) {
 		int i;
 		for (i = 0; i < p->nrec; i++)
-			p->rec[i] -= take;
+			p->rec[i] = (uint16_t)(p->rec[i] - take);
 		if (p->rec[0] == 0) {
 			memmove(p->rec, p->rec + 1,
 				sizeof(p->rec[0]) * (size_t)(p->nrec - 1));
@@ -550,7 +563,7 @@ static long tty_ioctl(struct task *t, struct file *f, unsigned long cmd,
 			p->linelen = 0;
 			p->nrec = 0;
 		} else if (!was_canon && (nt.c_lflag & ICANON) && p->inlen) {
-			p->rec[0] = p->inlen;
+			p->rec[0] = (uint16_t)p->inlen;
 			p->nrec = 1;
 		}
 		changed(p);

@@ -49,5 +49,42 @@ EIO
 no ctty 6" "$OUT" "openpty, canonical and raw reads, echo, forkpty's controlling terminal"
 }
 
+# A master written to while its slave reads nothing: the input queue fills
+# and drops what does not fit, as n_tty does; it never writes past its
+# record table (a full table once wrote a record over its own count).
+t_pty_full_input_queue_drops_lines()
+{
+	capture moat do -- $PY -c '
+import errno, fcntl, os
+def drain(s):
+    got = []
+    while True:
+        try:
+            got.append(os.read(s, 100))
+        except OSError as e:
+            assert e.errno == errno.EAGAIN, e
+            return got
+m, s = os.openpty()
+fcntl.fcntl(s, fcntl.F_SETFL, os.O_NONBLOCK)
+for i in range(300):
+    os.write(m, b"a\n")
+got = drain(s)
+print(len(got), set(got))
+for i in range(3000):
+    os.write(m, b"a\n")
+got = drain(s)
+print(len(got) >= 2048, set(got))
+os.write(m, b"\x04" * 5000)
+got = drain(s)
+print(len(got) >= 256, set(got))
+os.write(m, b"still\n")
+print(drain(s))'
+	assert_eq "300 {b'a\n'}
+True {b'a\n'}
+True {b''}
+[b'still\n']" "$OUT" "300 lines queued unread all reach the slave; a flood is cut at the queue's size, never corrupts it"
+}
+
 run_test interactive_bash t_interactive_bash
 run_test guest_ptys t_guest_ptys
+run_test pty_full_input_queue_drops_lines t_pty_full_input_queue_drops_lines
