@@ -292,10 +292,26 @@ static struct pty *pty_alloc(void)
 	return NULL;
 }
 
+/* p is no process's controlling terminal any more (Linux's
+ * session_clear_tty): /dev/tty then fails ENXIO for them. */
+static void clear_ctty(struct pty *p)
+{
+	struct process *q;
+
+	for (q = S->procs; q; q = q->next)
+		if (q->ctty == p->index)
+			q->ctty = -1;
+	p->sid = 0;
+	p->fg_pgrp = 0;
+}
+
 static void pty_maybe_free(struct pty *p)
 {
 	if (p->masters || p->slaves || p->sentry_master)
 		return;
+	/* A ctty is a bare index: left behind, it would name whichever pty
+	 * takes the slot next, another session's. */
+	clear_ctty(p);
 	ptys[p->index] = NULL;
 	free(p);
 }
@@ -614,6 +630,8 @@ static long tty_ioctl(struct task *t, struct file *f, unsigned long cmd,
 			return -EPERM;
 		if (p->sid && !(arg == 1 && t->proc->cred.euid == 0))
 			return -EPERM;
+		if (p->sid)
+			clear_ctty(p); /* stolen: the old session loses it */
 		t->proc->ctty = p->index;
 		p->sid = t->proc->sid;
 		p->fg_pgrp = t->proc->pgid;
@@ -724,6 +742,8 @@ static void tty_release(struct file *f)
 					send_signal_proc(q, SIGHUP, 0);
 					send_signal_proc(q, SIGCONT, 0);
 				}
+			/* and is no longer its controlling terminal */
+			clear_ctty(p);
 		}
 	} else {
 		p->slaves--;

@@ -85,6 +85,52 @@ True {b''}
 [b'still\n']" "$OUT" "300 lines queued unread all reach the slave; a flood is cut at the queue's size, never corrupts it"
 }
 
+# A controlling terminal freed (every master and slave closed) is no
+# longer the session's: /dev/tty fails ENXIO, and never opens the pty
+# that later takes the same number, in another session.
+t_pty_freed_ctty_is_not_reused()
+{
+	capture moat do -- $PY -c '
+import fcntl, os, signal, struct
+TIOCSPTLCK, TIOCGPTN = 0x40045431, 0x80045430
+r, w = os.pipe()      # the new session: its pty is made
+r2, w2 = os.pipe()    # the old one: it tried /dev/tty
+if os.fork() == 0:
+    os.setsid()
+    m = os.open("/dev/ptmx", os.O_RDWR)
+    fcntl.ioctl(m, TIOCSPTLCK, struct.pack("i", 0))
+    n = struct.unpack("i", fcntl.ioctl(m, TIOCGPTN, b"xxxx"))[0]
+    s = os.open("/dev/pts/%d" % n, os.O_RDWR)      # becomes its ctty
+    os.close(os.open("/dev/tty", os.O_RDWR))
+    print("ctty", flush=True)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)   # the hangup of the close
+    os.close(s)
+    os.close(m)
+    if os.fork() == 0:
+        os.setsid()                                # another session
+        m2 = os.open("/dev/ptmx", os.O_RDWR)
+        fcntl.ioctl(m2, TIOCSPTLCK, struct.pack("i", 0))
+        n2 = struct.unpack("i", fcntl.ioctl(m2, TIOCGPTN, b"xxxx"))[0]
+        print("same number", n2 == n, flush=True)
+        os.write(w, b"x")
+        os.read(r2, 1)
+        os._exit(0)
+    os.read(r, 1)
+    try:
+        os.open("/dev/tty", os.O_RDWR)
+        print("opened another session'"'"'s pty", flush=True)
+    except OSError as e:
+        print("ENXIO" if e.errno == 6 else e, flush=True)
+    os.write(w2, b"x")
+    os.wait()
+    os._exit(0)
+os.wait()'
+	assert_eq "ctty
+same number True
+ENXIO" "$OUT" "a freed controlling terminal is gone for its session"
+}
+
 run_test interactive_bash t_interactive_bash
 run_test guest_ptys t_guest_ptys
 run_test pty_full_input_queue_drops_lines t_pty_full_input_queue_drops_lines
+run_test pty_freed_ctty_is_not_reused t_pty_freed_ctty_is_not_reused
