@@ -371,24 +371,41 @@ static void maybe_acquire(struct process *proc, struct pty *p)
 
 /* ---- the slave ------------------------------------------------------------ */
 
+/* A process of a background group using its controlling terminal (Linux's
+ * __tty_check_change): sig (SIGTTIN, SIGTTOU) to its group and a restart,
+ * to run again once the group is continued. A process that cannot be
+ * stopped that way (it ignores or blocks sig, or its group is orphaned)
+ * gets EIO instead, or for an ignored SIGTTOU goes ahead: a restart would
+ * come straight back here, for ever. 0: go ahead. */
+static long job_control(struct task *t, struct pty *p, int sig)
+{
+	struct process *q;
+
+	if (!t || t->proc->ctty != p->index || !p->fg_pgrp ||
+	    t->proc->pgid == p->fg_pgrp)
+		return 0;
+	if (task_sig_ignored(t, sig))
+		return sig == SIGTTIN ? -EIO : 0;
+	if (pgrp_orphaned(t->proc->pgid))
+		return -EIO;
+	for (q = S->procs; q; q = q->next)
+		if (!q->exited && q->pgid == t->proc->pgid)
+			send_signal_proc(q, sig, 0);
+	return SYS_RESTART;
+}
+
 static long slave_read(struct task *t, struct file *f, void *buf, size_t n,
 		       int64_t *off)
 {
 	struct pty *p = pty_of(f);
 	bool nonblock = (f->flags & O_NONBLOCK) != 0;
 	size_t take;
+	long rc;
 
 	(void)off;
-	/* A background process reading its controlling terminal: SIGTTIN
-	 * to its group (EIO if it ignores or blocks it is not modelled). */
-	if (t && t->proc->ctty == p->index && p->fg_pgrp &&
-	    t->proc->pgid != p->fg_pgrp) {
-		struct process *q;
-		for (q = S->procs; q; q = q->next)
-			if (!q->exited && q->pgid == t->proc->pgid)
-				send_signal_proc(q, SIGTTIN, 0);
-		return SYS_RESTART;
-	}
+	rc = job_control(t, p, SIGTTIN);
+	if (rc)
+		return rc;
 	if (p->tio.c_lflag & ICANON) {
 		if (!p->nrec) {
 			if (!p->masters && !p->sentry_master)
@@ -448,13 +465,17 @@ static long slave_write(struct task *t, struct file *f, const void *buf,
 	size_t done = 0;
 
 	(void)off;
+	if (p->tio.c_lflag & TOSTOP) {
+		long rc = job_control(t, p, SIGTTOU);
+		if (rc)
+			return rc;
+	}
 	if (!p->masters && !p->sentry_master)
 		return -EIO;
 	while (done < n && out_room(p) >= 2)
 		out_put(p, c[done++]);
 	if (!done)
 		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
-	(void)t;
 	changed(p);
 	return (long)done;
 }

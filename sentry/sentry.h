@@ -246,6 +246,8 @@ void task_start_child(struct task *c);
 void task_fixup_result(struct task *t, struct user_regs_struct *r);
 void task_fix_siginfo(struct task *t, int sig);
 bool sig_default_ignored(int sig);
+bool task_sig_ignored(struct task *t, int sig); /* blocked or SIG_IGN */
+bool pgrp_orphaned(int pgid);
 void task_sweep(void);
 void task_release_files(void);
 struct task *task_by_host(pid_t htid);

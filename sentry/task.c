@@ -618,6 +618,37 @@ bool sig_default_ignored(int sig)
 	       sig == SIGCONT;
 }
 
+/* Linux's is_ignored(): t blocks sig or its process ignores it. t is
+ * stopped in a syscall (its mask is read from the host). */
+bool task_sig_ignored(struct task *t, int sig)
+{
+	uint64_t mask = 0;
+
+	if (t->proc->sigact[sig].handler == (uint64_t)(uintptr_t)SIG_IGN)
+		return true;
+	if (ptrace(PTRACE_GETSIGMASK, t->host_tid, sizeof(mask), &mask) < 0)
+		return false;
+	return (mask & (1ULL << (sig - 1))) != 0;
+}
+
+/* POSIX's orphaned process group: no live member has a parent in another
+ * group of the same session (Linux's will_become_orphaned_pgrp). Nobody
+ * is left to continue it, so job control must not stop it. */
+bool pgrp_orphaned(int pgid)
+{
+	struct process *q, *parent;
+
+	for (q = S->procs; q; q = q->next) {
+		if (q->exited || q->pgid != pgid)
+			continue;
+		parent = proc_by_pid(q->ppid);
+		if (parent && !parent->exited && parent->pgid != pgid &&
+		    parent->sid == q->sid)
+			return false;
+	}
+	return true;
+}
+
 /* A task stopped in an emulated blocking syscall: does sig interrupt it? */
 long task_wait_sigmask(struct task *t, uint64_t uaddr, uint64_t size)
 {

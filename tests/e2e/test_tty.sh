@@ -130,7 +130,75 @@ same number True
 ENXIO" "$OUT" "a freed controlling terminal is gone for its session"
 }
 
+# Job control on a controlling terminal (Linux's __tty_check_change): a
+# background reader that ignores or blocks SIGTTIN, or whose group is
+# orphaned, reads EIO (it used to be restarted for ever); with TOSTOP a
+# background writer that ignores SIGTTOU writes.
+t_pty_background_read_eio()
+{
+	capture moat do -- $PY -c '
+import fcntl, os, signal, struct, termios, time
+TIOCSPTLCK, TIOCGPTN = 0x40045431, 0x80045430
+m = os.open("/dev/ptmx", os.O_RDWR)
+fcntl.ioctl(m, TIOCSPTLCK, struct.pack("i", 0))
+n = struct.unpack("i", fcntl.ioctl(m, TIOCGPTN, b"xxxx"))[0]
+os.write(m, b"line\n")
+def job(fn):
+    # fn, run in a background group of the session
+    pid = os.fork()
+    if pid == 0:
+        os.setpgid(0, 0)
+        signal.alarm(5)          # a busy restart loop dies here, not the test
+        try:
+            print(fn(), flush=True)
+        except OSError as e:
+            print(os.strerror(e.errno), flush=True)
+        os._exit(0)
+    os.waitpid(pid, 0)
+if os.fork() == 0:
+    os.setsid()
+    s = os.open("/dev/pts/%d" % n, os.O_RDWR)
+    t = termios.tcgetattr(s); t[3] |= termios.TOSTOP
+    termios.tcsetattr(s, termios.TCSANOW, t)
+    def ign_read():
+        signal.signal(signal.SIGTTIN, signal.SIG_IGN)
+        return os.read(s, 10)
+    def blocked_read():
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTTIN])
+        return os.read(s, 10)
+    def ign_write():
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        return os.write(s, b"bg\n")
+    job(ign_read)
+    job(blocked_read)
+    job(ign_write)
+    # an orphaned group: the parent of its only member has gone
+    if os.fork() == 0:
+        os.setpgid(0, 0)
+        if os.fork() == 0:
+            time.sleep(0.5)
+            signal.alarm(5)
+            try:
+                os.read(s, 10)
+                print("read")
+            except OSError as e:
+                print("orphaned", os.strerror(e.errno), flush=True)
+            os._exit(0)
+        os._exit(0)
+    os.wait()
+    time.sleep(1.5)
+    os._exit(0)
+os.wait()
+print(os.read(m, 100))'
+	assert_eq "Input/output error
+Input/output error
+3
+orphaned Input/output error
+b'line\r\nbg\r\n'" "$OUT" "background reads that cannot stop fail EIO; an ignored SIGTTOU lets the write through"
+}
+
 run_test interactive_bash t_interactive_bash
 run_test guest_ptys t_guest_ptys
 run_test pty_full_input_queue_drops_lines t_pty_full_input_queue_drops_lines
 run_test pty_freed_ctty_is_not_reused t_pty_freed_ctty_is_not_reused
+run_test pty_background_read_eio t_pty_background_read_eio
