@@ -28,7 +28,7 @@ struct dwatch {
 	dev_t dev;
 	ino_t ino;
 	unsigned long mask;
-	struct process *owner;
+	struct process *owner; /* valid: notify_proc_gone drops its watches */
 };
 
 static struct dwatch *watches;
@@ -105,6 +105,25 @@ void notify_file_gone(struct file *f)
 	}
 }
 
+/* p exited: its watches go with it. In Linux the watch belongs to the open
+ * file and its signal to the file's owner, who is gone: nobody would hear
+ * it. Kept, the bare owner pointer outlives p once it is reaped. */
+void notify_proc_gone(struct process *p)
+{
+	struct dwatch **pp = &watches;
+
+	while (*pp) {
+		if ((*pp)->owner == p) {
+			struct dwatch *w = *pp;
+			*pp = w->next;
+			free(w);
+			nwatches--;
+		} else {
+			pp = &(*pp)->next;
+		}
+	}
+}
+
 void notify_dir(struct vnode *dir, unsigned long ev)
 {
 	struct dwatch **pp = &watches;
@@ -115,8 +134,7 @@ void notify_dir(struct vnode *dir, unsigned long ev)
 		return;
 	while (*pp) {
 		struct dwatch *w = *pp;
-		if (w->dev != dev || w->ino != ino || !(w->mask & ev) ||
-		    w->owner->exited) {
+		if (w->dev != dev || w->ino != ino || !(w->mask & ev)) {
 			pp = &w->next;
 			continue;
 		}

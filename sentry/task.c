@@ -360,6 +360,7 @@ static void proc_exited(struct process *p, int status)
 	p->exit_status = status;
 	timers_exit(p);
 	locks_proc_gone(p);
+	notify_proc_gone(p);
 	sysv_proc_gone(p);
 	/* Its files close at the top of the event loop, not here: a handler
 	 * that learnt of this death in the middle of an injection may still

@@ -210,6 +210,7 @@ void locks_proc_gone(struct process *p);
 /* Directory change notification (sentry/notify.c, F_NOTIFY). ev: DN_*. */
 long notify_fcntl(struct task *t, struct file *f, unsigned long mask);
 void notify_file_gone(struct file *f);
+void notify_proc_gone(struct process *p); /* exited: drop its watches */
 void notify_dir(struct vnode *dir, unsigned long ev);
 void notify_parent(struct vnode *vn, unsigned long ev);
 void notify_path(struct task *t, int dirfd, uint64_t upath, unsigned long ev);

@@ -86,6 +86,50 @@ print(len(got))'
 	assert_eq 3 "$OUT" "F_NOTIFY: creations and a removal signal the watcher; DN_ATTRIB was not asked"
 }
 
+# An F_NOTIFY watch outlives neither its process: the watcher exits and is
+# reaped while a child it forked still has the directory open, and the
+# child's changes there must not signal through the freed process (it
+# once did: a use-after-free, and a signal to whatever reused the memory).
+t_dnotify_watcher_exits_before_its_child()
+{
+	capture moat do -- $PY -c '
+import fcntl, os, signal, time
+os.mkdir("/tmp/w")
+r, w = os.pipe()
+a = os.fork()
+if a == 0:
+    fd = os.open("/tmp/w", os.O_RDONLY)
+    fcntl.fcntl(fd, fcntl.F_NOTIFY, fcntl.DN_CREATE | fcntl.DN_MULTISHOT)
+    if os.fork() == 0:
+        os.read(r, 1)                        # the watcher is gone
+        open("/tmp/w/f", "w").close()
+        os.mkdir("/tmp/w/d")
+        print("child alive", flush=True)
+        os._exit(0)
+    os._exit(0)
+os.waitpid(a, 0)                             # reaped
+for i in range(40):                          # the sentry frees the dead
+    if os.fork() == 0:                       # once 32 have piled up
+        os._exit(0)
+    os.wait()
+# new processes, to take the freed memory
+kids = [os.fork() for i in range(4)]
+if 0 in kids:
+    time.sleep(1)
+    os._exit(0)
+time.sleep(0.2)
+os.write(w, b"x")
+for k in kids:
+    print("status", os.waitpid(k, 0)[1])
+time.sleep(0.5)'
+	assert_eq "child alive
+status 0
+status 0
+status 0
+status 0" "$OUT" "the watch goes with its process; its directory's changes signal nobody"
+}
+
 run_test record_locks_between_processes t_record_locks_between_processes
 run_test posix_lock_deadlock_is_edeadlk t_posix_lock_deadlock_is_edeadlk
 run_test dnotify t_dnotify
+run_test dnotify_watcher_exits_before_its_child t_dnotify_watcher_exits_before_its_child
