@@ -194,8 +194,16 @@ void notify_path(struct task *t, int dirfd, uint64_t upath, unsigned long ev)
  * epoll. The change paths report through inotify_report(): the changed
  * object, and when known its directory and name. */
 
-#define INOTIFY_WATCHES_MAX 8192 /* max_user_watches, for one sandbox */
-#define INOTIFY_QUEUE_MAX 16384	 /* max_queued_events */
+/* Linux's per-user limits, for the whole sandbox: each instance and watch
+ * costs the sentry memory, and every change walks every watch. */
+#define INOTIFY_INSTANCES_MAX 128 /* max_user_instances: EMFILE */
+#define INOTIFY_WATCHES_MAX 8192  /* max_user_watches: ENOSPC */
+#define INOTIFY_QUEUE_MAX 16384	  /* max_queued_events, per instance */
+/* Unread events of all instances together, in bytes. Linux's limits allow
+ * 128 * 16384 events of up to 272 bytes (over 500 MiB), charged to the
+ * reader's memory cgroup; here the sentry holds them, so past this an
+ * instance overflows (IN_Q_OVERFLOW) as a full queue does. */
+#define INOTIFY_QUEUE_BYTES_MAX (16u << 20)
 
 struct iwatch {
 	struct iwatch *next;
@@ -210,15 +218,21 @@ struct inot {
 	struct inot *next; /* all inotify instances */
 	struct iwatch *watches;
 	int next_wd;
-	char *q; /* queued struct inotify_event records */
-	size_t qlen, qcap;
+	/* Queued struct inotify_event records, q[qhead, qlen); qlast is the
+	 * offset of the last one (valid when the queue is not empty), for
+	 * merging a repeat in O(1). Reads advance qhead; the space before
+	 * it is reclaimed when the buffer would otherwise grow. */
+	char *q;
+	size_t qhead, qlen, qcap, qlast;
 	int nqueued;
-	bool overflowed;
+	bool overflowed; /* its IN_Q_OVERFLOW is queued, not yet read */
 	uint64_t seq;
 };
 
 static struct inot *inots;
+static int ninots;
 static int iwatches_total;
+static size_t iqueued_bytes; /* q[qhead, qlen) of all instances */
 static uint32_t next_cookie = 1;
 
 bool inotify_active(void)
@@ -229,40 +243,46 @@ bool inotify_active(void)
 static void queue_event(struct inot *in, int wd, uint32_t mask, uint32_t cookie,
 			const char *name)
 {
-	size_t nlen = name ? strlen(name) + 1 : 0, pad, need;
+	size_t nlen = name ? strlen(name) + 1 : 0, pad, rlen, need;
 	struct inotify_event ev = { .wd = wd, .mask = mask, .cookie = cookie };
+	bool overflow = false;
 	char *p;
 
-	if (in->nqueued >= INOTIFY_QUEUE_MAX) {
+	pad = nlen ? (nlen + 15) & ~(size_t)15 : 0;
+	if (in->nqueued >= INOTIFY_QUEUE_MAX ||
+	    iqueued_bytes + sizeof(ev) + pad > INOTIFY_QUEUE_BYTES_MAX) {
 		if (in->overflowed)
 			return;
-		in->overflowed = true;
-		wd = -1;
+		overflow = true;
 		ev.wd = -1;
 		ev.mask = IN_Q_OVERFLOW;
 		ev.cookie = 0;
 		nlen = 0;
+		pad = 0;
 		name = NULL;
 	}
-	pad = nlen ? (nlen + 15) & ~(size_t)15 : 0;
 	/* Linux merges an event identical to the last one queued. */
-	if (in->qlen >= sizeof(ev)) {
-		/* find the last record */
-		size_t off = 0, last = 0;
-		while (off < in->qlen) {
-			struct inotify_event *e =
-				(struct inotify_event *)(void *)(in->q + off);
-			last = off;
-			off += sizeof(*e) + e->len;
-		}
+	if (in->qlen > in->qhead) {
 		struct inotify_event *e =
-			(struct inotify_event *)(void *)(in->q + last);
+			(struct inotify_event *)(void *)(in->q + in->qlast);
 		if (e->wd == ev.wd && e->mask == ev.mask &&
 		    e->cookie == ev.cookie && e->len == pad &&
 		    (!pad || !strcmp(e->name, name)))
 			return;
 	}
-	need = in->qlen + sizeof(ev) + pad;
+	rlen = sizeof(ev) + pad;
+	if (in->qlen + rlen > in->qcap && in->qhead &&
+	    in->qhead >= in->qlen - in->qhead) {
+		/* Reclaim what was read. Only once it is as much as what is
+		 * left to move: the move is paid for by those reads, so each
+		 * event costs O(1) amortised, in any order of reads and
+		 * changes. Otherwise the buffer grows. */
+		memmove(in->q, in->q + in->qhead, in->qlen - in->qhead);
+		in->qlen -= in->qhead;
+		in->qlast -= in->qhead;
+		in->qhead = 0;
+	}
+	need = in->qlen + rlen;
 	if (need > in->qcap) {
 		size_t cap = in->qcap ? in->qcap * 2 : 4096;
 		while (cap < need)
@@ -278,7 +298,10 @@ static void queue_event(struct inot *in, int wd, uint32_t mask, uint32_t cookie,
 	memset(in->q + in->qlen + sizeof(ev), 0, pad);
 	if (nlen)
 		memcpy(in->q + in->qlen + sizeof(ev), name, nlen);
+	in->qlast = in->qlen;
 	in->qlen = need;
+	in->overflowed |= overflow;
+	iqueued_bytes += rlen;
 	in->nqueued++;
 	in->seq++;
 	sentry_wake();
@@ -413,29 +436,39 @@ static long inot_read(struct task *t, struct file *f, void *buf, size_t n,
 		      int64_t *off)
 {
 	struct inot *in = f->priv;
-	size_t take = 0;
+	size_t take = 0, avail = in->qlen - in->qhead;
+	const char *head = in->q + in->qhead;
 
 	(void)t;
 	(void)off;
-	if (!in->qlen)
+	if (!avail)
 		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
 	/* whole records only; the first must fit */
-	while (take < in->qlen) {
+	while (take < avail) {
 		struct inotify_event *e =
-			(struct inotify_event *)(void *)(in->q + take);
+			(struct inotify_event *)(void *)(head + take);
 		size_t l = sizeof(*e) + e->len;
 		if (take + l > n)
 			break;
+		if (e->mask & IN_Q_OVERFLOW)
+			in->overflowed = false; /* another may be queued */
 		take += l;
 		in->nqueued--;
 	}
 	if (!take)
 		return -EINVAL;
-	memcpy(buf, in->q, take);
-	memmove(in->q, in->q + take, in->qlen - take);
-	in->qlen -= take;
-	if (!in->qlen)
+	memcpy(buf, head, take);
+	in->qhead += take;
+	iqueued_bytes -= take;
+	if (in->qhead == in->qlen) {
+		in->qhead = in->qlen = 0;
 		in->overflowed = false;
+		if (in->qcap > 65536) { /* a burst's buffer, not kept idle */
+			free(in->q);
+			in->q = NULL;
+			in->qcap = 0;
+		}
+	}
 	in->seq++;
 	return (long)take;
 }
@@ -444,14 +477,15 @@ static short inot_poll(struct file *f, short events)
 {
 	struct inot *in = f->priv;
 
-	return in->qlen ? (short)(events & (POLLIN | POLLRDNORM)) : 0;
+	return in->qlen > in->qhead ? (short)(events & (POLLIN | POLLRDNORM)) :
+				      0;
 }
 
 static long inot_ioctl(struct task *t, struct file *f, unsigned long cmd,
 		       uint64_t arg)
 {
 	struct inot *in = f->priv;
-	int v = (int)in->qlen;
+	int v = (int)(in->qlen - in->qhead);
 
 	if (cmd != FIONREAD)
 		return -ENOTTY;
@@ -481,8 +515,10 @@ static void inot_release(struct file *f)
 	for (pp = &inots; *pp; pp = &(*pp)->next)
 		if (*pp == in) {
 			*pp = in->next;
+			ninots--;
 			break;
 		}
+	iqueued_bytes -= in->qlen - in->qhead;
 	free(in->q);
 	free(in);
 }
@@ -504,6 +540,8 @@ long sys_inotify_init1(struct task *t, struct syscall_args *a)
 
 	if (flags & ~(IN_NONBLOCK | IN_CLOEXEC))
 		return -EINVAL;
+	if (ninots >= INOTIFY_INSTANCES_MAX)
+		return -EMFILE;
 	in = calloc(1, sizeof(*in));
 	if (!in)
 		return -ENOMEM;
@@ -514,6 +552,7 @@ long sys_inotify_init1(struct task *t, struct syscall_args *a)
 	if (fd >= 0) {
 		in->next = inots;
 		inots = in;
+		ninots++;
 	}
 	return fd;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# File locks between the sandbox's processes, and F_NOTIFY.
+# File locks between the sandbox's processes, F_NOTIFY, and inotify's limits.
 . "$(dirname "$0")/lib.sh"
 
 t_record_locks_between_processes()
@@ -129,7 +129,87 @@ status 0
 status 0" "$OUT" "the watch goes with its process; its directory's changes signal nobody"
 }
 
+# inotify's per-user limits hold for the sandbox: 128 instances (EMFILE
+# past them), 8192 watches (ENOSPC).
+t_inotify_limits()
+{
+	capture moat do -- $PY -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fds = []
+while True:
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        print("instances", len(fds), os.strerror(ctypes.get_errno()))
+        break
+    fds.append(fd)
+    if len(fds) > 1000:
+        print("no limit")
+        break
+os.close(fds.pop())
+fd = libc.inotify_init1(0)
+print("after a close", fd >= 0)
+os.mkdir("/tmp/many")
+n = 0
+while True:
+    p = "/tmp/many/%d" % n
+    os.mkdir(p)
+    if libc.inotify_add_watch(fd, p.encode(), 0x100) < 0:
+        print("watches", n, os.strerror(ctypes.get_errno()))
+        break
+    n += 1
+    if n > 20000:
+        print("no limit")
+        break'
+	assert_eq "instances 128 Too many open files
+after a close True
+watches 8192 No space left on device" "$OUT" "128 instances and 8192 watches, as Linux's default per-user limits"
+}
+
+# An inotify queue holds 16384 events, then one IN_Q_OVERFLOW; a repeat of
+# the last event queued is merged, also after part of the queue was read.
+t_inotify_queue_overflow_and_merge()
+{
+	capture moat do -- $PY -c '
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+os.mkdir("/tmp/q")
+libc.inotify_add_watch(fd, b"/tmp/q", 0x4)          # IN_ATTRIB
+for n in ("a", "b"):
+    open("/tmp/q/" + n, "w").close()
+def events(size=1 << 20):
+    out = []
+    while True:
+        try:
+            buf = os.read(fd, size)
+        except BlockingIOError:
+            return out
+        i = 0
+        while i < len(buf):
+            wd, mask, cookie, l = struct.unpack_from("iIII", buf, i)
+            out.append((mask, buf[i + 16:i + 16 + l].rstrip(b"\0").decode()))
+            i += 16 + l
+        if size < 1 << 20:
+            return out
+os.chmod("/tmp/q/a", 0o600); os.chmod("/tmp/q/a", 0o644)
+os.chmod("/tmp/q/b", 0o600)
+print(events(32))                                   # one record
+os.chmod("/tmp/q/b", 0o644)                         # the same as the last
+os.chmod("/tmp/q/a", 0o600)
+print(events())
+for i in range(16400):
+    os.chmod("/tmp/q/" + "ab"[i % 2], 0o600 if i % 4 < 2 else 0o644)
+ev = events()
+print(len(ev), ev[-2:])'
+	assert_eq "[(4, 'a')]
+[(4, 'b'), (4, 'a')]
+16385 [(4, 'b'), (16384, '')]" "$OUT" "16384 events then IN_Q_OVERFLOW; repeats merge"
+}
+
 run_test record_locks_between_processes t_record_locks_between_processes
 run_test posix_lock_deadlock_is_edeadlk t_posix_lock_deadlock_is_edeadlk
 run_test dnotify t_dnotify
 run_test dnotify_watcher_exits_before_its_child t_dnotify_watcher_exits_before_its_child
+run_test inotify_limits t_inotify_limits
+run_test inotify_queue_overflow_and_merge t_inotify_queue_overflow_and_merge
