@@ -1169,6 +1169,7 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 {
 	struct usock *u = f->priv;
 	bool nonblock = (f->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
+	bool had_files = false;
 	size_t done = 0;
 	struct umsg *m;
 
@@ -1209,9 +1210,15 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 	for (m = u->head; m && done < n;) {
 		size_t c = m->len - m->off;
 		/* Passed files stay with their bytes: a read stops before a
-		 * message that carries some, unless it begins there. */
-		if (m->nfiles && done > 0)
+		 * message that carries some, unless it begins there and has
+		 * taken no files yet (after a zero-byte message with files,
+		 * done is still 0). One recvmsg never takes the files of two
+		 * messages, as on Linux: rm holds one set. A plain read
+		 * (no rm) drops them all, and need not stop. */
+		if (m->nfiles && (done > 0 || had_files))
 			break;
+		if (m->nfiles && rm)
+			had_files = true;
 		take_meta(m, rm);
 		if (m->nfiles && !(flags & MSG_PEEK))
 			take_files(m, rm);
@@ -1873,6 +1880,11 @@ static long read_control(struct task *t, struct usock *u,
 		if (c->cmsg_type != SCM_RIGHTS)
 			goto einval;
 		cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		/* An empty SCM_RIGHTS is ignored, as Linux's scm_fp_copy
+		 * does: nothing to take, and realloc(files, 0) would free
+		 * the array the error paths free again. */
+		if (cnt == 0)
+			continue;
 		if (n + cnt > 253) /* SCM_MAX_FD */
 			goto einval;
 		{

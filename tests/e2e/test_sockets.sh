@@ -240,6 +240,43 @@ except OSError as e:
 ConnectionResetError" "$OUT" "CLOSE_WAIT: the first send goes, the next is reset"
 }
 
+t_empty_scm_rights_are_ignored()
+{
+	# cmsg_len == CMSG_LEN(0): no fds. Two of them once freed the file
+	# array twice and killed the sentry.
+	capture moat do -- $PY -c '
+import socket
+a, b = socket.socketpair()
+print(a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, b"")] * 2))
+print(b.recvmsg(10, 1024)[:2])'
+	assert_eq "1
+(b'x', [])" "$OUT" "empty SCM_RIGHTS messages are ignored, as on Linux"
+}
+
+t_stream_recvmsg_keeps_each_messages_files()
+{
+	# A zero-byte message with files, then two more with files: one
+	# recvmsg took the first two and dropped the second's files. (Linux
+	# queues nothing for a zero-byte stream send, and drops its files
+	# there; the sentry carries them. Either way no recv drops any.)
+	capture moat do -- $PY -c '
+import array, os, socket
+a, b = socket.socketpair()
+r, w = os.pipe()
+def fds(*f):
+    return [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", f).tobytes())]
+a.sendmsg([b""], fds(r)); a.sendmsg([b"1"], fds(w)); a.sendmsg([b"2"], fds(r, w))
+got = []
+try:
+    while True:
+        msg, anc, flags, _ = b.recvmsg(10, 1024, socket.MSG_DONTWAIT)
+        got.append((msg, sum(len(d) // 4 for l, t, d in anc)))
+except BlockingIOError:
+    pass
+print(got)'
+	assert_eq "[(b'', 1), (b'1', 1), (b'2', 2)]" "$OUT" "no passed file is dropped by a stream recvmsg"
+}
+
 run_test tcp_loopback_echo t_tcp_loopback_echo
 run_test interfaces_are_lo_only t_interfaces_are_lo_only
 run_test ipv6_per_packet_ancillary_data t_ipv6_per_packet_ancillary_data
@@ -251,3 +288,5 @@ run_test unix_path_abstract_autobind t_unix_path_abstract_autobind
 run_test passcred_and_peercred t_passcred_and_peercred
 run_test multiprocessing_forkserver t_multiprocessing_forkserver
 run_test elsewhere_is_unreachable_and_audited t_elsewhere_is_unreachable_and_audited
+run_test empty_scm_rights_are_ignored t_empty_scm_rights_are_ignored
+run_test stream_recvmsg_keeps_each_messages_files t_stream_recvmsg_keeps_each_messages_files
