@@ -175,8 +175,9 @@ static bool eof(struct usock *u)
 static size_t send_room(const struct usock *p)
 {
 	size_t room = p->bytes < USOCK_BUF ? USOCK_BUF - p->bytes : 0;
+	size_t left = queued < QUEUED_MAX ? QUEUED_MAX - queued : 0;
 
-	return room < QUEUED_MAX - queued ? room : QUEUED_MAX - queued;
+	return room < left ? room : left;
 }
 
 static struct usock *usock_new(struct task *t, int domain, int type, int proto)
@@ -810,10 +811,19 @@ static void nl_attr(struct nlbuf *nb, int type, const void *data, size_t len)
 	h->nlmsg_len = (uint32_t)nb->len;
 }
 
+/* Queue one reply on u. A reply that does not fit is dropped and the
+ * next recv fails with ENOBUFS, as Linux's netlink_overrun does: the
+ * guest cannot grow the sentry by sending requests it never reads. */
 static long nl_queue(struct task *t, struct usock *u, struct nlbuf *nb)
 {
 	struct saddr kernel;
 
+	if (send_room(u) < nb->len) {
+		u->so_error = ENOBUFS;
+		u->seq++;
+		sentry_wake();
+		return 0;
+	}
 	memset(&kernel, 0, sizeof(kernel));
 	kernel.u.sa.sa_family = AF_NETLINK;
 	kernel.len = sizeof(struct sockaddr_nl);
@@ -1176,6 +1186,13 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 	*trunc = false;
 	if (u->listening)
 		return -ENOTCONN;
+	if (u->so_error) {
+		/* A pending error (a netlink overrun) comes first, once,
+		 * before what is queued, as sock_error() does. */
+		long err = -u->so_error;
+		u->so_error = 0;
+		return err;
+	}
 	if (u->reset) {
 		u->reset = false;
 		return -ECONNRESET;
@@ -1276,6 +1293,8 @@ static short usock_poll(struct file *f, short events)
 	if (!is_stream(u) && !u->pair) {
 		if (u->head || u->shut_rd)
 			r |= POLLIN | POLLRDNORM;
+		if (u->so_error)
+			r |= POLLERR;
 		if (!u->shut_wr && (!u->peer || send_room(u->peer)))
 			r |= POLLOUT | POLLWRNORM;
 		return r & (events | POLLHUP | POLLERR);

@@ -277,6 +277,34 @@ print(got)'
 	assert_eq "[(b'', 1), (b'1', 1), (b'2', 2)]" "$OUT" "no passed file is dropped by a stream recvmsg"
 }
 
+t_netlink_requests_never_read_overrun()
+{
+	# Replies to requests nobody reads: bounded by the socket's buffer,
+	# then dropped with ENOBUFS on the next recv (netlink_overrun).
+	capture moat do -- $PY -c '
+import errno, socket, struct
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+# RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP
+req = struct.pack("=LHHLLBxHiII", 32, 18, 0x301, 1, 0, 0, 0, 0, 0, 0)
+for i in range(20000):
+    s.send(req)
+try:
+    s.recv(65536, socket.MSG_DONTWAIT)
+except OSError as e:
+    print(errno.errorcode[e.errno])
+held = 0
+try:
+    while True:
+        held += len(s.recv(65536, socket.MSG_DONTWAIT))
+except BlockingIOError:
+    pass
+print(0 < held <= 212992)
+s.send(req); print(len(s.recv(65536)) > 0)'
+	assert_eq "ENOBUFS
+True
+True" "$OUT" "a netlink flood ends in ENOBUFS, within the buffer, and the socket still works"
+}
+
 run_test tcp_loopback_echo t_tcp_loopback_echo
 run_test interfaces_are_lo_only t_interfaces_are_lo_only
 run_test ipv6_per_packet_ancillary_data t_ipv6_per_packet_ancillary_data
@@ -290,3 +318,4 @@ run_test multiprocessing_forkserver t_multiprocessing_forkserver
 run_test elsewhere_is_unreachable_and_audited t_elsewhere_is_unreachable_and_audited
 run_test empty_scm_rights_are_ignored t_empty_scm_rights_are_ignored
 run_test stream_recvmsg_keeps_each_messages_files t_stream_recvmsg_keeps_each_messages_files
+run_test netlink_requests_never_read_overrun t_netlink_requests_never_read_overrun
