@@ -1810,24 +1810,32 @@ long sys_recvfrom(struct task *t, struct syscall_args *a)
 	return err < 0 ? err : r;
 }
 
-/* Gather or scatter a msghdr's iovecs through xfer. */
+#define MSG_IOV_MAX 1024 /* Linux's UIO_MAXIOV */
+static struct iovec xiov[MSG_IOV_MAX];
+
+/* A guest msghdr, and its iovecs into xiov (which, like xfer, serves one
+ * call at a time); *total is the sum of their lengths. As Linux: more than
+ * UIO_MAXIOV iovecs is EMSGSIZE, a length past SSIZE_MAX EINVAL. A sum
+ * past it is EINVAL too (Linux's access_ok faults first): no sum may wrap
+ * to a small one, which recvmsg would then trust. */
 static long read_msghdr(struct task *t, uint64_t umsg, struct msghdr *mh,
-			struct iovec *iov, size_t *total)
+			size_t *total)
 {
 	size_t i;
 
 	if (task_read(t, umsg, mh, sizeof(*mh)) < 0)
 		return -EFAULT;
-	if (mh->msg_iovlen > 1024)
+	if (mh->msg_iovlen > MSG_IOV_MAX)
 		return -EMSGSIZE;
-	if (mh->msg_iovlen > 64)
-		mh->msg_iovlen = 64; /* the rest would not fit in xfer anyway */
-	if (task_read(t, (uint64_t)(uintptr_t)mh->msg_iov, iov,
-		      sizeof(*iov) * mh->msg_iovlen) < 0)
+	if (task_read(t, (uint64_t)(uintptr_t)mh->msg_iov, xiov,
+		      sizeof(*xiov) * mh->msg_iovlen) < 0)
 		return -EFAULT;
 	*total = 0;
-	for (i = 0; i < mh->msg_iovlen; i++)
-		*total += iov[i].iov_len;
+	for (i = 0; i < mh->msg_iovlen; i++) {
+		if (xiov[i].iov_len > (size_t)SSIZE_MAX - *total)
+			return -EINVAL;
+		*total += xiov[i].iov_len;
+	}
 	return 0;
 }
 
@@ -1944,7 +1952,6 @@ enomem:
 long sys_sendmsg(struct task *t, struct syscall_args *a)
 {
 	struct msghdr mh;
-	struct iovec iov[64];
 	struct sendmeta sm = { NULL, 0, NULL, -1, -1 };
 	struct saddr to = { .len = 0 };
 	struct ucred cred;
@@ -1954,7 +1961,7 @@ long sys_sendmsg(struct task *t, struct syscall_args *a)
 
 	if (!f)
 		return err;
-	err = read_msghdr(t, a->a[1], &mh, iov, &total);
+	err = read_msghdr(t, a->a[1], &mh, &total);
 	if (err < 0)
 		return err;
 	if (mh.msg_name && mh.msg_namelen) {
@@ -1964,10 +1971,10 @@ long sys_sendmsg(struct task *t, struct syscall_args *a)
 			return err;
 	}
 	for (i = 0; i < mh.msg_iovlen && done < XFER_MAX; i++) {
-		size_t c = iov[i].iov_len;
+		size_t c = xiov[i].iov_len;
 		if (c > XFER_MAX - done)
 			c = XFER_MAX - done;
-		if (c && task_read(t, (uint64_t)(uintptr_t)iov[i].iov_base,
+		if (c && task_read(t, (uint64_t)(uintptr_t)xiov[i].iov_base,
 				   xfer + done, c) < 0)
 			return -EFAULT;
 		done += c;
@@ -2079,10 +2086,9 @@ static long deliver_control(struct task *t, struct usock *u, struct msghdr *mh,
 long sys_recvmsg(struct task *t, struct syscall_args *a)
 {
 	struct msghdr mh;
-	struct iovec iov[64];
 	struct rmeta rm = { 0 };
 	const struct saddr *from;
-	size_t total, done = 0, i;
+	size_t total, held, done = 0, i;
 	long err, r;
 	bool trunc;
 	int flags = (int)a->a[2];
@@ -2092,18 +2098,23 @@ long sys_recvmsg(struct task *t, struct syscall_args *a)
 	if (!f)
 		return err;
 	u = f->priv;
-	err = read_msghdr(t, a->a[1], &mh, iov, &total);
+	err = read_msghdr(t, a->a[1], &mh, &total);
 	if (err < 0)
 		return err;
 	r = urecv(f, xfer, total > XFER_MAX ? XFER_MAX : total, flags, &trunc,
 		  &rm);
 	if (r < 0 || r == SYS_BLOCK)
 		return r;
-	for (i = 0; i < mh.msg_iovlen && done < (size_t)r; i++) {
-		size_t c = iov[i].iov_len;
-		if (c > (size_t)r - done)
-			c = (size_t)r - done;
-		if (c && task_write(t, (uint64_t)(uintptr_t)iov[i].iov_base,
+	/* What xfer holds of this message: r is more with MSG_TRUNC (a
+	 * datagram's whole length), and xfer past it is another's data. */
+	held = total > XFER_MAX ? XFER_MAX : total;
+	if ((size_t)r < held)
+		held = (size_t)r;
+	for (i = 0; i < mh.msg_iovlen && done < held; i++) {
+		size_t c = xiov[i].iov_len;
+		if (c > held - done)
+			c = held - done;
+		if (c && task_write(t, (uint64_t)(uintptr_t)xiov[i].iov_base,
 				    xfer + done, c) < 0) {
 			/* The message is consumed (as Linux's is); its
 			 * files are closed, not leaked. */
@@ -2116,21 +2127,26 @@ long sys_recvmsg(struct task *t, struct syscall_args *a)
 	err = deliver_control(t, u, &mh, &rm, (flags & MSG_CMSG_CLOEXEC) != 0);
 	if (err < 0)
 		return err;
-	if (mh.msg_name && mh.msg_namelen) {
+	/* Only the fields recvmsg returns are written back, as Linux does:
+	 * the guest's msg_iov and msg_iovlen are its own. The name's length
+	 * is the whole name's, however much of it fit. */
+	if (mh.msg_name) {
+		size_t nl = mh.msg_namelen;
 		from = from_of(u, &rm);
-		if (from) {
-			if (task_write(t, (uint64_t)(uintptr_t)mh.msg_name,
-				       &from->u.ss,
-				       mh.msg_namelen < from->len ?
-					       mh.msg_namelen :
-					       from->len) < 0)
-				return -EFAULT;
-			mh.msg_namelen = from->len;
-		} else {
-			mh.msg_namelen = 0;
-		}
+		mh.msg_namelen = from ? from->len : 0;
+		if (nl > mh.msg_namelen)
+			nl = mh.msg_namelen;
+		if ((nl && task_write(t, (uint64_t)(uintptr_t)mh.msg_name,
+				      &from->u.ss, nl) < 0) ||
+		    task_write(t,
+			       a->a[1] + offsetof(struct msghdr, msg_namelen),
+			       &mh.msg_namelen, sizeof(mh.msg_namelen)) < 0)
+			return -EFAULT;
 	}
-	if (task_write(t, a->a[1], &mh, sizeof(mh)) < 0)
+	if (task_write(t, a->a[1] + offsetof(struct msghdr, msg_controllen),
+		       &mh.msg_controllen, sizeof(mh.msg_controllen)) < 0 ||
+	    task_write(t, a->a[1] + offsetof(struct msghdr, msg_flags),
+		       &mh.msg_flags, sizeof(mh.msg_flags)) < 0)
 		return -EFAULT;
 	return r;
 }

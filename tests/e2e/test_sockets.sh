@@ -305,6 +305,62 @@ True
 True" "$OUT" "a netlink flood ends in ENOBUFS, within the buffer, and the socket still works"
 }
 
+# recvmsg through libc, with iovec lengths of our choosing.
+RECVMSG_PY='
+import ctypes, errno, socket
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+class msghdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
+                ("iov", ctypes.POINTER(iovec)), ("iovlen", ctypes.c_size_t),
+                ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+def recvmsg(fd, lens, flags):
+    bufs = [ctypes.create_string_buffer(4096) for _ in lens]
+    iov = (iovec * len(lens))(*[iovec(ctypes.addressof(b), l) for b, l in zip(bufs, lens)])
+    m = msghdr(None, 0, iov, len(lens), None, 0, 0)
+    r = libc.recvmsg(fd, ctypes.byref(m), flags | socket.MSG_DONTWAIT)
+    return (r if r >= 0 else errno.errorcode[ctypes.get_errno()]), m, bufs
+'
+
+t_recvmsg_wrapping_iov_lengths_are_einval()
+{
+	# 2^63 + 2^63 + 16 is 16 in 64 bits: with MSG_TRUNC the sentry then
+	# copied the whole datagram's length out of its shared buffer.
+	capture moat do -- $PY -c "$RECVMSG_PY"'
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+a.send(b"d" * 1000)
+print(recvmsg(b.fileno(), [1 << 63, 1 << 63, 16], socket.MSG_TRUNC)[0])
+print(recvmsg(b.fileno(), [1 << 63, 16], 0)[0])
+r, m, bufs = recvmsg(b.fileno(), [16], socket.MSG_TRUNC)
+print(r, bufs[0].raw[:17] == b"d" * 16 + b"\0", m.flags == socket.MSG_TRUNC)'
+	assert_eq "EINVAL
+EINVAL
+1000 True True" "$OUT" "iovec lengths past SSIZE_MAX are EINVAL; MSG_TRUNC writes only what fits"
+}
+
+t_msghdr_iovecs_up_to_uio_maxiov()
+{
+	# More than 64 iovecs were cut to 64, and msg_iovlen written back.
+	capture moat do -- $PY -c "$RECVMSG_PY"'
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+a.send(b"e" * 300)
+r, m, bufs = recvmsg(b.fileno(), [1] * 100 + [4096] * 100, 0)
+print(r, m.iovlen, b"".join(x.raw[:1] for x in bufs[:100]) == b"e" * 100)
+x, y = socket.socketpair()
+x.sendmsg([b"%d" % (i % 10) for i in range(1024)])
+bufs = [bytearray(1) for _ in range(1024)]
+print(y.recvmsg_into(bufs, 0, socket.MSG_DONTWAIT)[0], b"".join(bufs) == b"0123456789" * 102 + b"0123")
+try:
+    y.recvmsg_into([bytearray(1) for _ in range(1025)])
+except OSError as e:
+    print(errno.errorcode[e.errno])'
+	assert_eq "300 200 True
+1024 True
+EMSGSIZE" "$OUT" "up to 1024 iovecs each way, EMSGSIZE past; msg_iovlen left alone"
+}
+
 run_test tcp_loopback_echo t_tcp_loopback_echo
 run_test interfaces_are_lo_only t_interfaces_are_lo_only
 run_test ipv6_per_packet_ancillary_data t_ipv6_per_packet_ancillary_data
@@ -319,3 +375,5 @@ run_test elsewhere_is_unreachable_and_audited t_elsewhere_is_unreachable_and_aud
 run_test empty_scm_rights_are_ignored t_empty_scm_rights_are_ignored
 run_test stream_recvmsg_keeps_each_messages_files t_stream_recvmsg_keeps_each_messages_files
 run_test netlink_requests_never_read_overrun t_netlink_requests_never_read_overrun
+run_test recvmsg_wrapping_iov_lengths_are_einval t_recvmsg_wrapping_iov_lengths_are_einval
+run_test msghdr_iovecs_up_to_uio_maxiov t_msghdr_iovecs_up_to_uio_maxiov
