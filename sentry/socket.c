@@ -1057,6 +1057,22 @@ static long if_ioctl(struct task *t, unsigned long cmd, uint64_t arg)
 	return task_write(t, arg, &ifr, sizeof(ifr)) < 0 ? -EFAULT : 0;
 }
 
+/* The largest message one send on u may carry; 0 for byte streams and
+ * netlink, which have no such limit. As Linux: a UDP payload fits one IP
+ * packet (65535 less the IPv4 and UDP headers; IPv6's header is not
+ * counted in its payload length), an AF_UNIX datagram fits the send
+ * buffer less 32 bytes. Larger is EMSGSIZE, never a silent cut. */
+static size_t msg_max(const struct usock *u)
+{
+	if (u->type == SOCK_STREAM || u->domain == AF_NETLINK)
+		return 0;
+	if (u->domain == AF_INET)
+		return 65535 - 20 - 8;
+	if (u->domain == AF_INET6)
+		return 65535 - 8;
+	return USOCK_BUF - 32;
+}
+
 /* Send; files (references, taken over on success) ride with the data. */
 static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 		     int flags, const struct sendmeta *sm,
@@ -1075,7 +1091,7 @@ static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 				send_signal_task(t, SIGPIPE, t->proc->pid);
 			return -EPIPE;
 		}
-		if (n > USOCK_BUF)
+		if (n > msg_max(u))
 			return -EMSGSIZE;
 		rc = dgram_target(t, u, to, &p);
 		if (rc < 0)
@@ -1114,7 +1130,7 @@ static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 			send_signal_task(t, SIGPIPE, t->proc->pid);
 		return -EPIPE;
 	}
-	if (u->type == SOCK_SEQPACKET && n > USOCK_BUF)
+	if (u->type == SOCK_SEQPACKET && n > msg_max(u))
 		return -EMSGSIZE;
 	room = send_room(p);
 	if (room == 0 || (u->type == SOCK_SEQPACKET && room < n))
@@ -1768,6 +1784,10 @@ long sys_sendto(struct task *t, struct syscall_args *a)
 
 	if (!f)
 		return err;
+	/* A message is whole or refused: only a byte stream may be cut to
+	 * what xfer holds (usend_to checks what fits in it). */
+	if (a->a[2] > XFER_MAX && msg_max(f->priv))
+		return -EMSGSIZE;
 	if (a->a[4]) {
 		err = sa_read(t, a->a[4], a->a[5], &to);
 		if (err < 0)
@@ -1964,6 +1984,8 @@ long sys_sendmsg(struct task *t, struct syscall_args *a)
 	err = read_msghdr(t, a->a[1], &mh, &total);
 	if (err < 0)
 		return err;
+	if (total > XFER_MAX && msg_max(f->priv))
+		return -EMSGSIZE; /* as in sys_sendto */
 	if (mh.msg_name && mh.msg_namelen) {
 		err = sa_read(t, (uint64_t)(uintptr_t)mh.msg_name,
 			      mh.msg_namelen, &to);

@@ -361,6 +361,35 @@ except OSError as e:
 EMSGSIZE" "$OUT" "up to 1024 iovecs each way, EMSGSIZE past; msg_iovlen left alone"
 }
 
+t_oversized_datagrams_are_emsgsize()
+{
+	# Datagrams past the protocol's limit were cut to 212992 bytes.
+	capture moat do -- $PY -c '
+import errno, socket
+def send(fam, dst, rcv, sizes):
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    out = []
+    for n in sizes:
+        for how in (lambda: s.sendto(b"u" * n, dst),
+                    lambda: s.sendmsg([b"u" * (n // 2), b"u" * (n - n // 2)], [], 0, dst)):
+            try:
+                out.append(how())
+                out.append(len(rcv.recv(1 << 20, socket.MSG_DONTWAIT)))
+            except OSError as e:
+                out.append(errno.errorcode[e.errno])
+    return out
+r4 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); r4.bind(("127.0.0.1", 0))
+print(send(socket.AF_INET, r4.getsockname(), r4, [65507, 65508, 300000]))
+r6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); r6.bind(("::1", 0))
+print(send(socket.AF_INET6, r6.getsockname()[:2], r6, [65527, 65528]))
+ru = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); ru.bind("\0moat-big")
+print(send(socket.AF_UNIX, "\0moat-big", ru, [212960, 212961, 300000]))'
+	assert_eq "[65507, 65507, 65507, 65507, 'EMSGSIZE', 'EMSGSIZE', 'EMSGSIZE', 'EMSGSIZE']
+[65527, 65527, 65527, 65527, 'EMSGSIZE', 'EMSGSIZE']
+[212960, 212960, 212960, 212960, 'EMSGSIZE', 'EMSGSIZE', 'EMSGSIZE', 'EMSGSIZE']" "$OUT" \
+		"UDP past 65507 (IPv4) or 65527 (IPv6), AF_UNIX past sndbuf - 32: EMSGSIZE"
+}
+
 run_test tcp_loopback_echo t_tcp_loopback_echo
 run_test interfaces_are_lo_only t_interfaces_are_lo_only
 run_test ipv6_per_packet_ancillary_data t_ipv6_per_packet_ancillary_data
@@ -377,3 +406,4 @@ run_test stream_recvmsg_keeps_each_messages_files t_stream_recvmsg_keeps_each_me
 run_test netlink_requests_never_read_overrun t_netlink_requests_never_read_overrun
 run_test recvmsg_wrapping_iov_lengths_are_einval t_recvmsg_wrapping_iov_lengths_are_einval
 run_test msghdr_iovecs_up_to_uio_maxiov t_msghdr_iovecs_up_to_uio_maxiov
+run_test oversized_datagrams_are_emsgsize t_oversized_datagrams_are_emsgsize
