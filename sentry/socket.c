@@ -733,8 +733,10 @@ static long dgram_target(struct task *t, struct usock *u,
 			*out = u->peer;
 			return 0;
 		}
-		if (!u->pname.len)
-			return u->connected ? -ECONNREFUSED : -ENOTCONN;
+		if (!u->pname.len) /* never connected, or disconnected */
+			return u->connected ? -ECONNREFUSED :
+			       is_inet(u)   ? -EDESTADDRREQ :
+					      -ENOTCONN;
 		dst = &u->pname;
 	}
 	if (u->domain == AF_UNIX) {
@@ -1695,16 +1697,20 @@ long sys_connect(struct task *t, struct syscall_args *a)
 	err = sa_read(t, a->a[1], a->a[2], &dst);
 	if (err < 0)
 		return err;
+	if (dst.len >= sizeof(sa_family_t) && dst.u.sa.sa_family == AF_UNSPEC &&
+	    !is_stream(u)) {
+		/* Dissolve the association (UDP's and AF_UNIX's alike). A
+		 * socketpair's peer is kept: the pair's link goes both
+		 * ways, and usock_free relies on it. */
+		u->pname.len = 0;
+		u->connected = false;
+		return 0;
+	}
 	if (u->domain == AF_UNIX) {
 		err = un_check(&dst);
 		if (err == 0 &&
 		    dst.len == offsetof(struct sockaddr_un, sun_path))
 			err = -EINVAL;
-	} else if (dst.len >= sizeof(sa_family_t) &&
-		   dst.u.sa.sa_family == AF_UNSPEC && !is_stream(u)) {
-		u->pname.len = 0; /* dissolve the association */
-		u->connected = false;
-		return 0;
 	} else {
 		err = inet_check(u, &dst);
 	}

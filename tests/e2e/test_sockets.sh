@@ -390,6 +390,30 @@ print(send(socket.AF_UNIX, "\0moat-big", ru, [212960, 212961, 300000]))'
 		"UDP past 65507 (IPv4) or 65527 (IPv6), AF_UNIX past sndbuf - 32: EMSGSIZE"
 }
 
+t_dgram_connect_af_unspec_disconnects()
+{
+	capture moat do -- $PY -c '
+import ctypes, errno, socket
+libc = ctypes.CDLL(None, use_errno=True)
+def unspec(s):
+    sa = (ctypes.c_ushort * 8)(socket.AF_UNSPEC)
+    r = libc.connect(s.fileno(), sa, ctypes.sizeof(sa))
+    return r if r == 0 else errno.errorcode[ctypes.get_errno()]
+def send(s):
+    try:
+        return s.send(b"x")
+    except OSError as e:
+        return errno.errorcode[e.errno]
+rx = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); rx.bind("\0moat-unspec")
+u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); u.connect("\0moat-unspec")
+print(send(u), unspec(u), send(u), u.sendto(b"y", "\0moat-unspec"))
+r4 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); r4.bind(("127.0.0.1", 0))
+i = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); i.connect(r4.getsockname())
+print(send(i), unspec(i), send(i))'
+	assert_eq "1 0 ENOTCONN 1
+1 0 EDESTADDRREQ" "$OUT" "connect(AF_UNSPEC) dissolves a datagram association"
+}
+
 run_test tcp_loopback_echo t_tcp_loopback_echo
 run_test interfaces_are_lo_only t_interfaces_are_lo_only
 run_test ipv6_per_packet_ancillary_data t_ipv6_per_packet_ancillary_data
@@ -407,3 +431,4 @@ run_test netlink_requests_never_read_overrun t_netlink_requests_never_read_overr
 run_test recvmsg_wrapping_iov_lengths_are_einval t_recvmsg_wrapping_iov_lengths_are_einval
 run_test msghdr_iovecs_up_to_uio_maxiov t_msghdr_iovecs_up_to_uio_maxiov
 run_test oversized_datagrams_are_emsgsize t_oversized_datagrams_are_emsgsize
+run_test dgram_connect_af_unspec_disconnects t_dgram_connect_af_unspec_disconnects
