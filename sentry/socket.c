@@ -132,6 +132,13 @@ static unsigned long usock_ino = 20000;
 static const struct file_ops usock_ops;
 static struct usock *bound_list;
 
+/* How many bound inet sockets hold each ephemeral port, stream and
+ * datagram apart: an ephemeral bind takes a port no socket of its kind
+ * holds, found without walking bound_list for each candidate. */
+#define EPHEMERAL_N (EPHEMERAL_HI - EPHEMERAL_LO + 1)
+static unsigned eph_users[2][EPHEMERAL_N];
+static unsigned *eph_slot(const struct usock *u);
+
 bool file_is_socket(struct file *f)
 {
 	return f && f->ops == &usock_ops;
@@ -203,6 +210,9 @@ static void unbind(struct usock *u)
 	struct usock **pp;
 
 	if (u->bound) {
+		unsigned *users = eph_slot(u);
+		if (users)
+			(*users)--;
 		for (pp = &bound_list; *pp; pp = &(*pp)->bnext)
 			if (*pp == u) {
 				*pp = u->bnext;
@@ -466,28 +476,59 @@ static bool inet_in_use(const struct usock *u, const struct saddr *a)
 	return false;
 }
 
+/* The count of u's port, when u is a bound inet socket on one. */
+static unsigned *eph_slot(const struct usock *u)
+{
+	uint16_t port;
+
+	if (!is_inet(u))
+		return NULL;
+	port = inet_port(&u->name);
+	if (port < EPHEMERAL_LO || port > EPHEMERAL_HI)
+		return NULL;
+	return &eph_users[is_stream(u)][port - EPHEMERAL_LO];
+}
+
 static void bind_list_add(struct usock *u)
 {
+	unsigned *users = eph_slot(u);
+
+	if (users)
+		(*users)++;
 	u->bound = true;
 	u->bnext = bound_list;
 	bound_list = u;
 }
 
+/* An ephemeral port for u: the next one, from a cursor, that no socket
+ * of u's kind holds. Cost: at most EPHEMERAL_N array reads, however many
+ * sockets are bound; every port held is EADDRINUSE, as Linux's bind. */
+static long inet_ephemeral(struct usock *u, struct saddr *a)
+{
+	static unsigned next;
+	unsigned tries;
+
+	for (tries = 0; tries < EPHEMERAL_N; tries++) {
+		unsigned i = next;
+		next = (next + 1) % EPHEMERAL_N;
+		if (!eph_users[is_stream(u)][i]) {
+			inet_set_port(a, (uint16_t)(EPHEMERAL_LO + i));
+			return 0;
+		}
+	}
+	return -EADDRINUSE;
+}
+
 static long inet_bind(struct usock *u, struct saddr *a)
 {
+	long rc;
+
 	if (!inet_local(a))
 		return -EADDRNOTAVAIL; /* the sandbox has no other address */
 	if (inet_port(a) == 0) {
-		static uint16_t next = EPHEMERAL_LO;
-		int tries;
-		for (tries = 0; tries <= EPHEMERAL_HI - EPHEMERAL_LO; tries++) {
-			inet_set_port(a, next);
-			next = next == EPHEMERAL_HI ? EPHEMERAL_LO : next + 1;
-			if (!inet_in_use(u, a))
-				break;
-		}
-		if (tries > EPHEMERAL_HI - EPHEMERAL_LO)
-			return -EADDRINUSE;
+		rc = inet_ephemeral(u, a);
+		if (rc < 0)
+			return rc;
 	} else if (inet_in_use(u, a)) {
 		return -EADDRINUSE;
 	}
@@ -504,6 +545,7 @@ static long inet_bind(struct usock *u, struct saddr *a)
 static long inet_autobind(struct usock *u)
 {
 	struct saddr a;
+	long rc;
 
 	if (u->bound)
 		return 0;
@@ -512,7 +554,12 @@ static long inet_autobind(struct usock *u)
 		a.u.in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	else
 		a.u.in6.sin6_addr = in6addr_loopback;
-	return inet_bind(u, &a);
+	rc = inet_bind(u, &a);
+	/* No port left: Linux's UDP autobind says EAGAIN, its TCP connect
+	 * EADDRNOTAVAIL. */
+	if (rc == -EADDRINUSE)
+		rc = is_stream(u) ? -EADDRNOTAVAIL : -EAGAIN;
+	return rc;
 }
 
 /* AF_UNIX names. */

@@ -414,6 +414,35 @@ print(send(i), unspec(i), send(i))'
 1 0 EDESTADDRREQ" "$OUT" "connect(AF_UNSPEC) dissolves a datagram association"
 }
 
+t_ephemeral_ports_exhausted_fail_fast()
+{
+	# With every ephemeral port held, each bind(port 0) walked the bound
+	# list once per port: seconds of sentry CPU per call.
+	capture moat do -- $PY -c '
+import errno, resource, socket
+resource.setrlimit(resource.RLIMIT_NOFILE, (40000, 40000))
+socks, errs = [], set()
+while True:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.bind(("127.0.0.1", 0))
+    except OSError as e:
+        print(errno.errorcode[e.errno], len(socks)); s.close(); break
+    socks.append(s)
+for i in range(50):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.sendto(b"x", ("127.0.0.1", 9))
+    except OSError as e:
+        errs.add(errno.errorcode[e.errno])
+    s.close()
+port = socks[100].getsockname()[1]; socks[100].close()
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0))
+print(sorted(errs), s.getsockname()[1] == port)'
+	assert_eq "EADDRINUSE 28232
+['EAGAIN'] True" "$OUT" "no ephemeral port left: EADDRINUSE (bind), EAGAIN (UDP autobind), at once"
+}
+
 run_test tcp_loopback_echo t_tcp_loopback_echo
 run_test interfaces_are_lo_only t_interfaces_are_lo_only
 run_test ipv6_per_packet_ancillary_data t_ipv6_per_packet_ancillary_data
@@ -432,3 +461,4 @@ run_test recvmsg_wrapping_iov_lengths_are_einval t_recvmsg_wrapping_iov_lengths_
 run_test msghdr_iovecs_up_to_uio_maxiov t_msghdr_iovecs_up_to_uio_maxiov
 run_test oversized_datagrams_are_emsgsize t_oversized_datagrams_are_emsgsize
 run_test dgram_connect_af_unspec_disconnects t_dgram_connect_af_unspec_disconnects
+run_test ephemeral_ports_exhausted_fail_fast t_ephemeral_ports_exhausted_fail_fast
