@@ -33,9 +33,10 @@ PKG_CONFIG ?= pkg-config
 # pkg-config or the -dev packages exist.  json-c (policy) and liburing are
 # linked --as-needed: they cost nothing until some file uses them.
 PKGS        = libseccomp libcap libunwind json-c liburing
-PKG_CFLAGS  = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+# lwIP's headers are third-party: -isystem keeps our -Werror off them.
+PKG_CFLAGS  = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null) -isystem /usr/include/lwip
 PKG_LIBS    = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || \
-		echo -lseccomp -lcap -lunwind -ljson-c -luring)
+		echo -lseccomp -lcap -lunwind -ljson-c -luring) -llwip -lslirp
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
 CRIT_LIBS   = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null || echo -lcriterion)
 
@@ -272,7 +273,7 @@ bench-readme: $(MOAT) $(BUILD)/bench/syscalls
 
 # Installed only when missing: a machine that has them all never calls apt.
 DEPS_PKGS := build-essential binutils clang libclang-rt-14-dev clang-format pkg-config libseccomp-dev \
-	libcap-dev liburing-dev libunwind-dev libcriterion-dev libjson-c-dev \
+	libcap-dev liburing-dev libunwind-dev libcriterion-dev libjson-c-dev liblwip-dev libslirp-dev \
 	busybox-static python3 libpython3.11-testsuite bash coreutils procps
 BENCH_PKGS := runsc proot hyperfine
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "netstack/netstack.h"
 #include "sentry/control.h"
 #include "sentry/limits.h"
 #include "sentry/sentry.h"
@@ -167,10 +168,21 @@ int cmd_do(int argc, char **argv)
 		{ "mount", required_argument, NULL, 'm' },
 		{ "tty", no_argument, NULL, 't' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "net", required_argument, NULL, 'N' },
+		{ "allow", required_argument, NULL, 'A' },
+		{ "deny", required_argument, NULL, 'X' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "dns", required_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sentry_opts o;
 	struct moat_error err = { 0 };
+	const char *policy_file = NULL;
+	struct rule_arg {
+		const char *dest;
+		bool deny;
+	} *rules = NULL;
+	size_t nrules = 0;
 	char **env = NULL;
 	size_t nenv = 0, i;
 	int c, rc;
@@ -236,6 +248,37 @@ int cmd_do(int argc, char **argv)
 		case 'a':
 			o.audit_path = optarg;
 			break;
+		case 'N':
+			if (!strcmp(optarg, "none")) {
+				o.net = NET_NONE;
+			} else if (!strcmp(optarg, "slirp")) {
+				o.net = NET_SLIRP;
+			} else if (!strcmp(optarg, "tap")) {
+				fprintf(stderr,
+					"moat: --net=tap is not available yet "
+					"(use --net=slirp)\n");
+				return 2;
+			} else {
+				fprintf(stderr,
+					"moat: --net `%s`: none, slirp or tap\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'A':
+		case 'X':
+			rules = realloc(rules, (nrules + 1) * sizeof(*rules));
+			if (!rules)
+				abort();
+			rules[nrules].dest = optarg;
+			rules[nrules++].deny = c == 'X';
+			break;
+		case 'p':
+			policy_file = optarg;
+			break;
+		case 'd':
+			o.dns = optarg;
+			break;
 		case 'M':
 		case 'D': {
 			int64_t v = limits_parse_size(optarg);
@@ -289,6 +332,19 @@ int cmd_do(int argc, char **argv)
 		fprintf(stderr, "moat do: no command given\n");
 		return 2;
 	}
+	/* The policy file's rules, then the command line's: deny wins
+	 * whatever the order, so the order only matters for the audit. */
+	if (policy_file && policy_load_file(policy_file, &o.policy, &err) < 0) {
+		fprintf(stderr, "moat: --policy: %s\n", err.msg);
+		return 2;
+	}
+	for (i = 0; i < nrules; i++)
+		if (policy_add_rule(&o.policy, rules[i].dest, rules[i].deny,
+				    &err) < 0) {
+			fprintf(stderr, "moat: %s\n", err.msg);
+			return 2;
+		}
+	free(rules);
 	o.env = env;
 	rc = sentry_run(&o, argv + optind, &err);
 	if (rc < 0) {

@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "gofer/gofer.h"
+#include "netstack/netstack.h"
 #include "sentry/sentry.h"
 
 #ifndef MOAT_VERSION
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
 		fflush(stderr);
 		_exit(gofer_main(argc - 1, argv + 1));
 	}
+	if (!strcmp(argv[1], "netslirp"))
+		_exit(netslirp_main(argc - 1, argv + 1)); /* --net=slirp */
 	if (!strcmp(argv[1], "help")) {
 		if (argc >= 3 && !strcmp(argv[2], "syscalls"))
 			return syscalls_help(argc >= 4 &&

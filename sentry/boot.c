@@ -17,6 +17,9 @@
 
 #include "gofer/gofer.h"
 #include "lib/crash.h"
+#include "netstack/netpol.h"
+#include "netstack/netstack.h"
+#include "netstack/resolver.h"
 #include "platform/platform.h"
 #include "sentry/control.h"
 #include "sentry/exec.h"
@@ -153,6 +156,85 @@ static void hosts_add_hostname(void)
 		vnode_put(up);
 	}
 	vnode_put(vn);
+}
+
+/* The guest's resolver is the sentry's (netstack/resolver.c), whatever the
+ * network mode: /etc/resolv.conf names it, in the overlay. A rootfs
+ * without the file (or with a dangling link) is left as it is. */
+static void resolv_conf_write(void)
+{
+	static const char text[] = "# moat: the sandbox's resolver (the "
+				   "sentry), which answers what the\n"
+				   "# egress policy allows\n"
+				   "nameserver " NS_RESOLVER "\n";
+	struct vnode *vn, *up;
+	struct file *f;
+	int64_t off = 0;
+
+	if (vfs_resolve(NULL, AT_FDCWD, "/etc/resolv.conf", LOOKUP_FOLLOW,
+			&vn) < 0)
+		return;
+	if (S_ISREG(vn->mode) && ovl_write_target(vn, &up) == 0) {
+		if (vfs_open(NULL, up, O_WRONLY | O_TRUNC, &f) == 0) {
+			f->ops->write(NULL, f, text, sizeof(text) - 1, &off);
+			file_put(f);
+		}
+		vnode_put(up);
+	}
+	vnode_put(vn);
+}
+
+/* `moat netslirp` on one end of a frame socketpair; the other is ours. */
+static pid_t start_netslirp(int *link_out, struct moat_error *err)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return moat_error_set(err, errno, "netslirp: socketpair");
+	pid = fork();
+	if (pid < 0)
+		return moat_error_set(err, errno, "netslirp: fork");
+	if (pid == 0) {
+		char *args[] = { "moat", "netslirp", "--fd", "3", NULL };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (dup2(sv[1], 3) < 0)
+			_exit(126);
+		execv("/proc/self/exe", args);
+		_exit(126);
+	}
+	close(sv[1]);
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	*link_out = sv[0];
+	return pid;
+}
+
+/* The network: the egress policy, the resolver, and for slirp its helper
+ * and the netstack on its link. */
+static int net_setup(struct sentry_opts *opts, struct moat_error *err)
+{
+	struct netstack_config cfg = { .mode = (enum net_mode)opts->net,
+				       .link_fd = -1 };
+	char up[16];
+
+	netpol_set_sandbox(opts->name ? opts->name : S->hostname);
+	netpol_set(&opts->policy);
+	resolv_conf_write();
+	if (cfg.mode == NET_NONE)
+		return sentry_net_init(&cfg, err); /* the resolver alone */
+	if (opts->dns) {
+		if (resolver_set_upstream(opts->dns) < 0)
+			return moat_error_set(err, EINVAL,
+					      "--dns `%s`: not an IPv4 address",
+					      opts->dns);
+	} else if (resolver_upstream_from("/etc/resolv.conf", up) == 0) {
+		resolver_set_upstream(up);
+	}
+	S->net_helper = start_netslirp(&cfg.link_fd, err);
+	if (S->net_helper < 0)
+		return -1;
+	return sentry_net_init(&cfg, err);
 }
 
 /* PATH lookup in the sandbox's own tree, as execvp would do inside. */
@@ -342,6 +424,8 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	if (start_mounts(opts, err) < 0)
 		return -1;
 	hosts_add_hostname();
+	if (net_setup(opts, err) < 0)
+		return -1;
 	tmpfs_setup_done();
 	PHASE("gofer");
 	S->host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -23,6 +23,8 @@
 
 #include "platform/platform.h"
 #include "sentry/exec.h"
+#include "netstack/netstack.h"
+#include "netstack/resolver.h"
 #include "sentry/control.h"
 #include "sentry/pty.h"
 #include "sentry/sentry.h"
@@ -449,6 +451,8 @@ int sentry_loop(void)
 		n += pty_relay_pollfds(pfds + n, (int)ARRAY_SIZE(pfds) - n);
 		/* --name: requests from outside (moat kill) */
 		n += control_pollfds(pfds + n, (int)ARRAY_SIZE(pfds) - n);
+		/* --net: the link's frames */
+		n += netstack_pollfds(pfds + n, (int)ARRAY_SIZE(pfds) - n);
 		for (t = S->tasks; t; t = t->next) {
 			if (t->state != TS_BLOCKED)
 				continue;
@@ -462,9 +466,12 @@ int sentry_loop(void)
 				next_deadline = t->deadline_ns;
 		}
 		{
-			int64_t due = timers_next();
-			if (due && (!next_deadline || due < next_deadline))
-				next_deadline = due;
+			int64_t due[3] = { timers_next(), netstack_deadline(),
+					   resolver_deadline() };
+			for (size_t i = 0; i < ARRAY_SIZE(due); i++)
+				if (due[i] &&
+				    (!next_deadline || due[i] < next_deadline))
+					next_deadline = due[i];
 		}
 		if (n == 1 && !next_deadline) {
 			/* Nothing but tasks to wait for (the common case): block
@@ -488,6 +495,12 @@ int sentry_loop(void)
 			return -errno;
 		pty_relay_pump();
 		control_pump();
+		netstack_pump();
+		{
+			int64_t due = resolver_deadline();
+			if (due && due <= now_ns())
+				resolver_run();
+		}
 		polled = true;
 		/* Any readiness or timeout may unblock someone. */
 		sentry_wake();

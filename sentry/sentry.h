@@ -17,6 +17,7 @@
 #include <sys/user.h>
 
 #include "lib/util.h"
+#include "policy/policy.h"
 
 struct p9_client;
 struct file;
@@ -181,6 +182,11 @@ struct sentry_opts {
 	double cpus;
 	int timeout_s;
 	uint64_t disk;
+	/* Network (netstack/): mode, egress policy (taken over by the
+	 * sentry), upstream resolver (NULL: the host's). */
+	int net; /* enum net_mode */
+	struct moat_policy policy;
+	const char *dns;
 };
 
 struct sentry {
@@ -217,6 +223,7 @@ struct sentry {
 	bool timed_out;
 	int pids_refused; /* forks refused by --pids */
 	int gofer_cpu;
+	pid_t net_helper; /* `moat netslirp`, or 0 */
 };
 
 extern struct sentry *S;
@@ -312,6 +319,10 @@ const struct syscall_desc *syscall_lookup(long nr);
 const struct syscall_desc *syscall_table(size_t *n);
 long syscall_dispatch(struct task *t);
 void audit_log(const char *fmt, ...) MOAT_PRINTF(1, 2);
+
+/* The netstack under the socket layer (sentry/socket.c). */
+struct netstack_config;
+int sentry_net_init(const struct netstack_config *cfg, struct moat_error *err);
 int syscalls_help(int markdown);
 
 /* sentry/sys_misc.c, sentry/seccomp.c */

@@ -8,9 +8,15 @@
  * ::1, for stream (TCP) and datagram (UDP) sockets. Both ends are the
  * sandbox's, so no TCP/IP is needed between them: a connection is two
  * queues, as an AF_UNIX one is, with ports and addresses for names. Other
- * destinations are the netstack's (docs/sockets.md): until it lands they
- * fail with ENETUNREACH and an audit line. The host kernel sees no socket
- * call of the guest's.
+ * destinations are the netstack's (netstack/, docs/network.md): with
+ * --net=slirp a socket whose peer is outside gets an ns_conn (lwIP, in
+ * the sentry) once the egress policy has allowed the destination; its
+ * received bytes and datagrams land in the socket's own queue, so reads,
+ * poll and epoll work as for any socket. A datagram to the sandbox's
+ * resolver (NS_RESOLVER:53) is answered by the sentry (netstack/
+ * resolver.c) in every mode. Without a netstack other destinations fail
+ * with ENETUNREACH and an audit line. The host kernel sees no socket call
+ * of the guest's.
  *
  * AF_NETLINK (NETLINK_ROUTE), read-only: link and address dumps that
  * describe the sandbox's one interface, lo, so that getifaddrs,
@@ -38,6 +44,10 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "netstack/flow.h"
+#include "netstack/netpol.h"
+#include "netstack/netstack.h"
+#include "netstack/resolver.h"
 #include "sentry/fs_tmpfs.h"
 #include "sentry/overlay.h"
 #include "sentry/syscalls.h"
@@ -124,6 +134,12 @@ struct usock {
 		recv_tclass; /* IPV6_RECVHOPLIMIT, IPV6_RECVTCLASS */
 	int so_error;
 	uint64_t seq; /* events for edge-triggered epoll (file_ops.evseq) */
+	/* A peer outside the sandbox (the netstack's side), the flows the
+	 * policy allowed it, and a TCP handshake under way. */
+	struct ns_conn *ext;
+	struct flow_key *flows;
+	size_t nflows;
+	bool ext_connecting, ext_dead;
 	struct sockopt_val opts[SOCKOPTS_MAX];
 	int nopts;
 };
@@ -174,8 +190,12 @@ static bool is_inet(const struct usock *u)
 
 static bool eof(struct usock *u)
 {
+	if (u->ext)
+		return u->peer_shut_wr || u->shut_rd || u->ext_dead;
 	return !u->peer || u->peer_shut_wr || u->shut_rd;
 }
+
+static void ext_drop(struct usock *u);
 
 /* How many bytes a send to p may queue now: p's buffer, within what all
  * sockets together may still hold. Sends and poll's POLLOUT agree. */
@@ -230,6 +250,7 @@ static void unbind(struct usock *u)
 /* Free a socket that no file refers to (closed, or never accepted). */
 static void usock_free(struct usock *u)
 {
+	ext_drop(u);
 	unbind(u);
 	if (u->peer) {
 		u->peer->peer = NULL;
@@ -766,6 +787,328 @@ static long enqueue(struct task *t, struct usock *u, struct usock *p,
 	return (long)n;
 }
 
+/* ---- peers outside the sandbox: the netstack ---------------------------- */
+
+/* A TCP flow stays allowed this long after its socket closed: lwIP still
+ * sends the FIN and the last ACKs (TIME_WAIT is 2 MSL). */
+#define FLOW_LINGER_NS (120LL * 1000000000)
+
+#define DNS_REPLY_MAX 512 /* what the resolver answers itself */
+
+/* The same address and port (an IPv4 one and its v4-mapped form too). */
+static bool inet_match_addr(const struct saddr *a, const struct saddr *b)
+{
+	in_addr_t a4, b4;
+	bool is4 = inet_v4(a, &a4);
+
+	if (inet_port(a) != inet_port(b) || is4 != inet_v4(b, &b4))
+		return false;
+	if (is4)
+		return a4 == b4;
+	return !memcmp(&a->u.in6.sin6_addr, &b->u.in6.sin6_addr,
+		       sizeof(struct in6_addr));
+}
+
+static bool ext_dest(const struct saddr *a)
+{
+	return !inet_local(a) && !inet_any(a);
+}
+
+/* The sentry's resolver, NS_RESOLVER port 53 (or its v4-mapped form). */
+static bool is_resolver(const struct saddr *a)
+{
+	struct in_addr r;
+	in_addr_t v4;
+
+	inet_pton(AF_INET, NS_RESOLVER, &r);
+	return inet_port(a) == 53 && inet_v4(a, &v4) && v4 == r.s_addr;
+}
+
+static void resolver_name(int domain, struct saddr *out)
+{
+	struct saddr r = { .len = sizeof(struct sockaddr_in) };
+
+	r.u.in.sin_family = AF_INET;
+	r.u.in.sin_port = htons(53);
+	inet_pton(AF_INET, NS_RESOLVER, &r.u.in.sin_addr);
+	inet_as(domain, &r, out);
+}
+
+static long ext_unreachable(struct task *t, const struct saddr *dst)
+{
+	audit_log("\"event\":\"net-unreachable\",\"pid\":%d,\"port\":%u,"
+		  "\"reason\":\"no network (--net=none)\"",
+		  t->proc->pid, inet_port(dst));
+	return -ENETUNREACH;
+}
+
+/* Bytes or a datagram from outside into u's queue, as enqueue() does for
+ * a peer inside. A datagram that does not fit is lost, as UDP's are. */
+static void ext_enqueue(struct usock *u, const void *buf, size_t n,
+			const struct saddr *from)
+{
+	struct umsg *m;
+
+	if (u->shut_rd || (from && send_room(u) < n))
+		return;
+	m = malloc(sizeof(*m) + n);
+	if (!m)
+		return;
+	memset(m, 0, sizeof(*m));
+	m->len = n;
+	if (from)
+		m->from = *from;
+	m->hoplimit = 64;
+	memcpy(m->data, buf, n);
+	queued += n;
+	if (u->tail)
+		u->tail->next = m;
+	else
+		u->head = m;
+	u->tail = m;
+	u->bytes += n;
+	u->seq++;
+	sentry_wake();
+}
+
+static void on_ext_data(void *owner, const void *buf, size_t len)
+{
+	ext_enqueue(owner, buf, len, NULL);
+}
+
+static void on_ext_dgram(void *owner, const void *buf, size_t len,
+			 const struct sockaddr *from, socklen_t fromlen)
+{
+	struct usock *u = owner;
+	struct saddr a = { .len = fromlen };
+
+	if (fromlen > sizeof(a.u))
+		return;
+	memcpy(&a.u, from, fromlen);
+	/* a connected UDP socket hears only its peer */
+	if (u->pname.len && !inet_match_addr(&u->pname, &a))
+		return;
+	ext_enqueue(u, buf, len, &a);
+}
+
+static void on_ext_event(void *owner, int err)
+{
+	struct usock *u = owner;
+
+	if (err == 0) {
+		u->connected = true;
+		u->ext_connecting = false;
+		if (kept_val(u, IPPROTO_TCP, TCP_NODELAY, 0))
+			ns_set_nodelay(u->ext, true);
+		if (kept_val(u, SOL_SOCKET, SO_KEEPALIVE, 0))
+			ns_set_keepalive(u->ext, true);
+	} else if (err == -1) {
+		u->peer_shut_wr = true; /* FIN */
+	} else if (err > 0) {
+		/* refused, reset, timed out: lwIP has freed its pcb */
+		u->so_error = err;
+		u->ext_connecting = false;
+		u->ext_dead = true;
+	}
+	u->seq++;
+	sentry_wake();
+}
+
+static void on_resolver_reply(void *owner, const uint8_t *msg, size_t len)
+{
+	struct usock *u = owner;
+	struct saddr from;
+
+	resolver_name(u->domain, &from);
+	ext_enqueue(u, msg, len, &from);
+}
+
+static const struct ns_owner_ops ext_ops = {
+	.data = on_ext_data,
+	.dgram = on_ext_dgram,
+	.event = on_ext_event,
+};
+
+int sentry_net_init(const struct netstack_config *cfg, struct moat_error *err)
+{
+	resolver_set_deliver(on_resolver_reply);
+	return netstack_init(cfg, &ext_ops, err);
+}
+
+static bool ext_has_flow(const struct usock *u, int proto,
+			 const struct saddr *dst)
+{
+	size_t i;
+	struct flow_key k;
+
+	for (i = 0; i < u->nflows; i++) {
+		k = u->flows[i];
+		if (k.proto != proto || k.rport != inet_port(dst))
+			continue;
+		if (dst->u.sa.sa_family == AF_INET ?
+			    !memcmp(k.raddr, &dst->u.in.sin_addr, 4) :
+			    !memcmp(k.raddr, &dst->u.in6.sin6_addr, 16))
+			return true;
+	}
+	return false;
+}
+
+/* Register the flow (proto, lport, dst) for u; removed when u goes. */
+static long ext_flow(struct usock *u, int proto, uint16_t lport,
+		     const struct saddr *dst)
+{
+	struct flow_key k = { .proto = (uint8_t)proto,
+			      .lport = lport,
+			      .rport = inet_port(dst) };
+	struct flow_key *n;
+	in_addr_t v4;
+	int rc;
+
+	if (inet_v4(dst, &v4)) {
+		k.family = AF_INET;
+		memcpy(k.raddr, &v4, 4);
+	} else {
+		k.family = AF_INET6;
+		memcpy(k.raddr, &dst->u.in6.sin6_addr, 16);
+	}
+	n = realloc(u->flows, (u->nflows + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	u->flows = n;
+	rc = flow_add(&k);
+	if (rc < 0)
+		return rc == -ENOSPC ? -ENOBUFS : rc;
+	u->flows[u->nflows++] = k;
+	return 0;
+}
+
+static void ext_drop(struct usock *u)
+{
+	size_t i;
+
+	if (u->ext)
+		ns_close(u->ext);
+	u->ext = NULL;
+	for (i = 0; i < u->nflows; i++)
+		flow_release(&u->flows[i], u->flows[i].proto == IPPROTO_TCP ?
+						   FLOW_LINGER_NS :
+						   0);
+	free(u->flows);
+	u->flows = NULL;
+	u->nflows = 0;
+	resolver_owner_gone(u);
+}
+
+/* connect(2) of a stream socket to a peer outside: the policy, then the
+ * handshake. Also the retry of a blocked one, and a second connect. */
+static long ext_connect(struct task *t, struct file *f, struct usock *u,
+			const struct saddr *dst)
+{
+	bool nonblock = (f->flags & O_NONBLOCK) != 0;
+	uint16_t lport;
+	long rc;
+
+	if (u->ext) {
+		if (u->ext_connecting)
+			return t->block_started && !nonblock ? SYS_BLOCK :
+							       -EALREADY;
+		if (u->so_error && !u->connected) {
+			rc = -u->so_error;
+			u->so_error = 0;
+			return rc;
+		}
+		return t->block_started ? 0 : -EISCONN;
+	}
+	if (u->connected)
+		return -EISCONN;
+	if (!netstack_up())
+		return ext_unreachable(t, dst);
+	/* Denied: refused at once (never a timeout), with an audit line. */
+	if (netpol_check(t->proc->pid, IPPROTO_TCP, &dst->u.sa, dst->len) < 0)
+		return -ECONNREFUSED;
+	u->ext = ns_tcp_new(u->domain, u);
+	if (!u->ext)
+		return -ENOMEM;
+	rc = ns_prepare(u->ext, &dst->u.sa, dst->len, &lport);
+	if (rc == 0)
+		rc = ext_flow(u, IPPROTO_TCP, lport, dst);
+	if (rc == 0)
+		rc = ns_connect(u->ext, &dst->u.sa, dst->len);
+	if (rc < 0) {
+		ext_drop(u);
+		return rc;
+	}
+	u->ext_connecting = true;
+	u->pname = *dst;
+	return nonblock ? -EINPROGRESS : SYS_BLOCK;
+}
+
+static long ext_send(struct task *t, struct file *f, struct usock *u,
+		     const void *buf, size_t n, int flags)
+{
+	bool nonblock = (f->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
+	long rc;
+
+	if (u->ext_connecting)
+		return nonblock ? -EAGAIN : SYS_BLOCK;
+	if (u->so_error) {
+		rc = -u->so_error;
+		u->so_error = 0;
+		return rc;
+	}
+	if (!u->connected)
+		return -ENOTCONN;
+	ns_set_nodelay(u->ext, kept_val(u, IPPROTO_TCP, TCP_NODELAY, 0));
+	rc = u->shut_wr ? -EPIPE : ns_send(u->ext, buf, n, flags & MSG_MORE);
+	if (rc == -EPIPE && !(flags & MSG_NOSIGNAL))
+		send_signal_task(t, SIGPIPE, t->proc->pid);
+	if (rc == 0 && n)
+		return nonblock ? -EAGAIN : SYS_BLOCK;
+	return rc;
+}
+
+/* A datagram to a peer outside, or to the resolver. */
+static long ext_sendto(struct task *t, struct usock *u, const void *buf,
+		       size_t n, const struct saddr *dst)
+{
+	uint8_t reply[DNS_REPLY_MAX];
+	uint16_t lport;
+	long rc;
+
+	if (is_resolver(dst) && u->proto != IPPROTO_UDPLITE) {
+		struct saddr from;
+
+		rc = resolver_query(u, t->proc->pid, buf, n, reply,
+				    sizeof(reply));
+		if (rc > 0) {
+			resolver_name(u->domain, &from);
+			ext_enqueue(u, reply, (size_t)rc, &from);
+		}
+		return (long)n;
+	}
+	if (!netstack_up())
+		return ext_unreachable(t, dst);
+	if (u->proto == IPPROTO_UDPLITE)
+		return -ENETUNREACH; /* lwIP's UDP-Lite is not wired up */
+	if (!u->ext) {
+		u->ext = ns_udp_new(u->domain, u);
+		if (!u->ext)
+			return -ENOMEM;
+	}
+	if (!ext_has_flow(u, IPPROTO_UDP, dst)) {
+		/* a new destination: decided (and audited) once */
+		if (netpol_check(t->proc->pid, IPPROTO_UDP, &dst->u.sa,
+				 dst->len) < 0)
+			return -EPERM;
+		rc = ns_prepare(u->ext, &dst->u.sa, dst->len, &lport);
+		if (rc == 0)
+			rc = ext_flow(u, IPPROTO_UDP, lport, dst);
+		if (rc < 0)
+			return rc;
+	}
+	return ns_sendto(u->ext, buf, n, &dst->u.sa, dst->len);
+}
+
 /* Where a datagram goes: to, the connected destination, or a
  * socketpair's peer. */
 static long dgram_target(struct task *t, struct usock *u,
@@ -797,13 +1140,15 @@ static long dgram_target(struct task *t, struct usock *u,
 	rc = inet_check(u, dst);
 	if (rc < 0)
 		return rc;
-	if (!inet_local(dst) || inet_any(dst)) {
-		if (!inet_local(dst))
-			audit_log(
-				"\"event\":\"net-unreachable\",\"pid\":%d,\"reason\":\"loopback only (no netstack yet)\"",
-				t->proc->pid);
-		return -ENETUNREACH;
+	if (ext_dest(dst)) {
+		/* outside: the netstack's (ext_sendto), or the resolver's;
+		 * connect(2) only records it */
+		return is_resolver(dst) || netstack_up() ?
+			       0 :
+			       ext_unreachable(t, dst);
 	}
+	if (inet_any(dst))
+		return -ENETUNREACH;
 	rc = inet_autobind(u);
 	if (rc < 0)
 		return rc;
@@ -1142,6 +1487,13 @@ static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 		}
 		if (n > msg_max(u))
 			return -EMSGSIZE;
+		if (is_inet(u)) {
+			const struct saddr *dst = to && to->len ? to :
+						  u->pname.len	? &u->pname :
+								  NULL;
+			if (dst && inet_check(u, dst) == 0 && ext_dest(dst))
+				return ext_sendto(t, u, buf, n, dst);
+		}
 		rc = dgram_target(t, u, to, &p);
 		if (rc < 0)
 			return rc;
@@ -1163,6 +1515,8 @@ static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 	}
 	if (to && to->len && u->domain == AF_UNIX)
 		return u->peer ? -EISCONN : -EOPNOTSUPP;
+	if (u->ext)
+		return ext_send(t, f, u, buf, n, flags);
 	p = u->peer;
 	if (is_inet(u) && u->connected && !p && !u->shut_wr && !u->reset) {
 		/* TCP in CLOSE_WAIT: the first send after the peer closed goes
@@ -1263,6 +1617,8 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 		return -ECONNRESET;
 	}
 	if (!u->head) {
+		if (u->ext_connecting)
+			return nonblock ? -EAGAIN : SYS_BLOCK;
 		if (is_stream(u) && !u->connected && !u->shut_rd)
 			return -ENOTCONN;
 		if (!is_stream(u) && !u->pair ? u->shut_rd : eof(u))
@@ -1325,8 +1681,11 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 			m = u->head;
 		}
 	}
-	if (!(flags & MSG_PEEK))
+	if (!(flags & MSG_PEEK)) {
 		room_made(u);
+		if (u->ext && done)
+			ns_consumed(u->ext, done); /* open the window again */
+	}
 	return (long)done;
 }
 
@@ -1362,6 +1721,24 @@ static short usock_poll(struct file *f, short events)
 			r |= POLLERR;
 		if (!u->shut_wr && (!u->peer || send_room(u->peer)))
 			r |= POLLOUT | POLLWRNORM;
+		return r & (events | POLLHUP | POLLERR);
+	}
+	if (u->ext) {
+		if (u->ext_connecting)
+			return 0;
+		if (!u->connected) /* the connect failed */
+			return (POLLOUT | POLLHUP | POLLERR) &
+			       (events | POLLHUP | POLLERR);
+		if (u->head || eof(u) || u->so_error)
+			r |= POLLIN | POLLRDNORM;
+		if (!u->shut_wr && !u->ext_dead && ns_send_room(u->ext))
+			r |= POLLOUT | POLLWRNORM;
+		if (u->so_error)
+			r |= POLLERR;
+		if (u->peer_shut_wr || u->ext_dead)
+			r |= POLLRDHUP;
+		if (u->ext_dead || (u->shut_wr && u->peer_shut_wr))
+			r |= POLLHUP;
 		return r & (events | POLLHUP | POLLERR);
 	}
 	if (!u->connected) /* never connected: as Linux's TCP_CLOSE */
@@ -1657,6 +2034,8 @@ static long stream_connect(struct task *t, struct file *f, struct usock *u,
 	struct usock *l, *s;
 	long rc;
 
+	if (u->ext || (is_inet(u) && ext_dest(dst)))
+		return ext_connect(t, f, u, dst);
 	if (u->connected)
 		return -EISCONN;
 	if (u->listening)
@@ -1670,12 +2049,6 @@ static long stream_connect(struct task *t, struct file *f, struct usock *u,
 		if (!l->listening)
 			return -ECONNREFUSED;
 	} else {
-		if (!inet_local(dst)) {
-			audit_log(
-				"\"event\":\"net-unreachable\",\"pid\":%d,\"port\":%u,\"reason\":\"loopback only (no netstack yet)\"",
-				t->proc->pid, inet_port(dst));
-			return -ENETUNREACH;
-		}
 		l = find_inet(SOCK_STREAM, u->proto, dst);
 		if (!l || inet_port(dst) == 0)
 			return -ECONNREFUSED;
@@ -2226,6 +2599,46 @@ long sys_recvmsg(struct task *t, struct syscall_args *a)
 	return r;
 }
 
+/* sendmmsg and recvmmsg: the single-message calls, one mmsghdr at a time,
+ * each one's length written back into its msg_len. Only the first may
+ * block; the count so far is returned at the first that cannot go on
+ * (an error after the first is left for the next call, as on Linux). */
+static long each_mmsg(struct task *t, struct syscall_args *a, bool send)
+{
+	unsigned vlen = (unsigned)a->a[2], i;
+	int flags = (int)a->a[3];
+	uint64_t vec = a->a[1];
+	struct syscall_args one = *a;
+	uint32_t len;
+	long rc;
+
+	if (vlen > MSG_IOV_MAX)
+		vlen = MSG_IOV_MAX; /* Linux's UIO_MAXIOV bounds vlen too */
+	for (i = 0; i < vlen; i++) {
+		one.a[1] = vec + (uint64_t)i * sizeof(struct mmsghdr);
+		one.a[2] = (uint64_t)(unsigned)(flags & ~MSG_WAITFORONE) |
+			   (i ? MSG_DONTWAIT : 0);
+		rc = send ? sys_sendmsg(t, &one) : sys_recvmsg(t, &one);
+		if (rc < 0 || rc == SYS_BLOCK)
+			return i ? (long)i : rc;
+		len = (uint32_t)rc;
+		if (task_write(t, one.a[1] + offsetof(struct mmsghdr, msg_len),
+			       &len, sizeof(len)) < 0)
+			return i ? (long)i : -EFAULT;
+	}
+	return (long)i;
+}
+
+long sys_sendmmsg(struct task *t, struct syscall_args *a)
+{
+	return each_mmsg(t, a, true);
+}
+
+long sys_recvmmsg(struct task *t, struct syscall_args *a)
+{
+	return each_mmsg(t, a, false);
+}
+
 long sys_shutdown(struct task *t, struct syscall_args *a)
 {
 	long err;
@@ -2249,6 +2662,8 @@ long sys_shutdown(struct task *t, struct syscall_args *a)
 			u->peer->seq++;
 		}
 	}
+	if (u->ext && is_stream(u))
+		ns_shutdown(u->ext, how != SHUT_WR, how != SHUT_RD);
 	u->seq++;
 	sentry_wake();
 	return 0;
@@ -2293,10 +2708,15 @@ static bool kept_opt(const struct usock *u, int level, int opt)
 		       opt == TCP_KEEPINTVL || opt == TCP_KEEPCNT ||
 		       opt == TCP_QUICKACK || opt == TCP_USER_TIMEOUT ||
 		       opt == TCP_CORK;
+	/* IP_RECVERR asks for ICMP errors on MSG_ERRQUEUE, where none are
+	 * ever queued (glibc's resolver sets it, and gives up without it);
+	 * path MTU discovery is the netstack's own. */
 	if (level == IPPROTO_IP && u->domain == AF_INET)
-		return opt == IP_TOS || opt == IP_TTL;
+		return opt == IP_TOS || opt == IP_TTL || opt == IP_RECVERR ||
+		       opt == IP_MTU_DISCOVER;
 	if (level == IPPROTO_IPV6 && u->domain == AF_INET6)
-		return opt == IPV6_TCLASS || opt == IPV6_UNICAST_HOPS;
+		return opt == IPV6_TCLASS || opt == IPV6_UNICAST_HOPS ||
+		       opt == IPV6_RECVERR || opt == IPV6_MTU_DISCOVER;
 	/* UDP-Lite's checksum coverage: nothing is checksummed between two
 	 * ends of one sentry. */
 	if (level == IPPROTO_UDPLITE && u->proto == IPPROTO_UDPLITE)
@@ -2501,6 +2921,15 @@ long sys_getsockname(struct task *t, struct syscall_args *a)
 	if (!f)
 		return err;
 	u = f->priv;
+	if (u->ext && (is_stream(u) || !u->name.len)) {
+		struct saddr ext = { 0 };
+		socklen_t len = sizeof(ext.u.ss);
+
+		if (ns_sockname(u->ext, &ext.u.ss, &len) == 0) {
+			ext.len = len;
+			return sa_write(t, a->a[1], a->a[2], &ext);
+		}
+	}
 	if (u->name.len)
 		return sa_write(t, a->a[1], a->a[2], &u->name);
 	sa_unnamed(&none, u->domain);

@@ -154,8 +154,8 @@ EMU(socketpair, sys_socketpair, FULL, "dddp",
 EMU(bind, sys_bind, PARTIAL, "Fpu",
     "AF_UNIX paths (socket nodes in tmpfs or the overlay), abstract names, autobind; inet: loopback and any")
 EMU(listen, sys_listen, FULL, "Fd", "")
-EMU(connect, sys_connect, PARTIAL, "Fpu",
-    "inet: the sandbox's loopback; elsewhere ENETUNREACH and an audit line")
+EMU(connect, sys_connect, FULL, "Fpu",
+    "inet: the sandbox's loopback; elsewhere the netstack (--net=slirp) after the egress policy (ECONNREFUSED and an audit line when denied), or ENETUNREACH under --net=none")
 EMU(accept, sys_accept, FULL, "Fpp", "")
 EMU(accept4, sys_accept4, FULL, "Fppx", "")
 EMU(sendto, sys_sendto, FULL, "Fpuxpd", "")
@@ -163,6 +163,10 @@ EMU(recvfrom, sys_recvfrom, FULL, "Fpuxpp", "")
 EMU(sendmsg, sys_sendmsg, FULL, "Fpx", "SCM_RIGHTS, SCM_CREDENTIALS")
 EMU(recvmsg, sys_recvmsg, FULL, "Fpx",
     "SCM_RIGHTS; SCM_CREDENTIALS with SO_PASSCRED")
+EMU(sendmmsg, sys_sendmmsg, FULL, "Fpux",
+    "sendmsg for each, stopping at the first that would block")
+EMU(recvmmsg, sys_recvmmsg, PARTIAL, "Fpuxp",
+    "recvmsg for each; only the first may block (as with MSG_WAITFORONE), the timeout is not used")
 EMU(shutdown, sys_shutdown, FULL, "Fd", "")
 EMU(getsockopt, sys_getsockopt, PARTIAL, "Fddpp",
     "SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ERROR, SO_PEERCRED, buffers and the options setsockopt keeps; others ENOPROTOOPT and an audit line")

@@ -1,0 +1,35 @@
+/* netstack/netpol.h: the sandbox's egress policy in force, its decisions,
+ * and their audit lines.
+ *
+ * One policy per sandbox, replaceable while it runs. Every decision about
+ * a destination (a TCP connect, the first datagram of a UDP flow, a DNS
+ * name) is one JSON line in the audit log: time, sandbox, pid, what was
+ * asked, the rule that decided (and its line in the policy file), and the
+ * verdict. The names an address was resolved from come from the
+ * resolver's cache, so a rule for api.example.com matches the addresses
+ * api.example.com resolved to, for as long as their TTL.
+ */
+#ifndef MOAT_NETSTACK_NETPOL_H
+#define MOAT_NETSTACK_NETPOL_H
+
+#include <stdbool.h>
+#include <sys/socket.h>
+
+#include "policy/policy.h"
+
+/* Take p as the policy in force (the previous one is freed). */
+void netpol_set(struct moat_policy *p);
+const struct moat_policy *netpol_get(void);
+
+/* The sandbox's name in audit lines. */
+void netpol_set_sandbox(const char *name);
+
+/* May pid reach sa over proto (IPPROTO_TCP, IPPROTO_UDP)? Audited.
+ * Returns 0, or -EACCES when the policy denies it (the caller turns that
+ * into its errno: ECONNREFUSED for connect, EPERM for sendto). */
+int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len);
+
+/* May pid's resolver query for name be answered? Audited. */
+bool netpol_name(int pid, const char *name);
+
+#endif

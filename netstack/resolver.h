@@ -1,0 +1,54 @@
+/* netstack/resolver.h: the sandbox's DNS resolver, in the sentry.
+ *
+ * The guest's /etc/resolv.conf names NS_RESOLVER; a datagram a guest socket
+ * sends to NS_RESOLVER port 53 never reaches a link: the socket layer hands
+ * it here. A name the policy does not allow is answered NXDOMAIN at once
+ * (and audited). An allowed one is asked upstream (the host's resolver, or
+ * --dns) as a new query of the sentry's own, built from the parsed name and
+ * type alone; the reply's A and AAAA records enter the name cache for
+ * their TTL (so that "allow api.example.com" allows exactly the addresses
+ * it resolved to), and the reply goes back to the guest with its own id.
+ */
+#ifndef MOAT_NETSTACK_RESOLVER_H
+#define MOAT_NETSTACK_RESOLVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RESOLVER_NAMES_MAX 4
+#define RESOLVER_TIMEOUT_NS (5LL * 1000000000) /* then SERVFAIL */
+
+/* How a later reply reaches the guest socket that asked (owner). */
+typedef void (*resolver_deliver_fn)(void *owner, const uint8_t *msg,
+				    size_t len);
+void resolver_set_deliver(resolver_deliver_fn fn);
+
+/* The upstream resolver (an IPv4 address); without one, allowed names get
+ * SERVFAIL. 0 or -EINVAL. */
+int resolver_set_upstream(const char *addr);
+/* The first IPv4 nameserver of a resolv.conf, into out (16 bytes). */
+int resolver_upstream_from(const char *resolv_conf, char out[16]);
+
+/* A guest's datagram to the resolver. Returns the length of a reply
+ * written to out now, 0 when it was forwarded (the reply comes through the
+ * deliver function, or SERVFAIL after RESOLVER_TIMEOUT_NS), or -1 when it
+ * is dropped (not a query). */
+long resolver_query(void *owner, int pid, const uint8_t *msg, size_t len,
+		    uint8_t *out, size_t cap);
+
+/* The socket went away: its pending queries are forgotten. */
+void resolver_owner_gone(void *owner);
+
+/* Timeouts of forwarded queries (monotonic ns; 0: none pending). */
+int64_t resolver_deadline(void);
+void resolver_run(void);
+
+/* The names addr (4 or 16 bytes) was resolved from, while their TTL lasts. */
+size_t resolver_names_of(int family, const uint8_t *addr, const char **names,
+			 size_t max);
+/* Record one (for tests, and for the upstream replies). ttl in seconds. */
+void resolver_cache_add(int family, const uint8_t *addr, const char *name,
+			uint32_t ttl);
+
+#endif

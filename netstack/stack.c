@@ -1,0 +1,598 @@
+/* netstack/stack.c: lwIP in the sentry, on a link of Ethernet frames.
+ *
+ * lwIP's raw API, called from the sentry's one thread only: frames are
+ * read from the link in netstack_pump() and handed to ethernet_input; its
+ * timers run from there too (sys_check_timeouts). Debian's liblwip is the
+ * threaded build, but without tcpip_init() no lwIP thread exists and the
+ * core-locking check stays off.
+ *
+ * Outbound frames pass flow_frame_allowed() before they are written; the
+ * link never sees one the policy did not allow.
+ *
+ * lwIP's pbuf pool size in Debian's library differs from what its
+ * installed lwipopts.h implies, so only PBUF_RAM buffers are allocated
+ * here (one contiguous block of the asked size).
+ */
+#include "netstack/netstack.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lwip/etharp.h>
+#include <lwip/init.h>
+#include <lwip/ip_addr.h>
+#include <lwip/netif.h>
+#include <lwip/pbuf.h>
+#include <lwip/tcp.h>
+#include <lwip/timeouts.h>
+#include <lwip/udp.h>
+#include <netif/ethernet.h>
+
+#include "netstack/flow.h"
+
+#define FRAME_MAX (NS_MTU + 14 + 4) /* a VLAN tag at most */
+#define FRAMES_PER_PUMP 256
+
+static struct {
+	bool up;
+	int fd;
+	struct netif nif;
+	const struct ns_owner_ops *ops;
+	uint64_t dropped;
+} ns = { .fd = -1 };
+
+struct ns_conn {
+	bool tcp;
+	int family; /* of the guest's socket */
+	void *owner;
+	struct tcp_pcb *tpcb;
+	struct udp_pcb *upcb;
+	bool connected; /* TCP: the handshake completed */
+};
+
+bool netstack_up(void)
+{
+	return ns.up;
+}
+
+uint64_t netstack_dropped(void)
+{
+	return ns.dropped;
+}
+
+/* ---- the link ------------------------------------------------------------------- */
+
+static err_t link_output(struct netif *nif, struct pbuf *p)
+{
+	uint8_t frame[FRAME_MAX];
+	u16_t len;
+
+	(void)nif;
+	if (p->tot_len > sizeof(frame))
+		return ERR_OK; /* nothing we send is larger than the MTU */
+	len = pbuf_copy_partial(p, frame, sizeof(frame), 0);
+	if (!flow_frame_allowed(frame, len)) {
+		ns.dropped++;
+		return ERR_OK;
+	}
+	/* A full link drops the frame, as a full NIC queue does: TCP
+	 * retransmits. */
+	if (write(ns.fd, frame, len) < 0 && errno != EAGAIN)
+		ns.dropped++;
+	return ERR_OK;
+}
+
+static err_t nif_init(struct netif *nif)
+{
+	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+
+	nif->name[0] = 'e';
+	nif->name[1] = 't';
+	nif->linkoutput = link_output;
+	nif->output = etharp_output;
+	nif->mtu = NS_MTU;
+	nif->hwaddr_len = 6;
+	memcpy(nif->hwaddr, mac, 6);
+	nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP |
+		     NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
+	return ERR_OK;
+}
+
+int netstack_init(const struct netstack_config *cfg,
+		  const struct ns_owner_ops *ops, struct moat_error *err)
+{
+	ip4_addr_t addr, mask, gw;
+
+	if (cfg->mode == NET_NONE)
+		return 0;
+	if (cfg->link_fd < 0)
+		return moat_error_set(err, EBADF, "netstack: no link");
+	ns.fd = cfg->link_fd;
+	ns.ops = ops;
+	lwip_init();
+	if (!ip4addr_aton(NS_ADDR, &addr) || !ip4addr_aton(NS_NETMASK, &mask) ||
+	    !ip4addr_aton(NS_GATEWAY, &gw))
+		return moat_error_set(err, EINVAL, "netstack: addresses");
+	if (!netif_add(&ns.nif, &addr, &mask, &gw, NULL, nif_init,
+		       ethernet_input))
+		return moat_error_set(err, ENOMEM, "netstack: netif_add");
+	netif_set_default(&ns.nif);
+	netif_set_up(&ns.nif);
+	netif_set_link_up(&ns.nif);
+	ns.up = true;
+	return 0;
+}
+
+int netstack_pollfds(struct pollfd *p, int max)
+{
+	if (!ns.up || max < 1)
+		return 0;
+	p->fd = ns.fd;
+	p->events = POLLIN;
+	p->revents = 0;
+	return 1;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t netstack_deadline(void)
+{
+	u32_t ms;
+
+	if (!ns.up)
+		return 0;
+	ms = sys_timeouts_sleeptime();
+	if (ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE)
+		return 0;
+	return mono_ns() + (int64_t)ms * 1000000;
+}
+
+void netstack_pump(void)
+{
+	uint8_t frame[FRAME_MAX];
+	struct pbuf *p;
+	ssize_t n;
+	int i;
+
+	if (!ns.up)
+		return;
+	for (i = 0; i < FRAMES_PER_PUMP; i++) {
+		n = read(ns.fd, frame, sizeof(frame));
+		if (n <= 0)
+			break; /* EAGAIN; or the helper is gone */
+		if (n < 14)
+			continue;
+		p = pbuf_alloc(PBUF_RAW, (u16_t)n, PBUF_RAM);
+		if (!p)
+			break;
+		pbuf_take(p, frame, (u16_t)n);
+		if (ns.nif.input(p, &ns.nif) != ERR_OK)
+			pbuf_free(p);
+	}
+	sys_check_timeouts();
+}
+
+/* ---- addresses -------------------------------------------------------------------- */
+
+/* A guest socket address into lwIP's; an IPv4-mapped IPv6 one becomes
+ * IPv4. */
+static int to_ip(const struct sockaddr *sa, socklen_t len, ip_addr_t *ip,
+		 u16_t *port)
+{
+	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		ip_addr_set_ip4_u32_val(*ip, in->sin_addr.s_addr);
+		*port = ntohs(in->sin_port);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+		const uint32_t *w = (const uint32_t *)in6->sin6_addr.s6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+			ip_addr_set_ip4_u32_val(*ip, w[3]);
+		else
+			IP_ADDR6(ip, w[0], w[1], w[2], w[3]);
+		*port = ntohs(in6->sin6_port);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+/* lwIP's address as a socket address of the guest socket's family. */
+static void from_ip(int family, const ip_addr_t *ip, u16_t port,
+		    struct sockaddr_storage *ss, socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (void *)ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		in->sin_addr.s_addr = IP_IS_V4(ip) ? ip_2_ip4(ip)->addr : 0;
+		*len = sizeof(*in);
+		return;
+	}
+	{
+		struct sockaddr_in6 *in6 = (void *)ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		if (IP_IS_V4(ip)) {
+			in6->sin6_addr.s6_addr[10] = 0xff;
+			in6->sin6_addr.s6_addr[11] = 0xff;
+			memcpy(&in6->sin6_addr.s6_addr[12], &ip_2_ip4(ip)->addr,
+			       4);
+		} else {
+			memcpy(&in6->sin6_addr, ip_2_ip6(ip)->addr, 16);
+		}
+		*len = sizeof(*in6);
+	}
+}
+
+/* ---- TCP ---------------------------------------------------------------------------- */
+
+static int lwip_errno(err_t e, bool connected)
+{
+	switch (e) {
+	case ERR_RST:
+		return connected ? ECONNRESET : ECONNREFUSED;
+	case ERR_ABRT:
+		return connected ? ECONNABORTED : ETIMEDOUT;
+	case ERR_CLSD:
+		return ENOTCONN;
+	case ERR_MEM:
+	case ERR_BUF:
+		return ENOBUFS;
+	case ERR_RTE:
+		return ENETUNREACH;
+	case ERR_USE:
+		return EADDRINUSE;
+	case ERR_ISCONN:
+		return EISCONN;
+	case ERR_CONN:
+		return ENOTCONN;
+	case ERR_VAL:
+	case ERR_ARG:
+		return EINVAL;
+	case ERR_TIMEOUT:
+		return ETIMEDOUT;
+	default:
+		return EIO;
+	}
+}
+
+struct ns_conn *ns_tcp_new(int family, void *owner)
+{
+	struct ns_conn *c = calloc(1, sizeof(*c));
+
+	if (c) {
+		c->tcp = true;
+		c->family = family;
+		c->owner = owner;
+	}
+	return c;
+}
+
+struct ns_conn *ns_udp_new(int family, void *owner)
+{
+	struct ns_conn *c = calloc(1, sizeof(*c));
+
+	if (c) {
+		c->family = family;
+		c->owner = owner;
+	}
+	return c;
+}
+
+static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t e)
+{
+	struct ns_conn *c = arg;
+
+	(void)pcb;
+	c->connected = e == ERR_OK;
+	ns.ops->event(c->owner, e == ERR_OK ? 0 : lwip_errno(e, false));
+	return ERR_OK;
+}
+
+static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t e)
+{
+	struct ns_conn *c = arg;
+	struct pbuf *q;
+
+	(void)pcb;
+	(void)e;
+	if (!p) {
+		ns.ops->event(c->owner, -1); /* FIN */
+		return ERR_OK;
+	}
+	/* The socket takes everything: the window is opened again only as
+	 * the guest reads (ns_consumed), so no more than a window's worth is
+	 * ever held. */
+	for (q = p; q; q = q->next)
+		ns.ops->data(c->owner, q->payload, q->len);
+	pbuf_free(p);
+	return ERR_OK;
+}
+
+static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
+{
+	struct ns_conn *c = arg;
+
+	(void)pcb;
+	(void)len;
+	ns.ops->event(c->owner, -2);
+	return ERR_OK;
+}
+
+static void on_err(void *arg, err_t e)
+{
+	struct ns_conn *c = arg;
+
+	c->tpcb = NULL; /* lwIP has freed it */
+	ns.ops->event(c->owner, lwip_errno(e, c->connected));
+}
+
+static int tcp_ready(struct ns_conn *c, const ip_addr_t *ip)
+{
+	if (c->tpcb)
+		return 0;
+	c->tpcb = tcp_new_ip_type(IP_GET_TYPE(ip));
+	if (!c->tpcb)
+		return -ENOBUFS;
+	tcp_arg(c->tpcb, c);
+	tcp_recv(c->tpcb, on_recv);
+	tcp_sent(c->tpcb, on_sent);
+	tcp_err(c->tpcb, on_err);
+	/* an ephemeral port now, so the flow can be registered before the
+	 * SYN leaves */
+	if (tcp_bind(c->tpcb, IP_IS_V4(ip) ? IP4_ADDR_ANY : IP6_ADDR_ANY, 0) !=
+	    ERR_OK) {
+		tcp_abort(c->tpcb);
+		c->tpcb = NULL;
+		return -EADDRNOTAVAIL;
+	}
+	return 0;
+}
+
+int ns_connect(struct ns_conn *c, const struct sockaddr *to, socklen_t len)
+{
+	ip_addr_t ip;
+	u16_t port;
+	err_t e;
+	int rc;
+
+	rc = to_ip(to, len, &ip, &port);
+	if (rc < 0)
+		return rc;
+	if (!c->tcp)
+		return -EINVAL;
+	rc = tcp_ready(c, &ip);
+	if (rc < 0)
+		return rc;
+	e = tcp_connect(c->tpcb, &ip, port, on_connected);
+	if (e != ERR_OK) {
+		tcp_abort(c->tpcb);
+		c->tpcb = NULL;
+		return -lwip_errno(e, false);
+	}
+	return 0;
+}
+
+long ns_send(struct ns_conn *c, const void *buf, size_t len, bool more)
+{
+	size_t room;
+	err_t e;
+
+	if (!c->tpcb)
+		return -EPIPE;
+	room = tcp_sndbuf(c->tpcb);
+	if (room > 0xffff)
+		room = 0xffff;
+	if (len > room)
+		len = room;
+	if (!len)
+		return 0;
+	e = tcp_write(c->tpcb, buf, (u16_t)len,
+		      TCP_WRITE_FLAG_COPY | (more ? TCP_WRITE_FLAG_MORE : 0));
+	if (e == ERR_MEM)
+		return 0;
+	if (e != ERR_OK)
+		return -lwip_errno(e, true);
+	if (!more)
+		tcp_output(c->tpcb);
+	return (long)len;
+}
+
+size_t ns_send_room(struct ns_conn *c)
+{
+	if (!c->tcp)
+		return 1;
+	if (!c->tpcb || !c->connected)
+		return 0;
+	return tcp_sndbuf(c->tpcb);
+}
+
+void ns_consumed(struct ns_conn *c, size_t n)
+{
+	while (c->tpcb && n) {
+		u16_t part = n > 0xffff ? 0xffff : (u16_t)n;
+
+		tcp_recved(c->tpcb, part);
+		n -= part;
+	}
+}
+
+int ns_shutdown(struct ns_conn *c, bool rd, bool wr)
+{
+	err_t e;
+
+	if (!c->tcp || !c->tpcb)
+		return 0;
+	e = tcp_shutdown(c->tpcb, rd, wr);
+	if (e != ERR_OK)
+		return -lwip_errno(e, c->connected);
+	if (rd && wr)
+		c->tpcb = NULL; /* tcp_shutdown closed and freed it */
+	return 0;
+}
+
+void ns_set_nodelay(struct ns_conn *c, bool on)
+{
+	if (!c->tpcb)
+		return;
+	if (on)
+		tcp_nagle_disable(c->tpcb);
+	else
+		tcp_nagle_enable(c->tpcb);
+}
+
+void ns_set_keepalive(struct ns_conn *c, bool on)
+{
+	if (!c->tpcb)
+		return;
+	if (on)
+		ip_set_option(c->tpcb, SOF_KEEPALIVE);
+	else
+		ip_reset_option(c->tpcb, SOF_KEEPALIVE);
+}
+
+/* ---- UDP ---------------------------------------------------------------------------- */
+
+static void on_dgram(void *arg, struct udp_pcb *pcb, struct pbuf *p,
+		     const ip_addr_t *from, u16_t port)
+{
+	struct ns_conn *c = arg;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	static uint8_t buf[65535];
+	u16_t n;
+
+	(void)pcb;
+	n = pbuf_copy_partial(p, buf, sizeof(buf), 0);
+	from_ip(c->family, from, port, &ss, &sl);
+	ns.ops->dgram(c->owner, buf, n, (struct sockaddr *)&ss, sl);
+	pbuf_free(p);
+}
+
+static int udp_ready(struct ns_conn *c, const ip_addr_t *ip)
+{
+	if (c->upcb)
+		return 0;
+	c->upcb = udp_new_ip_type(IP_GET_TYPE(ip));
+	if (!c->upcb)
+		return -ENOBUFS;
+	udp_recv(c->upcb, on_dgram, c);
+	/* an ephemeral port now, so the flow can be named before sending */
+	if (udp_bind(c->upcb, IP_IS_V4(ip) ? IP4_ADDR_ANY : IP6_ADDR_ANY, 0) !=
+	    ERR_OK) {
+		udp_remove(c->upcb);
+		c->upcb = NULL;
+		return -EADDRINUSE;
+	}
+	return 0;
+}
+
+long ns_sendto(struct ns_conn *c, const void *buf, size_t len,
+	       const struct sockaddr *to, socklen_t tolen)
+{
+	ip_addr_t ip;
+	u16_t port;
+	struct pbuf *p;
+	err_t e;
+	int rc;
+
+	if (len > 65507)
+		return -EMSGSIZE;
+	if (to) {
+		rc = to_ip(to, tolen, &ip, &port);
+		if (rc < 0)
+			return rc;
+		rc = udp_ready(c, &ip);
+		if (rc < 0)
+			return rc;
+	} else if (!c->upcb) {
+		return -EDESTADDRREQ;
+	}
+	p = pbuf_alloc(PBUF_TRANSPORT, (u16_t)len, PBUF_RAM);
+	if (!p)
+		return -ENOBUFS;
+	pbuf_take(p, buf, (u16_t)len);
+	e = to ? udp_sendto(c->upcb, p, &ip, port) : udp_send(c->upcb, p);
+	pbuf_free(p);
+	if (e != ERR_OK)
+		return -lwip_errno(e, false);
+	return (long)len;
+}
+
+uint16_t ns_local_port(struct ns_conn *c)
+{
+	return c->tpcb ? c->tpcb->local_port : 0;
+}
+
+int ns_prepare(struct ns_conn *c, const struct sockaddr *to, socklen_t tolen,
+	       uint16_t *lport)
+{
+	ip_addr_t ip;
+	u16_t port;
+	int rc = to_ip(to, tolen, &ip, &port);
+
+	if (rc == 0)
+		rc = c->tcp ? tcp_ready(c, &ip) : udp_ready(c, &ip);
+	if (rc == 0)
+		*lport = c->tcp ? c->tpcb->local_port : c->upcb->local_port;
+	return rc;
+}
+
+/* ---- both ------------------------------------------------------------------------------- */
+
+void ns_close(struct ns_conn *c)
+{
+	if (!c)
+		return;
+	if (c->tpcb) {
+		tcp_arg(c->tpcb, NULL);
+		tcp_recv(c->tpcb, NULL);
+		tcp_sent(c->tpcb, NULL);
+		tcp_err(c->tpcb, NULL);
+		/* a graceful close: what was written is still sent */
+		if (tcp_close(c->tpcb) != ERR_OK)
+			tcp_abort(c->tpcb);
+	}
+	if (c->upcb)
+		udp_remove(c->upcb);
+	free(c);
+}
+
+int ns_sockname(struct ns_conn *c, struct sockaddr_storage *ss, socklen_t *len)
+{
+	if (c->tpcb)
+		from_ip(c->family, &c->tpcb->local_ip, c->tpcb->local_port, ss,
+			len);
+	else if (c->upcb)
+		from_ip(c->family, &c->upcb->local_ip, c->upcb->local_port, ss,
+			len);
+	else
+		return -ENOTCONN;
+	return 0;
+}
+
+int ns_peername(struct ns_conn *c, struct sockaddr_storage *ss, socklen_t *len)
+{
+	if (c->tpcb && c->connected)
+		from_ip(c->family, &c->tpcb->remote_ip, c->tpcb->remote_port,
+			ss, len);
+	else
+		return -ENOTCONN;
+	return 0;
+}

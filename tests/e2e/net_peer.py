@@ -1,0 +1,90 @@
+"""A test host for the network tests, run inside a network namespace that
+the test made: an HTTP server on :8080, UDP sinks on :9998 and :9999, and a
+DNS server on :53 that knows the names given as NAME=ADDR arguments. Every
+TCP connection and datagram it gets is logged to LOG (one line each), so a
+test can show that a denied one never arrived. Prints "ready" when all
+are listening.
+
+    python3 net_peer.py LOG NAME=ADDR...
+"""
+import http.server
+import socket
+import socketserver
+import struct
+import sys
+import threading
+
+log_path = sys.argv[1]
+names = dict(a.split("=", 1) for a in sys.argv[2:])
+lock = threading.Lock()
+
+
+def log(line):
+    with lock, open(log_path, "a") as f:
+        f.write(line + "\n")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        log("http %s %s" % (self.connection.getsockname()[0], self.path))
+        body = ("peer says hello to %s\n" % self.path).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+
+
+def udp_sink(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", port))
+    while True:
+        data, addr = s.recvfrom(65535)
+        log("udp %d %s" % (port, data[:40].decode(errors="replace")))
+        s.sendto(b"echo:" + data, addr)
+
+
+def qname(msg, off):
+    labels = []
+    while msg[off]:
+        n = msg[off]
+        labels.append(msg[off + 1:off + 1 + n].decode())
+        off += 1 + n
+    return ".".join(labels), off + 1
+
+
+def dns():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", 53))
+    while True:
+        msg, addr = s.recvfrom(512)
+        qid, flags, qd = struct.unpack(">HHH", msg[:6])
+        name, end = qname(msg, 12)
+        qtype = struct.unpack(">H", msg[end:end + 2])[0]
+        log("dns %s %d" % (name, qtype))
+        question = msg[12:end + 4]
+        ip = names.get(name.lower())
+        if ip and qtype == 1:
+            ans = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton(ip)
+            hdr = struct.pack(">HHHHHH", qid, 0x8180, 1, 1, 0, 0)
+        elif ip:
+            ans = b""
+            hdr = struct.pack(">HHHHHH", qid, 0x8180, 1, 0, 0, 0)
+        else:
+            ans = b""
+            hdr = struct.pack(">HHHHHH", qid, 0x8183, 1, 0, 0, 0)
+        s.sendto(hdr + question + ans, addr)
+
+
+httpd = Server(("0.0.0.0", 8080), Handler)
+for target in (httpd.serve_forever, dns, lambda: udp_sink(9998), lambda: udp_sink(9999)):
+    threading.Thread(target=target, daemon=True).start()
+print("ready", flush=True)
+threading.Event().wait()

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The netstack (--net=slirp): guest sockets reach a test host through lwIP
+# in the sentry and libslirp in its helper, as the egress policy allows,
+# and nothing else does. The test host lives in a network namespace this
+# file makes and removes (veth 10.203.X.1 <-> 10.203.X.2 and .3); every
+# address used, the denied ones included, is one of its, so nothing leaves
+# the machine even if the policy were broken.
+. "$(dirname "$0")/lib.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+NS=moat-net-$$
+VH=mn${$}h
+VP=mn${$}p
+SUB=10.203.$(($$ % 200 + 20))
+PEER=$SUB.2
+DENIED=$SUB.3
+PEER_LOG=$E2E_TMP/peer.log
+AUDIT=$E2E_TMP/audit.jsonl
+
+net_cleanup()
+{
+	[ -n "${PEER_PID:-}" ] && kill "$PEER_PID" 2>/dev/null
+	ip netns del "$NS" 2>/dev/null
+	ip link del "$VH" 2>/dev/null
+	e2e_cleanup
+}
+trap net_cleanup EXIT
+
+net_setup()
+{
+	ip netns add "$NS" &&
+		ip link add "$VH" type veth peer name "$VP" &&
+		ip link set "$VP" netns "$NS" &&
+		ip addr add "$SUB.1/24" dev "$VH" &&
+		ip link set "$VH" up &&
+		ip -n "$NS" addr add "$PEER/24" dev "$VP" &&
+		ip -n "$NS" addr add "$DENIED/24" dev "$VP" &&
+		ip -n "$NS" link set "$VP" up &&
+		ip -n "$NS" link set lo up || return 1
+	cp "$HERE/net_peer.py" "$E2E_TMP/net_peer.py"
+	: >"$PEER_LOG"
+	ip netns exec "$NS" $PY "$E2E_TMP/net_peer.py" "$PEER_LOG" \
+		peer.moat.test="$PEER" denied.moat.test="$DENIED" \
+		>"$E2E_TMP/peer.out" 2>&1 &
+	PEER_PID=$!
+	for _ in $(seq 100); do
+		grep -q ready "$E2E_TMP/peer.out" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	cat "$E2E_TMP/peer.out"
+	return 1
+}
+
+NET_OK=1
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! net_setup; then
+	NET_OK=0
+fi
+
+need_net()
+{
+	[ "$NET_OK" = 1 ] || fail "could not make the test host's namespace (root and iproute2 needed)"
+}
+
+# moat_net ARGS... -- CMD: moat do with slirp, the test's resolver, the audit log.
+moat_net()
+{
+	: >"$AUDIT"
+	moat do --net=slirp --dns "$PEER" --audit "$AUDIT" "$@"
+}
+
+t_http_fetch_of_an_allowed_name()
+{
+	need_net
+	capture moat_net --allow peer.moat.test:8080 -- sh -c "
+		curl -sS --max-time 10 http://peer.moat.test:8080/curl-$$ &&
+		$PY -c 'import urllib.request; print(urllib.request.urlopen(\"http://peer.moat.test:8080/py\", timeout=10).read().decode(), end=\"\")'"
+	assert_eq "peer says hello to /curl-$$
+peer says hello to /py" "$OUT" "curl and urllib fetch from the allowed peer"
+	grep -q "http $PEER /curl-$$" "$PEER_LOG" || fail "the peer did not see the request"
+	assert_contains "$(cat "$AUDIT")" '"event":"egress"' 
+	assert_contains "$(grep '"egress"' "$AUDIT")" '"verdict":"allow"'
+	assert_contains "$(grep '"egress"' "$AUDIT")" '"rule":"peer.moat.test:8080"'
+}
+
+t_denied_address_is_refused_at_once()
+{
+	need_net
+	capture moat_net --allow peer.moat.test:8080 -- $PY -c "
+import socket, time
+for addr in (('$DENIED', 8080), ('$PEER', 8081)):
+    s = socket.socket()
+    t0 = time.monotonic()
+    try:
+        s.connect(addr)
+        s.sendall(b'GET /leak HTTP/1.0\r\n\r\n')
+        print('connected')
+    except OSError as e:
+        print(e.errno, 'fast' if time.monotonic() - t0 < 0.1 else 'slow')"
+	assert_eq "111 fast
+111 fast" "$OUT" "ECONNREFUSED within 100 ms"
+	! grep -q "/leak" "$PEER_LOG" || fail "a denied connection reached the peer"
+	[ "$(grep -c '"verdict":"deny"' "$AUDIT")" = 2 ] || fail "one audit line per denial expected: $(cat "$AUDIT")"
+	assert_contains "$(cat "$AUDIT")" "\"dest\":\"$DENIED:8080\""
+}
+
+t_dns_of_a_denied_name_is_nxdomain()
+{
+	need_net
+	capture moat_net --allow peer.moat.test -- $PY -c "
+import socket
+print(socket.gethostbyname('peer.moat.test'))
+try:
+    socket.gethostbyname('denied.moat.test')
+    print('resolved')
+except socket.gaierror as e:
+    print('gaierror', e.errno == socket.EAI_NONAME)"
+	assert_eq "$PEER
+gaierror True" "$OUT" "allowed resolves, denied is NXDOMAIN"
+	! grep -q "dns denied.moat.test" "$PEER_LOG" || fail "the denied name was asked upstream"
+	assert_contains "$(grep 'denied.moat.test' "$AUDIT")" '"verdict":"deny"'
+}
+
+t_udp_to_a_denied_port_never_arrives()
+{
+	need_net
+	capture moat_net --allow "$PEER:9999/udp" -- $PY -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(5)
+s.sendto(b'allowed-$$', ('$PEER', 9999))
+print(s.recvfrom(100)[0].decode())
+try:
+    s.sendto(b'denied-$$', ('$PEER', 9998))
+    print('sent')
+except OSError as e:
+    print(e.errno)"
+	assert_eq "echo:allowed-$$
+1" "$OUT" "allowed datagram echoed; denied sendto is EPERM"
+	sleep 0.3
+	grep -q "udp 9999 allowed-$$" "$PEER_LOG" || fail "the allowed datagram did not arrive"
+	! grep -q "denied-$$" "$PEER_LOG" || fail "the denied datagram arrived"
+}
+
+t_host_loopback_is_unreachable_even_allowing_all()
+{
+	need_net
+	local log=$E2E_TMP/host.log port
+	native $PY -c '
+import socket, select
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True)
+r, _, _ = select.select([s], [], [], 20)
+print("CONNECTED" if r else "quiet", flush=True)' >"$log" 2>&1 &
+	local pid=$!
+	for _ in $(seq 50); do [ -s "$log" ] && break; sleep 0.1; done
+	read -r port <"$log"
+	capture moat_net --allow '*' --allow 10.0.2.0/24 -- $PY -c "
+import socket
+for a in ('127.0.0.1', '10.0.2.2', '10.0.2.15'):
+    s = socket.socket(); s.settimeout(3)
+    try:
+        s.connect((a, $port)); print(a, 'connected')
+    except OSError as e:
+        print(a, e.errno)"
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	[ "$(sed -n 2p "$log")" != CONNECTED ] || fail "a connection reached the host's loopback: $OUT"
+	assert_not_contains "$OUT" "connected"
+}
+
+run_test http_fetch_of_an_allowed_name t_http_fetch_of_an_allowed_name
+run_test denied_address_is_refused_at_once t_denied_address_is_refused_at_once
+run_test dns_of_a_denied_name_is_nxdomain t_dns_of_a_denied_name_is_nxdomain
+run_test udp_to_a_denied_port_never_arrives t_udp_to_a_denied_port_never_arrives
+run_test host_loopback_is_unreachable_even_allowing_all t_host_loopback_is_unreachable_even_allowing_all
