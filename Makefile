@@ -274,7 +274,7 @@ bench-readme: $(MOAT) $(BUILD)/bench/syscalls
 # Installed only when missing: a machine that has them all never calls apt.
 DEPS_PKGS := build-essential binutils clang libclang-rt-14-dev clang-format pkg-config libseccomp-dev \
 	libcap-dev liburing-dev libunwind-dev libcriterion-dev libjson-c-dev liblwip-dev libslirp-dev \
-	busybox-static python3 libpython3.11-testsuite bash coreutils procps
+	busybox-static python3 libpython3.11-testsuite bash coreutils procps iproute2 curl
 BENCH_PKGS := runsc proot hyperfine
 
 deps:

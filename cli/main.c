@@ -16,6 +16,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: moat do [options] -- CMD [ARGS...]\n"
 	      "       moat kill [--all] NAME [SIGNAL]   (a sandbox run with --name)\n"
+	      "       moat policy set NAME FILE | show NAME   (its egress policy, live)\n"
 	      "       moat help syscalls [--markdown]\n"
 	      "       moat --version\n"
 	      "\n"
@@ -37,7 +38,16 @@ static void usage(FILE *f)
 	      "  --pids N         most processes and threads at once (fork: EAGAIN)\n"
 	      "  --cpus N         CPU time, in CPUs (cgroup quota), e.g. 0.5\n"
 	      "  --timeout SECS   wall-clock limit: the sandbox is killed after it\n"
-	      "  --disk SIZE      most bytes /tmp and /dev/shm may hold (default 1G)\n",
+	      "  --disk SIZE      most bytes /tmp and /dev/shm may hold (default 1G)\n"
+	      "  --net MODE       none (the default: loopback only) or slirp (user-mode\n"
+	      "                   networking, no root needed); see docs/network.md\n"
+	      "  --allow DEST     let the sandbox reach DEST: a name, *.domain, an\n"
+	      "                   address or CIDR, each with :PORT[-PORT] and /tcp,\n"
+	      "                   /udp or /icmp if wanted; '*' allows all but the\n"
+	      "                   host's own and private ranges (repeatable)\n"
+	      "  --deny DEST      never let it reach DEST (deny wins; repeatable)\n"
+	      "  --policy FILE    egress rules from a JSON policy file\n"
+	      "  --dns ADDR       the upstream resolver (default: the host's)\n",
 	      f);
 }
 
@@ -51,6 +61,8 @@ int main(int argc, char **argv)
 		return cmd_do(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "kill"))
 		return cmd_kill(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "policy"))
+		return cmd_policy(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gofer")) {
 		/* _exit: no atexit handler may run a syscall outside the
 		 * gofer's seccomp filter. */

@@ -111,6 +111,8 @@ size_t ns_send_room(struct ns_conn *c);
 
 int ns_shutdown(struct ns_conn *c, bool rd, bool wr);
 void ns_close(struct ns_conn *c); /* frees; no more events */
+/* TCP: reset the connection now (a RST to the peer); no event follows. */
+void ns_abort(struct ns_conn *c);
 
 /* Our address and port, and the peer's, as socket addresses. */
 int ns_sockname(struct ns_conn *c, struct sockaddr_storage *ss, socklen_t *len);

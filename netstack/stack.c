@@ -554,6 +554,18 @@ int ns_prepare(struct ns_conn *c, const struct sockaddr *to, socklen_t tolen,
 	return rc;
 }
 
+void ns_abort(struct ns_conn *c)
+{
+	if (!c->tpcb)
+		return;
+	tcp_arg(c->tpcb, NULL);
+	tcp_recv(c->tpcb, NULL);
+	tcp_sent(c->tpcb, NULL);
+	tcp_err(c->tpcb, NULL);
+	tcp_abort(c->tpcb); /* sends a RST */
+	c->tpcb = NULL;
+}
+
 /* ---- both ------------------------------------------------------------------------------- */
 
 void ns_close(struct ns_conn *c)

@@ -8,9 +8,13 @@
  * line each way:
  *     kill SIG [PID|all]   signal the sandbox's process PID (default 1,
  *                          its first process), or every process
- * answered "ok" or "error: ...". The guest cannot reach it: the sandbox
- * has no host socket and no host path. The live policy of the netstack
- * will come through the same socket.
+ *     policy-show          the egress policy in force, as JSON
+ *     policy-set LEN       followed by LEN bytes of a policy file: it
+ *                          replaces the egress policy (moat policy set)
+ * answered "ok" or "error: ..." (policy-show: the document, then EOF).
+ * A policy that does not parse is refused with the file's own message and
+ * the old one stays. The guest cannot reach the socket: the sandbox has
+ * no host socket and no host path.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,17 +27,21 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "netstack/netpol.h"
 #include "sentry/control.h"
 #include "sentry/sentry.h"
 
 #define CTL_CLIENTS 8
+#define CTL_LINE 128
 
 static int ctl_fd = -1;
 static struct {
 	int fd;
-	char buf[128];
+	char buf[CTL_LINE];
 	size_t len;
 	int64_t deadline;
+	char *body; /* policy-set: the document, body_len of body_want */
+	size_t body_len, body_want;
 } clients[CTL_CLIENTS];
 
 bool control_name_ok(const char *name)
@@ -167,12 +175,51 @@ static void answer(int fd, const char *line)
 	(void)r;
 }
 
+static void policy_show(int fd)
+{
+	char *doc = policy_to_json(netpol_get());
+	int fl = fcntl(fd, F_GETFL);
+
+	if (!doc) {
+		answer(fd, "error: out of memory\n");
+		return;
+	}
+	/* a small document, to our own user's client: written whole */
+	fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	write_all(fd, doc, strlen(doc));
+	write_all(fd, "\n", 1);
+	free(doc);
+}
+
+static void policy_set(int fd, const char *text, size_t len)
+{
+	struct moat_policy p = { 0 };
+	struct moat_error err = { 0 };
+	char msg[sizeof(err.msg) + 16];
+	int revoked;
+
+	if (policy_parse(text, len, "policy", &p, &err) < 0) {
+		snprintf(msg, sizeof(msg), "error: %s\n", err.msg);
+		answer(fd, msg);
+		return;
+	}
+	netpol_set(&p);
+	revoked = sockets_policy_changed();
+	audit_log("\"event\":\"policy-set\",\"rules\":%zu,\"revoked\":%d",
+		  netpol_get()->egress.n, revoked);
+	answer(fd, "ok\n");
+}
+
 static void handle(int fd, char *line)
 {
 	char *cmd = strtok(line, " \t\r\n"), *sig_s, *who;
 	struct process *p;
 	int sig, n = 0;
 
+	if (cmd && !strcmp(cmd, "policy-show")) {
+		policy_show(fd);
+		return;
+	}
 	if (!cmd || strcmp(cmd, "kill")) {
 		answer(fd, "error: unknown request\n");
 		return;
@@ -200,6 +247,64 @@ static void handle(int fd, char *line)
 	answer(fd, n ? "ok\n" : "error: no such process\n");
 }
 
+/* Read what client i sent; true when it is done with (answered or not). */
+static bool client_pump(int i)
+{
+	ssize_t r;
+	char *nl;
+	size_t want;
+
+	if (clients[i].body) {
+		r = read(clients[i].fd, clients[i].body + clients[i].body_len,
+			 clients[i].body_want - clients[i].body_len);
+		if (r > 0)
+			clients[i].body_len += (size_t)r;
+		if (clients[i].body_len == clients[i].body_want) {
+			policy_set(clients[i].fd, clients[i].body,
+				   clients[i].body_len);
+			return true;
+		}
+		return r == 0 || (r < 0 && errno != EAGAIN) ||
+		       now_ns() > clients[i].deadline;
+	}
+	r = read(clients[i].fd, clients[i].buf + clients[i].len,
+		 sizeof(clients[i].buf) - 1 - clients[i].len);
+	if (r > 0)
+		clients[i].len += (size_t)r;
+	clients[i].buf[clients[i].len] = 0;
+	nl = strchr(clients[i].buf, '\n');
+	if (nl && sscanf(clients[i].buf, "policy-set %zu", &want) == 1) {
+		size_t got = clients[i].len - (size_t)(nl + 1 - clients[i].buf);
+
+		if (want > POLICY_FILE_MAX || got > want) {
+			answer(clients[i].fd, "error: bad policy length\n");
+			return true;
+		}
+		clients[i].body = malloc(want ? want : 1);
+		if (!clients[i].body) {
+			answer(clients[i].fd, "error: out of memory\n");
+			return true;
+		}
+		memcpy(clients[i].body, nl + 1, got);
+		clients[i].body_len = got;
+		clients[i].body_want = want;
+		clients[i].deadline = now_ns() + 5000000000LL;
+		if (got == want) {
+			policy_set(clients[i].fd, clients[i].body, got);
+			return true;
+		}
+		return false;
+	}
+	if (nl || r == 0 || (r < 0 && errno != EAGAIN) ||
+	    clients[i].len == sizeof(clients[i].buf) - 1 ||
+	    now_ns() > clients[i].deadline) {
+		if (nl)
+			handle(clients[i].fd, clients[i].buf);
+		return true;
+	}
+	return false;
+}
+
 void control_pump(void)
 {
 	int i, fd;
@@ -225,24 +330,11 @@ void control_pump(void)
 		clients[i].len = 0;
 		clients[i].deadline = now_ns() + 2000000000LL;
 	}
-	for (i = 0; i < CTL_CLIENTS; i++) {
-		ssize_t r;
-		char *nl;
-		if (clients[i].fd < 0)
-			continue;
-		r = read(clients[i].fd, clients[i].buf + clients[i].len,
-			 sizeof(clients[i].buf) - 1 - clients[i].len);
-		if (r > 0)
-			clients[i].len += (size_t)r;
-		clients[i].buf[clients[i].len] = 0;
-		nl = strchr(clients[i].buf, '\n');
-		if (nl || r == 0 || (r < 0 && errno != EAGAIN) ||
-		    clients[i].len == sizeof(clients[i].buf) - 1 ||
-		    now_ns() > clients[i].deadline) {
-			if (nl)
-				handle(clients[i].fd, clients[i].buf);
+	for (i = 0; i < CTL_CLIENTS; i++)
+		if (clients[i].fd >= 0 && client_pump(i)) {
 			close(clients[i].fd);
 			clients[i].fd = -1;
+			free(clients[i].body);
+			clients[i].body = NULL;
 		}
-	}
 }

@@ -323,6 +323,10 @@ void audit_log(const char *fmt, ...) MOAT_PRINTF(1, 2);
 /* The netstack under the socket layer (sentry/socket.c). */
 struct netstack_config;
 int sentry_net_init(const struct netstack_config *cfg, struct moat_error *err);
+/* A new egress policy is in force: connections it denies are reset, UDP
+ * flows it denies forgotten (decided again at the next send). Returns how
+ * many were revoked. */
+int sockets_policy_changed(void);
 int syscalls_help(int markdown);
 
 /* sentry/sys_misc.c, sentry/seccomp.c */

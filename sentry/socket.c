@@ -140,6 +140,7 @@ struct usock {
 	struct flow_key *flows;
 	size_t nflows;
 	bool ext_connecting, ext_dead;
+	struct usock *ext_next, **ext_pprev; /* in ext_list while ext */
 	struct sockopt_val opts[SOCKOPTS_MAX];
 	int nopts;
 };
@@ -982,12 +983,29 @@ static long ext_flow(struct usock *u, int proto, uint16_t lport,
 	return 0;
 }
 
+/* Every socket with a peer outside, for a policy change. */
+static struct usock *ext_list;
+
+static void ext_attach(struct usock *u, struct ns_conn *c)
+{
+	u->ext = c;
+	u->ext_next = ext_list;
+	if (ext_list)
+		ext_list->ext_pprev = &u->ext_next;
+	u->ext_pprev = &ext_list;
+	ext_list = u;
+}
+
 static void ext_drop(struct usock *u)
 {
 	size_t i;
 
-	if (u->ext)
+	if (u->ext) {
 		ns_close(u->ext);
+		*u->ext_pprev = u->ext_next;
+		if (u->ext_next)
+			u->ext_next->ext_pprev = u->ext_pprev;
+	}
 	u->ext = NULL;
 	for (i = 0; i < u->nflows; i++)
 		flow_release(&u->flows[i], u->flows[i].proto == IPPROTO_TCP ?
@@ -997,6 +1015,57 @@ static void ext_drop(struct usock *u)
 	u->flows = NULL;
 	u->nflows = 0;
 	resolver_owner_gone(u);
+}
+
+/* The destination of flow k as a socket address. */
+static void flow_dest(const struct flow_key *k, struct saddr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (k->family == AF_INET) {
+		a->u.in.sin_family = AF_INET;
+		a->u.in.sin_port = htons(k->rport);
+		memcpy(&a->u.in.sin_addr, k->raddr, 4);
+		a->len = sizeof(a->u.in);
+	} else {
+		a->u.in6.sin6_family = AF_INET6;
+		a->u.in6.sin6_port = htons(k->rport);
+		memcpy(&a->u.in6.sin6_addr, k->raddr, 16);
+		a->len = sizeof(a->u.in6);
+	}
+}
+
+int sockets_policy_changed(void)
+{
+	struct usock *u;
+	struct saddr dst;
+	size_t i;
+	int revoked = 0;
+
+	for (u = ext_list; u; u = u->ext_next) {
+		for (i = 0; i < u->nflows;) {
+			struct flow_key *k = &u->flows[i];
+
+			flow_dest(k, &dst);
+			if (netpol_check(u->cred.pid, k->proto, &dst.u.sa,
+					 dst.len) == 0) {
+				i++;
+				continue;
+			}
+			revoked++;
+			if (k->proto == IPPROTO_TCP && !u->ext_dead) {
+				/* reset, as a firewall rule added now would */
+				ns_abort(u->ext);
+				u->so_error = ECONNRESET;
+				u->ext_dead = true;
+				u->ext_connecting = false;
+				u->seq++;
+			}
+			flow_release(k, 0);
+			u->flows[i] = u->flows[--u->nflows];
+		}
+	}
+	sentry_wake();
+	return revoked;
 }
 
 /* connect(2) of a stream socket to a peer outside: the policy, then the
@@ -1026,9 +1095,13 @@ static long ext_connect(struct task *t, struct file *f, struct usock *u,
 	/* Denied: refused at once (never a timeout), with an audit line. */
 	if (netpol_check(t->proc->pid, IPPROTO_TCP, &dst->u.sa, dst->len) < 0)
 		return -ECONNREFUSED;
-	u->ext = ns_tcp_new(u->domain, u);
-	if (!u->ext)
-		return -ENOMEM;
+	{
+		struct ns_conn *c = ns_tcp_new(u->domain, u);
+
+		if (!c)
+			return -ENOMEM;
+		ext_attach(u, c);
+	}
 	rc = ns_prepare(u->ext, &dst->u.sa, dst->len, &lport);
 	if (rc == 0)
 		rc = ext_flow(u, IPPROTO_TCP, lport, dst);
@@ -1091,9 +1164,11 @@ static long ext_sendto(struct task *t, struct usock *u, const void *buf,
 	if (u->proto == IPPROTO_UDPLITE)
 		return -ENETUNREACH; /* lwIP's UDP-Lite is not wired up */
 	if (!u->ext) {
-		u->ext = ns_udp_new(u->domain, u);
-		if (!u->ext)
+		struct ns_conn *c = ns_udp_new(u->domain, u);
+
+		if (!c)
 			return -ENOMEM;
+		ext_attach(u, c);
 	}
 	if (!ext_has_flow(u, IPPROTO_UDP, dst)) {
 		/* a new destination: decided (and audited) once */
@@ -1268,6 +1343,52 @@ static void nl_addr(struct nlbuf *nb, const struct nlmsghdr *req, int family,
 	}
 }
 
+/* eth0, the netstack's interface (index 2), when there is one. */
+static void nl_link_eth(struct nlbuf *nb, const struct nlmsghdr *req, int flags,
+			unsigned portid)
+{
+	struct ifinfomsg ifi = {
+		.ifi_family = AF_UNSPEC,
+		.ifi_type = ARPHRD_ETHER,
+		.ifi_index = 2,
+		.ifi_flags = IFF_UP | IFF_BROADCAST | IFF_RUNNING |
+			     IFF_MULTICAST | IFF_LOWER_UP,
+	};
+	unsigned mtu = NS_MTU, txq = 1000;
+	unsigned char mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+	unsigned char bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	unsigned char oper = 6 /* IF_OPER_UP */;
+
+	nl_put(nb, RTM_NEWLINK, flags, req, &ifi, sizeof(ifi), portid);
+	nl_attr(nb, IFLA_IFNAME, "eth0", 5);
+	nl_attr(nb, IFLA_MTU, &mtu, sizeof(mtu));
+	nl_attr(nb, IFLA_TXQLEN, &txq, sizeof(txq));
+	nl_attr(nb, IFLA_OPERSTATE, &oper, 1);
+	nl_attr(nb, IFLA_ADDRESS, mac, sizeof(mac));
+	nl_attr(nb, IFLA_BROADCAST, bcast, sizeof(bcast));
+}
+
+static void nl_addr_eth(struct nlbuf *nb, const struct nlmsghdr *req,
+			unsigned portid)
+{
+	struct ifaddrmsg ifa = {
+		.ifa_family = AF_INET,
+		.ifa_prefixlen = 24,
+		.ifa_flags = IFA_F_PERMANENT,
+		.ifa_scope = RT_SCOPE_UNIVERSE,
+		.ifa_index = 2,
+	};
+	struct in_addr a, b;
+
+	inet_pton(AF_INET, NS_ADDR, &a);
+	b.s_addr = a.s_addr | htonl(0xff);
+	nl_put(nb, RTM_NEWADDR, NLM_F_MULTI, req, &ifa, sizeof(ifa), portid);
+	nl_attr(nb, IFA_ADDRESS, &a, sizeof(a));
+	nl_attr(nb, IFA_LOCAL, &a, sizeof(a));
+	nl_attr(nb, IFA_BROADCAST, &b, sizeof(b));
+	nl_attr(nb, IFA_LABEL, "eth0", 5);
+}
+
 static long nl_error(struct task *t, struct usock *u,
 		     const struct nlmsghdr *req, int err, unsigned portid)
 {
@@ -1314,6 +1435,11 @@ static long netlink_request(struct task *t, struct usock *u, const void *buf,
 				    NLMSG_HDRLEN + sizeof(struct ifinfomsg)) {
 				struct ifinfomsg q;
 				memcpy(&q, p + NLMSG_HDRLEN, sizeof(q));
+				if (q.ifi_index == 2 && netstack_up()) {
+					nl_link_eth(&nb, &req, 0, portid);
+					rc = nl_queue(t, u, &nb);
+					break;
+				}
 				if (q.ifi_index != 1 && q.ifi_index != 0) {
 					rc = nl_error(t, u, &req, -ENODEV,
 						      portid);
@@ -1322,12 +1448,20 @@ static long netlink_request(struct task *t, struct usock *u, const void *buf,
 			}
 			nl_link(&nb, &req, dump ? NLM_F_MULTI : 0, portid);
 			rc = nl_queue(t, u, &nb);
+			if (rc >= 0 && dump && netstack_up()) {
+				nl_link_eth(&nb, &req, NLM_F_MULTI, portid);
+				rc = nl_queue(t, u, &nb);
+			}
 			break;
 		case RTM_GETADDR:
 			rc = 0;
 			if (family == AF_UNSPEC || family == AF_INET) {
 				nl_addr(&nb, &req, AF_INET, portid);
 				rc = nl_queue(t, u, &nb);
+				if (rc >= 0 && netstack_up()) {
+					nl_addr_eth(&nb, &req, portid);
+					rc = nl_queue(t, u, &nb);
+				}
 			}
 			if (rc >= 0 &&
 			    (family == AF_UNSPEC || family == AF_INET6)) {

@@ -68,6 +68,30 @@ moat_net()
 	moat do --net=slirp --dns "$PEER" --audit "$AUDIT" "$@"
 }
 
+t_none_http_server_fetched_by_urllib()
+{
+	# --net=none (the default): the loopback alone, no test host needed
+	capture moat do -- sh -c '
+		cd /tmp && echo served > f.txt &&
+		python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 &
+		python3 -c "
+import time, urllib.request
+for _ in range(100):
+    try:
+        print(urllib.request.urlopen(\"http://localhost:8000/f.txt\").read().decode(), end=\"\")
+        break
+    except OSError:
+        time.sleep(0.05)
+import socket
+try:
+    socket.create_connection((\"192.0.2.1\", 80), timeout=5)
+except OSError as e:
+    print(e.errno)
+"; kill %1'
+	assert_eq "served
+101" "$OUT" "http.server on the loopback; the outside is unreachable"
+}
+
 t_http_fetch_of_an_allowed_name()
 {
 	need_net
@@ -168,8 +192,57 @@ for a in ('127.0.0.1', '10.0.2.2', '10.0.2.15'):
 	assert_not_contains "$OUT" "connected"
 }
 
+t_policy_swap_mid_run()
+{
+	need_net
+	local name=net$$ out=$E2E_TMP/swap.out
+	printf '{\n  "egress": {\n    "allow": ["%s:9999/udp"]\n  }\n}\n' "$PEER" >"$E2E_TMP/after.json"
+	printf '{\n  "egress": {\n    "allow": ["%s:8080",\n              "x.com:99999"]\n  }\n}\n' "$PEER" >"$E2E_TMP/bad.json"
+	: >"$AUDIT"
+	moat do --name "$name" --net=slirp --dns "$PEER" --audit "$AUDIT" \
+		--allow peer.moat.test:8080 -- $PY -c "
+import socket, time, sys
+a = socket.create_connection(('peer.moat.test', 8080), timeout=10)
+a.sendall(b'GET /before HTTP/1.1\r\nHost: x\r\n\r\n')
+print(a.recv(4096).split(b'\r\n')[0].decode(), flush=True)
+print('ready', flush=True)
+time.sleep(3)
+try:
+    a.sendall(b'GET /after-old HTTP/1.1\r\nHost: x\r\n\r\n')
+    print('old', a.recv(4096) or b'eof')
+except OSError as e:
+    print('old', e.errno)
+try:
+    socket.create_connection(('$PEER', 8080), timeout=10)
+    print('new connected')
+except OSError as e:
+    print('new', e.errno)
+" >"$out" 2>&1 &
+	local pid=$!
+	for _ in $(seq 100); do grep -q ready "$out" && break; sleep 0.05; done
+	grep -q ready "$out" || fail "the guest did not get going: $(cat "$out")"
+	assert_status 1 moat policy set "$name" "$E2E_TMP/bad.json"
+	assert_contains "$ERR" "bad.json:4: egress.allow[1]: \`x.com:99999\`: bad port"
+	capture moat policy show "$name"
+	assert_contains "$OUT" '"peer.moat.test:8080"'
+	assert_status 0 moat policy set "$name" "$E2E_TMP/after.json"
+	capture moat policy show "$name"
+	assert_contains "$OUT" "\"$PEER:9999/udp\""
+	assert_not_contains "$OUT" "8080"
+	wait "$pid"
+	OUT=$(cat "$out")
+	assert_eq "HTTP/1.0 200 OK
+ready
+old 104
+new 111" "$OUT" "the swap reset the old connection and refuses new ones"
+	! grep -q "/after-old" "$PEER_LOG" || fail "the old connection still reached the peer"
+	assert_contains "$(cat "$AUDIT")" '"event":"policy-set"'
+}
+
+run_test none_http_server_fetched_by_urllib t_none_http_server_fetched_by_urllib
 run_test http_fetch_of_an_allowed_name t_http_fetch_of_an_allowed_name
 run_test denied_address_is_refused_at_once t_denied_address_is_refused_at_once
 run_test dns_of_a_denied_name_is_nxdomain t_dns_of_a_denied_name_is_nxdomain
 run_test udp_to_a_denied_port_never_arrives t_udp_to_a_denied_port_never_arrives
 run_test host_loopback_is_unreachable_even_allowing_all t_host_loopback_is_unreachable_even_allowing_all
+run_test policy_swap_mid_run t_policy_swap_mid_run

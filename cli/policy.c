@@ -1,0 +1,144 @@
+/* cli/policy.c: `moat policy set NAME FILE` and `moat policy show NAME`:
+ * the egress policy of a running sandbox (`moat do --name NAME`), through
+ * its control socket (sentry/control.c).
+ *
+ * set reads and checks FILE here first, so that a malformed one is refused
+ * with the field and line at fault before the sandbox is asked; the
+ * sentry parses it again (it trusts no client) and keeps its old policy
+ * if that fails too. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "policy/policy.h"
+#include "sentry/control.h"
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: moat policy set NAME FILE\n"
+			"       moat policy show NAME\n");
+	return 2;
+}
+
+static int connect_to(const char *name)
+{
+	struct sockaddr_un sa;
+	struct timeval tv = { 10, 0 };
+	socklen_t len;
+	int fd;
+
+	if (!control_name_ok(name)) {
+		fprintf(stderr, "moat policy: `%s` is not a sandbox name\n",
+			name);
+		return -1;
+	}
+	len = control_addr(name, &sa);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, len) < 0) {
+		fprintf(stderr, "moat policy: no sandbox named `%s` (%s)\n",
+			name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* Everything the sentry answers, to out; returns the bytes or -1. */
+static ssize_t read_reply(int fd, char *out, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < cap - 1 && (r = read(fd, out + n, cap - 1 - n)) > 0)
+		n += (size_t)r;
+	out[n] = 0;
+	return n ? (ssize_t)n : -1;
+}
+
+static int do_show(const char *name)
+{
+	static char reply[1 << 20];
+	int fd = connect_to(name);
+
+	if (fd < 0)
+		return 1;
+	if (write_all(fd, "policy-show\n", 12) < 0 ||
+	    read_reply(fd, reply, sizeof(reply)) < 0) {
+		fprintf(stderr, "moat policy: no answer from `%s`\n", name);
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	if (!strncmp(reply, "error:", 6)) {
+		fprintf(stderr, "moat policy: %s", reply);
+		return 1;
+	}
+	fputs(reply, stdout);
+	return 0;
+}
+
+static int do_set(const char *name, const char *path)
+{
+	struct moat_policy p = { 0 };
+	struct moat_error err = { 0 };
+	char head[64], reply[1024];
+	cleanup_free char *text = NULL;
+	struct stat st;
+	int fd, pf;
+	ssize_t n;
+
+	if (policy_load_file(path, &p, &err) < 0) {
+		fprintf(stderr, "moat policy: %s\n", err.msg);
+		return 1;
+	}
+	policy_free(&p);
+	pf = open(path, O_RDONLY | O_CLOEXEC);
+	if (pf < 0 || fstat(pf, &st) < 0) {
+		fprintf(stderr, "moat policy: `%s`: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	n = text ? read_all(pf, text, (size_t)st.st_size) : -ENOMEM;
+	close(pf);
+	if (n < 0) {
+		fprintf(stderr, "moat policy: `%s`: %s\n", path,
+			strerror((int)-n));
+		return 1;
+	}
+	fd = connect_to(name);
+	if (fd < 0)
+		return 1;
+	snprintf(head, sizeof(head), "policy-set %zd\n", n);
+	if (write_all(fd, head, strlen(head)) < 0 ||
+	    write_all(fd, text, (size_t)n) < 0 ||
+	    read_reply(fd, reply, sizeof(reply)) < 0) {
+		fprintf(stderr, "moat policy: no answer from `%s`\n", name);
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	if (strncmp(reply, "ok", 2)) {
+		fprintf(stderr, "moat policy: %s", reply);
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_policy(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "show"))
+		return do_show(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "set"))
+		return do_set(argv[2], argv[3]);
+	return usage();
+}
