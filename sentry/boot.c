@@ -496,6 +496,9 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		return -1;
 	PHASE("seccomp");
 	rc = sentry_loop();
+	if (netstack_up())
+		audit_log("\"event\":\"net-summary\",\"frames_dropped\":%llu",
+			  (unsigned long long)netstack_dropped());
 	pty_relay_finish();
 	control_close();
 	PHASE("exit");

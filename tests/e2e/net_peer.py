@@ -1,5 +1,6 @@
 """A test host for the network tests, run inside a network namespace that
-the test made: an HTTP server on :8080, UDP sinks on :9998 and :9999, and a
+the test made: an HTTP server on :8080, a TCP echo server on :7007, UDP sinks on
+:9998 and :9999 (which echo), and a
 DNS server on :53 that knows the names given as NAME=ADDR arguments. Every
 TCP connection and datagram it gets is logged to LOG (one line each), so a
 test can show that a denied one never arrived. Prints "ready" when all
@@ -51,6 +52,29 @@ def udp_sink(port):
         s.sendto(b"echo:" + data, addr)
 
 
+def echo_server(port):
+    """TCP echo: whatever arrives goes back, until the client closes."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", port))
+    s.listen(16)
+
+    def serve(c):
+        n = 0
+        while True:
+            data = c.recv(65536)
+            if not data:
+                break
+            n += len(data)
+            c.sendall(data)
+        log("echo %d" % n)
+        c.close()
+
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+
+
 def qname(msg, off):
     labels = []
     while msg[off]:
@@ -84,7 +108,8 @@ def dns():
 
 
 httpd = Server(("0.0.0.0", 8080), Handler)
-for target in (httpd.serve_forever, dns, lambda: udp_sink(9998), lambda: udp_sink(9999)):
+for target in (httpd.serve_forever, dns, lambda: udp_sink(9998), lambda: udp_sink(9999),
+               lambda: echo_server(7007)):
     threading.Thread(target=target, daemon=True).start()
 print("ready", flush=True)
 threading.Event().wait()

@@ -192,6 +192,39 @@ for a in ('127.0.0.1', '10.0.2.2', '10.0.2.15'):
 	assert_not_contains "$OUT" "connected"
 }
 
+t_echo_through_the_netstack()
+{
+	need_net
+	cp "$HERE/net_echo.py" "$E2E_TMP/net_echo.py"
+	chmod 644 "$E2E_TMP/net_echo.py"
+	capture moat_net --allow "$PEER:7007" -- $PY "$E2E_TMP/net_echo.py" "$PEER"
+	assert_eq "echo ok
+fionread True
+waitall 10000
+eof True
+peer True name 10.0.2.15" "$OUT" "bytes, readiness and names as on Linux"
+	sleep 0.2
+	grep -q "echo 4204304" "$PEER_LOG" || fail "the peer did not echo it all: $(grep echo "$PEER_LOG")"
+}
+
+t_frames_of_no_flow_are_dropped_and_counted()
+{
+	need_net
+	# The peer echoes a datagram after its socket closed: lwIP answers
+	# with an ICMP port unreachable, which is no allowed flow.
+	capture moat_net --allow "$PEER:9999/udp" -- $PY -c "
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(b'late', ('$PEER', 9999))
+s.close()
+time.sleep(0.5)
+print('done')"
+	assert_eq done "$OUT"
+	local n
+	n=$(sed -n 's/.*"event":"net-summary","frames_dropped":\([0-9]*\).*/\1/p' "$AUDIT")
+	[ -n "$n" ] && [ "$n" -ge 1 ] || fail "no drop counted: $(cat "$AUDIT")"
+}
+
 t_policy_swap_mid_run()
 {
 	need_net
@@ -245,4 +278,6 @@ run_test denied_address_is_refused_at_once t_denied_address_is_refused_at_once
 run_test dns_of_a_denied_name_is_nxdomain t_dns_of_a_denied_name_is_nxdomain
 run_test udp_to_a_denied_port_never_arrives t_udp_to_a_denied_port_never_arrives
 run_test host_loopback_is_unreachable_even_allowing_all t_host_loopback_is_unreachable_even_allowing_all
+run_test echo_through_the_netstack t_echo_through_the_netstack
+run_test frames_of_no_flow_are_dropped_and_counted t_frames_of_no_flow_are_dropped_and_counted
 run_test policy_swap_mid_run t_policy_swap_mid_run
