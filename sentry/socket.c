@@ -141,6 +141,7 @@ struct usock {
 	size_t nflows;
 	bool ext_connecting, ext_dead;
 	struct usock *ext_next, **ext_pprev; /* in ext_list while ext */
+	int64_t rcvtimeo, sndtimeo; /* SO_RCVTIMEO, SO_SNDTIMEO (ns; 0: none) */
 	struct sockopt_val opts[SOCKOPTS_MAX];
 	int nopts;
 };
@@ -1823,21 +1824,36 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 	return (long)done;
 }
 
+/* SO_RCVTIMEO and SO_SNDTIMEO: a blocking call that has waited that long
+ * fails with EAGAIN, as on Linux. rc is what the call returned. */
+static long timed(struct task *t, int64_t timeout, long rc)
+{
+	if (rc != SYS_BLOCK || timeout <= 0)
+		return rc;
+	if (!t->block_started)
+		t->deadline_ns = now_ns() + timeout;
+	else if (now_ns() >= t->deadline_ns)
+		return -EAGAIN;
+	return SYS_BLOCK;
+}
+
 static long usock_read(struct task *t, struct file *f, void *buf, size_t n,
 		       int64_t *off)
 {
+	struct usock *u = f->priv;
 	bool trunc;
 
-	(void)t;
 	(void)off;
-	return urecv(f, buf, n, 0, &trunc, NULL);
+	return timed(t, u->rcvtimeo, urecv(f, buf, n, 0, &trunc, NULL));
 }
 
 static long usock_write(struct task *t, struct file *f, const void *buf,
 			size_t n, int64_t *off)
 {
+	struct usock *u = f->priv;
+
 	(void)off;
-	return usend_to(t, f, buf, n, 0, NULL, NULL);
+	return timed(t, u->sndtimeo, usend_to(t, f, buf, n, 0, NULL, NULL));
 }
 
 static short usock_poll(struct file *f, short events)
@@ -2303,7 +2319,9 @@ long sys_accept4(struct task *t, struct syscall_args *a)
 		return -EINVAL;
 	s = u->pend_head;
 	if (!s)
-		return (f->flags & O_NONBLOCK) ? -EAGAIN : SYS_BLOCK;
+		return (f->flags & O_NONBLOCK) ?
+			       -EAGAIN :
+			       timed(t, u->rcvtimeo, SYS_BLOCK);
 	nf = usock_file(s, (flags & SOCK_NONBLOCK) ? O_NONBLOCK : 0);
 	if (!nf)
 		return -ENOMEM;
@@ -2355,7 +2373,8 @@ long sys_sendto(struct task *t, struct syscall_args *a)
 	}
 	if (n && task_read(t, a->a[1], xfer, n) < 0)
 		return -EFAULT;
-	return usend_to(t, f, xfer, n, (int)a->a[3], NULL, &to);
+	return timed(t, ((struct usock *)f->priv)->sndtimeo,
+		     usend_to(t, f, xfer, n, (int)a->a[3], NULL, &to));
 }
 
 /* The name a received message came from, for recvfrom/recvmsg. */
@@ -2378,7 +2397,8 @@ long sys_recvfrom(struct task *t, struct syscall_args *a)
 
 	if (!f)
 		return err;
-	r = urecv(f, xfer, n, (int)a->a[3], &trunc, &rm);
+	r = timed(t, ((struct usock *)f->priv)->rcvtimeo,
+		  urecv(f, xfer, n, (int)a->a[3], &trunc, &rm));
 	put_files(rm.files, rm.n); /* recvfrom has no control buffer */
 	if (r < 0 || r == SYS_BLOCK)
 		return r;
@@ -2566,7 +2586,8 @@ long sys_sendmsg(struct task *t, struct syscall_args *a)
 		if (err < 0)
 			return err;
 	}
-	r = usend_to(t, f, xfer, done, (int)a->a[2], &sm, &to);
+	r = timed(t, ((struct usock *)f->priv)->sndtimeo,
+		  usend_to(t, f, xfer, done, (int)a->a[2], &sm, &to));
 	if (r < 0 || r == SYS_BLOCK) {
 		/* Not sent: the references go back (a retry reads them anew). */
 		put_files(sm.files, sm.nfiles);
@@ -2683,8 +2704,9 @@ long sys_recvmsg(struct task *t, struct syscall_args *a)
 	err = read_msghdr(t, a->a[1], &mh, &total);
 	if (err < 0)
 		return err;
-	r = urecv(f, xfer, total > XFER_MAX ? XFER_MAX : total, flags, &trunc,
-		  &rm);
+	r = timed(t, u->rcvtimeo,
+		  urecv(f, xfer, total > XFER_MAX ? XFER_MAX : total, flags,
+			&trunc, &rm));
 	if (r < 0 || r == SYS_BLOCK)
 		return r;
 	/* What xfer holds of this message: r is more with MSG_TRUNC (a
@@ -2859,6 +2881,13 @@ static bool kept_opt(const struct usock *u, int level, int opt)
 	return false;
 }
 
+/* SO_RCVTIMEO and SO_SNDTIMEO, old and new (the same struct on x86-64). */
+static bool is_timeo(int opt)
+{
+	return opt == SO_RCVTIMEO_OLD || opt == SO_SNDTIMEO_OLD ||
+	       opt == SO_RCVTIMEO_NEW || opt == SO_SNDTIMEO_NEW;
+}
+
 static long unsupported_opt(struct task *t, int level, int opt)
 {
 	audit_log(
@@ -2894,6 +2923,19 @@ long sys_getsockopt(struct task *t, struct syscall_args *a)
 		if (len > sizeof(c))
 			len = sizeof(c);
 		if (task_write(t, a->a[3], &c, len) < 0 ||
+		    task_write(t, a->a[4], &len, sizeof(len)) < 0)
+			return -EFAULT;
+		return 0;
+	}
+	if (level == SOL_SOCKET && is_timeo(opt)) {
+		int64_t ns = opt == SO_RCVTIMEO_OLD || opt == SO_RCVTIMEO_NEW ?
+				     u->rcvtimeo :
+				     u->sndtimeo;
+		struct timeval tv = { .tv_sec = ns / 1000000000LL,
+				      .tv_usec = ns % 1000000000LL / 1000 };
+		if (len > sizeof(tv))
+			len = sizeof(tv);
+		if (task_write(t, a->a[3], &tv, len) < 0 ||
 		    task_write(t, a->a[4], &len, sizeof(len)) < 0)
 			return -EFAULT;
 		return 0;
@@ -2986,6 +3028,25 @@ long sys_setsockopt(struct task *t, struct syscall_args *a)
 	if (!f)
 		return err;
 	u = f->priv;
+	if (level == SOL_SOCKET && is_timeo(opt)) {
+		struct timeval tv;
+		if (len < sizeof(tv))
+			return -EINVAL;
+		if (task_read(t, a->a[3], &tv, sizeof(tv)) < 0)
+			return -EFAULT;
+		if (tv.tv_usec < 0 || tv.tv_usec >= 1000000)
+			return -EDOM;
+		/* negative: no timeout, as Linux; a century at most */
+		*(opt == SO_RCVTIMEO_OLD || opt == SO_RCVTIMEO_NEW ?
+			  &u->rcvtimeo :
+			  &u->sndtimeo) =
+			tv.tv_sec < 0 ? 0 :
+			tv.tv_sec > 3153600000LL ?
+					3153600000LL * 1000000000LL :
+					(int64_t)tv.tv_sec * 1000000000LL +
+						(int64_t)tv.tv_usec * 1000;
+		return 0;
+	}
 	if (level == SOL_SOCKET && opt == SO_LINGER) {
 		struct linger lg;
 		if (len < sizeof(lg))

@@ -169,9 +169,9 @@ EMU(recvmmsg, sys_recvmmsg, PARTIAL, "Fpuxp",
     "recvmsg for each; only the first may block (as with MSG_WAITFORONE), the timeout is not used")
 EMU(shutdown, sys_shutdown, FULL, "Fd", "")
 EMU(getsockopt, sys_getsockopt, PARTIAL, "Fddpp",
-    "SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ERROR, SO_PEERCRED, buffers and the options setsockopt keeps; others ENOPROTOOPT and an audit line")
+    "SO_TYPE, SO_DOMAIN, SO_PROTOCOL, SO_ERROR, SO_PEERCRED, SO_RCVTIMEO/SNDTIMEO, buffers and the options setsockopt keeps; others ENOPROTOOPT and an audit line")
 EMU(setsockopt, sys_setsockopt, PARTIAL, "Fddpu",
-    "SO_REUSEADDR/PORT, SO_PASSCRED, IPV6_V6ONLY, buffers; keepalive, linger, TCP_NODELAY and the like kept as set; others ENOPROTOOPT and an audit line")
+    "SO_REUSEADDR/PORT, SO_PASSCRED, IPV6_V6ONLY, buffers, SO_RCVTIMEO/SNDTIMEO (EAGAIN after them); TCP_NODELAY and SO_KEEPALIVE reach the netstack; linger and the like kept as set; others ENOPROTOOPT and an audit line")
 EMU(getsockname, sys_getsockname, FULL, "Fpp", "")
 EMU(getpeername, sys_getpeername, FULL, "Fpp", "")
 EMU(epoll_create, sys_epoll_create, FULL, "d", "")

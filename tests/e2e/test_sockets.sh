@@ -462,3 +462,13 @@ run_test msghdr_iovecs_up_to_uio_maxiov t_msghdr_iovecs_up_to_uio_maxiov
 run_test oversized_datagrams_are_emsgsize t_oversized_datagrams_are_emsgsize
 run_test dgram_connect_af_unspec_disconnects t_dgram_connect_af_unspec_disconnects
 run_test ephemeral_ports_exhausted_fail_fast t_ephemeral_ports_exhausted_fail_fast
+
+t_rcvtimeo_matches_native()
+{
+	cp "$(dirname "$0")/sock_timeo.py" "$E2E_TMP/sock_timeo.py"
+	chmod 644 "$E2E_TMP/sock_timeo.py"
+	assert_same_as_native $PY "$E2E_TMP/sock_timeo.py"
+	assert_contains "$OUT" "accept EAGAIN"
+}
+
+run_test rcvtimeo_matches_native t_rcvtimeo_matches_native
