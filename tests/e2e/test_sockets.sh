@@ -465,7 +465,7 @@ run_test ephemeral_ports_exhausted_fail_fast t_ephemeral_ports_exhausted_fail_fa
 
 t_rcvtimeo_matches_native()
 {
-	cp "$(dirname "$0")/sock_timeo.py" "$E2E_TMP/sock_timeo.py"
+	cp "$E2E_ROOT/tests/e2e/sock_timeo.py" "$E2E_TMP/sock_timeo.py"
 	chmod 644 "$E2E_TMP/sock_timeo.py"
 	assert_same_as_native $PY "$E2E_TMP/sock_timeo.py"
 	assert_contains "$OUT" "accept EAGAIN"
