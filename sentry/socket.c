@@ -795,7 +795,8 @@ static long enqueue(struct task *t, struct usock *u, struct usock *p,
  * sends the FIN and the last ACKs (TIME_WAIT is 2 MSL). */
 #define FLOW_LINGER_NS (120LL * 1000000000)
 
-#define DNS_REPLY_MAX 512 /* what the resolver answers itself */
+#define DNS_REPLY_MAX 512     /* what the resolver answers itself */
+#define WAITALL_EXT_MAX 32768 /* below any TCP window lwIP opens */
 
 /* The same address and port (an IPv4 one and its v4-mapped form too). */
 static bool inet_match_addr(const struct saddr *a, const struct saddr *b)
@@ -1780,6 +1781,15 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 		}
 		return (flags & MSG_TRUNC) ? (long)len : (long)done;
 	}
+	/* MSG_WAITALL on a blocking stream: wait for all of n, the end, or
+	 * an error, as Linux does; or for as much as the queue can ever hold
+	 * (the buffer, or for a peer outside the TCP window), so that a
+	 * request larger than that returns what came instead of waiting
+	 * forever: Linux copies as it goes, the sentry fills from one queue. */
+	if ((flags & MSG_WAITALL) && !nonblock && !(flags & MSG_PEEK) &&
+	    u->bytes < n && !eof(u) && !u->so_error &&
+	    u->bytes < (u->ext ? WAITALL_EXT_MAX : USOCK_BUF))
+		return SYS_BLOCK;
 	for (m = u->head; m && done < n;) {
 		size_t c = m->len - m->off;
 		/* Passed files stay with their bytes: a read stops before a

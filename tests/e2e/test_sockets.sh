@@ -472,3 +472,13 @@ t_rcvtimeo_matches_native()
 }
 
 run_test rcvtimeo_matches_native t_rcvtimeo_matches_native
+
+t_waitall_matches_native()
+{
+	cp "$E2E_ROOT/tests/e2e/sock_waitall.py" "$E2E_TMP/sock_waitall.py"
+	chmod 644 "$E2E_TMP/sock_waitall.py"
+	assert_same_as_native $PY "$E2E_TMP/sock_waitall.py"
+	assert_contains "$OUT" "5000 0"
+}
+
+run_test waitall_matches_native t_waitall_matches_native
