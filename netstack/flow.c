@@ -227,8 +227,12 @@ bool flow_frame_allowed(const uint8_t *f, size_t len)
 			return false;
 		k.family = AF_INET6;
 		k.proto = f[6]; /* no extension headers are sent */
-		if (k.proto == 58)
-			return false; /* ICMPv6: no v6 link yet */
+		if (k.proto == 58) {
+			/* Neighbour discovery only: router and neighbour
+			 * solicitations and advertisements, which reach no
+			 * further than the link; not echo, not MLD. */
+			return len >= 41 && f[40] >= 133 && f[40] <= 136;
+		}
 		memcpy(k.raddr, f + 24, 16);
 		return ports(&k, f + 40, len - 40) && flow_allowed(&k);
 	default:

@@ -36,6 +36,10 @@ enum net_mode {
 #define NS_GATEWAY "10.0.2.2"
 #define NS_NETMASK "255.255.255.0"
 #define NS_RESOLVER "10.0.2.3" /* answered by the sentry itself */
+/* IPv6 (slirp's site-local prefix; the route comes from its RAs) */
+#define NS_ADDR6 "fec0::15"
+#define NS_PREFIX6 "fec0::"
+#define NS_GATEWAY6 "fec0::2"
 #define NS_MTU 1500
 
 struct ns_conn;

@@ -189,6 +189,15 @@ static int confine(void)
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
 				      SCMP_A0(SCMP_CMP_EQ, AF_INET6));
+	/* libslirp looks for the host's resolv.conf when it answers a router
+	 * solicitation (its RDNSS option): no file is opened here, but the
+	 * attempt must fail, not kill the link. */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+				      SCMP_SYS(openat), 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+				      SCMP_SYS(open), 0);
 	if (rc == 0)
 		rc = seccomp_load(ctx);
 	seccomp_release(ctx);
@@ -230,6 +239,12 @@ int netslirp_main(int argc, char **argv)
 	    inet_pton(AF_INET, NS_ADDR, &cfg.vdhcp_start) != 1 ||
 	    inet_pton(AF_INET, NS_RESOLVER, &cfg.vnameserver) != 1)
 		return 1;
+	cfg.in6_enabled = true;
+	if (inet_pton(AF_INET6, NS_PREFIX6, &cfg.vprefix_addr6) != 1 ||
+	    inet_pton(AF_INET6, NS_GATEWAY6, &cfg.vhost6) != 1 ||
+	    inet_pton(AF_INET6, "fec0::3", &cfg.vnameserver6) != 1)
+		return 1;
+	cfg.vprefix_len = 64;
 	cfg.if_mtu = NS_MTU;
 	cfg.if_mru = NS_MTU;
 	cfg.disable_host_loopback = true;

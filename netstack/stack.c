@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <lwip/etharp.h>
+#include <lwip/ethip6.h>
 #include <lwip/init.h>
 #include <lwip/ip_addr.h>
 #include <lwip/netif.h>
@@ -32,6 +33,7 @@
 #include <netif/ethernet.h>
 
 #include "netstack/flow.h"
+#include "sentry/sentry.h"
 
 #define FRAME_MAX (NS_MTU + 14 + 4) /* a VLAN tag at most */
 #define FRAMES_PER_PUMP 256
@@ -42,6 +44,7 @@ static struct {
 	struct netif nif;
 	const struct ns_owner_ops *ops;
 	uint64_t dropped;
+	bool down; /* the link's other end is gone */
 } ns = { .fd = -1 };
 
 struct ns_conn {
@@ -65,6 +68,18 @@ uint64_t netstack_dropped(void)
 
 /* ---- the link ------------------------------------------------------------------- */
 
+/* The helper (or the TAP device) went away: said once; from then on the
+ * link is dead and every frame is dropped, as on an unplugged cable. */
+static void link_down(void)
+{
+	if (ns.down)
+		return;
+	ns.down = true;
+	netif_set_link_down(&ns.nif);
+	audit_log("\"event\":\"net-link-down\",\"reason\":\"the link's "
+		  "helper is gone\"");
+}
+
 static err_t link_output(struct netif *nif, struct pbuf *p)
 {
 	uint8_t frame[FRAME_MAX];
@@ -74,7 +89,7 @@ static err_t link_output(struct netif *nif, struct pbuf *p)
 	if (p->tot_len > sizeof(frame))
 		return ERR_OK; /* nothing we send is larger than the MTU */
 	len = pbuf_copy_partial(p, frame, sizeof(frame), 0);
-	if (!flow_frame_allowed(frame, len)) {
+	if (ns.down || !flow_frame_allowed(frame, len)) {
 		ns.dropped++;
 		return ERR_OK;
 	}
@@ -96,8 +111,10 @@ static err_t nif_init(struct netif *nif)
 	nif->mtu = NS_MTU;
 	nif->hwaddr_len = 6;
 	memcpy(nif->hwaddr, mac, 6);
+	nif->output_ip6 = ethip6_output;
 	nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP |
-		     NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
+		     NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP |
+		     NETIF_FLAG_MLD6;
 	return ERR_OK;
 }
 
@@ -119,6 +136,20 @@ int netstack_init(const struct netstack_config *cfg,
 	if (!netif_add(&ns.nif, &addr, &mask, &gw, NULL, nif_init,
 		       ethernet_input))
 		return moat_error_set(err, ENOMEM, "netstack: netif_add");
+	{
+		/* IPv6: a link-local address and NS_ADDR6, both usable at
+		 * once (no duplicate detection on a link of two); the default
+		 * router comes from the link's router advertisements. */
+		ip6_addr_t a6;
+		s8_t idx;
+
+		netif_create_ip6_linklocal_address(&ns.nif, 1);
+		netif_ip6_addr_set_state(&ns.nif, 0, IP6_ADDR_PREFERRED);
+		if (ip6addr_aton(NS_ADDR6, &a6) &&
+		    netif_add_ip6_address(&ns.nif, &a6, &idx) == ERR_OK)
+			netif_ip6_addr_set_state(&ns.nif, idx,
+						 IP6_ADDR_PREFERRED);
+	}
 	netif_set_default(&ns.nif);
 	netif_set_up(&ns.nif);
 	netif_set_link_up(&ns.nif);
@@ -128,7 +159,7 @@ int netstack_init(const struct netstack_config *cfg,
 
 int netstack_pollfds(struct pollfd *p, int max)
 {
-	if (!ns.up || max < 1)
+	if (!ns.up || ns.down || max < 1)
 		return 0;
 	p->fd = ns.fd;
 	p->events = POLLIN;
@@ -167,8 +198,12 @@ void netstack_pump(void)
 		return;
 	for (i = 0; i < FRAMES_PER_PUMP; i++) {
 		n = read(ns.fd, frame, sizeof(frame));
-		if (n <= 0)
-			break; /* EAGAIN; or the helper is gone */
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			link_down();
+			return;
+		}
+		if (n < 0)
+			break;
 		if (n < 14)
 			continue;
 		p = pbuf_alloc(PBUF_RAW, (u16_t)n, PBUF_RAM);

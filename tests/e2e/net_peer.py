@@ -1,7 +1,8 @@
 """A test host for the network tests, run inside a network namespace that
-the test made: an HTTP server on :8080, a TCP echo server on :7007, UDP sinks on
+the test made: an HTTP server on :8080 (IPv4 and IPv6), a TCP echo server on :7007, UDP sinks on
 :9998 and :9999 (which echo), and a
-DNS server on :53 that knows the names given as NAME=ADDR arguments. Every
+DNS server on :53 that knows the names given as NAME=ADDR arguments
+(NAME/6=ADDR for an AAAA record). Every
 TCP connection and datagram it gets is logged to LOG (one line each), so a
 test can show that a denied one never arrived. Prints "ready" when all
 are listening.
@@ -27,7 +28,8 @@ def log(line):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        log("http %s %s" % (self.connection.getsockname()[0], self.path))
+        addr = self.connection.getsockname()[0]
+        log("http %s %s" % (addr.replace("::ffff:", ""), self.path))
         body = ("peer says hello to %s\n" % self.path).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -39,6 +41,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    address_family = socket.AF_INET6  # and IPv4, mapped
     allow_reuse_address = True
     daemon_threads = True
 
@@ -95,8 +98,13 @@ def dns():
         log("dns %s %d" % (name, qtype))
         question = msg[12:end + 4]
         ip = names.get(name.lower())
+        ip6 = names.get(name.lower() + "/6")
         if ip and qtype == 1:
             ans = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton(ip)
+            hdr = struct.pack(">HHHHHH", qid, 0x8180, 1, 1, 0, 0)
+        elif ip6 and qtype == 28:
+            ans = b"\xc0\x0c" + struct.pack(">HHIH", 28, 1, 60, 16) + \
+                socket.inet_pton(socket.AF_INET6, ip6)
             hdr = struct.pack(">HHHHHH", qid, 0x8180, 1, 1, 0, 0)
         elif ip:
             ans = b""
@@ -107,7 +115,7 @@ def dns():
         s.sendto(hdr + question + ans, addr)
 
 
-httpd = Server(("0.0.0.0", 8080), Handler)
+httpd = Server(("::", 8080), Handler)
 for target in (httpd.serve_forever, dns, lambda: udp_sink(9998), lambda: udp_sink(9999),
                lambda: echo_server(7007)):
     threading.Thread(target=target, daemon=True).start()

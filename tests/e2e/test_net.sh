@@ -12,6 +12,8 @@ NS=moat-net-$$
 VH=mn${$}h
 VP=mn${$}p
 SUB=10.203.$(($$ % 200 + 20))
+SUB6=fd00:203:$(($$ % 200 + 20))
+PEER6=$SUB6::2
 PEER=$SUB.2
 DENIED=$SUB.3
 PEER_LOG=$E2E_TMP/peer.log
@@ -37,10 +39,13 @@ net_setup()
 		ip -n "$NS" addr add "$DENIED/24" dev "$VP" &&
 		ip -n "$NS" link set "$VP" up &&
 		ip -n "$NS" link set lo up || return 1
+	ip addr add "$SUB6::1/64" dev "$VH" nodad &&
+		ip -n "$NS" addr add "$PEER6/64" dev "$VP" nodad || return 1
 	cp "$HERE/net_peer.py" "$E2E_TMP/net_peer.py"
 	: >"$PEER_LOG"
 	ip netns exec "$NS" $PY "$E2E_TMP/net_peer.py" "$PEER_LOG" \
 		peer.moat.test="$PEER" denied.moat.test="$DENIED" \
+		v6.moat.test/6="$PEER6" \
 		>"$E2E_TMP/peer.out" 2>&1 &
 	PEER_PID=$!
 	for _ in $(seq 100); do
@@ -225,6 +230,24 @@ print('done')"
 	[ -n "$n" ] && [ "$n" -ge 1 ] || fail "no drop counted: $(cat "$AUDIT")"
 }
 
+t_ipv6_fetch_by_name()
+{
+	need_net
+	capture moat_net --allow v6.moat.test:8080 -- $PY -c "
+import socket, urllib.request
+print(socket.getaddrinfo('v6.moat.test', 8080, socket.AF_INET6)[0][4][0])
+print(urllib.request.urlopen('http://v6.moat.test:8080/six', timeout=10).read().decode(), end='')
+s = socket.socket(socket.AF_INET6)
+try:
+    s.connect(('$PEER6', 7007))
+except OSError as e:
+    print(e.errno)"
+	assert_eq "$PEER6
+peer says hello to /six
+111" "$OUT" "AAAA resolved; fetched over IPv6; another port refused"
+	grep -q "http $PEER6 /six" "$PEER_LOG" || fail "the peer did not see it over IPv6: $(cat "$PEER_LOG")"
+}
+
 t_policy_swap_mid_run()
 {
 	need_net
@@ -280,4 +303,5 @@ run_test udp_to_a_denied_port_never_arrives t_udp_to_a_denied_port_never_arrives
 run_test host_loopback_is_unreachable_even_allowing_all t_host_loopback_is_unreachable_even_allowing_all
 run_test echo_through_the_netstack t_echo_through_the_netstack
 run_test frames_of_no_flow_are_dropped_and_counted t_frames_of_no_flow_are_dropped_and_counted
+run_test ipv6_fetch_by_name t_ipv6_fetch_by_name
 run_test policy_swap_mid_run t_policy_swap_mid_run
