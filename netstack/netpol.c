@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "netstack/resolver.h"
 #include "sentry/sentry.h"
@@ -60,12 +61,46 @@ static const char *reason_text(const struct egress_decision *d)
 	return "default-deny";
 }
 
+/* A guest in a loop must not fill the host's disk through the audit log:
+ * at most AUDIT_PER_SEC decision lines a second; the rest are counted,
+ * and the count is one line when the next second begins. */
+#define AUDIT_PER_SEC 200
+
+static bool audit_budget(void)
+{
+	static time_t second;
+	static unsigned used, suppressed;
+	time_t now = time(NULL);
+
+	if (now != second) {
+		if (suppressed) {
+			char jsb[96];
+
+			jstr(jsb, sizeof(jsb), sandbox);
+			audit_log("\"event\":\"audit-suppressed\","
+				  "\"sandbox\":%s,\"lines\":%u",
+				  jsb, suppressed);
+		}
+		second = now;
+		used = suppressed = 0;
+	}
+	if (used < AUDIT_PER_SEC) {
+		used++;
+		return true;
+	}
+	suppressed++;
+	return false;
+}
+
 static void audit(int pid, const char *event, const char *proto,
 		  const char *dest, const char *name,
 		  const struct egress_rule *rule, bool allow,
 		  const char *reason)
 {
 	char jsb[96], jdest[80], jname[300], jrule[400];
+
+	if (!audit_budget())
+		return;
 
 	jstr(jsb, sizeof(jsb), sandbox);
 	jstr(jdest, sizeof(jdest), dest);
@@ -76,6 +111,16 @@ static void audit(int pid, const char *event, const char *proto,
 		  "\"verdict\":\"%s\",\"reason\":\"%s\"",
 		  event, jsb, pid, proto, jdest, jname, jrule,
 		  rule ? rule->line : 0, allow ? "allow" : "deny", reason);
+}
+
+/* 10.0.2.0/24 or fec0::/64: the sandbox's side of the link. */
+static bool own_link(const struct egress_query *q)
+{
+	static const uint8_t fec0[8] = { 0xfe, 0xc0 };
+
+	if (q->family == AF_INET)
+		return q->addr[0] == 10 && q->addr[1] == 0 && q->addr[2] == 2;
+	return !memcmp(q->addr, fec0, 8);
 }
 
 int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len)
@@ -97,15 +142,31 @@ int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len)
 		   len >= sizeof(struct sockaddr_in6)) {
 		const struct sockaddr_in6 *in6 = (const void *)sa;
 
-		q.family = AF_INET6;
-		memcpy(q.addr, &in6->sin6_addr, 16);
 		q.port = ntohs(in6->sin6_port);
-		inet_ntop(AF_INET6, q.addr, ip, sizeof(ip));
-		snprintf(dest, sizeof(dest), "[%s]:%u", ip, q.port);
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+			/* its IPv4 address: the cache and the audit line
+			 * know it that way */
+			q.family = AF_INET;
+			memcpy(q.addr, &in6->sin6_addr.s6_addr[12], 4);
+			inet_ntop(AF_INET, q.addr, ip, sizeof(ip));
+			snprintf(dest, sizeof(dest), "%s:%u", ip, q.port);
+		} else {
+			q.family = AF_INET6;
+			memcpy(q.addr, &in6->sin6_addr, 16);
+			inet_ntop(AF_INET6, q.addr, ip, sizeof(ip));
+			snprintf(dest, sizeof(dest), "[%s]:%u", ip, q.port);
+		}
 	} else {
 		return -EAFNOSUPPORT;
 	}
 	q.proto = proto == IPPROTO_UDP ? EGRESS_UDP : EGRESS_TCP;
+	if (own_link(&q)) {
+		/* the link's own network (slirp's gateway and services):
+		 * never a destination, whatever the rules say */
+		audit(pid, "egress", proto == IPPROTO_UDP ? "udp" : "tcp", dest,
+		      NULL, NULL, false, "sandbox-link");
+		return -EACCES;
+	}
 	q.names = names;
 	q.nnames =
 		resolver_names_of(q.family, q.addr, names, RESOLVER_NAMES_MAX);

@@ -36,6 +36,10 @@ struct pending {
 	uint16_t up_id;	    /* our query's id upstream */
 	struct dns_query q; /* the guest's */
 	int64_t deadline;
+	/* its own socket: a fresh port for each query, so a spoofed reply
+	 * must guess the port as well as the id */
+	struct udp_pcb *pcb;
+	struct flow_key flow;
 };
 
 static struct cached cache[CACHE_MAX];
@@ -43,7 +47,6 @@ static struct pending pending[PENDING_MAX];
 static resolver_deliver_fn deliver;
 static bool have_upstream;
 static ip_addr_t upstream;
-static struct udp_pcb *up_pcb;
 static uint32_t rng;
 
 static int64_t now_mono(void)
@@ -72,9 +75,15 @@ void resolver_set_deliver(resolver_deliver_fn fn)
 int resolver_set_upstream(const char *addr)
 {
 	ip4_addr_t a;
+	u32_t h;
 
 	if (!ip4addr_aton(addr, &a))
 		return -EINVAL;
+	/* the host's own loopback is out of the link's reach (and lwIP
+	 * must never be given a loopback destination) */
+	h = lwip_ntohl(a.addr);
+	if ((h >> 24) == 127 || (h >> 24) == 0)
+		return -EADDRNOTAVAIL;
 	ip_addr_copy_from_ip4(upstream, a);
 	have_upstream = true;
 	return 0;
@@ -163,6 +172,16 @@ static struct pending *pending_by_id(uint16_t id)
 	return NULL;
 }
 
+static void pending_end(struct pending *pd)
+{
+	if (pd->pcb) {
+		udp_remove(pd->pcb);
+		flow_del(&pd->flow);
+		pd->pcb = NULL;
+	}
+	pd->used = false;
+}
+
 static void on_upstream(void *arg, struct udp_pcb *pcb, struct pbuf *p,
 			const ip_addr_t *from, u16_t port)
 {
@@ -172,14 +191,13 @@ static void on_upstream(void *arg, struct udp_pcb *pcb, struct pbuf *p,
 	u16_t n;
 	size_t i;
 
-	(void)arg;
 	(void)pcb;
+	pd = arg;
 	n = pbuf_copy_partial(p, buf, sizeof(buf), 0);
 	pbuf_free(p);
 	if (port != 53 || !ip_addr_cmp(from, &upstream) || n < DNS_HDR_LEN)
 		return; /* not our resolver's */
-	pd = pending_by_id((uint16_t)(buf[0] << 8 | buf[1]));
-	if (!pd)
+	if (!pd->used || pd->up_id != (uint16_t)(buf[0] << 8 | buf[1]))
 		return;
 	if (dns_parse_reply(buf, n, pd->up_id, pd->q.name, pd->q.qtype, &a) < 0)
 		return; /* not the reply to that question: keep waiting */
@@ -197,30 +215,39 @@ static void on_upstream(void *arg, struct udp_pcb *pcb, struct pbuf *p,
 	buf[1] = (uint8_t)pd->q.id;
 	if (deliver)
 		deliver(pd->owner, buf, n);
-	pd->used = false;
+	pending_end(pd);
 }
 
-static int upstream_ready(void)
+/* A socket of its own for pd's query, and its flow: the resolver's,
+ * whatever the guest's policy says. */
+static int upstream_ready(struct pending *pd)
 {
-	struct flow_key k = { .proto = 17, .family = AF_INET, .rport = 53 };
+	struct flow_key *k = &pd->flow;
+	int rc;
 
-	if (up_pcb)
-		return 0;
 	if (!have_upstream || !netstack_up())
 		return -ENETUNREACH;
-	up_pcb = udp_new_ip_type(IPADDR_TYPE_V4);
-	if (!up_pcb)
+	pd->pcb = udp_new_ip_type(IPADDR_TYPE_V4);
+	if (!pd->pcb)
 		return -ENOMEM;
-	if (udp_bind(up_pcb, IP4_ADDR_ANY, 0) != ERR_OK) {
-		udp_remove(up_pcb);
-		up_pcb = NULL;
+	if (udp_bind(pd->pcb, IP4_ADDR_ANY, 0) != ERR_OK) {
+		udp_remove(pd->pcb);
+		pd->pcb = NULL;
 		return -EADDRINUSE;
 	}
-	udp_recv(up_pcb, on_upstream, NULL);
-	/* the resolver's own flow, whatever the guest's policy says */
-	k.lport = up_pcb->local_port;
-	memcpy(k.raddr, &ip_2_ip4(&upstream)->addr, 4);
-	return flow_add(&k);
+	udp_recv(pd->pcb, on_upstream, pd);
+	memset(k, 0, sizeof(*k));
+	k->proto = 17;
+	k->family = AF_INET;
+	k->rport = 53;
+	k->lport = pd->pcb->local_port;
+	memcpy(k->raddr, &ip_2_ip4(&upstream)->addr, 4);
+	rc = flow_add(k);
+	if (rc < 0) {
+		udp_remove(pd->pcb);
+		pd->pcb = NULL;
+	}
+	return rc;
 }
 
 static int forward(void *owner, const struct dns_query *q)
@@ -232,29 +259,29 @@ static int forward(void *owner, const struct dns_query *q)
 	size_t i;
 	err_t e;
 
-	if (upstream_ready() < 0)
-		return -1;
 	for (i = 0; i < PENDING_MAX; i++)
 		if (!pending[i].used) {
 			pd = &pending[i];
 			break;
 		}
-	if (!pd)
+	if (!pd || upstream_ready(pd) < 0)
 		return -1;
 	do
 		pd->up_id = next_id();
 	while (pending_by_id(pd->up_id));
 	n = dns_build_query(pd->up_id, q->name, q->qtype, msg, sizeof(msg));
-	if (n < 0)
+	p = n > 0 ? pbuf_alloc(PBUF_TRANSPORT, (u16_t)n, PBUF_RAM) : NULL;
+	if (!p) {
+		pending_end(pd);
 		return -1;
-	p = pbuf_alloc(PBUF_TRANSPORT, (u16_t)n, PBUF_RAM);
-	if (!p)
-		return -1;
+	}
 	pbuf_take(p, msg, (u16_t)n);
-	e = udp_sendto(up_pcb, p, &upstream, 53);
+	e = udp_sendto(pd->pcb, p, &upstream, 53);
 	pbuf_free(p);
-	if (e != ERR_OK)
+	if (e != ERR_OK) {
+		pending_end(pd);
 		return -1;
+	}
 	pd->used = true;
 	pd->owner = owner;
 	pd->q = *q;
@@ -291,7 +318,7 @@ void resolver_owner_gone(void *owner)
 
 	for (i = 0; i < PENDING_MAX; i++)
 		if (pending[i].used && pending[i].owner == owner)
-			pending[i].used = false;
+			pending_end(&pending[i]);
 }
 
 int64_t resolver_deadline(void)
@@ -317,7 +344,7 @@ void resolver_run(void)
 
 		if (!pd->used || pd->deadline > now)
 			continue;
-		pd->used = false;
+		pending_end(pd);
 		n = answer(&pd->q, DNS_SERVFAIL, out, sizeof(out));
 		if (n > 0 && deliver)
 			deliver(pd->owner, out, (size_t)n);

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -154,18 +155,24 @@ static int get_revents(int idx, void *opaque)
 static int confine(void)
 {
 	static const int allow[] = {
-		SYS_read,	   SYS_write,	     SYS_close,
-		SYS_poll,	   SYS_ppoll,	     SYS_connect,
-		SYS_sendto,	   SYS_recvfrom,     SYS_sendmsg,
-		SYS_recvmsg,	   SYS_setsockopt,   SYS_getsockopt,
-		SYS_getsockname,   SYS_getpeername,  SYS_bind,
-		SYS_shutdown,	   SYS_fcntl,	     SYS_ioctl,
-		SYS_clock_gettime, SYS_gettimeofday, SYS_brk,
-		SYS_mmap,	   SYS_munmap,	     SYS_mremap,
-		SYS_madvise,	   SYS_exit_group,   SYS_exit,
-		SYS_rt_sigreturn,  SYS_futex,	     SYS_getrandom,
-		SYS_getpid,	   SYS_gettid,	     SYS_rt_sigprocmask,
-		SYS_listen,	   SYS_accept4,	     SYS_accept,
+		SYS_read,	  SYS_write,
+		SYS_close,	  SYS_poll,
+		SYS_ppoll,	  SYS_connect,
+		SYS_sendto,	  SYS_recvfrom,
+		SYS_sendmsg,	  SYS_recvmsg,
+		SYS_setsockopt,	  SYS_getsockopt,
+		SYS_getsockname,  SYS_getpeername,
+		SYS_bind,	  SYS_shutdown,
+		SYS_fcntl,	  SYS_clock_gettime,
+		SYS_gettimeofday, SYS_brk,
+		SYS_mmap,	  SYS_munmap,
+		SYS_mremap,	  SYS_madvise,
+		SYS_exit_group,	  SYS_exit,
+		SYS_rt_sigreturn, SYS_futex,
+		SYS_getrandom,	  SYS_getpid,
+		SYS_gettid,	  SYS_rt_sigprocmask,
+		SYS_listen,	  SYS_accept4,
+		SYS_accept,
 	};
 	scmp_filter_ctx ctx;
 	size_t i;
@@ -174,6 +181,9 @@ static int confine(void)
 	if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
 	    setresuid(65534, 65534, 65534) < 0)
 		return -errno;
+	/* setresuid cleared the parent-death signal: again */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+		return -ESRCH;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
 	ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
@@ -181,6 +191,13 @@ static int confine(void)
 		return -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(allow) && rc == 0; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allow[i], 0);
+	/* ioctl: FIONREAD and FIONBIO on its sockets, nothing else */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				      SCMP_A1(SCMP_CMP_EQ, FIONREAD));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				      SCMP_A1(SCMP_CMP_EQ, FIONBIO));
 	/* sockets of the internet families only: no AF_UNIX to a host
 	 * service, no netlink, no packet sockets */
 	if (rc == 0)
@@ -248,8 +265,9 @@ int netslirp_main(int argc, char **argv)
 	cfg.if_mtu = NS_MTU;
 	cfg.if_mru = NS_MTU;
 	cfg.disable_host_loopback = true;
-	cfg.version = 3; /* disable_dns needs 3 */
+	cfg.version = 4; /* disable_dns needs 3, disable_dhcp 4 */
 	cfg.disable_dns = true;
+	cfg.disable_dhcp = true;
 	sl = slirp_new(&cfg, &cb, NULL);
 	if (!sl)
 		return 1;

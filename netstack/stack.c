@@ -25,6 +25,7 @@
 #include <lwip/ethip6.h>
 #include <lwip/init.h>
 #include <lwip/ip_addr.h>
+#include <lwip/nd6.h>
 #include <lwip/netif.h>
 #include <lwip/pbuf.h>
 #include <lwip/tcp.h>
@@ -113,8 +114,7 @@ static err_t nif_init(struct netif *nif)
 	memcpy(nif->hwaddr, mac, 6);
 	nif->output_ip6 = ethip6_output;
 	nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP |
-		     NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP |
-		     NETIF_FLAG_MLD6;
+		     NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP | NETIF_FLAG_MLD6;
 	return ERR_OK;
 }
 
@@ -153,6 +153,10 @@ int netstack_init(const struct netstack_config *cfg,
 	netif_set_default(&ns.nif);
 	netif_set_up(&ns.nif);
 	netif_set_link_up(&ns.nif);
+	/* the router solicitation now, not at the first ND tick a second
+	 * later: the advertisement (the IPv6 default route) is in before
+	 * the guest has started */
+	nd6_tmr();
 	ns.up = true;
 	return 0;
 }
@@ -218,6 +222,33 @@ void netstack_pump(void)
 
 /* ---- addresses -------------------------------------------------------------------- */
 
+/* Destinations lwIP must never be given: its loopback path (127/8, ::1,
+ * and its own addresses) hands the packet to a tcpip thread that does
+ * not exist here, and asserts. The socket layer keeps the sandbox's own
+ * addresses on its loopback; this is the stack's own guard. Broadcast,
+ * multicast and "any" are no destination for a guest either. */
+static bool never_to_lwip(const ip_addr_t *ip)
+{
+	s8_t i;
+
+	if (IP_IS_V4(ip)) {
+		u32_t a = lwip_ntohl(ip_2_ip4(ip)->addr);
+
+		return (a >> 24) == 127 || (a >> 24) == 0 ||
+		       (a >> 28) >= 14 /* multicast, reserved, broadcast */ ||
+		       ip4_addr_cmp(ip_2_ip4(ip), netif_ip4_addr(&ns.nif)) ||
+		       ip4_addr_isbroadcast(ip_2_ip4(ip), &ns.nif);
+	}
+	if (ip6_addr_isloopback(ip_2_ip6(ip)) || ip6_addr_isany(ip_2_ip6(ip)) ||
+	    ip6_addr_ismulticast(ip_2_ip6(ip)))
+		return true;
+	for (i = 0; i < LWIP_IPV6_NUM_ADDRESSES; i++)
+		if (ip6_addr_cmp_zoneless(ip_2_ip6(ip),
+					  netif_ip6_addr(&ns.nif, i)))
+			return true;
+	return false;
+}
+
 /* A guest socket address into lwIP's; an IPv4-mapped IPv6 one becomes
  * IPv4. */
 static int to_ip(const struct sockaddr *sa, socklen_t len, ip_addr_t *ip,
@@ -228,7 +259,7 @@ static int to_ip(const struct sockaddr *sa, socklen_t len, ip_addr_t *ip,
 
 		ip_addr_set_ip4_u32_val(*ip, in->sin_addr.s_addr);
 		*port = ntohs(in->sin_port);
-		return 0;
+		return never_to_lwip(ip) ? -ENETUNREACH : 0;
 	}
 	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
 		const struct sockaddr_in6 *in6 = (const void *)sa;
@@ -239,7 +270,7 @@ static int to_ip(const struct sockaddr *sa, socklen_t len, ip_addr_t *ip,
 		else
 			IP_ADDR6(ip, w[0], w[1], w[2], w[3]);
 		*port = ntohs(in6->sin6_port);
-		return 0;
+		return never_to_lwip(ip) ? -ENETUNREACH : 0;
 	}
 	return -EAFNOSUPPORT;
 }
@@ -378,6 +409,15 @@ static void on_err(void *arg, err_t e)
 	ns.ops->event(c->owner, lwip_errno(e, c->connected));
 }
 
+/* No more callbacks into the conn: it is going away or failed. */
+static void detach(struct tcp_pcb *pcb)
+{
+	tcp_arg(pcb, NULL);
+	tcp_recv(pcb, NULL);
+	tcp_sent(pcb, NULL);
+	tcp_err(pcb, NULL);
+}
+
 static int tcp_ready(struct ns_conn *c, const ip_addr_t *ip)
 {
 	if (c->tpcb)
@@ -393,6 +433,7 @@ static int tcp_ready(struct ns_conn *c, const ip_addr_t *ip)
 	 * SYN leaves */
 	if (tcp_bind(c->tpcb, IP_IS_V4(ip) ? IP4_ADDR_ANY : IP6_ADDR_ANY, 0) !=
 	    ERR_OK) {
+		detach(c->tpcb);
 		tcp_abort(c->tpcb);
 		c->tpcb = NULL;
 		return -EADDRNOTAVAIL;
@@ -417,6 +458,7 @@ int ns_connect(struct ns_conn *c, const struct sockaddr *to, socklen_t len)
 		return rc;
 	e = tcp_connect(c->tpcb, &ip, port, on_connected);
 	if (e != ERR_OK) {
+		detach(c->tpcb);
 		tcp_abort(c->tpcb);
 		c->tpcb = NULL;
 		return -lwip_errno(e, false);
@@ -474,11 +516,18 @@ int ns_shutdown(struct ns_conn *c, bool rd, bool wr)
 
 	if (!c->tcp || !c->tpcb)
 		return 0;
+	if (rd && wr) {
+		/* tcp_shutdown would close the pcb and keep calling back into
+		 * c after the socket has gone: detach first, as ns_close. */
+		detach(c->tpcb);
+		if (tcp_close(c->tpcb) != ERR_OK)
+			tcp_abort(c->tpcb);
+		c->tpcb = NULL;
+		return 0;
+	}
 	e = tcp_shutdown(c->tpcb, rd, wr);
 	if (e != ERR_OK)
 		return -lwip_errno(e, c->connected);
-	if (rd && wr)
-		c->tpcb = NULL; /* tcp_shutdown closed and freed it */
 	return 0;
 }
 
@@ -524,13 +573,18 @@ static int udp_ready(struct ns_conn *c, const ip_addr_t *ip)
 {
 	if (c->upcb)
 		return 0;
-	c->upcb = udp_new_ip_type(IP_GET_TYPE(ip));
+	/* an AF_INET6 socket sends to both families from one port */
+	c->upcb = udp_new_ip_type(c->family == AF_INET6 ? IPADDR_TYPE_ANY :
+							  IP_GET_TYPE(ip));
 	if (!c->upcb)
 		return -ENOBUFS;
 	udp_recv(c->upcb, on_dgram, c);
 	/* an ephemeral port now, so the flow can be named before sending */
-	if (udp_bind(c->upcb, IP_IS_V4(ip) ? IP4_ADDR_ANY : IP6_ADDR_ANY, 0) !=
-	    ERR_OK) {
+	if (udp_bind(c->upcb,
+		     c->family == AF_INET6 ? IP_ANY_TYPE :
+		     IP_IS_V4(ip)	   ? IP4_ADDR_ANY :
+					     IP6_ADDR_ANY,
+		     0) != ERR_OK) {
 		udp_remove(c->upcb);
 		c->upcb = NULL;
 		return -EADDRINUSE;
@@ -547,7 +601,10 @@ long ns_sendto(struct ns_conn *c, const void *buf, size_t len,
 	err_t e;
 	int rc;
 
-	if (len > 65507)
+	/* The frame check passes a datagram's first fragment only (later
+	 * ones carry no ports), so nothing is sent that lwIP would have to
+	 * fragment: EMSGSIZE, as for a socket with IP_PMTUDISC_DO. */
+	if (len > NS_MTU - 28)
 		return -EMSGSIZE;
 	if (to) {
 		rc = to_ip(to, tolen, &ip, &port);
@@ -559,6 +616,8 @@ long ns_sendto(struct ns_conn *c, const void *buf, size_t len,
 	} else if (!c->upcb) {
 		return -EDESTADDRREQ;
 	}
+	if (len > NS_MTU - 48 && !IP_IS_V4(to ? &ip : &c->upcb->remote_ip))
+		return -EMSGSIZE;
 	p = pbuf_alloc(PBUF_TRANSPORT, (u16_t)len, PBUF_RAM);
 	if (!p)
 		return -ENOBUFS;
@@ -593,10 +652,7 @@ void ns_abort(struct ns_conn *c)
 {
 	if (!c->tpcb)
 		return;
-	tcp_arg(c->tpcb, NULL);
-	tcp_recv(c->tpcb, NULL);
-	tcp_sent(c->tpcb, NULL);
-	tcp_err(c->tpcb, NULL);
+	detach(c->tpcb);
 	tcp_abort(c->tpcb); /* sends a RST */
 	c->tpcb = NULL;
 }
@@ -608,10 +664,7 @@ void ns_close(struct ns_conn *c)
 	if (!c)
 		return;
 	if (c->tpcb) {
-		tcp_arg(c->tpcb, NULL);
-		tcp_recv(c->tpcb, NULL);
-		tcp_sent(c->tpcb, NULL);
-		tcp_err(c->tpcb, NULL);
+		detach(c->tpcb);
 		/* a graceful close: what was written is still sent */
 		if (tcp_close(c->tpcb) != ERR_OK)
 			tcp_abort(c->tpcb);

@@ -133,13 +133,17 @@ static const struct special special4[] = {
 };
 
 static const struct special special6[] = {
-	{ { 0 }, 127 },			 /* :: and ::1 */
-	{ { 0, 0x64, 0xff, 0x9b }, 96 }, /* NAT64: IPv4 behind it */
-	{ { 0x01, 0x00 }, 64 },		 /* discard */
-	{ { 0xfc }, 7 },		 /* unique local */
-	{ { 0xfe, 0x80 }, 10 },		 /* link-local */
-	{ { 0xfe, 0xc0 }, 10 },		 /* site-local (deprecated) */
-	{ { 0xff }, 8 },		 /* multicast */
+	{ { 0 }, 127 }, /* :: and ::1 */
+	{ { 0 }, 96 },	/* IPv4-compatible (deprecated) */
+	{ { 0, 0x64, 0xff, 0x9b, 0, 1 }, 48 }, /* local-use NAT64 */
+	{ { 0x20, 0x01, 0, 0 }, 32 },	       /* Teredo: IPv4 inside */
+	{ { 0x20, 0x02 }, 16 },		       /* 6to4: IPv4 inside */
+	{ { 0, 0x64, 0xff, 0x9b }, 96 },       /* NAT64: IPv4 behind it */
+	{ { 0x01, 0x00 }, 64 },		       /* discard */
+	{ { 0xfc }, 7 },		       /* unique local */
+	{ { 0xfe, 0x80 }, 10 },		       /* link-local */
+	{ { 0xfe, 0xc0 }, 10 },		       /* site-local (deprecated) */
+	{ { 0xff }, 8 },		       /* multicast */
 };
 
 bool egress_addr_special(int family, const uint8_t *addr)
@@ -434,9 +438,13 @@ void egress_decide(const struct egress_policy *p, const struct egress_query *q,
 
 		if (r->deny || !rule_matches(r, &c, &name))
 			continue;
-		if (special && r->kind == EGRESS_ANY) {
+		if (special &&
+		    (r->kind == EGRESS_ANY || r->kind == EGRESS_SUFFIX)) {
+			/* Neither "*" nor "*.domain" names a special address:
+			 * whoever runs a zone's DNS could point any name
+			 * below it at the metadata address. */
 			any_matched = true;
-			continue; /* "*" does not name a special address */
+			continue;
 		}
 		d->allow = true;
 		d->reason = EGRESS_BY_RULE;

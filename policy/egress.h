@@ -12,10 +12,11 @@
  *
  *  1. a deny rule that matches denies (deny wins);
  *  2. an address in a special range (loopback, link-local and the cloud
- *     metadata address, private and shared ranges, multicast, unspecified)
- *     is allowed only by a rule that names it: an address or CIDR rule
- *     that covers it, or a name rule whose name resolved to it; `*` is not
- *     enough;
+ *     metadata address, private and shared ranges, multicast, unspecified,
+ *     and the IPv6 forms that carry an IPv4 address) is allowed only by a
+ *     rule that names it: an address or CIDR rule that covers it, or an
+ *     exact name rule whose name resolved to it; `*` and `*.domain` are not
+ *     enough (whoever runs a zone could point a name below it anywhere);
  *  3. otherwise the first allow rule that matches allows;
  *  4. otherwise the destination is denied (default deny).
  *

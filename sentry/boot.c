@@ -225,11 +225,22 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 		return sentry_net_init(&cfg, err); /* the resolver alone */
 	if (opts->dns) {
 		if (resolver_set_upstream(opts->dns) < 0)
-			return moat_error_set(err, EINVAL,
-					      "--dns `%s`: not an IPv4 address",
-					      opts->dns);
-	} else if (resolver_upstream_from("/etc/resolv.conf", up) == 0) {
-		resolver_set_upstream(up);
+			return moat_error_set(
+				err, EINVAL,
+				"--dns `%s`: not an IPv4 address the link "
+				"reaches (not the host's loopback)",
+				opts->dns);
+	} else if ((resolver_upstream_from("/etc/resolv.conf", up) < 0 ||
+		    resolver_set_upstream(up) < 0) &&
+		   (resolver_upstream_from("/run/systemd/resolve/resolv.conf",
+					   up) < 0 ||
+		    resolver_set_upstream(up) < 0)) {
+		/* A host resolver on its own loopback (systemd-resolved's
+		 * stub) is out of the link's reach; its upstreams are in
+		 * systemd's own resolv.conf. Without one, allowed names get
+		 * SERVFAIL. */
+		audit_log("\"event\":\"net-no-resolver\",\"reason\":\"no "
+			  "nameserver the link reaches; use --dns\"");
 	}
 	S->net_helper = start_netslirp(&cfg.link_fd, err);
 	if (S->net_helper < 0)

@@ -175,19 +175,37 @@ static void answer(int fd, const char *line)
 	(void)r;
 }
 
+static void send_bounded(int fd, const char *p, size_t n)
+{
+	int64_t until = now_ns() + 1000000000LL;
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	ssize_t w;
+
+	while (n && now_ns() < until) {
+		w = send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (w > 0) {
+			p += w;
+			n -= (size_t)w;
+		} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+			return;
+		} else if (poll(&pfd, 1, 100) < 0 && errno != EINTR) {
+			return;
+		}
+	}
+}
+
 static void policy_show(int fd)
 {
 	char *doc = policy_to_json(netpol_get());
-	int fl = fcntl(fd, F_GETFL);
 
 	if (!doc) {
 		answer(fd, "error: out of memory\n");
 		return;
 	}
-	/* a small document, to our own user's client: written whole */
-	fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-	write_all(fd, doc, strlen(doc));
-	write_all(fd, "\n", 1);
+	/* Written whole, but never waiting long for a client that does not
+	 * read: the sandbox's event loop is waiting meanwhile. */
+	send_bounded(fd, doc, strlen(doc));
+	send_bounded(fd, "\n", 1);
 	free(doc);
 }
 

@@ -398,16 +398,24 @@ static bool inet_any(const struct saddr *a)
 	return IN6_IS_ADDR_UNSPECIFIED(&a->u.in6.sin6_addr);
 }
 
-/* The sandbox's own addresses: its loopback, or "any" of it. */
+/* The sandbox's own addresses: its loopback, "any" of it, and with the
+ * netstack up its addresses on eth0 (a connection to them stays inside,
+ * as on Linux, where they are local too). */
 static bool inet_local(const struct saddr *a)
 {
-	in_addr_t v4;
+	struct in6_addr own6;
+	in_addr_t v4, own;
 
 	if (inet_any(a))
 		return true;
 	if (inet_v4(a, &v4))
-		return v4_loopback(v4);
-	return IN6_IS_ADDR_LOOPBACK(&a->u.in6.sin6_addr);
+		return v4_loopback(v4) ||
+		       (netstack_up() &&
+			inet_pton(AF_INET, NS_ADDR, &own) == 1 && v4 == own);
+	if (IN6_IS_ADDR_LOOPBACK(&a->u.in6.sin6_addr))
+		return true;
+	return netstack_up() && inet_pton(AF_INET6, NS_ADDR6, &own6) == 1 &&
+	       !memcmp(&own6, &a->u.in6.sin6_addr, sizeof(own6));
 }
 
 /* src (address and port) in family fam: IPv4 <-> IPv4-mapped IPv6. */
@@ -944,13 +952,16 @@ static bool ext_has_flow(const struct usock *u, int proto,
 	size_t i;
 	struct flow_key k;
 
+	in_addr_t v4;
+	bool is4 = inet_v4(dst, &v4); /* a v4-mapped one is its IPv4 flow */
+
 	for (i = 0; i < u->nflows; i++) {
 		k = u->flows[i];
-		if (k.proto != proto || k.rport != inet_port(dst))
+		if (k.proto != proto || k.rport != inet_port(dst) ||
+		    k.family != (is4 ? AF_INET : AF_INET6))
 			continue;
-		if (dst->u.sa.sa_family == AF_INET ?
-			    !memcmp(k.raddr, &dst->u.in.sin_addr, 4) :
-			    !memcmp(k.raddr, &dst->u.in6.sin6_addr, 16))
+		if (is4 ? !memcmp(k.raddr, &v4, 4) :
+			  !memcmp(k.raddr, &dst->u.in6.sin6_addr, 16))
 			return true;
 	}
 	return false;
@@ -1016,6 +1027,8 @@ static void ext_drop(struct usock *u)
 	free(u->flows);
 	u->flows = NULL;
 	u->nflows = 0;
+	u->ext_dead = false;
+	u->ext_connecting = false;
 	resolver_owner_gone(u);
 }
 
@@ -1111,6 +1124,7 @@ static long ext_connect(struct task *t, struct file *f, struct usock *u,
 		rc = ns_connect(u->ext, &dst->u.sa, dst->len);
 	if (rc < 0) {
 		ext_drop(u);
+		u->so_error = 0;
 		return rc;
 	}
 	u->ext_connecting = true;

@@ -248,6 +248,49 @@ peer says hello to /six
 	grep -q "http $PEER6 /six" "$PEER_LOG" || fail "the peer did not see it over IPv6: $(cat "$PEER_LOG")"
 }
 
+t_net_edges()
+{
+	need_net
+	cp "$HERE/net_edges.py" "$E2E_TMP/net_edges.py"
+	chmod 644 "$E2E_TMP/net_edges.py"
+	capture moat_net --allow peer.moat.test:7007 --allow peer.moat.test:8080 \
+		--allow "$PEER:9999/udp" --allow "[$PEER6]:9999/udp" \
+		--allow 10.0.0.0/8 -- $PY "$E2E_TMP/net_edges.py" "$PEER" "$PEER6"
+	assert_eq "shutdown-close ok
+self self
+self closed port 111
+mapped by name ok
+udp mapped and v6 ok
+big 90
+alive" "$OUT" "each edge as on Linux, and the sentry alive"
+	# one decision per socket and destination: the 20 mapped datagrams
+	# are one, the oversized one's socket another
+	[ "$(grep -c "\"dest\":\"$PEER:9999\"" "$AUDIT")" = 2 ] ||
+		fail "one decision for one UDP destination: $(grep 9999 "$AUDIT")"
+}
+
+t_names_below_a_suffix_never_reach_special_ranges()
+{
+	need_net
+	# peer.moat.test is a private address: a suffix rule does not name it
+	capture moat_net --allow '*.moat.test:8080' -- $PY -c "
+import socket
+try:
+    socket.create_connection(('peer.moat.test', 8080), timeout=5)
+    print('connected')
+except OSError as e:
+    print(e.errno)"
+	assert_eq 111 "$OUT"
+	assert_contains "$(grep '"egress"' "$AUDIT")" '"reason":"special-range"'
+}
+
+t_loopback_resolver_is_refused()
+{
+	capture moat do --net=slirp --dns 127.0.0.53 -- true
+	[ "$STATUS" != 0 ] || fail "a loopback --dns was accepted"
+	assert_contains "$ERR" "--dns \`127.0.0.53\`"
+}
+
 t_policy_swap_mid_run()
 {
 	need_net
@@ -304,4 +347,7 @@ run_test host_loopback_is_unreachable_even_allowing_all t_host_loopback_is_unrea
 run_test echo_through_the_netstack t_echo_through_the_netstack
 run_test frames_of_no_flow_are_dropped_and_counted t_frames_of_no_flow_are_dropped_and_counted
 run_test ipv6_fetch_by_name t_ipv6_fetch_by_name
+run_test net_edges t_net_edges
+run_test names_below_a_suffix_never_reach_special_ranges t_names_below_a_suffix_never_reach_special_ranges
+run_test loopback_resolver_is_refused t_loopback_resolver_is_refused
 run_test policy_swap_mid_run t_policy_swap_mid_run

@@ -171,6 +171,10 @@ Test(egress, special_ranges_need_a_rule_that_names_them)
 	}
 	cr_assert(decide("172.32.0.1", 80, NULL), "just outside 172.16/12");
 	cr_assert(decide("2606:4700::1", 80, NULL));
+	/* a suffix rule does not name one either */
+	add("*.corp", false);
+	cr_assert_not(decide("192.168.7.7", 80, "x.corp"));
+	cr_assert(decide("93.184.216.34", 80, "x.corp"));
 	/* named: allowed */
 	add("10.0.0.0/8", false);
 	add("internal.corp", false);
