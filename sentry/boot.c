@@ -192,6 +192,21 @@ static pid_t start_netslirp(int *link_out, struct moat_error *err)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return moat_error_set(err, errno, "netslirp: socketpair");
+	/* Room for a few windows of frames each way: a full link drops
+	 * frames, and every drop costs TCP a retransmission. (Root may go
+	 * past rmem_max; others get what it allows.) */
+	for (int i = 0; i < 2; i++) {
+		int sz = 4 << 20;
+
+		if (setsockopt(sv[i], SOL_SOCKET, SO_SNDBUFFORCE, &sz,
+			       sizeof(sz)) < 0)
+			setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &sz,
+				   sizeof(sz));
+		if (setsockopt(sv[i], SOL_SOCKET, SO_RCVBUFFORCE, &sz,
+			       sizeof(sz)) < 0)
+			setsockopt(sv[i], SOL_SOCKET, SO_RCVBUF, &sz,
+				   sizeof(sz));
+	}
 	pid = fork();
 	if (pid < 0)
 		return moat_error_set(err, errno, "netslirp: fork");

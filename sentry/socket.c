@@ -142,6 +142,7 @@ struct usock {
 	bool ext_connecting, ext_dead;
 	struct usock *ext_next, **ext_pprev; /* in ext_list while ext */
 	int64_t rcvtimeo, sndtimeo; /* SO_RCVTIMEO, SO_SNDTIMEO (ns; 0: none) */
+	char cc[16];		    /* TCP_CONGESTION as set */
 	struct sockopt_val opts[SOCKOPTS_MAX];
 	int nopts;
 };
@@ -2951,6 +2952,41 @@ long sys_getsockopt(struct task *t, struct syscall_args *a)
 			return -EFAULT;
 		return 0;
 	}
+	if (level == IPPROTO_TCP && is_inet(u) && u->type == SOCK_STREAM &&
+	    (opt == TCP_INFO || opt == TCP_CONGESTION)) {
+		/* TCP_INFO: the state and segment sizes (the counters are
+		 * lwIP's or, on the loopback, nobody's: zero); TCP_CONGESTION:
+		 * what was set, or lwIP's (New)Reno. */
+		struct tcp_info ti = { 0 };
+		char cc[16] = "reno";
+		const void *src = &ti;
+		socklen_t max = sizeof(ti);
+
+		if (opt == TCP_INFO) {
+			ti.tcpi_state = u->listening	  ? TCP_LISTEN :
+					u->ext_connecting ? TCP_SYN_SENT :
+					u->connected && !u->ext_dead &&
+							!u->reset ?
+							    TCP_ESTABLISHED :
+							    TCP_CLOSE;
+			ti.tcpi_snd_mss = ti.tcpi_rcv_mss = u->ext ? 1460 :
+								     65483;
+			ti.tcpi_advmss = ti.tcpi_snd_mss;
+			ti.tcpi_pmtu = u->ext ? NS_MTU : 65536;
+			ti.tcpi_snd_cwnd = 10;
+		} else {
+			if (u->cc[0])
+				memcpy(cc, u->cc, sizeof(cc));
+			src = cc;
+			max = sizeof(cc);
+		}
+		if (len > max)
+			len = max;
+		if (task_write(t, a->a[3], src, len) < 0 ||
+		    task_write(t, a->a[4], &len, sizeof(len)) < 0)
+			return -EFAULT;
+		return 0;
+	}
 	if (level == SOL_SOCKET && is_timeo(opt)) {
 		int64_t ns = opt == SO_RCVTIMEO_OLD || opt == SO_RCVTIMEO_NEW ?
 				     u->rcvtimeo :
@@ -3052,6 +3088,24 @@ long sys_setsockopt(struct task *t, struct syscall_args *a)
 	if (!f)
 		return err;
 	u = f->priv;
+	if (level == IPPROTO_TCP && opt == TCP_CONGESTION && is_inet(u) &&
+	    u->type == SOCK_STREAM) {
+		/* kept as set (lwIP has one algorithm); the names Linux
+		 * ships are accepted, others are ENOENT as on Linux */
+		static const char *const known[] = { "reno", "cubic", "bbr" };
+		char cc[16] = "";
+		size_t i;
+
+		if (task_read(t, a->a[3], cc,
+			      len < sizeof(cc) - 1 ? len : sizeof(cc) - 1) < 0)
+			return -EFAULT;
+		for (i = 0; i < ARRAY_SIZE(known); i++)
+			if (!strcmp(cc, known[i])) {
+				memcpy(u->cc, cc, sizeof(u->cc));
+				return 0;
+			}
+		return -ENOENT;
+	}
 	if (level == SOL_SOCKET && is_timeo(opt)) {
 		struct timeval tv;
 		if (len < sizeof(tv))

@@ -482,3 +482,13 @@ t_waitall_matches_native()
 }
 
 run_test waitall_matches_native t_waitall_matches_native
+
+t_tcp_info_and_congestion_match_native()
+{
+	cp "$E2E_ROOT/tests/e2e/sock_tcpinfo.py" "$E2E_TMP/sock_tcpinfo.py"
+	chmod 644 "$E2E_TMP/sock_tcpinfo.py"
+	assert_same_as_native $PY "$E2E_TMP/sock_tcpinfo.py"
+	assert_contains "$OUT" "bad cc 2"
+}
+
+run_test tcp_info_and_congestion_match_native t_tcp_info_and_congestion_match_native
