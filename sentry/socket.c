@@ -748,6 +748,21 @@ struct sendmeta {
 static int kept_val(struct usock *u, int level, int opt, int dflt);
 
 /* Queue n bytes of buf (and files, taken over on success) on p. */
+/* m (its data filled in) to the end of p's queue; readers are woken. */
+static void append_msg(struct usock *p, struct umsg *m)
+{
+	m->next = NULL;
+	queued += m->len;
+	if (p->tail)
+		p->tail->next = m;
+	else
+		p->head = m;
+	p->tail = m;
+	p->bytes += m->len;
+	p->seq++;
+	sentry_wake();
+}
+
 static long enqueue(struct task *t, struct usock *u, struct usock *p,
 		    const void *buf, size_t n, const struct sendmeta *sm,
 		    const struct saddr *from)
@@ -785,16 +800,8 @@ static long enqueue(struct task *t, struct usock *u, struct usock *p,
 			    sm->tclass :
 			    kept_val(u, IPPROTO_IPV6, IPV6_TCLASS, 0);
 	inflight += nfiles;
-	queued += n;
 	memcpy(m->data, buf, n);
-	if (p->tail)
-		p->tail->next = m;
-	else
-		p->head = m;
-	p->tail = m;
-	p->bytes += n;
-	p->seq++;
-	sentry_wake();
+	append_msg(p, m);
 	return (long)n;
 }
 
@@ -872,15 +879,7 @@ static void ext_enqueue(struct usock *u, const void *buf, size_t n,
 		m->from = *from;
 	m->hoplimit = 64;
 	memcpy(m->data, buf, n);
-	queued += n;
-	if (u->tail)
-		u->tail->next = m;
-	else
-		u->head = m;
-	u->tail = m;
-	u->bytes += n;
-	u->seq++;
-	sentry_wake();
+	append_msg(u, m);
 }
 
 static void on_ext_data(void *owner, const void *buf, size_t len)
