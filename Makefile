@@ -9,7 +9,8 @@
 #   make test       format-check, docs-check, unit (+ ASan/UBSan), fuzz smoke, e2e,
 #                   CPython's regression tests inside the sandbox
 #   make demo       untrusted Python and a shell pipeline inside the sandbox
-#   make bench      syscall micro-benchmarks: native / moat / runsc / proot
+#   make bench      syscall micro-benchmarks: native / moat / runsc / proot,
+#                   then TCP throughput and connect latency (bench/net.sh)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each
 #
 # V=1 shows full command lines.  docs/building.md describes every target.
@@ -104,7 +105,7 @@ FORMAT_FILES = $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.[ch])) \
 
 MOAT := $(BUILD)/moat
 
-.PHONY: all deps test cpython unit unit-build unit-asan unit-asan-build e2e e2e-asan bench bench-readme \
+.PHONY: all deps test cpython unit unit-build unit-asan unit-asan-build e2e e2e-asan bench bench-readme bench-net \
 	fuzz fuzz-build fuzz-smoke demo docs docs-check format format-check \
 	clean help
 
@@ -269,13 +270,17 @@ bench: $(MOAT) $(BUILD)/bench/syscalls
 bench-readme: $(MOAT) $(BUILD)/bench/syscalls
 	@MOAT=$(abspath $(MOAT)) BENCH_BIN=$(abspath $(BUILD)/bench/syscalls) bash bench/run.sh --update-readme
 
+# The network table alone (bench/net.sh; make bench runs it last).
+bench-net: $(MOAT)
+	@MOAT=$(abspath $(MOAT)) bash bench/net.sh
+
 # ---------------------------------------------------------------- deps
 
 # Installed only when missing: a machine that has them all never calls apt.
 DEPS_PKGS := build-essential binutils clang libclang-rt-14-dev clang-format pkg-config libseccomp-dev \
 	libcap-dev liburing-dev libunwind-dev libcriterion-dev libjson-c-dev liblwip-dev libslirp-dev \
 	busybox-static python3 libpython3.11-testsuite bash coreutils procps iproute2 curl
-BENCH_PKGS := runsc proot hyperfine
+BENCH_PKGS := runsc proot hyperfine iperf3 slirp4netns passt
 
 deps:
 	@missing=""; \

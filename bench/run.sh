@@ -14,6 +14,10 @@
 # A sandbox that cannot run here shows "n/a" with the reason below the
 # table.  The table also goes to build/bench/results.md; --update-readme
 # puts it into README.md between the bench-table markers.
+#
+# Last, bench/net.sh prints the network table (TCP throughput and connect
+# latency; native, moat, slirp4netns, pasta), adds it to results.md and,
+# with --update-readme, to README.md's bench-net block.  BENCH_NET=0 skips it.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -275,4 +279,10 @@ if n != 1:
 open(sys.argv[2], "w").write(new)
 print("bench: README.md updated")
 EOF
+fi
+
+if [ "${BENCH_NET:-1}" != 0 ]; then
+	net_args=(--append "$table")
+	[ "$UPDATE_README" = 1 ] && net_args+=(--update-readme)
+	MOAT=$MOAT bash "$root/bench/net.sh" "${net_args[@]}"
 fi
