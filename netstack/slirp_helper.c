@@ -262,8 +262,8 @@ int netslirp_main(int argc, char **argv)
 	    inet_pton(AF_INET6, "fec0::3", &cfg.vnameserver6) != 1)
 		return 1;
 	cfg.vprefix_len = 64;
-	cfg.if_mtu = NS_MTU;
-	cfg.if_mru = NS_MTU;
+	cfg.if_mtu = NS_LINK_MTU;
+	cfg.if_mru = NS_LINK_MTU;
 	cfg.disable_host_loopback = true;
 	cfg.version = 4; /* disable_dns needs 3, disable_dhcp 4 */
 	cfg.disable_dns = true;

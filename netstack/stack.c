@@ -36,7 +36,8 @@
 #include "netstack/flow.h"
 #include "sentry/sentry.h"
 
-#define FRAME_MAX (NS_MTU + 14 + 4) /* a VLAN tag at most */
+#define FRAME_MAX (NS_LINK_MTU + 14 + 4) /* a VLAN tag at most */
+#define MSS_SLOTS 64
 #define FRAMES_PER_PUMP 256
 
 static struct {
@@ -81,9 +82,161 @@ static void link_down(void)
 		  "helper is gone\"");
 }
 
+/* ---- segment sizes -------------------------------------------------------------
+ * Debian's lwIP is built with TCP_MSS 1460, which it both advertises and
+ * caps the peer's value at. The link carries larger frames (NS_LINK_MTU):
+ * an outbound SYN's MSS option is raised to what the link carries, and
+ * the MSS the peer's SYN-ACK offers is noted here so that on_connected
+ * can give the pcb a segment size past lwIP's cap. */
+
+static struct {
+	u16_t port; /* ours */
+	u16_t mss;
+} peer_mss[MSS_SLOTS];
+
+static u16_t get16(const uint8_t *p)
+{
+	return (u16_t)(p[0] << 8 | p[1]);
+}
+
+/* The one's complement sum of len bytes, for TCP's checksum. */
+static u32_t sum16(const uint8_t *p, size_t len, u32_t sum)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += get16(p + i);
+	if (len & 1)
+		sum += (u32_t)p[len - 1] << 8;
+	return sum;
+}
+
+/* The TCP header in frame (len bytes), its length and the IP header's
+ * offset; NULL when the frame is not TCP over IPv4 or IPv6. */
+static uint8_t *tcp_of(uint8_t *f, size_t len, size_t *tcplen, bool *v6)
+{
+	size_t ihl;
+
+	if (len < 14 + 40)
+		return NULL;
+	if (get16(f + 12) == 0x0800 && (f[14] >> 4) == 4 && f[14 + 9] == 6) {
+		ihl = (size_t)(f[14] & 0xf) * 4;
+		if (ihl < 20 || 14 + ihl + 20 > len)
+			return NULL;
+		*v6 = false;
+		*tcplen = len - 14 - ihl;
+		return f + 14 + ihl;
+	}
+	if (get16(f + 12) == 0x86dd && (f[14] >> 4) == 6 && f[14 + 6] == 6 &&
+	    len >= 14 + 40 + 20) {
+		*v6 = true;
+		*tcplen = len - 14 - 40;
+		return f + 14 + 40;
+	}
+	return NULL;
+}
+
+/* The MSS option of a SYN segment (NULL if none). */
+static uint8_t *mss_option(uint8_t *tcp, size_t tcplen)
+{
+	size_t off = (size_t)(tcp[12] >> 4) * 4, i = 20;
+
+	if (!(tcp[13] & 0x02) || off < 20 || off > tcplen)
+		return NULL;
+	while (i < off) {
+		if (tcp[i] == 0)
+			break;
+		if (tcp[i] == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= off || tcp[i + 1] < 2 || i + tcp[i + 1] > off)
+			break;
+		if (tcp[i] == 2 && tcp[i + 1] == 4)
+			return tcp + i + 2;
+		i += tcp[i + 1];
+	}
+	return NULL;
+}
+
+/* Outbound SYN: offer the link's segment size, checksum made anew. */
+static void raise_syn_mss(uint8_t *f, size_t len)
+{
+	size_t tcplen;
+	bool v6 = false;
+	uint8_t *tcp = tcp_of(f, len, &tcplen, &v6), *mss;
+	u16_t want;
+	u32_t sum;
+
+	if (!tcp || !(mss = mss_option(tcp, tcplen)))
+		return;
+	want = (u16_t)(NS_LINK_MTU - (v6 ? 60 : 40));
+	if (get16(mss) >= want)
+		return;
+	mss[0] = (uint8_t)(want >> 8);
+	mss[1] = (uint8_t)want;
+	tcp[16] = tcp[17] = 0;
+	/* pseudo-header: addresses, protocol, length */
+	sum = v6 ? sum16(f + 14 + 8, 32, 0) : sum16(f + 14 + 12, 8, 0);
+	sum += 6 + (u32_t)tcplen;
+	sum = sum16(tcp, tcplen, sum);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	tcp[16] = (uint8_t)(sum >> 8);
+	tcp[17] = (uint8_t)sum;
+}
+
+/* Inbound SYN-ACK: note the MSS it offers, for our port. */
+static void note_peer_mss(uint8_t *f, size_t len)
+{
+	size_t tcplen, i, slot = 0;
+	bool v6 = false;
+	uint8_t *tcp = tcp_of(f, len, &tcplen, &v6), *mss;
+	u16_t port;
+
+	if (!tcp || (tcp[13] & 0x12) != 0x12 ||
+	    !(mss = mss_option(tcp, tcplen)))
+		return;
+	port = get16(tcp + 2);
+	for (i = 0; i < MSS_SLOTS; i++) {
+		if (peer_mss[i].port == port || !peer_mss[i].port) {
+			slot = i;
+			break;
+		}
+		slot = (size_t)port % MSS_SLOTS;
+	}
+	peer_mss[slot].port = port;
+	peer_mss[slot].mss = get16(mss);
+}
+
+/* On connect: the larger segment size both ends and the link allow. */
+static void use_peer_mss(struct tcp_pcb *pcb)
+{
+	u16_t cap =
+		(u16_t)(NS_LINK_MTU - (IP_IS_V4(&pcb->remote_ip) ? 40 : 60));
+	size_t i;
+
+	for (i = 0; i < MSS_SLOTS; i++)
+		if (peer_mss[i].port == pcb->local_port) {
+			u16_t m = peer_mss[i].mss < cap ? peer_mss[i].mss : cap;
+
+			if (m > pcb->mss) {
+				/* and the congestion window lwIP set from the
+				 * old size: at least two new segments, or
+				 * none fits and nothing is ever sent */
+				pcb->mss = m;
+				if (pcb->cwnd < 2u * m)
+					pcb->cwnd = 2u * m;
+			}
+			peer_mss[i].port = 0;
+			return;
+		}
+}
+
 static err_t link_output(struct netif *nif, struct pbuf *p)
 {
-	uint8_t frame[FRAME_MAX];
+	static uint8_t frame[FRAME_MAX];
 	u16_t len;
 
 	(void)nif;
@@ -94,6 +247,7 @@ static err_t link_output(struct netif *nif, struct pbuf *p)
 		ns.dropped++;
 		return ERR_OK;
 	}
+	raise_syn_mss(frame, len);
 	/* A full link drops the frame, as a full NIC queue does: TCP
 	 * retransmits. */
 	if (write(ns.fd, frame, len) < 0 && errno != EAGAIN)
@@ -109,7 +263,7 @@ static err_t nif_init(struct netif *nif)
 	nif->name[1] = 't';
 	nif->linkoutput = link_output;
 	nif->output = etharp_output;
-	nif->mtu = NS_MTU;
+	nif->mtu = NS_LINK_MTU;
 	nif->hwaddr_len = 6;
 	memcpy(nif->hwaddr, mac, 6);
 	nif->output_ip6 = ethip6_output;
@@ -193,7 +347,7 @@ int64_t netstack_deadline(void)
 
 void netstack_pump(void)
 {
-	uint8_t frame[FRAME_MAX];
+	static uint8_t frame[FRAME_MAX];
 	struct pbuf *p;
 	ssize_t n;
 	int i;
@@ -210,6 +364,7 @@ void netstack_pump(void)
 			break;
 		if (n < 14)
 			continue;
+		note_peer_mss(frame, (size_t)n);
 		p = pbuf_alloc(PBUF_RAW, (u16_t)n, PBUF_RAM);
 		if (!p)
 			break;
@@ -365,8 +520,9 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t e)
 {
 	struct ns_conn *c = arg;
 
-	(void)pcb;
 	c->connected = e == ERR_OK;
+	if (e == ERR_OK)
+		use_peer_mss(pcb);
 	ns.ops->event(c->owner, e == ERR_OK ? 0 : lwip_errno(e, false));
 	return ERR_OK;
 }
