@@ -279,7 +279,7 @@ bench-net: $(MOAT)
 # Installed only when missing: a machine that has them all never calls apt.
 DEPS_PKGS := build-essential binutils clang libclang-rt-14-dev clang-format pkg-config libseccomp-dev \
 	libcap-dev liburing-dev libunwind-dev libcriterion-dev libjson-c-dev liblwip-dev libslirp-dev \
-	busybox-static python3 libpython3.11-testsuite bash coreutils procps iproute2 curl
+	busybox-static python3 libpython3.11-testsuite bash coreutils procps iproute2 nftables curl
 BENCH_PKGS := runsc proot hyperfine iperf3 slirp4netns passt
 
 deps:

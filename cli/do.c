@@ -254,10 +254,7 @@ int cmd_do(int argc, char **argv)
 			} else if (!strcmp(optarg, "slirp")) {
 				o.net = NET_SLIRP;
 			} else if (!strcmp(optarg, "tap")) {
-				fprintf(stderr,
-					"moat: --net=tap is not available yet "
-					"(use --net=slirp)\n");
-				return 2;
+				o.net = NET_TAP;
 			} else {
 				fprintf(stderr,
 					"moat: --net `%s`: none, slirp or tap\n",

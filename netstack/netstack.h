@@ -83,6 +83,10 @@ void netstack_pump(void);
 /* Frames refused at the link since start (no allowed flow). */
 uint64_t netstack_dropped(void);
 
+/* --net=tap: a namespace with a TAP device, routed and NATed on the host
+ * (netstack/tap.c); the TAP fd through link_fd. Root only. */
+int tap_open(int *link_fd, struct moat_error *err);
+
 /* `moat netslirp --fd N`: the --net=slirp helper (netstack/slirp_helper.c). */
 int netslirp_main(int argc, char **argv);
 

@@ -47,7 +47,8 @@ static struct {
 	const struct ns_owner_ops *ops;
 	uint64_t dropped;
 	bool down; /* the link's other end is gone */
-} ns = { .fd = -1 };
+	u16_t mtu; /* NS_LINK_MTU on the slirp socketpair, else NS_MTU */
+} ns = { .fd = -1, .mtu = NS_MTU };
 
 struct ns_conn {
 	bool tcp;
@@ -170,7 +171,7 @@ static void raise_syn_mss(uint8_t *f, size_t len)
 
 	if (!tcp || !(mss = mss_option(tcp, tcplen)))
 		return;
-	want = (u16_t)(NS_LINK_MTU - (v6 ? 60 : 40));
+	want = (u16_t)(ns.mtu - (v6 ? 60 : 40));
 	if (get16(mss) >= want)
 		return;
 	mss[0] = (uint8_t)(want >> 8);
@@ -213,8 +214,7 @@ static void note_peer_mss(uint8_t *f, size_t len)
 /* On connect: the larger segment size both ends and the link allow. */
 static void use_peer_mss(struct tcp_pcb *pcb)
 {
-	u16_t cap =
-		(u16_t)(NS_LINK_MTU - (IP_IS_V4(&pcb->remote_ip) ? 40 : 60));
+	u16_t cap = (u16_t)(ns.mtu - (IP_IS_V4(&pcb->remote_ip) ? 40 : 60));
 	size_t i;
 
 	for (i = 0; i < MSS_SLOTS; i++)
@@ -263,7 +263,7 @@ static err_t nif_init(struct netif *nif)
 	nif->name[1] = 't';
 	nif->linkoutput = link_output;
 	nif->output = etharp_output;
-	nif->mtu = NS_LINK_MTU;
+	nif->mtu = ns.mtu;
 	nif->hwaddr_len = 6;
 	memcpy(nif->hwaddr, mac, 6);
 	nif->output_ip6 = ethip6_output;
@@ -283,6 +283,9 @@ int netstack_init(const struct netstack_config *cfg,
 		return moat_error_set(err, EBADF, "netstack: no link");
 	ns.fd = cfg->link_fd;
 	ns.ops = ops;
+	/* a TAP device is a wire of the host's: its MTU; the slirp
+	 * socketpair is no wire */
+	ns.mtu = cfg->mode == NET_SLIRP ? NS_LINK_MTU : NS_MTU;
 	lwip_init();
 	if (!ip4addr_aton(NS_ADDR, &addr) || !ip4addr_aton(NS_NETMASK, &mask) ||
 	    !ip4addr_aton(NS_GATEWAY, &gw))

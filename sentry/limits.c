@@ -214,8 +214,11 @@ void limits_start_janitor(void)
 		 * however it ends), then remove the cgroups once their last
 		 * process has died. */
 		close(p[1]);
-		syscall(SYS_close_range, 3, ~0U, 0);
-		dup2(p[0], 3);
+		/* p[0] to fd 3 first: closing everything from 3 up would
+		 * close it too, and an early EOF would clean up at once */
+		if (p[0] != 3 && dup2(p[0], 3) < 0)
+			_exit(1);
+		syscall(SYS_close_range, 4, ~0U, 0);
 		setsid();
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);

@@ -66,11 +66,13 @@ need_net()
 	[ "$NET_OK" = 1 ] || fail "could not make the test host's namespace (root and iproute2 needed)"
 }
 
-# moat_net ARGS... -- CMD: moat do with slirp, the test's resolver, the audit log.
+# moat_net ARGS... -- CMD: moat do with $NET_MODE (slirp unless a case
+# says tap), the test's resolver, the audit log.
+NET_MODE=slirp
 moat_net()
 {
 	: >"$AUDIT"
-	moat do --net=slirp --dns "$PEER" --audit "$AUDIT" "$@"
+	moat do --net="$NET_MODE" --dns "$PEER" --audit "$AUDIT" "$@"
 }
 
 t_none_http_server_fetched_by_urllib()
@@ -298,7 +300,7 @@ t_policy_swap_mid_run()
 	printf '{\n  "egress": {\n    "allow": ["%s:9999/udp"]\n  }\n}\n' "$PEER" >"$E2E_TMP/after.json"
 	printf '{\n  "egress": {\n    "allow": ["%s:8080",\n              "x.com:99999"]\n  }\n}\n' "$PEER" >"$E2E_TMP/bad.json"
 	: >"$AUDIT"
-	moat do --name "$name" --net=slirp --dns "$PEER" --audit "$AUDIT" \
+	moat do --name "$name" --net="$NET_MODE" --dns "$PEER" --audit "$AUDIT" \
 		--allow peer.moat.test:8080 -- $PY -c "
 import socket, time, sys
 a = socket.create_connection(('peer.moat.test', 8080), timeout=10)
@@ -338,6 +340,46 @@ new 111" "$OUT" "the swap reset the old connection and refuses new ones"
 	assert_contains "$(cat "$AUDIT")" '"event":"policy-set"'
 }
 
+# --net=tap: the same cases through a TAP device, and nothing left after
+t_tap() { NET_MODE=tap "$@"; }
+
+t_tap_leaves_nothing_behind()
+{
+	need_net
+	local before after
+	before=$(ip -br link | grep -c '^moat' ; nft list tables 2>/dev/null | grep -c moat_)
+	capture moat do --net=tap --audit /dev/null -- true
+	assert_eq "" "$ERR" "tap set up without complaint"
+	for _ in $(seq 40); do
+		after=$(ip -br link | grep -c '^moat' ; nft list tables 2>/dev/null | grep -c moat_)
+		[ "$after" = "$before" ] && return 0
+		sleep 0.05
+	done
+	fail "links or tables left: $(ip -br link | grep '^moat'; nft list tables | grep moat_)"
+}
+
+t_tap_crash_leaves_nothing_behind()
+{
+	need_net
+	local before after pid
+	before=$(ip -br link | grep -c '^moat' ; nft list tables 2>/dev/null | grep -c moat_)
+	"$MOAT" do --net=tap --audit /dev/null -- sleep 30 >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		ip -br link | grep -q "^moat$pid" && break
+		sleep 0.05
+	done
+	ip -br link | grep -q "^moat$pid" || fail "the tap link never came up"
+	kill -KILL "$pid" # the sentry, as a crash would end it
+	wait "$pid" 2>/dev/null
+	for _ in $(seq 100); do
+		after=$(ip -br link | grep -c '^moat' ; nft list tables 2>/dev/null | grep -c moat_)
+		[ "$after" = "$before" ] && return 0
+		sleep 0.05
+	done
+	fail "left after a crash: $(ip -br link | grep '^moat'; nft list tables | grep moat_)"
+}
+
 run_test none_http_server_fetched_by_urllib t_none_http_server_fetched_by_urllib
 run_test http_fetch_of_an_allowed_name t_http_fetch_of_an_allowed_name
 run_test denied_address_is_refused_at_once t_denied_address_is_refused_at_once
@@ -351,3 +393,12 @@ run_test net_edges t_net_edges
 run_test names_below_a_suffix_never_reach_special_ranges t_names_below_a_suffix_never_reach_special_ranges
 run_test loopback_resolver_is_refused t_loopback_resolver_is_refused
 run_test policy_swap_mid_run t_policy_swap_mid_run
+run_test tap_http_fetch_of_an_allowed_name t_tap t_http_fetch_of_an_allowed_name
+run_test tap_denied_address_is_refused_at_once t_tap t_denied_address_is_refused_at_once
+run_test tap_dns_of_a_denied_name_is_nxdomain t_tap t_dns_of_a_denied_name_is_nxdomain
+run_test tap_udp_to_a_denied_port_never_arrives t_tap t_udp_to_a_denied_port_never_arrives
+run_test tap_host_loopback_is_unreachable_even_allowing_all t_tap t_host_loopback_is_unreachable_even_allowing_all
+run_test tap_echo_through_the_netstack t_tap t_echo_through_the_netstack
+run_test tap_policy_swap_mid_run t_tap t_policy_swap_mid_run
+run_test tap_leaves_nothing_behind t_tap_leaves_nothing_behind
+run_test tap_crash_leaves_nothing_behind t_tap_crash_leaves_nothing_behind
