@@ -257,6 +257,11 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 		audit_log("\"event\":\"net-no-resolver\",\"reason\":\"no "
 			  "nameserver the link reaches; use --dns\"");
 	}
+	if (cfg.mode == NET_TAP) {
+		if (tap_open(&cfg.link_fd, err) < 0)
+			return -1;
+		return sentry_net_init(&cfg, err);
+	}
 	S->net_helper = start_netslirp(&cfg.link_fd, err);
 	if (S->net_helper < 0)
 		return -1;
