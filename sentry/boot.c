@@ -225,6 +225,20 @@ static pid_t start_netslirp(int *link_out, struct moat_error *err)
 	return pid;
 }
 
+/* The sandbox's ID: --name, or moat's pid. It names the control socket
+ * (moat kill, moat policy) and the sandbox in audit lines, so every
+ * sandbox has both. */
+static const char *sandbox_id(const struct sentry_opts *opts)
+{
+	static char pid[16];
+
+	if (opts->name)
+		return opts->name;
+	if (!pid[0])
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	return pid;
+}
+
 /* The network: the egress policy, the resolver, and for slirp its helper
  * and the netstack on its link. */
 static int net_setup(struct sentry_opts *opts, struct moat_error *err)
@@ -233,7 +247,7 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 				       .link_fd = -1 };
 	char up[16];
 
-	netpol_set_sandbox(opts->name ? opts->name : S->hostname);
+	netpol_set_sandbox(sandbox_id(opts));
 	netpol_set(&opts->policy);
 	resolv_conf_write();
 	if (cfg.mode == NET_NONE)
@@ -521,7 +535,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	p->cred.ngroups = 0;
 
 	PHASE("spawn");
-	if (control_open(opts->name, err) < 0)
+	if (control_open(sandbox_id(opts), err) < 0)
 		return -1;
 	if (sentry_seccomp_install(err) < 0)
 		return -1;

@@ -1,6 +1,7 @@
 /* sentry/control.c: a sandbox's control socket, outside the guest.
  *
- * `moat do --name ID` listens on the abstract AF_UNIX name "moat/ID" of
+ * `moat do` listens on the abstract AF_UNIX name "moat/ID" (ID: --name, or
+ * moat's pid) of
  * the host's network namespace: nothing on disk to clean up after a
  * crash, and out of the guests' reach (they live in a network namespace
  * of their own, and have no host socket at all). Only the user who ran

@@ -380,6 +380,22 @@ t_tap_crash_leaves_nothing_behind()
 	fail "left after a crash: $(ip -br link | grep '^moat'; nft list tables | grep moat_)"
 }
 
+t_every_sandbox_has_a_control_socket()
+{
+	# without --name the sandbox's ID is moat's pid
+	"$MOAT" do --allow example.com -- sleep 20 >/dev/null 2>&1 &
+	local pid=$! out
+	for _ in $(seq 100); do
+		out=$("$MOAT" policy show "$pid" 2>/dev/null) && break
+		sleep 0.05
+	done
+	assert_contains "$out" '"example.com"'
+	"$MOAT" kill "$pid" TERM || fail "moat kill by pid failed"
+	wait "$pid"
+	[ $? = 143 ] || fail "the sandbox did not end with SIGTERM"
+}
+
+run_test every_sandbox_has_a_control_socket t_every_sandbox_has_a_control_socket
 run_test none_http_server_fetched_by_urllib t_none_http_server_fetched_by_urllib
 run_test http_fetch_of_an_allowed_name t_http_fetch_of_an_allowed_name
 run_test denied_address_is_refused_at_once t_denied_address_is_refused_at_once
