@@ -1,7 +1,10 @@
 #include "util.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 void moat_assert_fail(const char *cond, const char *file, int line)
 {
@@ -129,4 +132,39 @@ char *xstrdup(const char *s)
 		abort();
 	}
 	return p;
+}
+
+int janitor_fork(void)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid > 0) {
+		/* the caller keeps the write end for its life, never
+		 * writing to it */
+		close(p[0]);
+		return 1;
+	}
+	close(p[1]);
+	/* p[0] to fd 3 first: closing everything from 3 up would close it
+	 * too, and an early EOF would clean up at once */
+	if (p[0] != 3 && dup2(p[0], 3) < 0)
+		_exit(1);
+	syscall(SYS_close_range, 4, ~0U, 0);
+	setsid();
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	while (read(3, &c, 1) < 0 && errno == EINTR)
+		;
+	return 0;
 }

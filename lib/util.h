@@ -93,6 +93,13 @@ int moat_error_wrap(struct moat_error *err, const char *fmt, ...)
 ssize_t write_all(int fd, const void *buf, size_t len);
 ssize_t read_all(int fd, void *buf, size_t len);
 
+/* A janitor: a process that outlives the caller to clean up after it.
+ * Returns 0 in the janitor once the caller is gone, however it ended (its
+ * end of a pipe closed); 1 in the caller; -1 on error. The janitor keeps
+ * no fd of the caller's, has a session of its own and ignores the
+ * terminal's signals; it should _exit when done. */
+int janitor_fork(void);
+
 /* Allocation that aborts: setup code only, never on a guest-reachable path. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);

@@ -195,35 +195,12 @@ static void child(int sock, const struct tap_names *n)
 /* Remove the host's table once the sentry is gone. */
 static void start_janitor(const struct tap_names *n)
 {
-	int p[2];
-	pid_t pid;
-	char c;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (janitor_fork() != 0)
 		return;
-	pid = fork();
-	if (pid < 0)
-		return;
-	if (pid == 0) {
-		close(p[1]);
-		/* p[0] to fd 3 first: closing everything from 3 up would
-		 * close it too, and an early EOF would clean up at once */
-		if (p[0] != 3 && dup2(p[0], 3) < 0)
-			_exit(1);
-		syscall(SYS_close_range, 4, ~0U, 0);
-		setsid();
-		signal(SIGINT, SIG_IGN);
-		signal(SIGTERM, SIG_IGN);
-		signal(SIGHUP, SIG_IGN);
-		while (read(3, &c, 1) < 0 && errno == EINTR)
-			;
-		RUN(NFT_BIN, "delete", "table", "ip", (char *)n->table);
-		/* the veth went with the namespace; in case it did not */
-		RUN(IP_BIN, "link", "del", (char *)n->host_if);
-		_exit(0);
-	}
-	close(p[0]);
-	/* the sentry keeps the write end for its life (never written) */
+	RUN(NFT_BIN, "delete", "table", "ip", (char *)n->table);
+	/* the veth went with the namespace; in case it did not */
+	RUN(IP_BIN, "link", "del", (char *)n->host_if);
+	_exit(0);
 }
 
 int tap_open(int *link_fd, struct moat_error *err)

@@ -200,47 +200,25 @@ int limits_attach(pid_t reaper, struct moat_error *err)
 
 void limits_start_janitor(void)
 {
-	int p[2], i;
-	pid_t pid;
-	char c;
+	int i;
 
-	if (!ncgs || pipe2(p, O_CLOEXEC) < 0)
+	/* When the sentry is gone, remove the cgroups once their last
+	 * process has died. */
+	if (!ncgs || janitor_fork() != 0)
 		return;
-	pid = fork();
-	if (pid < 0)
-		return;
-	if (pid == 0) {
-		/* Wait for the sentry to be gone (its end of the pipe closes,
-		 * however it ends), then remove the cgroups once their last
-		 * process has died. */
-		close(p[1]);
-		/* p[0] to fd 3 first: closing everything from 3 up would
-		 * close it too, and an early EOF would clean up at once */
-		if (p[0] != 3 && dup2(p[0], 3) < 0)
-			_exit(1);
-		syscall(SYS_close_range, 4, ~0U, 0);
-		setsid();
-		signal(SIGINT, SIG_IGN);
-		signal(SIGTERM, SIG_IGN);
-		signal(SIGHUP, SIG_IGN);
-		while (read(3, &c, 1) < 0 && errno == EINTR)
-			;
-		for (int tries = 0; tries < 200; tries++) {
-			int left = 0;
-			for (i = 0; i < ncgs; i++)
-				if (cgs[i].path[0] && rmdir(cgs[i].path) < 0 &&
-				    errno == EBUSY)
-					left++;
-				else
-					cgs[i].path[0] = 0;
-			if (!left)
-				break;
-			usleep(25000);
-		}
-		_exit(0);
+	for (int tries = 0; tries < 200; tries++) {
+		int left = 0;
+		for (i = 0; i < ncgs; i++)
+			if (cgs[i].path[0] && rmdir(cgs[i].path) < 0 &&
+			    errno == EBUSY)
+				left++;
+			else
+				cgs[i].path[0] = 0;
+		if (!left)
+			break;
+		usleep(25000);
 	}
-	close(p[0]);
-	/* The sentry keeps the write end open (never written) for its life. */
+	_exit(0);
 }
 
 static int oom_kills(void)
