@@ -25,6 +25,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. "$root/bench/lib.sh"
 
 MOAT=${MOAT:-$root/build/moat}
 MODES=(${BENCH_NET_MODES:-native moat tap slirp4netns pasta})
@@ -238,10 +239,6 @@ print("%s\t%s\t%s" % (bps if bps > 0 else "na", stall, j.get("error", "")))')
 	RES[$dir,$mode]=$(printf '%s' "$vals" | median)
 }
 
-median()
-{
-	sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 run_connect()
 {
@@ -275,15 +272,6 @@ fmt_us()
 	}'
 }
 
-# fmt_ratio A B: A / B, the slowdown when A is the better of the two.
-fmt_ratio()
-{
-	awk -v a="$1" -v b="$2" 'BEGIN {
-		if (a == "na" || b == "na" || a == "" || b == "" || b == 0) { print "n/a"; exit }
-		r = a / b
-		if (r < 10) printf "%.2f×\n", r; else printf "%.0f×\n", r
-	}'
-}
 
 # ---------------------------------------------------------------- run
 

@@ -21,6 +21,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. "$root/bench/lib.sh"
 
 MOAT=${MOAT:-$root/build/moat}
 BIN=${BENCH_BIN:-$root/build/bench/syscalls}
@@ -109,10 +110,6 @@ mode_check()
 	return 0
 }
 
-median()
-{
-	sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 run_cell()
 {
@@ -182,14 +179,6 @@ fmt_time()
 	}'
 }
 
-fmt_ratio()
-{
-	awk -v a="$1" -v b="$2" 'BEGIN {
-		if (a == "na" || b == "na" || a == "" || b == "" || b == 0) { print "n/a"; exit }
-		r = a / b
-		if (r < 10) printf "%.2f×\n", r; else printf "%.0f×\n", r
-	}'
-}
 
 # ---------------------------------------------------------------- run
 
