@@ -113,6 +113,13 @@ static void audit(int pid, const char *event, const char *proto,
 		  rule ? rule->line : 0, allow ? "allow" : "deny", reason);
 }
 
+static const char *proto_name(int proto)
+{
+	return proto == IPPROTO_UDP  ? "udp" :
+	       proto == IPPROTO_ICMP ? "icmp" :
+				       "tcp";
+}
+
 /* 10.0.2.0/24 or fec0::/64: the sandbox's side of the link. */
 static bool own_link(const struct egress_query *q)
 {
@@ -159,19 +166,21 @@ int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len)
 	} else {
 		return -EAFNOSUPPORT;
 	}
-	q.proto = proto == IPPROTO_UDP ? EGRESS_UDP : EGRESS_TCP;
+	q.proto = proto == IPPROTO_UDP	? EGRESS_UDP :
+		  proto == IPPROTO_ICMP ? EGRESS_ICMP :
+					  EGRESS_TCP;
 	if (own_link(&q)) {
 		/* the link's own network (slirp's gateway and services):
 		 * never a destination, whatever the rules say */
-		audit(pid, "egress", proto == IPPROTO_UDP ? "udp" : "tcp", dest,
-		      NULL, NULL, false, "sandbox-link");
+		audit(pid, "egress", proto_name(proto), dest, NULL, NULL, false,
+		      "sandbox-link");
 		return -EACCES;
 	}
 	q.names = names;
 	q.nnames =
 		resolver_names_of(q.family, q.addr, names, RESOLVER_NAMES_MAX);
 	egress_decide(&policy.egress, &q, &d);
-	audit(pid, "egress", proto == IPPROTO_UDP ? "udp" : "tcp", dest,
+	audit(pid, "egress", proto_name(proto), dest,
 	      d.name ? d.name : (q.nnames ? names[0] : NULL), d.rule, d.allow,
 	      reason_text(&d));
 	return d.allow ? 0 : -EACCES;

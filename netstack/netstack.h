@@ -106,6 +106,13 @@ int ns_connect(struct ns_conn *c, const struct sockaddr *to, socklen_t len);
  * leaves; the port through lport. */
 int ns_prepare(struct ns_conn *c, const struct sockaddr *to, socklen_t tolen,
 	       uint16_t *lport);
+/* An IPv4 ping socket (SOCK_DGRAM, IPPROTO_ICMP) with echo id `id`:
+ * ns_ping sends one echo request (msg: the ICMP message; its id and
+ * checksum are set here), replies with that id come as datagrams. */
+struct ns_conn *ns_ping_new(void *owner, uint16_t id);
+long ns_ping(struct ns_conn *c, const uint8_t *msg, size_t len,
+	     const struct sockaddr *to, socklen_t tolen);
+
 /* TCP: the local port after ns_connect (0 before). */
 uint16_t ns_local_port(struct ns_conn *c);
 

@@ -28,6 +28,7 @@
 #include <lwip/nd6.h>
 #include <lwip/netif.h>
 #include <lwip/pbuf.h>
+#include <lwip/raw.h>
 #include <lwip/tcp.h>
 #include <lwip/timeouts.h>
 #include <lwip/udp.h>
@@ -56,6 +57,8 @@ struct ns_conn {
 	void *owner;
 	struct tcp_pcb *tpcb;
 	struct udp_pcb *upcb;
+	struct raw_pcb *rpcb; /* an ICMP echo (ping) socket */
+	u16_t icmp_id;
 	bool connected; /* TCP: the handshake completed */
 };
 
@@ -816,6 +819,98 @@ void ns_abort(struct ns_conn *c)
 	c->tpcb = NULL;
 }
 
+/* ---- ICMP echo (ping sockets) ------------------------------------------------ */
+
+struct ns_conn *ns_ping_new(void *owner, u16_t id)
+{
+	struct ns_conn *c = calloc(1, sizeof(*c));
+
+	if (c) {
+		c->family = AF_INET;
+		c->owner = owner;
+		c->icmp_id = id;
+	}
+	return c;
+}
+
+/* An echo reply with our id: the ICMP message (IP header off) to the
+ * owner, as a ping socket reads it. Anything else is lwIP's. */
+static u8_t on_icmp(void *arg, struct raw_pcb *pcb, struct pbuf *p,
+		    const ip_addr_t *from)
+{
+	struct ns_conn *c = arg;
+	struct sockaddr_storage ss;
+	static uint8_t buf[65535];
+	socklen_t sl;
+	u16_t ihl, n;
+	uint8_t h[24];
+
+	(void)pcb;
+	if (pbuf_copy_partial(p, h, sizeof(h), 0) < 20)
+		return 0;
+	ihl = (u16_t)((h[0] & 0xf) * 4);
+	if (ihl < 20 || p->tot_len < ihl + 8 ||
+	    pbuf_copy_partial(p, h, 8, ihl) != 8 || h[0] != 0 /* reply */ ||
+	    (u16_t)(h[4] << 8 | h[5]) != c->icmp_id)
+		return 0;
+	n = pbuf_copy_partial(p, buf, sizeof(buf), ihl);
+	from_ip(c->family, from, 0, &ss, &sl);
+	ns.ops->dgram(c->owner, buf, n, (struct sockaddr *)&ss, sl);
+	pbuf_free(p);
+	return 1;
+}
+
+long ns_ping(struct ns_conn *c, const uint8_t *msg, size_t len,
+	     const struct sockaddr *to, socklen_t tolen)
+{
+	ip_addr_t ip;
+	u16_t port;
+	struct pbuf *p;
+	uint8_t *m;
+	u32_t sum = 0;
+	size_t i;
+	err_t e;
+	int rc;
+
+	if (len < 8 || len > NS_MTU - 28)
+		return len < 8 ? -EINVAL : -EMSGSIZE;
+	if (msg[0] != 8 || msg[1] != 0)
+		return -EINVAL; /* echo requests only, as a ping socket */
+	rc = to_ip(to, tolen, &ip, &port);
+	if (rc < 0)
+		return rc;
+	if (!IP_IS_V4(&ip))
+		return -EAFNOSUPPORT;
+	if (!c->rpcb) {
+		c->rpcb = raw_new_ip_type(IPADDR_TYPE_V4, IP_PROTO_ICMP);
+		if (!c->rpcb)
+			return -ENOBUFS;
+		raw_recv(c->rpcb, on_icmp, c);
+	}
+	p = pbuf_alloc(PBUF_IP, (u16_t)len, PBUF_RAM);
+	if (!p)
+		return -ENOBUFS;
+	m = p->payload;
+	memcpy(m, msg, len);
+	/* the socket's id, and the checksum, are the stack's to set (as
+	 * for a Linux ping socket) */
+	m[4] = (uint8_t)(c->icmp_id >> 8);
+	m[5] = (uint8_t)c->icmp_id;
+	m[2] = m[3] = 0;
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (u32_t)(m[i] << 8 | m[i + 1]);
+	if (len & 1)
+		sum += (u32_t)m[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	m[2] = (uint8_t)(sum >> 8);
+	m[3] = (uint8_t)sum;
+	e = raw_sendto(c->rpcb, p, &ip);
+	pbuf_free(p);
+	return e == ERR_OK ? (long)len : -lwip_errno(e, false);
+}
+
 /* ---- both ------------------------------------------------------------------------------- */
 
 void ns_close(struct ns_conn *c)
@@ -830,6 +925,8 @@ void ns_close(struct ns_conn *c)
 	}
 	if (c->upcb)
 		udp_remove(c->upcb);
+	if (c->rpcb)
+		raw_remove(c->rpcb);
 	free(c);
 }
 

@@ -1156,6 +1156,73 @@ static long ext_send(struct task *t, struct file *f, struct usock *u,
 	return rc;
 }
 
+/* A ping socket's echo request: answered by the sentry for the sandbox's
+ * own addresses, sent through the netstack (under the policy's /icmp
+ * rules) for others. The echo id is the socket's, as on Linux. */
+static long ping_send(struct task *t, struct usock *u, const void *buf,
+		      size_t n, const struct saddr *dst)
+{
+	uint8_t reply[2048];
+	struct saddr key;
+	uint16_t id = (uint16_t)(u->ino & 0xffff);
+	uint32_t sum = 0;
+	size_t i;
+	long rc;
+
+	if (!dst)
+		return -EDESTADDRREQ;
+	rc = inet_check(u, dst);
+	if (rc < 0)
+		return rc;
+	if (n < 8 || ((const uint8_t *)buf)[0] != 8 ||
+	    ((const uint8_t *)buf)[1] != 0)
+		return -EINVAL; /* echo requests only */
+	if (!ext_dest(dst)) {
+		/* the sandbox's own: the reply is ours to make */
+		if (n > sizeof(reply))
+			return -EMSGSIZE;
+		memcpy(reply, buf, n);
+		reply[0] = 0;
+		reply[4] = (uint8_t)(id >> 8);
+		reply[5] = (uint8_t)id;
+		reply[2] = reply[3] = 0;
+		for (i = 0; i + 1 < n; i += 2)
+			sum += (uint32_t)(reply[i] << 8 | reply[i + 1]);
+		if (n & 1)
+			sum += (uint32_t)reply[n - 1] << 8;
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		sum = ~sum & 0xffff;
+		reply[2] = (uint8_t)(sum >> 8);
+		reply[3] = (uint8_t)sum;
+		key = *dst;
+		inet_set_port(&key, 0);
+		ext_enqueue(u, reply, n, &key);
+		return (long)n;
+	}
+	if (!netstack_up())
+		return ext_unreachable(t, dst);
+	if (!u->ext) {
+		struct ns_conn *c = ns_ping_new(u, id);
+
+		if (!c)
+			return -ENOMEM;
+		ext_attach(u, c);
+	}
+	/* the flow of an echo is (ICMP, the address, the id) */
+	key = *dst;
+	inet_set_port(&key, id);
+	if (!ext_has_flow(u, IPPROTO_ICMP, &key)) {
+		if (netpol_check(t->proc->pid, IPPROTO_ICMP, &dst->u.sa,
+				 dst->len) < 0)
+			return -EPERM;
+		rc = ext_flow(u, IPPROTO_ICMP, 0, &key);
+		if (rc < 0)
+			return rc;
+	}
+	return ns_ping(u->ext, buf, n, &dst->u.sa, dst->len);
+}
+
 /* A datagram to a peer outside, or to the resolver. */
 static long ext_sendto(struct task *t, struct usock *u, const void *buf,
 		       size_t n, const struct saddr *dst)
@@ -1641,6 +1708,8 @@ static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 			const struct saddr *dst = to && to->len ? to :
 						  u->pname.len	? &u->pname :
 								  NULL;
+			if (u->proto == IPPROTO_ICMP)
+				return ping_send(t, u, buf, n, dst);
 			if (dst && inet_check(u, dst) == 0 && ext_dest(dst))
 				return ext_sendto(t, u, buf, n, dst);
 		}
@@ -2004,6 +2073,10 @@ static long check_type(int domain, int base, int proto)
 	if (base == SOCK_STREAM)
 		return proto == 0 || proto == IPPROTO_TCP ? 0 :
 							    -EPROTONOSUPPORT;
+	if (base == SOCK_DGRAM && proto == IPPROTO_ICMP)
+		/* a ping socket: echo requests and their replies only (the
+		 * sandbox's own ping_group_range admits everyone) */
+		return domain == AF_INET ? 0 : -EPROTONOSUPPORT;
 	if (base == SOCK_DGRAM)
 		return proto == 0 || proto == IPPROTO_UDP ||
 				       proto == IPPROTO_UDPLITE ?

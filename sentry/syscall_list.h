@@ -148,7 +148,7 @@ EMU(fremovexattr, sys_fremovexattr, PARTIAL, "Fs", "as setxattr")
 /* sockets (sentry/socket.c): AF_UNIX, and AF_INET/AF_INET6 on the loopback
  * until the netstack brings the rest */
 EMU(socket, sys_socket, PARTIAL, "ddd",
-    "AF_UNIX; AF_INET and AF_INET6 stream and datagram on the loopback; other families EAFNOSUPPORT and an audit line")
+    "AF_UNIX; AF_INET and AF_INET6 stream and datagram (loopback, and the netstack under --net); IPv4 ping sockets; AF_NETLINK route, read-only; raw sockets EPERM; other families EAFNOSUPPORT and an audit line")
 EMU(socketpair, sys_socketpair, FULL, "dddp",
     "AF_UNIX stream, dgram, seqpacket")
 EMU(bind, sys_bind, PARTIAL, "Fpu",

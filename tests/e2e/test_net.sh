@@ -293,6 +293,21 @@ t_loopback_resolver_is_refused()
 	assert_contains "$ERR" "--dns \`127.0.0.53\`"
 }
 
+t_ping_by_icmp_rules()
+{
+	need_net
+	cp "$HERE/net_ping.py" "$E2E_TMP/net_ping.py"
+	chmod 644 "$E2E_TMP/net_ping.py"
+	# an /icmp rule lets echo through; a rule without it does not
+	capture moat_net --allow "$PEER/icmp" -- $PY "$E2E_TMP/net_ping.py" "$PEER"
+	assert_eq "(0, 7, 'moat-ping', '127.0.0.1')
+(0, 7, 'moat-ping', '$PEER')" "$OUT" "loopback and test host answer"
+	capture moat_net --allow "$PEER" -- $PY "$E2E_TMP/net_ping.py" "$PEER"
+	assert_eq "(0, 7, 'moat-ping', '127.0.0.1')
+peer 1" "$OUT" "TCP and UDP rules do not cover ICMP"
+	assert_contains "$(grep '"icmp"' "$AUDIT")" '"verdict":"deny"'
+}
+
 t_policy_swap_mid_run()
 {
 	need_net
@@ -418,3 +433,4 @@ run_test tap_echo_through_the_netstack t_tap t_echo_through_the_netstack
 run_test tap_policy_swap_mid_run t_tap t_policy_swap_mid_run
 run_test tap_leaves_nothing_behind t_tap_leaves_nothing_behind
 run_test tap_crash_leaves_nothing_behind t_tap_crash_leaves_nothing_behind
+run_test tap_ping_by_icmp_rules t_tap t_ping_by_icmp_rules
