@@ -80,6 +80,10 @@ int netstack_pollfds(struct pollfd *p, int max);
 int64_t netstack_deadline(void);
 void netstack_pump(void);
 
+/* The Internet checksum (RFC 1071) of len bytes, with sum (a pseudo-
+ * header's, or 0) added first: folded and complemented. */
+uint16_t ns_csum_fold(const uint8_t *p, size_t len, uint32_t sum);
+
 /* Frames refused at the link since start (no allowed flow). */
 uint64_t netstack_dropped(void);
 

@@ -103,7 +103,7 @@ static u16_t get16(const uint8_t *p)
 	return (u16_t)(p[0] << 8 | p[1]);
 }
 
-/* The one's complement sum of len bytes, for TCP's checksum. */
+/* The one's complement sum of len bytes added to sum (RFC 1071). */
 static u32_t sum16(const uint8_t *p, size_t len, u32_t sum)
 {
 	size_t i;
@@ -113,6 +113,14 @@ static u32_t sum16(const uint8_t *p, size_t len, u32_t sum)
 	if (len & 1)
 		sum += (u32_t)p[len - 1] << 8;
 	return sum;
+}
+
+uint16_t ns_csum_fold(const uint8_t *p, size_t len, uint32_t sum)
+{
+	sum = sum16(p, len, sum);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)(~sum & 0xffff);
 }
 
 /* The TCP header in frame (len bytes), its length and the IP header's
@@ -183,10 +191,7 @@ static void raise_syn_mss(uint8_t *f, size_t len)
 	/* pseudo-header: addresses, protocol, length */
 	sum = v6 ? sum16(f + 14 + 8, 32, 0) : sum16(f + 14 + 12, 8, 0);
 	sum += 6 + (u32_t)tcplen;
-	sum = sum16(tcp, tcplen, sum);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	sum = ~sum & 0xffff;
+	sum = ns_csum_fold(tcp, tcplen, sum);
 	tcp[16] = (uint8_t)(sum >> 8);
 	tcp[17] = (uint8_t)sum;
 }
@@ -868,7 +873,6 @@ long ns_ping(struct ns_conn *c, const uint8_t *msg, size_t len,
 	struct pbuf *p;
 	uint8_t *m;
 	u32_t sum = 0;
-	size_t i;
 	err_t e;
 	int rc;
 
@@ -897,13 +901,7 @@ long ns_ping(struct ns_conn *c, const uint8_t *msg, size_t len,
 	m[4] = (uint8_t)(c->icmp_id >> 8);
 	m[5] = (uint8_t)c->icmp_id;
 	m[2] = m[3] = 0;
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (u32_t)(m[i] << 8 | m[i + 1]);
-	if (len & 1)
-		sum += (u32_t)m[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	sum = ~sum & 0xffff;
+	sum = ns_csum_fold(m, len, 0);
 	m[2] = (uint8_t)(sum >> 8);
 	m[3] = (uint8_t)sum;
 	e = raw_sendto(c->rpcb, p, &ip);

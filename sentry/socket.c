@@ -402,21 +402,25 @@ static bool inet_any(const struct saddr *a)
 /* The sandbox's own addresses: its loopback, "any" of it, and with the
  * netstack up its addresses on eth0 (a connection to them stays inside,
  * as on Linux, where they are local too). */
+/* The sandbox's netstack addresses, parsed once (sentry_net_init): every
+ * inet send asks inet_local and is_resolver. */
+static struct {
+	in_addr_t own, resolver;
+	struct in6_addr own6;
+} netaddr;
+
 static bool inet_local(const struct saddr *a)
 {
-	struct in6_addr own6;
-	in_addr_t v4, own;
+	in_addr_t v4;
 
 	if (inet_any(a))
 		return true;
 	if (inet_v4(a, &v4))
-		return v4_loopback(v4) ||
-		       (netstack_up() &&
-			inet_pton(AF_INET, NS_ADDR, &own) == 1 && v4 == own);
+		return v4_loopback(v4) || (netstack_up() && v4 == netaddr.own);
 	if (IN6_IS_ADDR_LOOPBACK(&a->u.in6.sin6_addr))
 		return true;
-	return netstack_up() && inet_pton(AF_INET6, NS_ADDR6, &own6) == 1 &&
-	       !memcmp(&own6, &a->u.in6.sin6_addr, sizeof(own6));
+	return netstack_up() && !memcmp(&netaddr.own6, &a->u.in6.sin6_addr,
+					sizeof(netaddr.own6));
 }
 
 /* src (address and port) in family fam: IPv4 <-> IPv4-mapped IPv6. */
@@ -836,11 +840,9 @@ static bool ext_dest(const struct saddr *a)
 /* The sentry's resolver, NS_RESOLVER port 53 (or its v4-mapped form). */
 static bool is_resolver(const struct saddr *a)
 {
-	struct in_addr r;
 	in_addr_t v4;
 
-	inet_pton(AF_INET, NS_RESOLVER, &r);
-	return inet_port(a) == 53 && inet_v4(a, &v4) && v4 == r.s_addr;
+	return inet_port(a) == 53 && inet_v4(a, &v4) && v4 == netaddr.resolver;
 }
 
 static void resolver_name(int domain, struct saddr *out)
@@ -849,7 +851,7 @@ static void resolver_name(int domain, struct saddr *out)
 
 	r.u.in.sin_family = AF_INET;
 	r.u.in.sin_port = htons(53);
-	inet_pton(AF_INET, NS_RESOLVER, &r.u.in.sin_addr);
+	r.u.in.sin_addr.s_addr = netaddr.resolver;
 	inet_as(domain, &r, out);
 }
 
@@ -942,6 +944,10 @@ static const struct ns_owner_ops ext_ops = {
 
 int sentry_net_init(const struct netstack_config *cfg, struct moat_error *err)
 {
+	if (inet_pton(AF_INET, NS_ADDR, &netaddr.own) != 1 ||
+	    inet_pton(AF_INET, NS_RESOLVER, &netaddr.resolver) != 1 ||
+	    inet_pton(AF_INET6, NS_ADDR6, &netaddr.own6) != 1)
+		return moat_error_set(err, EINVAL, "netstack: addresses");
 	resolver_set_deliver(on_resolver_reply);
 	return netstack_init(cfg, &ext_ops, err);
 }
@@ -1166,7 +1172,6 @@ static long ping_send(struct task *t, struct usock *u, const void *buf,
 	struct saddr key;
 	uint16_t id = (uint16_t)(u->ino & 0xffff);
 	uint32_t sum = 0;
-	size_t i;
 	long rc;
 
 	if (!dst)
@@ -1186,13 +1191,7 @@ static long ping_send(struct task *t, struct usock *u, const void *buf,
 		reply[4] = (uint8_t)(id >> 8);
 		reply[5] = (uint8_t)id;
 		reply[2] = reply[3] = 0;
-		for (i = 0; i + 1 < n; i += 2)
-			sum += (uint32_t)(reply[i] << 8 | reply[i + 1]);
-		if (n & 1)
-			sum += (uint32_t)reply[n - 1] << 8;
-		while (sum >> 16)
-			sum = (sum & 0xffff) + (sum >> 16);
-		sum = ~sum & 0xffff;
+		sum = ns_csum_fold(reply, n, 0);
 		reply[2] = (uint8_t)(sum >> 8);
 		reply[3] = (uint8_t)sum;
 		key = *dst;
