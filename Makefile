@@ -77,7 +77,7 @@ endif
 
 # ---------------------------------------------------------------- sources
 
-SRC_DIRS  := lib prot sentry platform gofer policy netstack cli
+SRC_DIRS  := lib prot sentry platform gofer policy netstack oci cli
 SRCS      := $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 MAIN_SRC  := cli/main.c
 LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))

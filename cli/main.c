@@ -8,14 +8,13 @@
 #include "netstack/netstack.h"
 #include "sentry/sentry.h"
 
-#ifndef MOAT_VERSION
-#define MOAT_VERSION "0.1.0"
-#endif
-
 static void usage(FILE *f)
 {
 	fputs("usage: moat do [options] -- CMD [ARGS...]\n"
 	      "       moat kill [--all] NAME [SIGNAL]   (a sandbox run with --name)\n"
+	      "       moat [--root DIR] [--log F] [--log-format json|text] [--debug]\n"
+	      "            create|start|run|state|kill|delete|list|ps|events|\n"
+	      "            pause|resume|spec ...   (an OCI runtime, as runc; docs/oci.md)\n"
 	      "       moat policy set NAME FILE | show NAME   (its egress policy, live)\n"
 	      "       moat help syscalls [--markdown]\n"
 	      "       moat --version\n"
@@ -60,8 +59,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "do"))
 		return cmd_do(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "kill"))
-		return cmd_kill(argc - 1, argv + 1);
+	if (oci_is_command(argv[1]) ||
+	    (argv[1][0] == '-' && strcmp(argv[1], "-h") &&
+	     strcmp(argv[1], "--help")))
+		return cmd_oci(argc, argv);
 	if (!strcmp(argv[1], "policy"))
 		return cmd_policy(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gofer")) {
@@ -79,10 +80,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("moat version %s\n", MOAT_VERSION);
-		return 0;
-	}
+	if (!strcmp(argv[1], "version"))
+		return oci_version();
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
 		return 0;

@@ -86,6 +86,11 @@ uint16_t ns_csum_fold(const uint8_t *p, size_t len, uint32_t sum);
 
 /* Frames refused at the link since start (no allowed flow). */
 uint64_t netstack_dropped(void);
+/* Bytes and frames through the link since start (`moat events`). */
+struct netstack_counters {
+	uint64_t rx_bytes, rx_frames, tx_bytes, tx_frames, dropped;
+};
+void netstack_counters(struct netstack_counters *c);
 
 /* --net=tap: a namespace with a TAP device, routed and NATed on the host
  * (netstack/tap.c); the TAP fd through link_fd. Root only. */

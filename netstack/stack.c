@@ -47,6 +47,7 @@ static struct {
 	struct netif nif;
 	const struct ns_owner_ops *ops;
 	uint64_t dropped;
+	uint64_t rx_bytes, rx_frames, tx_bytes, tx_frames; /* at the link */
 	bool down; /* the link's other end is gone */
 	u16_t mtu; /* NS_LINK_MTU on the slirp socketpair, else NS_MTU */
 } ns = { .fd = -1, .mtu = NS_MTU };
@@ -70,6 +71,15 @@ bool netstack_up(void)
 uint64_t netstack_dropped(void)
 {
 	return ns.dropped;
+}
+
+void netstack_counters(struct netstack_counters *c)
+{
+	c->rx_bytes = ns.rx_bytes;
+	c->rx_frames = ns.rx_frames;
+	c->tx_bytes = ns.tx_bytes;
+	c->tx_frames = ns.tx_frames;
+	c->dropped = ns.dropped;
 }
 
 /* ---- the link ------------------------------------------------------------------- */
@@ -258,8 +268,13 @@ static err_t link_output(struct netif *nif, struct pbuf *p)
 	raise_syn_mss(frame, len);
 	/* A full link drops the frame, as a full NIC queue does: TCP
 	 * retransmits. */
-	if (write(ns.fd, frame, len) < 0 && errno != EAGAIN)
-		ns.dropped++;
+	if (write(ns.fd, frame, len) < 0) {
+		if (errno != EAGAIN)
+			ns.dropped++;
+	} else {
+		ns.tx_bytes += len;
+		ns.tx_frames++;
+	}
 	return ERR_OK;
 }
 
@@ -375,6 +390,8 @@ void netstack_pump(void)
 			break;
 		if (n < 14)
 			continue;
+		ns.rx_bytes += (uint64_t)n;
+		ns.rx_frames++;
 		note_peer_mss(frame, (size_t)n);
 		p = pbuf_alloc(PBUF_RAW, (u16_t)n, PBUF_RAM);
 		if (!p)

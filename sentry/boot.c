@@ -158,6 +158,69 @@ static void hosts_add_hostname(void)
 	vnode_put(vn);
 }
 
+/* An OCI bind mount of a host file: its contents, copied into the
+ * container at setup (docs/oci.md: later changes on the host are not
+ * seen). At most 1 MiB: these are /etc/hosts, /etc/resolv.conf and the
+ * like. */
+static int install_file(const struct file_spec *fs, struct moat_error *err)
+{
+	cleanup_free char *data = NULL, *dir = NULL;
+	cleanup_close int fd = open(fs->src, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct vnode *dvn = NULL, *udir = NULL, *vn = NULL, *up = NULL;
+	const char *name = strrchr(fs->dst, '/') + 1;
+	struct file *f;
+	struct stat st;
+	int64_t off = 0;
+	ssize_t n;
+	int rc;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return moat_error_set(err, errno, "mount `%s`", fs->src);
+	if (!S_ISREG(st.st_mode) || st.st_size > (1 << 20))
+		return moat_error_set(err, EINVAL,
+				      "mount `%s`: not a regular file of at "
+				      "most 1 MiB",
+				      fs->src);
+	data = xmalloc((size_t)st.st_size + 1);
+	n = read_all(fd, data, (size_t)st.st_size);
+	if (n < 0)
+		return moat_error_set(err, (int)-n, "mount `%s`", fs->src);
+	dir = xstrdup(fs->dst);
+	dir[name - 1 - fs->dst] = 0;
+	rc = vfs_mkdir_p(dir[0] ? dir : "/", NULL);
+	if (rc == 0)
+		rc = vfs_resolve(NULL, AT_FDCWD, dir[0] ? dir : "/",
+				 LOOKUP_FOLLOW, &dvn);
+	if (rc == 0 &&
+	    vfs_resolve(NULL, AT_FDCWD, fs->dst, LOOKUP_FOLLOW, &vn) == 0) {
+		rc = S_ISREG(vn->mode) ? ovl_write_target(vn, &up) : -EISDIR;
+	} else if (rc == 0) {
+		rc = ovl_write_dir(dvn, &udir);
+		if (rc == 0)
+			rc = tmpfs_create(NULL, udir, name, st.st_mode & 0777,
+					  &up);
+	}
+	if (rc == 0)
+		rc = vfs_open(NULL, up, O_WRONLY | O_TRUNC, &f);
+	if (rc == 0) {
+		if (f->ops->write(NULL, f, data, (size_t)n, &off) != n)
+			rc = -EIO;
+		file_put(f);
+	}
+	if (dvn)
+		vnode_put(dvn);
+	if (udir)
+		vnode_put(udir);
+	if (vn)
+		vnode_put(vn);
+	if (up)
+		vnode_put(up);
+	if (rc < 0)
+		return moat_error_set(err, -rc, "mount `%s` at %s", fs->src,
+				      fs->dst);
+	return 0;
+}
+
 /* The guest's resolver is the sentry's (netstack/resolver.c), whatever the
  * network mode: /etc/resolv.conf names it, in the overlay. A rootfs
  * without the file (or with a dangling link) is left as it is. */
@@ -468,9 +531,19 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		return -1;
 	if (start_mounts(opts, err) < 0)
 		return -1;
+	for (size_t i = 0; i < opts->ntmpfs; i++)
+		if (vfs_add_tmpfs(opts->tmpfs[i].dst, err) < 0)
+			return -1;
 	hosts_add_hostname();
 	if (net_setup(opts, err) < 0)
 		return -1;
+	/* After /etc/hosts and /etc/resolv.conf: a file the bundle binds
+	 * there is what the container sees. */
+	for (size_t i = 0; i < opts->nfiles; i++)
+		if (install_file(&opts->files[i], err) < 0)
+			return -1;
+	if (opts->rootfs_ro)
+		ovl_set_readonly();
 	tmpfs_setup_done();
 	PHASE("gofer");
 	S->host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -480,6 +553,15 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	p->pid = 1;
 	p->pgid = p->sid = 1;
 	rlimits_default(p);
+	for (size_t i = 0; i < opts->nrlimits; i++)
+		if (opts->rlimits[i].res >= 0 && opts->rlimits[i].res < 16) {
+			p->rlim[opts->rlimits[i].res].cur =
+				opts->rlimits[i].cur;
+			p->rlim[opts->rlimits[i].res].max =
+				opts->rlimits[i].max;
+		}
+	if (opts->set_umask)
+		p->umask = opts->umask;
 	snprintf(p->comm, sizeof(p->comm), "init");
 	rc = vfs_resolve(NULL, AT_FDCWD, opts->cwd ? opts->cwd : "/",
 			 LOOKUP_FOLLOW, &cwd);
@@ -533,14 +615,32 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	p->leader = t;
 	p->host_pid = htid;
 	p->cred.ngroups = 0;
+	if (opts->set_creds) {
+		struct creds *c = &p->cred;
+		c->ruid = c->euid = c->suid = c->fsuid = opts->uid;
+		c->rgid = c->egid = c->sgid = c->fsgid = opts->gid;
+		c->ngroups = opts->ngids < 32 ? opts->ngids : 32;
+		memcpy(c->groups, opts->gids,
+		       (size_t)c->ngroups * sizeof(gid_t));
+	}
 
 	PHASE("spawn");
-	if (control_open(sandbox_id(opts), err) < 0)
+	if (opts->control_addr ?
+		    control_open_addr(opts->control_addr, err) < 0 :
+		    control_open(sandbox_id(opts), err) < 0)
 		return -1;
 	if (sentry_seccomp_install(err) < 0)
 		return -1;
 	PHASE("seccomp");
-	rc = sentry_loop();
+	/* An OCI container waits, created, until `moat start`; a kill
+	 * first ends it without its process ever running. */
+	if (opts->wait_start && control_wait_start(opts->ready_fd) != 0) {
+		plat_kill(S->reaper, SIGKILL);
+		S->init_status = S->killed_created;
+		rc = 0;
+	} else {
+		rc = sentry_loop();
+	}
 	if (netstack_up())
 		audit_log("\"event\":\"net-summary\",\"frames_dropped\":%llu",
 			  (unsigned long long)netstack_dropped());

@@ -25,10 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "netstack/netpol.h"
+#include "netstack/netstack.h"
+#include "sentry/limits.h"
 #include "sentry/control.h"
 #include "sentry/sentry.h"
 
@@ -60,29 +63,50 @@ bool control_name_ok(const char *name)
 	return true;
 }
 
-socklen_t control_addr(const char *name, struct sockaddr_un *sa)
+socklen_t control_addr_raw(const char *full, struct sockaddr_un *sa)
 {
 	int n;
 
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "moat/%s",
-		     name);
+	n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "%s", full);
+	if (n >= (int)sizeof(sa->sun_path) - 1)
+		n = (int)sizeof(sa->sun_path) - 2;
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
 			   (size_t)n);
 }
 
+socklen_t control_addr(const char *name, struct sockaddr_un *sa)
+{
+	char full[sizeof(sa->sun_path)];
+
+	snprintf(full, sizeof(full), "moat/%s", name);
+	return control_addr_raw(full, sa);
+}
+
 int control_open(const char *name, struct moat_error *err)
 {
+	char full[128];
+
+	if (!name) {
+		for (int i = 0; i < CTL_CLIENTS; i++)
+			clients[i].fd = -1;
+		return 0;
+	}
+	snprintf(full, sizeof(full), "moat/%s", name);
+	return control_open_addr(full, err);
+}
+
+int control_open_addr(const char *full, struct moat_error *err)
+{
+	const char *name = strrchr(full, '/') ? strrchr(full, '/') + 1 : full;
 	struct sockaddr_un sa;
 	socklen_t len;
 	int fd, i;
 
 	for (i = 0; i < CTL_CLIENTS; i++)
 		clients[i].fd = -1;
-	if (!name)
-		return 0;
-	len = control_addr(name, &sa);
+	len = control_addr_raw(full, &sa);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return moat_error_set(err, errno, "control socket");
@@ -229,6 +253,106 @@ static void policy_set(int fd, const char *text, size_t len)
 	answer(fd, "ok\n");
 }
 
+static const char *status(void)
+{
+	if (S->created)
+		return "created";
+	if (S->init_exited || S->killed_created)
+		return "stopped";
+	return S->paused ? "paused" : "running";
+}
+
+/* "ps": the host pids of the guests, one a line. */
+static void ps(int fd)
+{
+	char buf[4096];
+	size_t o = 0;
+	struct process *p;
+
+	for (p = S->procs; p; p = p->next) {
+		if (p->exited || p->host_pid <= 0)
+			continue;
+		if (o + 64 > sizeof(buf)) {
+			send_bounded(fd, buf, o);
+			o = 0;
+		}
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%d %d %.16s\n",
+				      (int)p->host_pid, p->pid, p->comm);
+	}
+	send_bounded(fd, buf, o);
+}
+
+/* "stats": one JSON object (cli/oci.c turns it into runc's events). */
+static void stats(int fd)
+{
+	struct limits_stats ls;
+	struct netstack_counters nc = { 0 };
+	char buf[512];
+	int n;
+
+	limits_stats(&ls);
+	if (netstack_up())
+		netstack_counters(&nc);
+	n = snprintf(buf, sizeof(buf),
+		     "{\"cpu_ns\":%lld,\"memory\":%lld,\"memory_max\":%lld,"
+		     "\"memory_limit\":%llu,\"pids\":%lld,\"pids_limit\":%d,"
+		     "\"net\":%s,\"rx_bytes\":%llu,\"rx_packets\":%llu,"
+		     "\"tx_bytes\":%llu,\"tx_packets\":%llu,"
+		     "\"tx_dropped\":%llu}\n",
+		     (long long)ls.cpu_ns, (long long)ls.memory,
+		     (long long)ls.memory_max,
+		     (unsigned long long)S->opts.memory, (long long)ls.pids,
+		     S->opts.pids, netstack_up() ? "true" : "false",
+		     (unsigned long long)nc.rx_bytes,
+		     (unsigned long long)nc.rx_frames,
+		     (unsigned long long)nc.tx_bytes,
+		     (unsigned long long)nc.tx_frames,
+		     (unsigned long long)nc.dropped);
+	send_bounded(fd, buf, (size_t)n);
+}
+
+static void pause_resume(int fd, bool pause)
+{
+	int rc;
+
+	if (S->created || S->init_exited) {
+		answer(fd, pause ? "error: container is not running\n" :
+				   "error: container is not paused\n");
+		return;
+	}
+	if (S->paused == pause) {
+		answer(fd, pause ? "error: container is already paused\n" :
+				   "error: container is not paused\n");
+		return;
+	}
+	rc = limits_freeze(pause);
+	if (rc < 0) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "error: freezer: %s\n",
+			 strerror(-rc));
+		answer(fd, msg);
+		return;
+	}
+	S->paused = pause;
+	audit_log("\"event\":\"%s\"", pause ? "pause" : "resume");
+	answer(fd, "ok\n");
+}
+
+/* A kill before `start`: the first process never ran. A signal whose
+ * default is to be ignored changes nothing (as for a process that has
+ * not blocked it); any other ends the container. */
+static void kill_created(int fd, int sig)
+{
+	if (!sig_default_ignored(sig) && sig != SIGCONT) {
+		S->killed_created = sig;
+		S->created = false;
+	}
+	audit_log("\"event\":\"control-kill\",\"signal\":%d,"
+		  "\"processes\":1",
+		  sig);
+	answer(fd, "ok\n");
+}
+
 static void handle(int fd, char *line)
 {
 	char *cmd = strtok(line, " \t\r\n"), *sig_s, *who;
@@ -237,6 +361,39 @@ static void handle(int fd, char *line)
 
 	if (cmd && !strcmp(cmd, "policy-show")) {
 		policy_show(fd);
+		return;
+	}
+	if (cmd && !strcmp(cmd, "state")) {
+		char msg[32];
+		snprintf(msg, sizeof(msg), "%s\n", status());
+		answer(fd, msg);
+		return;
+	}
+	if (cmd && !strcmp(cmd, "start")) {
+		if (!S->created) {
+			char msg[80];
+			snprintf(msg, sizeof(msg),
+				 "error: cannot start a container that is "
+				 "%s\n",
+				 status());
+			answer(fd, msg);
+			return;
+		}
+		S->created = false;
+		audit_log("\"event\":\"start\"");
+		answer(fd, "ok\n");
+		return;
+	}
+	if (cmd && !strcmp(cmd, "ps")) {
+		ps(fd);
+		return;
+	}
+	if (cmd && !strcmp(cmd, "stats")) {
+		stats(fd);
+		return;
+	}
+	if (cmd && (!strcmp(cmd, "pause") || !strcmp(cmd, "resume"))) {
+		pause_resume(fd, cmd[0] == 'p');
 		return;
 	}
 	if (!cmd || strcmp(cmd, "kill")) {
@@ -248,6 +405,14 @@ static void handle(int fd, char *line)
 	sig = sig_s ? parse_sig(sig_s) : SIGTERM;
 	if (sig < 0) {
 		answer(fd, "error: no such signal\n");
+		return;
+	}
+	if (S->created) {
+		kill_created(fd, sig);
+		return;
+	}
+	if (S->init_exited) {
+		answer(fd, "error: container not running\n");
 		return;
 	}
 	for (p = S->procs; p; p = p->next) {
@@ -322,6 +487,59 @@ static bool client_pump(int i)
 		return true;
 	}
 	return false;
+}
+
+ssize_t control_call(const char *full, const void *req, size_t len, char *reply,
+		     size_t cap, int timeout_s)
+{
+	struct timeval tv = { timeout_s, 0 };
+	struct sockaddr_un sa;
+	socklen_t sl = control_addr_raw(full, &sa);
+	size_t n = 0;
+	ssize_t r;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sl) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (write_all(fd, req, len) < 0) {
+		close(fd);
+		return -EPIPE;
+	}
+	while (n < cap - 1 && (r = read(fd, reply + n, cap - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	reply[n] = 0;
+	return n ? (ssize_t)n : -ETIMEDOUT;
+}
+
+int control_wait_start(int ready_fd)
+{
+	struct pollfd pfds[CTL_CLIENTS + 1];
+
+	S->created = true;
+	if (ready_fd > 2) {
+		if (write(ready_fd, "ok\n", 3) != 3) {
+			/* the creator is gone: still created, as runc's is */
+		}
+		close(ready_fd);
+		S->opts.ready_fd = -1;
+	}
+	while (S->created) {
+		int n = control_pollfds(pfds, (int)ARRAY_SIZE(pfds));
+
+		if (n == 0)
+			return -1; /* no control socket: nobody can start it */
+		poll(pfds, (nfds_t)n, 1000);
+		control_pump();
+	}
+	return S->killed_created;
 }
 
 void control_pump(void)

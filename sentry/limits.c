@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_CG 4
+#define MAX_CG 6
 
 static struct cg {
 	char path[PATH_MAX]; /* the cgroup this sandbox made */
@@ -133,37 +133,138 @@ static int make_cg(const char *ctl, struct moat_error *err)
 	return 0;
 }
 
+static struct cg *find_cg(const char *ctl)
+{
+	int i;
+
+	for (i = 0; i < ncgs; i++)
+		if (!strcmp(cgs[i].ctl, ctl))
+			return &cgs[i];
+	return NULL;
+}
+
+/* Control files kept open for `moat events` and `moat pause`: the sentry's
+ * seccomp filter lets it open nothing once the sandbox runs. */
+enum {
+	ST_CPU,
+	ST_MEM,
+	ST_MEM_MAX,
+	ST_PIDS,
+	ST_FREEZER,
+	ST_FILES
+};
+static int stat_fds[ST_FILES] = { -1, -1, -1, -1, -1 };
+
+static void open_stat_files(void)
+{
+	static const struct {
+		const char *ctl, *file;
+		int flags;
+	} files[ST_FILES] = {
+		[ST_CPU] = { "cpuacct", "cpuacct.usage", O_RDONLY },
+		[ST_MEM] = { "memory", "memory.usage_in_bytes", O_RDONLY },
+		[ST_MEM_MAX] = { "memory", "memory.max_usage_in_bytes",
+				 O_RDONLY },
+		[ST_PIDS] = { "pids", "pids.current", O_RDONLY },
+		[ST_FREEZER] = { "freezer", "freezer.state", O_RDWR },
+	};
+	char p[PATH_MAX + 32];
+	int i;
+
+	for (i = 0; i < ST_FILES; i++) {
+		struct cg *c = find_cg(files[i].ctl);
+		if (!c)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", c->path, files[i].file);
+		stat_fds[i] = open(p, files[i].flags | O_CLOEXEC);
+	}
+}
+
+static int64_t read_num(int which)
+{
+	char buf[64];
+	ssize_t n;
+
+	if (stat_fds[which] < 0)
+		return -1;
+	n = pread(stat_fds[which], buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtoll(buf, NULL, 10);
+}
+
+void limits_stats(struct limits_stats *st)
+{
+	st->cpu_ns = read_num(ST_CPU);
+	st->memory = read_num(ST_MEM);
+	st->memory_max = read_num(ST_MEM_MAX);
+	st->pids = read_num(ST_PIDS);
+}
+
+int limits_freeze(bool frozen)
+{
+	int fd = stat_fds[ST_FREEZER], i;
+	const char *v = frozen ? "FROZEN" : "THAWED";
+	char buf[32];
+
+	if (fd < 0)
+		return -ENOTSUP;
+	if (pwrite(fd, v, strlen(v), 0) < 0)
+		return -errno;
+	/* FREEZING until every task is stopped: wait for it (bounded). */
+	for (i = 0; frozen && i < 400; i++) {
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		if (n > 0 && !strncmp(buf, "FROZEN", 6))
+			return 0;
+		usleep(5000);
+	}
+	return 0;
+}
+
 int limits_setup(struct moat_error *err)
 {
 	struct sentry_opts *o = &S->opts;
 	char v[64];
 	int rc;
 
+	/* An OCI container has these even without limits: `moat events`
+	 * reads them, `moat pause` freezes the guests with the freezer. */
+	if (o->oci_cgroups) {
+		static const char *const ctls[] = { "memory", "pids", "cpuacct",
+						    "freezer" };
+		for (size_t i = 0; i < ARRAY_SIZE(ctls); i++)
+			if (make_cg(ctls[i], err) < 0)
+				return -1;
+	}
+
 	if (o->memory) {
-		if (make_cg("memory", err) < 0)
+		struct cg *c;
+		if (!find_cg("memory") && make_cg("memory", err) < 0)
 			return -1;
+		c = find_cg("memory");
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)o->memory);
-		rc = write_str(cgs[ncgs - 1].path, "memory.limit_in_bytes", v);
+		rc = write_str(c->path, "memory.limit_in_bytes", v);
 		/* No swap beyond the limit, where the host has swap accounting. */
-		write_str(cgs[ncgs - 1].path, "memory.memsw.limit_in_bytes", v);
+		write_str(c->path, "memory.memsw.limit_in_bytes", v);
 		if (rc < 0)
 			return moat_error_set(err, -rc,
 					      "limits: memory limit %s", v);
 		{
-			char p[PATH_MAX];
+			char p[PATH_MAX + 32];
 			snprintf(p, sizeof(p), "%s/memory.oom_control",
-				 cgs[ncgs - 1].path);
+				 c->path);
 			oom_fd = open(p, O_RDONLY | O_CLOEXEC);
 			snprintf(oom_key, sizeof(oom_key), "oom_kill ");
 		}
 	}
 	if (o->pids) {
-		if (make_cg("pids", err) < 0)
+		if (!find_cg("pids") && make_cg("pids", err) < 0)
 			return -1;
 		/* The kernel's bound sits a little above the sentry's own check
 		 * (threads of the reaper and races count there too). */
 		snprintf(v, sizeof(v), "%d", o->pids + 2);
-		rc = write_str(cgs[ncgs - 1].path, "pids.max", v);
+		rc = write_str(find_cg("pids")->path, "pids.max", v);
 		if (rc < 0)
 			return moat_error_set(err, -rc, "limits: pids limit");
 	}
@@ -180,6 +281,7 @@ int limits_setup(struct moat_error *err)
 		if (rc < 0)
 			return moat_error_set(err, -rc, "limits: cpu quota");
 	}
+	open_stat_files();
 	return 0;
 }
 

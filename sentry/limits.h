@@ -21,6 +21,13 @@ int limits_attach(pid_t reaper, struct moat_error *err);
 void limits_start_janitor(void);
 /* Which limit, if any, ended the sandbox: prints one line on stderr. */
 void limits_report(int init_status);
+/* What the guests use now, from their cgroups (-1: not known). */
+struct limits_stats {
+	int64_t cpu_ns, memory, memory_max, pids;
+};
+void limits_stats(struct limits_stats *st);
+/* Freeze or thaw every guest (the freezer cgroup); 0 or -errno. */
+int limits_freeze(bool frozen);
 /* Parse "512M", "2G", "100k", "4096" into bytes; -1 on a bad value. */
 int64_t limits_parse_size(const char *s);
 

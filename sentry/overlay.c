@@ -217,6 +217,14 @@ static int copy_up(struct vnode *lower, struct vnode **out)
 	return 0;
 }
 
+/* An OCI root.readonly rootfs: no change after setup. */
+static bool ovl_ro;
+
+void ovl_set_readonly(void)
+{
+	ovl_ro = true;
+}
+
 int ovl_write_dir(struct vnode *dir, struct vnode **udir)
 {
 	switch (dir->kind) {
@@ -224,7 +232,7 @@ int ovl_write_dir(struct vnode *dir, struct vnode **udir)
 		*udir = vnode_get(dir);
 		return 0;
 	case VN_GOFER:
-		if (!ovl_enabled())
+		if (!ovl_enabled() || ovl_ro)
 			return -EROFS;
 		return upper_dir(dir->path, udir);
 	case VN_PROC:
@@ -246,7 +254,7 @@ int ovl_write_target(struct vnode *vn, struct vnode **uvn)
 		*uvn = vnode_get(vn);
 		return 0;
 	case VN_GOFER:
-		if (!ovl_enabled())
+		if (!ovl_enabled() || ovl_ro)
 			return -EROFS;
 		/* Copied up since this vnode was looked up? Use that. */
 		rc = upper_walk(vn->path, uvn, &hidden);

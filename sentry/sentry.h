@@ -187,6 +187,39 @@ struct sentry_opts {
 	int net; /* enum net_mode */
 	struct moat_policy policy;
 	const char *dns;
+	/* As an OCI runtime (cli/oci.c): the control socket's whole abstract
+	 * name (NULL: "moat/" + name); hold the first process until a
+	 * "start" request, and say "ok\n" on ready_fd (> 2) once it waits;
+	 * a read-only rootfs; files copied into the rootfs at setup; tmpfs
+	 * mounts; the first process's identity and rlimits; cgroups for
+	 * stats and pause even without limits. */
+	const char *control_addr;
+	bool wait_start;
+	int ready_fd;
+	bool rootfs_ro;
+	struct file_spec {
+		char *src; /* host file */
+		char *dst; /* canonical guest path */
+	} * files;
+	size_t nfiles;
+	struct tmpfs_spec {
+		char *dst;
+		uint64_t size;
+	} * tmpfs;
+	size_t ntmpfs;
+	bool set_creds;
+	uid_t uid;
+	gid_t gid;
+	gid_t *gids;
+	int ngids;
+	bool set_umask;
+	mode_t umask;
+	struct rlimit_spec {
+		int res;
+		uint64_t cur, max;
+	} * rlimits;
+	size_t nrlimits;
+	bool oci_cgroups;
 };
 
 struct sentry {
@@ -224,6 +257,11 @@ struct sentry {
 	int pids_refused; /* forks refused by --pids */
 	int gofer_cpu;
 	pid_t net_helper; /* `moat netslirp`, or 0 */
+	/* OCI lifecycle (sentry/control.c): created until a "start" request
+	 * (or a kill first: killed_created holds its signal); paused while
+	 * the freezer cgroup holds the guests. */
+	bool created, paused;
+	int killed_created;
 };
 
 extern struct sentry *S;

@@ -240,7 +240,7 @@ static struct vnode *mount_at(const char *path)
 /* Make the directory path exist in the merged view (a mount point that
  * the rootfs lacks): each missing component is made in the overlay, or in
  * the tmpfs it falls in. */
-static int mkdir_p(const char *path, const struct stat *last)
+int vfs_mkdir_p(const char *path, const struct stat *last)
 {
 	char buf[PATH_MAX], *p;
 	struct vnode *vn, *dir, *udir;
@@ -325,12 +325,37 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
 	}
 	vn->st.st_dev = m->dev;
 	vn->mode = vn->st.st_mode;
-	rc = mkdir_p(dst, mode == MNT_CLONE ? &vn->st : NULL);
+	rc = vfs_mkdir_p(dst, mode == MNT_CLONE ? &vn->st : NULL);
 	if (rc < 0) {
 		vnode_put(vn);
 		return moat_error_set(err, -rc, "mount point `%s`", dst);
 	}
 	nmounts++;
+	return 0;
+}
+
+int vfs_add_tmpfs(const char *dst, struct moat_error *err)
+{
+	struct vmount *m;
+	struct vnode *vn;
+	int rc;
+
+	if (nmounts == VFS_MOUNTS_MAX)
+		return moat_error_set(err, E2BIG, "mount `%s`: more than %d",
+				      dst, VFS_MOUNTS_MAX);
+	vn = tmpfs_new_root(dst, 01777);
+	if (!vn)
+		return moat_error_set(err, ENOMEM, "tmpfs `%s`", dst);
+	rc = vfs_mkdir_p(dst, NULL);
+	if (rc < 0) {
+		vnode_put(vn);
+		return moat_error_set(err, -rc, "mount point `%s`", dst);
+	}
+	m = &mounts[nmounts++];
+	m->path = vn->path;
+	m->mode = MNT_RW;
+	m->p9 = NULL;
+	m->root = vn;
 	return 0;
 }
 

@@ -92,6 +92,11 @@ int vfs_init(uint32_t rootfid, struct moat_error *err);
  * listings of its parent show it. */
 int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
 		  uint32_t rootfid, struct moat_error *err);
+/* Make directory path exist in the merged view (setup: mount points,
+ * copied files); last: the attributes of its last component, or NULL. */
+int vfs_mkdir_p(const char *path, const struct stat *last);
+/* A tmpfs of its own at dst (sharing the sandbox's --disk budget). */
+int vfs_add_tmpfs(const char *dst, struct moat_error *err);
 /* The 9P client of a gofer-served vnode (the rootfs's, or its mount's). */
 struct p9_client *vn_p9(const struct vnode *vn);
 /* Close every mount's client (at exit). */

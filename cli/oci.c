@@ -1,0 +1,1445 @@
+/* cli/oci.c: moat as an OCI runtime, with runc's commands (docs/oci.md).
+ *
+ * A container is a sandbox whose sentry runs as a daemon: `moat create`
+ * forks it, it sets the sandbox up (gofer, mounts, namespaces, the first
+ * process made but held before its first instruction) and says "ok";
+ * `create` then runs the prestart and createRuntime hooks, writes the
+ * pid file and returns. The daemon is the container's pid to its engine:
+ * it exits with the container's exit status, as runc's init does, so a
+ * containerd shim or conmon reaping it learns how the container ended.
+ *
+ * State lives in ROOT/ID (ROOT: --root, default /run/moat):
+ *   state.json   id, daemon pid and start time, bundle, rootfs, created,
+ *                annotations, control socket; written by the daemon
+ *                (tmp + rename) before it says "ok", so it survives a
+ *                crash of the CLI that made it
+ *   config.json  the bundle's, as it was at create (hooks for start and
+ *                delete)
+ *   exit         the daemon's exit status, once it has one
+ * Whether the container is created, running, paused or stopped is asked
+ * of the daemon itself over its control socket (sentry/control.c), whose
+ * abstract name is moat/o/HASH/ID, HASH naming ROOT: two --root
+ * directories may hold the same ID.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "lib/jdoc.h"
+#include "oci/config.h"
+#include "sentry/control.h"
+#include "sentry/sentry.h"
+#include "sentry/vfs.h"
+
+#ifndef MOAT_VERSION
+#define MOAT_VERSION "0.1.0"
+#endif
+
+/* ---- global options, messages -------------------------------------------- */
+
+static struct {
+	const char *root;
+	const char *log;
+	bool log_json;
+	bool debug;
+	bool root_given;
+} g = { "/run/moat", NULL, false, false, false };
+
+static void log_line(const char *level, const char *msg)
+{
+	char ts[64];
+	struct timespec now;
+	struct tm tm;
+	FILE *f;
+
+	if (!g.log)
+		return;
+	f = fopen(g.log, "ae");
+	if (!f)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (g.log_json) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "level",
+				       json_object_new_string(level));
+		json_object_object_add(o, "msg", json_object_new_string(msg));
+		json_object_object_add(o, "time", json_object_new_string(ts));
+		fprintf(f, "%s\n",
+			json_object_to_json_string_ext(
+				o, JSON_C_TO_STRING_PLAIN |
+					   JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else {
+		fprintf(f, "time=\"%s\" level=%s msg=\"%s\"\n", ts, level, msg);
+	}
+	fclose(f);
+}
+
+/* An error of the command: on stderr and in --log. Returns 1. */
+static int fail(const char *fmt, ...) MOAT_PRINTF(1, 2);
+static int fail(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "moat: %s\n", msg);
+	log_line("error", msg);
+	return 1;
+}
+
+static void debug(const char *fmt, ...) MOAT_PRINTF(1, 2);
+static void debug(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!g.debug)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "moat-debug: %s\n", msg);
+	log_line("debug", msg);
+}
+
+/* ---- the state directory -------------------------------------------------- */
+
+/* runc's rule, bounded so the control socket's name fits. */
+static bool id_ok(const char *id)
+{
+	size_t i, n = strlen(id);
+
+	if (!n || n > 90 || id[0] == '.')
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') ||
+		      (id[i] >= 'A' && id[i] <= 'Z') ||
+		      (id[i] >= '0' && id[i] <= '9') || id[i] == '-' ||
+		      id[i] == '_' || id[i] == '.' || id[i] == '+'))
+			return false;
+	return true;
+}
+
+static char *state_path(const char *id, const char *file)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s%s%s", g.root, id, file ? "/" : "",
+		     file ? file : "") < 0)
+		abort();
+	return p;
+}
+
+/* The control socket's abstract name: moat/o/HASH/ID. */
+static void ctl_name(const char *id, char *out, size_t cap)
+{
+	char real[PATH_MAX];
+	uint32_t h = 2166136261u;
+	const char *r = realpath(g.root, real) ? real : g.root;
+
+	for (; *r; r++)
+		h = (h ^ (uint8_t)*r) * 16777619u;
+	snprintf(out, cap, "moat/o/%08x/%s", h, id);
+}
+
+/* Field 22 of /proc/PID/stat: when the process started, in ticks since
+ * boot; tells a live daemon from a later process that got its pid. */
+static unsigned long long proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0; /* gone, or a zombie: its container has ended */
+	for (i = 2; i < 22 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
+}
+
+static int write_atomic(const char *path, const char *text)
+{
+	cleanup_free char *tmp = NULL;
+	int fd;
+
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		abort();
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		return -e;
+	}
+	close(fd);
+	if (rename(tmp, path) < 0)
+		return -errno;
+	return 0;
+}
+
+struct cstate {
+	char *id, *bundle, *rootfs, *created, *owner;
+	pid_t pid;
+	unsigned long long start;
+	json_object *annotations; /* owned */
+	char ctl[108];
+};
+
+static void cstate_free(struct cstate *s)
+{
+	free(s->id);
+	free(s->bundle);
+	free(s->rootfs);
+	free(s->created);
+	free(s->owner);
+	json_object_put(s->annotations);
+	memset(s, 0, sizeof(*s));
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return "";
+	return json_object_get_string(v);
+}
+
+/* ROOT/ID/state.json; 0, -ENOENT (no such container) or -EINVAL. */
+static int cstate_load(const char *id, struct cstate *s)
+{
+	cleanup_free char *path = NULL;
+	json_object *o, *v;
+
+	memset(s, 0, sizeof(*s));
+	if (!id_ok(id))
+		return -ENOENT;
+	path = state_path(id, "state.json");
+	if (access(path, F_OK) < 0)
+		return -ENOENT;
+	o = json_object_from_file(path);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return -EINVAL;
+	}
+	s->id = xstrdup(id);
+	s->bundle = xstrdup(jstr(o, "bundle"));
+	s->rootfs = xstrdup(jstr(o, "rootfs"));
+	s->created = xstrdup(jstr(o, "created"));
+	s->owner = xstrdup(jstr(o, "owner"));
+	if (json_object_object_get_ex(o, "pid", &v))
+		s->pid = (pid_t)json_object_get_int(v);
+	if (json_object_object_get_ex(o, "moatStart", &v))
+		s->start = (unsigned long long)json_object_get_uint64(v);
+	if (json_object_object_get_ex(o, "annotations", &v))
+		s->annotations = json_object_get(v);
+	ctl_name(id, s->ctl, sizeof(s->ctl));
+	json_object_put(o);
+	return 0;
+}
+
+static bool daemon_alive(const struct cstate *s)
+{
+	return s->pid > 0 && s->start && proc_start(s->pid) == s->start;
+}
+
+/* created, running, paused, stopped, or creating (the daemon lives but
+ * does not answer yet, and has not written its exit status). */
+static const char *cstatus(const struct cstate *s, char *buf, size_t cap)
+{
+	cleanup_free char *exitf = state_path(s->id, "exit");
+	struct stat st;
+	ssize_t n;
+
+	if (!daemon_alive(s))
+		return "stopped";
+	n = control_call(s->ctl, "state\n", 6, buf, cap, 5);
+	if (n > 0 && strncmp(buf, "error", 5)) {
+		buf[strcspn(buf, "\n")] = 0;
+		return buf;
+	}
+	return stat(exitf, &st) == 0 && st.st_size > 0 ? "stopped" : "creating";
+}
+
+/* The state of the runtime spec, as `moat state` prints it and hooks
+ * read it (pretty: for people). */
+static char *state_json(const struct cstate *s, const char *status, bool pretty)
+{
+	json_object *o = json_object_new_object();
+	char *out;
+
+	json_object_object_add(o, "ociVersion",
+			       json_object_new_string(OCI_VERSION));
+	json_object_object_add(o, "id", json_object_new_string(s->id));
+	json_object_object_add(o, "pid",
+			       json_object_new_int(strcmp(status, "stopped") ?
+							   (int)s->pid :
+							   0));
+	json_object_object_add(o, "status", json_object_new_string(status));
+	json_object_object_add(o, "bundle", json_object_new_string(s->bundle));
+	json_object_object_add(o, "rootfs", json_object_new_string(s->rootfs));
+	json_object_object_add(o, "created",
+			       json_object_new_string(s->created));
+	json_object_object_add(o, "owner", json_object_new_string(s->owner));
+	if (s->annotations && json_object_object_length(s->annotations))
+		json_object_object_add(o, "annotations",
+				       json_object_get(s->annotations));
+	out = xstrdup(json_object_to_json_string_ext(
+		o, (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED :
+			     JSON_C_TO_STRING_PLAIN) |
+			   JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return out;
+}
+
+static void rm_rf(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d) {
+		while ((e = readdir(d))) {
+			char *p;
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			if (asprintf(&p, "%s/%s", dir, e->d_name) < 0)
+				abort();
+			if (unlink(p) < 0 && errno == EISDIR)
+				rm_rf(p);
+			free(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* The container's hooks of one kind, from the config.json saved at
+ * create. */
+static int run_hooks(const struct cstate *s, int kind, const char *name,
+		     const char *status)
+{
+	cleanup_free char *saved = state_path(s->id, NULL);
+	cleanup_free char *state = NULL;
+	struct oci_config c;
+	struct moat_error err = { 0 };
+	int rc;
+
+	if (oci_config_load(saved, &c, &err) < 0) {
+		/* the rootfs may be gone by delete: hooks are in the file */
+		cleanup_free char *path = state_path(s->id, "config.json");
+		cleanup_free char *text = NULL;
+		FILE *f = fopen(path, "re");
+		long n;
+
+		if (!f)
+			return 0;
+		fseek(f, 0, SEEK_END);
+		n = ftell(f);
+		rewind(f);
+		text = xmalloc((size_t)(n > 0 ? n : 0) + 1);
+		n = (long)fread(text, 1, (size_t)(n > 0 ? n : 0), f);
+		fclose(f);
+		if (oci_config_parse(text, (size_t)n, s->bundle, &c, &err) < 0)
+			return 0;
+	}
+	state = state_json(s, status, false);
+	rc = oci_hooks_run(&c.hooks[kind], name, state, &err);
+	oci_config_free(&c);
+	if (rc < 0)
+		return fail("%s", err.msg);
+	return 0;
+}
+
+/* ---- create ---------------------------------------------------------------- */
+
+/* The container's config, as sentry options. */
+static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
+			    struct moat_error *err)
+{
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->rootfs = c->root;
+	o->rootfs_ro = c->root_ro;
+	o->hostname = c->hostname;
+	o->env = c->process.env;
+	if (!o->env)
+		o->env = xcalloc(1, sizeof(char *));
+	o->cwd = c->process.cwd;
+	o->memory = c->memory;
+	o->pids = (int)c->pids;
+	o->cpus = c->cpus;
+	o->disk = c->disk;
+	o->timeout_s = c->timeout_s;
+	o->net = c->net;
+	o->dns = c->dns;
+	o->set_creds = true;
+	o->uid = c->process.uid;
+	o->gid = c->process.gid;
+	o->gids = c->process.gids;
+	o->ngids = (int)c->process.ngids;
+	o->set_umask = c->process.has_umask;
+	o->umask = c->process.umask;
+	o->oci_cgroups = true;
+	o->rlimits = xcalloc(c->process.nrlimits + 1, sizeof(*o->rlimits));
+	for (i = 0; i < c->process.nrlimits; i++) {
+		o->rlimits[i].res = c->process.rlimits[i].resource;
+		o->rlimits[i].cur = c->process.rlimits[i].soft;
+		o->rlimits[i].max = c->process.rlimits[i].hard;
+	}
+	o->nrlimits = c->process.nrlimits;
+	o->mounts = xcalloc(c->nmounts + 1, sizeof(*o->mounts));
+	o->files = xcalloc(c->nmounts + 1, sizeof(*o->files));
+	o->tmpfs = xcalloc(c->nmounts + 1, sizeof(*o->tmpfs));
+	for (i = 0; i < c->nmounts; i++) {
+		struct oci_mount *m = &c->mounts[i];
+		struct stat st;
+		char *real;
+
+		if (m->kind == OCI_MNT_TMPFS) {
+			o->tmpfs[o->ntmpfs].dst = m->dst;
+			o->tmpfs[o->ntmpfs++].size = m->size;
+			continue;
+		}
+		if (m->kind != OCI_MNT_BIND)
+			continue; /* the sentry's own */
+		real = realpath(m->src, NULL);
+		if (!real || stat(real, &st) < 0) {
+			free(real);
+			return moat_error_set(err, errno,
+					      "config.json: mounts[%zu]: "
+					      "source `%s`",
+					      i, m->src);
+		}
+		if (S_ISDIR(st.st_mode)) {
+			o->mounts[o->nmounts].src = real;
+			o->mounts[o->nmounts].dst = m->dst;
+			o->mounts[o->nmounts++].mode = m->ro ? MNT_RO : MNT_RW;
+		} else if (S_ISREG(st.st_mode)) {
+			o->files[o->nfiles].src = real;
+			o->files[o->nfiles++].dst = m->dst;
+		} else {
+			free(real);
+			return moat_error_input(
+				err, EINVAL,
+				"config.json: mounts[%zu]: source `%s`: not "
+				"a directory or a regular file",
+				i, m->src);
+		}
+	}
+	if (c->policy_file &&
+	    policy_load_file(c->policy_file, &o->policy, err) < 0)
+		return moat_error_wrap(err, "dev.moat.policy");
+	for (int deny = 0; deny < 2; deny++) {
+		const char *list = deny ? c->deny : c->allow;
+		cleanup_free char *copy = list ? xstrdup(list) : NULL;
+		char *save = NULL, *r;
+
+		for (r = copy ? strtok_r(copy, ", ", &save) : NULL; r;
+		     r = strtok_r(NULL, ", ", &save))
+			if (policy_add_rule(&o->policy, r, deny, err) < 0)
+				return moat_error_wrap(err, "dev.moat.%s",
+						       deny ? "deny" : "allow");
+	}
+	return 0;
+}
+
+/* Send the pty master to the engine's console socket, as runc does. */
+static int send_console(const char *sock_path, int master,
+			struct moat_error *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char name[64] = "/dev/ptmx";
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { name, 0 };
+	struct msghdr mh = { 0 };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path))
+		return moat_error_set(err, ENAMETOOLONG, "--console-socket");
+	strcpy(sa.sun_path, sock_path);
+	ptsname_r(master, name, sizeof(name));
+	iov.iov_len = strlen(name);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return moat_error_set(err, e, "--console-socket `%s`",
+				      sock_path);
+	}
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &master, sizeof(int));
+	if (sendmsg(fd, &mh, 0) < 0) {
+		int e = errno;
+		close(fd);
+		return moat_error_set(err, e, "--console-socket: send");
+	}
+	close(fd);
+	return 0;
+}
+
+static char *now_rfc3339(void)
+{
+	struct timespec now;
+	struct tm tm;
+	char buf[64], *out;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (asprintf(&out, "%s.%09ldZ", buf, now.tv_nsec) < 0)
+		abort();
+	return out;
+}
+
+/* Written by the daemon itself, for its own pid. */
+static int write_state(const char *id, struct oci_config *c)
+{
+	cleanup_free char *path = state_path(id, "state.json");
+	cleanup_free char *created = now_rfc3339();
+	json_object *o = json_object_new_object(), *ann;
+	struct passwd *pw = getpwuid(geteuid());
+	int rc;
+
+	json_object_object_add(o, "ociVersion",
+			       json_object_new_string(OCI_VERSION));
+	json_object_object_add(o, "id", json_object_new_string(id));
+	json_object_object_add(o, "pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "moatStart",
+			       json_object_new_uint64(proc_start(getpid())));
+	json_object_object_add(o, "bundle", json_object_new_string(c->bundle));
+	json_object_object_add(o, "rootfs", json_object_new_string(c->root));
+	json_object_object_add(o, "created", json_object_new_string(created));
+	json_object_object_add(o, "owner",
+			       json_object_new_string(pw ? pw->pw_name : ""));
+	ann = json_object_new_object();
+	for (size_t i = 0; i < c->nannotations; i++)
+		json_object_object_add(
+			ann, c->annotations[i].key,
+			json_object_new_string(c->annotations[i].value));
+	json_object_object_add(o, "annotations", ann);
+	rc = write_atomic(path,
+			  json_object_to_json_string_ext(
+				  o, JSON_C_TO_STRING_PRETTY |
+					     JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return rc;
+}
+
+static int copy_config(const char *bundle, const char *id)
+{
+	cleanup_free char *src = NULL, *dst = state_path(id, "config.json");
+	cleanup_free char *text = NULL;
+	size_t len;
+	struct moat_error err = { 0 };
+
+	if (asprintf(&src, "%s/config.json", bundle) < 0)
+		abort();
+	if (jdoc_read_file(src, OCI_CONFIG_MAX, &text, &len, &err) < 0)
+		return -1;
+	return write_atomic(dst, text);
+}
+
+struct launch {
+	const char *id, *bundle, *pid_file, *console_socket;
+	bool detach;	     /* a session of its own (create, run -d) */
+	bool own_terminal;   /* run, in the foreground: this terminal */
+	struct oci_config c; /* out */
+	pid_t pid;	     /* out: the daemon */
+};
+
+/* ROOT/ID/exit, made empty before the sandbox starts: once the sentry's
+ * seccomp filter is in force the daemon can open nothing. */
+static int open_exit(const char *id)
+{
+	cleanup_free char *path = state_path(id, "exit");
+
+	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+/* The daemon: the sandbox, held until `start`. Never returns. */
+__attribute__((noreturn)) static void
+daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
+{
+	struct moat_error err = { 0 };
+	char ctl[108];
+	int rc, exit_fd;
+
+	if (l->detach)
+		setsid();
+	if (tty >= 0) {
+		ioctl(tty, TIOCSCTTY, 0);
+		dup2(tty, 0);
+		dup2(tty, 1);
+		dup2(tty, 2);
+		if (tty > 2)
+			close(tty);
+	}
+	signal(SIGINT, SIG_DFL);
+	if (ready <= 2) {
+		int r = fcntl(ready, F_DUPFD_CLOEXEC, 3);
+		close(ready);
+		ready = r;
+	}
+	if (write_state(l->id, &l->c) < 0) {
+		dprintf(ready, "error: state of `%s`: %s\n", l->id,
+			strerror(errno));
+		_exit(125);
+	}
+	exit_fd = open_exit(l->id);
+	ctl_name(l->id, ctl, sizeof(ctl));
+	o->control_addr = ctl;
+	o->wait_start = true;
+	o->ready_fd = ready;
+	rc = sentry_run(o, l->c.process.args, &err);
+	if (rc < 0) {
+		if (S && S->opts.ready_fd > 2)
+			dprintf(ready, "error: %s\n", err.msg);
+		else
+			fprintf(stderr, "moat: %s\n", err.msg);
+		rc = 125;
+	}
+	if (exit_fd >= 0)
+		dprintf(exit_fd, "%d\n", rc);
+	fflush(stdout);
+	fflush(stderr);
+	_exit(rc);
+}
+
+/* Read the daemon's "ok", or its error. */
+static int await_ready(int fd, char *msg, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < cap - 1 && (r = read(fd, msg + n, cap - 1 - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		n += (size_t)r;
+		if (memchr(msg, '\n', n))
+			break;
+	}
+	msg[n] = 0;
+	msg[strcspn(msg, "\n")] = 0;
+	return strcmp(msg, "ok") ? -1 : 0;
+}
+
+static int launch(struct launch *l)
+{
+	struct moat_error err = { 0 };
+	struct sentry_opts o;
+	cleanup_free char *dir = NULL, *bundle = NULL;
+	int ready[2], master = -1, tty = -1;
+	char msg[1024];
+	struct cstate s;
+	pid_t pid;
+
+	if (!id_ok(l->id))
+		return fail("`%s` is not a container ID (1 to 90 of "
+			    "A-Z a-z 0-9 _ + - . , not first)",
+			    l->id);
+	bundle = realpath(l->bundle, NULL);
+	if (!bundle)
+		return fail("bundle `%s`: %s", l->bundle, strerror(errno));
+	if (oci_config_load(bundle, &l->c, &err) < 0)
+		return fail("%s", err.msg);
+	if (l->c.process.terminal && !l->console_socket && !l->own_terminal)
+		return fail("process.terminal is true: --console-socket is "
+			    "required");
+	if (!l->c.process.terminal && l->console_socket)
+		return fail("--console-socket given, but process.terminal is "
+			    "false");
+	if (opts_from_config(&l->c, &o, &err) < 0)
+		return fail("%s", err.msg);
+	if (mkdir(g.root, 0711) < 0 && errno != EEXIST)
+		return fail("--root `%s`: %s", g.root, strerror(errno));
+	dir = state_path(l->id, NULL);
+	if (mkdir(dir, 0711) < 0)
+		return fail(errno == EEXIST ? "container with id exists: %s" :
+					      "state of `%s`: %m",
+			    l->id);
+	if (copy_config(bundle, l->id) < 0) {
+		rm_rf(dir);
+		return fail("state of `%s`: %s", l->id, strerror(errno));
+	}
+	if (l->c.process.terminal && l->console_socket) {
+		struct winsize ws = { (unsigned short)l->c.process.console_rows,
+				      (unsigned short)l->c.process.console_cols,
+				      0, 0 };
+		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+		    (tty = open(ptsname(master), O_RDWR | O_NOCTTY)) < 0) {
+			rm_rf(dir);
+			return fail("terminal: %s", strerror(errno));
+		}
+		if (ws.ws_row && ws.ws_col)
+			ioctl(master, TIOCSWINSZ, &ws);
+		if (send_console(l->console_socket, master, &err) < 0) {
+			rm_rf(dir);
+			return fail("%s", err.msg);
+		}
+		close(master);
+		o.tty = true;
+	} else if (l->c.process.terminal) {
+		o.tty = true; /* run, in the foreground: as moat do -t */
+	}
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		rm_rf(dir);
+		return fail("pipe: %s", strerror(errno));
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		rm_rf(dir);
+		return fail("fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		daemon_main(l, &o, ready[1], tty);
+	}
+	close(ready[1]);
+	if (tty >= 0)
+		close(tty);
+	l->pid = pid;
+	if (await_ready(ready[0], msg, sizeof(msg)) < 0) {
+		close(ready[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		rm_rf(dir);
+		return fail("%s",
+			    msg[0] ? (strncmp(msg, "error: ", 7) ? msg :
+								   msg + 7) :
+				     "the sandbox ended during setup");
+	}
+	close(ready[0]);
+	debug("container %s created: daemon pid %d", l->id, (int)pid);
+	if (cstate_load(l->id, &s) == 0) {
+		if (run_hooks(&s, OCI_HOOK_PRESTART, "prestart", "created") ||
+		    run_hooks(&s, OCI_HOOK_CREATE_RUNTIME, "createRuntime",
+			      "created")) {
+			cstate_free(&s);
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			rm_rf(dir);
+			return 1;
+		}
+		cstate_free(&s);
+	}
+	if (l->pid_file) {
+		char buf[16];
+		snprintf(buf, sizeof(buf), "%d", (int)pid);
+		if (write_atomic(l->pid_file, buf) < 0) {
+			int e = errno;
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			rm_rf(dir);
+			return fail("--pid-file `%s`: %s", l->pid_file,
+				    strerror(e));
+		}
+	}
+	return 0;
+}
+
+/* ---- commands -------------------------------------------------------------- */
+
+static const struct option create_opts[] = {
+	{ "bundle", required_argument, NULL, 'b' },
+	{ "pid-file", required_argument, NULL, 'p' },
+	{ "console-socket", required_argument, NULL, 'c' },
+	{ "detach", no_argument, NULL, 'd' },
+	{ "no-pivot", no_argument, NULL, 'P' },
+	{ "no-new-keyring", no_argument, NULL, 'K' },
+	{ "preserve-fds", required_argument, NULL, 'F' },
+	{ "keep", no_argument, NULL, 'k' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_launch(int argc, char **argv, struct launch *l, bool run,
+			bool *keep)
+{
+	int c;
+
+	memset(l, 0, sizeof(*l));
+	l->bundle = ".";
+	optind = 1;
+	while ((c = getopt_long(argc, argv, run ? "+b:d" : "+b:", create_opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			l->bundle = optarg;
+			break;
+		case 'p':
+			l->pid_file = optarg;
+			break;
+		case 'c':
+			l->console_socket = optarg;
+			break;
+		case 'd':
+			if (!run)
+				return -1;
+			l->detach = true;
+			break;
+		case 'k':
+			if (keep)
+				*keep = true;
+			break;
+		case 'P': /* there is no host root to pivot from */
+		case 'K': /* the sandbox has no host keyring */
+			break;
+		case 'F':
+			if (strcmp(optarg, "0"))
+				return -1; /* no host fd enters the sandbox */
+			break;
+		default:
+			return -1;
+		}
+	}
+	if (optind != argc - 1)
+		return -1;
+	l->id = argv[optind];
+	return 0;
+}
+
+static int cmd_create(int argc, char **argv)
+{
+	struct launch l;
+
+	if (parse_launch(argc, argv, &l, false, NULL) < 0)
+		return fail("usage: moat create [--bundle DIR] [--pid-file F] "
+			    "[--console-socket S] ID");
+	l.detach = true;
+	return launch(&l);
+}
+
+/* Resolve ID, or print runc's message. */
+static int load_or_fail(const char *id, struct cstate *s)
+{
+	int rc = cstate_load(id, s);
+
+	if (rc == -ENOENT)
+		return fail("container does not exist");
+	if (rc < 0)
+		return fail("state of `%s` is unreadable", id);
+	return 0;
+}
+
+static int request(struct cstate *s, const char *req, char *reply, size_t cap)
+{
+	ssize_t n = control_call(s->ctl, req, strlen(req), reply, cap, 10);
+
+	if (n < 0)
+		return fail("container `%s`: no answer (%s)", s->id,
+			    strerror((int)-n));
+	if (!strncmp(reply, "error: ", 7)) {
+		reply[strcspn(reply, "\n")] = 0;
+		return fail("%s", reply + 7);
+	}
+	return 0;
+}
+
+static int start_container(struct cstate *s)
+{
+	char buf[256];
+	const char *st = cstatus(s, buf, sizeof(buf));
+
+	if (strcmp(st, "created"))
+		return fail(
+			!strcmp(st, "stopped") ?
+				"cannot start a container that has stopped" :
+				"cannot start an already running container");
+	if (request(s, "start\n", buf, sizeof(buf)))
+		return 1;
+	return run_hooks(s, OCI_HOOK_POSTSTART, "poststart", "running");
+}
+
+static int cmd_start(int argc, char **argv)
+{
+	struct cstate s;
+	int rc;
+
+	if (argc != 2)
+		return fail("usage: moat start ID");
+	if (load_or_fail(argv[1], &s))
+		return 1;
+	rc = start_container(&s);
+	cstate_free(&s);
+	return rc;
+}
+
+/* Wait (bounded) for the daemon to be gone: not our child, so a pidfd. */
+static void wait_gone(const struct cstate *s, int timeout_ms)
+{
+	int fd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+
+	if (fd >= 0) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (daemon_alive(s))
+			poll(&p, 1, timeout_ms);
+		close(fd);
+		return;
+	}
+	for (int i = 0; i < timeout_ms / 10 && daemon_alive(s); i++)
+		usleep(10000);
+}
+
+static int delete_container(struct cstate *s, bool force)
+{
+	cleanup_free char *dir = state_path(s->id, NULL);
+	char buf[256];
+	const char *st = cstatus(s, buf, sizeof(buf));
+
+	if (strcmp(st, "stopped") && strcmp(st, "created") && !force)
+		return fail("cannot delete container %s that is not stopped: "
+			    "%s",
+			    s->id, st);
+	if (daemon_alive(s)) {
+		kill(s->pid, SIGKILL);
+		wait_gone(s, 10000);
+	}
+	/* poststop failing is a warning: the container is gone anyway */
+	run_hooks(s, OCI_HOOK_POSTSTOP, "poststop", "stopped");
+	rm_rf(dir);
+	return 0;
+}
+
+static int cmd_delete(int argc, char **argv)
+{
+	bool force = false;
+	const char *id = NULL;
+	struct cstate s;
+	int i, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--force") || !strcmp(argv[i], "-f"))
+			force = true;
+		else if (!id)
+			id = argv[i];
+		else
+			id = NULL, i = argc + 1;
+	}
+	if (!id || i > argc)
+		return fail("usage: moat delete [--force] ID");
+	rc = cstate_load(id, &s);
+	if (rc == -ENOENT && force)
+		return 0;
+	if (rc < 0)
+		return load_or_fail(id, &s);
+	rc = delete_container(&s, force);
+	cstate_free(&s);
+	return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct launch l;
+	struct cstate s;
+	bool keep = false;
+	int st, rc;
+
+	if (parse_launch(argc, argv, &l, true, &keep) < 0)
+		return fail("usage: moat run [--bundle DIR] [-d] "
+			    "[--pid-file F] [--console-socket S] ID");
+	l.own_terminal = !l.detach;
+	/* In the foreground the container is this terminal's: ^C and ^\
+	 * reach its processes, not moat. */
+	if (!l.detach) {
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+	}
+	rc = launch(&l);
+	if (rc)
+		return rc;
+	if (cstate_load(l.id, &s) < 0)
+		return fail("container `%s` vanished", l.id);
+	rc = start_container(&s);
+	if (rc || l.detach) {
+		cstate_free(&s);
+		return rc;
+	}
+	while (waitpid(l.pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!keep)
+		delete_container(&s, true);
+	cstate_free(&s);
+	oci_config_free(&l.c);
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+static int cmd_state(int argc, char **argv)
+{
+	cleanup_free char *out = NULL;
+	struct cstate s;
+	char buf[256];
+
+	if (argc != 2)
+		return fail("usage: moat state ID");
+	if (load_or_fail(argv[1], &s))
+		return 1;
+	out = state_json(&s, cstatus(&s, buf, sizeof(buf)), true);
+	printf("%s\n", out);
+	cstate_free(&s);
+	return 0;
+}
+
+int cmd_oci_kill(int argc, char **argv)
+{
+	const char *id = NULL, *sig = "TERM";
+	bool all = false;
+	char req[64], buf[256];
+	struct cstate s;
+	int i, n = 0, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--all") || !strcmp(argv[i], "-a"))
+			all = true;
+		else if (n == 0 && ++n)
+			id = argv[i];
+		else if (n == 1 && ++n)
+			sig = argv[i];
+		else
+			n = 3;
+	}
+	if (!id || n > 2)
+		return fail("usage: moat kill [--all] ID [SIGNAL]");
+	if (control_parse_signal(sig) < 0)
+		return fail("`%s` is not a signal", sig);
+	if (cstate_load(id, &s) == -ENOENT && !g.root_given)
+		return cmd_kill(argc, argv); /* a `moat do --name` sandbox */
+	if (load_or_fail(id, &s))
+		return 1;
+	if (!strcmp(cstatus(&s, buf, sizeof(buf)), "stopped")) {
+		cstate_free(&s);
+		return fail("container not running");
+	}
+	snprintf(req, sizeof(req), "kill %s%s\n", sig, all ? " all" : "");
+	rc = request(&s, req, buf, sizeof(buf));
+	cstate_free(&s);
+	return rc;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	bool json = false, quiet = false;
+	json_object *arr = json_object_new_array();
+	DIR *d;
+	struct dirent *e;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+			quiet = true;
+		else if (!strcmp(argv[i], "--format=json") ||
+			 (!strcmp(argv[i], "--format") && i + 1 < argc &&
+			  !strcmp(argv[i + 1], "json") && ++i) ||
+			 (!strcmp(argv[i], "-f") && i + 1 < argc &&
+			  !strcmp(argv[i + 1], "json") && ++i))
+			json = true;
+		else if (!strcmp(argv[i], "--format=table") ||
+			 ((!strcmp(argv[i], "--format") ||
+			   !strcmp(argv[i], "-f")) &&
+			  i + 1 < argc && !strcmp(argv[i + 1], "table") && ++i))
+			json = false;
+		else
+			return fail("usage: moat list [--format table|json] "
+				    "[-q]");
+	}
+	if (!json && !quiet)
+		printf("%-12s%-12s%-12s%-12s%-33s%s\n", "ID", "PID", "STATUS",
+		       "BUNDLE", "CREATED", "OWNER");
+	d = opendir(g.root);
+	while (d && (e = readdir(d))) {
+		struct cstate s;
+		char buf[256];
+		const char *st;
+
+		if (e->d_name[0] == '.' || cstate_load(e->d_name, &s) < 0)
+			continue;
+		st = cstatus(&s, buf, sizeof(buf));
+		if (quiet) {
+			printf("%s\n", s.id);
+		} else if (json) {
+			cleanup_free char *j = state_json(&s, st, false);
+			json_object_array_add(arr, json_tokener_parse(j));
+		} else {
+			printf("%-12s%-12d%-12s%-12s%-33s%s\n", s.id,
+			       strcmp(st, "stopped") ? (int)s.pid : 0, st,
+			       s.bundle, s.created, s.owner);
+		}
+		cstate_free(&s);
+	}
+	if (d)
+		closedir(d);
+	if (json)
+		printf("%s\n",
+		       json_object_to_json_string_ext(
+			       arr, JSON_C_TO_STRING_PLAIN |
+					    JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(arr);
+	return 0;
+}
+
+static int cmd_ps(int argc, char **argv)
+{
+	static char reply[1 << 16];
+	bool json = false;
+	const char *id = NULL;
+	struct cstate s;
+	char buf[64];
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--format=json") ||
+		    ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f")) &&
+		     i + 1 < argc && !strcmp(argv[i + 1], "json") && ++i))
+			json = true;
+		else if (!strcmp(argv[i], "--format=table") ||
+			 ((!strcmp(argv[i], "--format") ||
+			   !strcmp(argv[i], "-f")) &&
+			  i + 1 < argc && !strcmp(argv[i + 1], "table") && ++i))
+			json = false;
+		else if (!id && argv[i][0] != '-')
+			id = argv[i];
+		else if (!strcmp(argv[i], "--"))
+			break; /* ps(1) options: the table is moat's own */
+		else
+			return fail("usage: moat ps [--format table|json] ID");
+	}
+	if (!id)
+		return fail("usage: moat ps [--format table|json] ID");
+	if (load_or_fail(id, &s))
+		return 1;
+	if (!strcmp(cstatus(&s, buf, sizeof(buf)), "stopped")) {
+		cstate_free(&s);
+		if (json) {
+			printf("[]\n");
+			return 0;
+		}
+		return fail("container not running");
+	}
+	if (request(&s, "ps\n", reply, sizeof(reply))) {
+		cstate_free(&s);
+		return 1;
+	}
+	cstate_free(&s);
+	if (json) {
+		const char *sep = "";
+		printf("[");
+		for (char *l = strtok(reply, "\n"); l; l = strtok(NULL, "\n")) {
+			printf("%s%d", sep, atoi(l));
+			sep = ",";
+		}
+		printf("]\n");
+		return 0;
+	}
+	printf("%-10s %-10s %s\n", "PID", "GUEST-PID", "CMD");
+	for (char *l = strtok(reply, "\n"); l; l = strtok(NULL, "\n")) {
+		int hp = 0, vp = 0, off = 0;
+		if (sscanf(l, "%d %d %n", &hp, &vp, &off) >= 2)
+			printf("%-10d %-10d %s\n", hp, vp, l + off);
+	}
+	return 0;
+}
+
+/* runc's stats event, from the sentry's "stats" answer. */
+static char *stats_event(const char *id, const char *reply)
+{
+	json_object *in = json_tokener_parse(reply), *v;
+	json_object *ev = json_object_new_object(), *data, *cpu, *usage, *mem,
+		    *musage, *pids, *nets, *eth;
+	char *out;
+#define NUM(k)                                                                 \
+	(json_object_object_get_ex(in, k, &v) ? json_object_get_int64(v) : 0)
+
+	data = json_object_new_object();
+	cpu = json_object_new_object();
+	usage = json_object_new_object();
+	json_object_object_add(usage, "total",
+			       json_object_new_int64(NUM("cpu_ns")));
+	json_object_object_add(cpu, "usage", usage);
+	json_object_object_add(data, "cpu", cpu);
+	mem = json_object_new_object();
+	musage = json_object_new_object();
+	json_object_object_add(musage, "usage",
+			       json_object_new_int64(NUM("memory")));
+	json_object_object_add(musage, "max",
+			       json_object_new_int64(NUM("memory_max")));
+	json_object_object_add(musage, "limit",
+			       json_object_new_int64(NUM("memory_limit")));
+	json_object_object_add(mem, "usage", musage);
+	json_object_object_add(data, "memory", mem);
+	pids = json_object_new_object();
+	json_object_object_add(pids, "current",
+			       json_object_new_int64(NUM("pids")));
+	json_object_object_add(pids, "limit",
+			       json_object_new_int64(NUM("pids_limit")));
+	json_object_object_add(data, "pids", pids);
+	nets = json_object_new_array();
+	if (json_object_object_get_ex(in, "net", &v) &&
+	    json_object_get_boolean(v)) {
+		eth = json_object_new_object();
+		json_object_object_add(eth, "name",
+				       json_object_new_string("eth0"));
+		json_object_object_add(eth, "rx_bytes",
+				       json_object_new_int64(NUM("rx_bytes")));
+		json_object_object_add(
+			eth, "rx_packets",
+			json_object_new_int64(NUM("rx_packets")));
+		json_object_object_add(eth, "tx_bytes",
+				       json_object_new_int64(NUM("tx_bytes")));
+		json_object_object_add(
+			eth, "tx_packets",
+			json_object_new_int64(NUM("tx_packets")));
+		json_object_object_add(
+			eth, "tx_dropped",
+			json_object_new_int64(NUM("tx_dropped")));
+		json_object_array_add(nets, eth);
+	}
+	json_object_object_add(data, "network_interfaces", nets);
+#undef NUM
+	json_object_object_add(ev, "type", json_object_new_string("stats"));
+	json_object_object_add(ev, "id", json_object_new_string(id));
+	json_object_object_add(ev, "data", data);
+	out = xstrdup(json_object_to_json_string_ext(
+		ev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(ev);
+	json_object_put(in);
+	return out;
+}
+
+static int cmd_events(int argc, char **argv)
+{
+	bool once = false;
+	int interval = 5, i;
+	const char *id = NULL;
+	struct cstate s;
+	char reply[1024], buf[64];
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--stats"))
+			once = true;
+		else if (!strcmp(argv[i], "--interval") && i + 1 < argc)
+			interval = atoi(argv[++i]);
+		else if (!strncmp(argv[i], "--interval=", 11))
+			interval = atoi(argv[i] + 11);
+		else if (!id)
+			id = argv[i];
+		else
+			id = NULL, i = argc;
+	}
+	if (!id || interval <= 0)
+		return fail("usage: moat events [--stats] [--interval SECS] "
+			    "ID");
+	if (load_or_fail(id, &s))
+		return 1;
+	for (;;) {
+		cleanup_free char *ev = NULL;
+
+		if (!strcmp(cstatus(&s, buf, sizeof(buf)), "stopped")) {
+			cstate_free(&s);
+			return once ? fail("container not running") : 0;
+		}
+		if (request(&s, "stats\n", reply, sizeof(reply))) {
+			cstate_free(&s);
+			return 1;
+		}
+		ev = stats_event(id, reply);
+		printf("%s\n", ev);
+		fflush(stdout);
+		if (once)
+			break;
+		sleep((unsigned)interval);
+	}
+	cstate_free(&s);
+	return 0;
+}
+
+static int cmd_pause_resume(int argc, char **argv)
+{
+	bool pause = !strcmp(argv[0], "pause");
+	char buf[256];
+	struct cstate s;
+	int rc;
+
+	if (argc != 2)
+		return fail("usage: moat %s ID", argv[0]);
+	if (load_or_fail(argv[1], &s))
+		return 1;
+	rc = request(&s, pause ? "pause\n" : "resume\n", buf, sizeof(buf));
+	cstate_free(&s);
+	return rc;
+}
+
+static int cmd_spec(int argc, char **argv)
+{
+	const char *bundle = ".";
+	cleanup_free char *path = NULL, *doc = oci_spec_default();
+	int i, fd;
+
+	for (i = 1; i < argc; i++) {
+		if ((!strcmp(argv[i], "--bundle") || !strcmp(argv[i], "-b")) &&
+		    i + 1 < argc)
+			bundle = argv[++i];
+		else if (!strncmp(argv[i], "--bundle=", 9))
+			bundle = argv[i] + 9;
+		else if (strcmp(argv[i], "--rootless"))
+			return fail("usage: moat spec [--bundle DIR]");
+	}
+	if (asprintf(&path, "%s/config.json", bundle) < 0)
+		abort();
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fail(errno == EEXIST ?
+				    "File %s exists. Remove it first" :
+				    "%s: %m",
+			    path);
+	if (write_all(fd, doc, strlen(doc)) < 0) {
+		close(fd);
+		return fail("%s: %s", path, strerror(errno));
+	}
+	close(fd);
+	return 0;
+}
+
+/* ---- dispatch -------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+} cmds[] = {
+	{ "create", cmd_create },
+	{ "start", cmd_start },
+	{ "run", cmd_run },
+	{ "state", cmd_state },
+	{ "kill", cmd_oci_kill },
+	{ "delete", cmd_delete },
+	{ "list", cmd_list },
+	{ "ps", cmd_ps },
+	{ "events", cmd_events },
+	{ "pause", cmd_pause_resume },
+	{ "resume", cmd_pause_resume },
+	{ "spec", cmd_spec },
+};
+
+bool oci_is_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (!strcmp(cmds[i].name, name))
+			return true;
+	return false;
+}
+
+int oci_version(void)
+{
+	printf("moat version %s\nspec: %s\n", MOAT_VERSION, OCI_VERSION);
+	return 0;
+}
+
+/* moat [GLOBAL OPTIONS] COMMAND ...: argv[0] is "moat". */
+int cmd_oci(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i], *val = NULL;
+		const char *eq = strchr(a, '=');
+		char key[32];
+
+		snprintf(key, sizeof(key), "%.*s",
+			 (int)(eq ? (size_t)(eq - a) : strlen(a)), a);
+		if (!strcmp(key, "--root") || !strcmp(key, "--log") ||
+		    !strcmp(key, "--log-format") || !strcmp(key, "--criu") ||
+		    !strcmp(key, "--rootless")) {
+			if (eq)
+				val = eq + 1;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			else
+				return fail("%s: a value is required", key);
+		}
+		if (!strcmp(key, "--root")) {
+			g.root = val;
+			g.root_given = true;
+		} else if (!strcmp(key, "--log"))
+			g.log = val;
+		else if (!strcmp(key, "--log-format")) {
+			if (strcmp(val, "json") && strcmp(val, "text"))
+				return fail("--log-format `%s`: json or text",
+					    val);
+			g.log_json = !strcmp(val, "json");
+		} else if (!strcmp(key, "--debug"))
+			g.debug = true;
+		else if (!strcmp(key, "--systemd-cgroup")) {
+			/* accepted: the sandbox's cgroups are moat's own */
+		} else if (!strcmp(key, "--version") || !strcmp(key, "-v"))
+			return oci_version();
+		else if (strcmp(key, "--criu") && strcmp(key, "--rootless"))
+			return fail("unknown global option `%s`", a);
+	}
+	if (i >= argc)
+		return fail("no command given");
+	for (size_t k = 0; k < ARRAY_SIZE(cmds); k++)
+		if (!strcmp(cmds[k].name, argv[i])) {
+			debug("%s %s", argv[i],
+			      i + 1 < argc ? argv[i + 1] : "");
+			return cmds[k].fn(argc - i, argv + i);
+		}
+	return fail("unknown command `%s`", argv[i]);
+}

@@ -1,0 +1,1294 @@
+/* oci/config.c: config.json (see config.h and docs/oci.md). */
+#include "oci/config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "lib/jdoc.h"
+#include "netstack/netstack.h"
+#include "sentry/limits.h"
+
+#define DEPTH 8
+
+struct parser {
+	struct jdoc d;
+	struct jstep path[DEPTH];
+	size_t depth;
+};
+
+static void push_key(struct parser *p, const char *key)
+{
+	if (p->depth < DEPTH)
+		p->path[p->depth] = (struct jstep){ key, 0 };
+	p->depth++;
+}
+
+static void push_idx(struct parser *p, size_t i)
+{
+	if (p->depth < DEPTH)
+		p->path[p->depth] = (struct jstep){ NULL, i };
+	p->depth++;
+}
+
+static void pop(struct parser *p)
+{
+	p->depth--;
+}
+
+static int bad(struct parser *p, const char *fmt, ...) MOAT_PRINTF(2, 3);
+static int bad(struct parser *p, const char *fmt, ...)
+{
+	char what[384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return jdoc_error(&p->d, p->path, p->depth < DEPTH ? p->depth : DEPTH,
+			  "%s", what);
+}
+
+/* ---- typed values -------------------------------------------------------- */
+
+static int want_type(struct parser *p, json_object *v, json_type t,
+		     const char *what)
+{
+	if (!json_object_is_type(v, t))
+		return bad(p, "%s expected", what);
+	return 0;
+}
+
+static int get_str(struct parser *p, json_object *v, char **out)
+{
+	if (want_type(p, v, json_type_string, "a string") < 0)
+		return -1;
+	free(*out);
+	*out = xstrdup(json_object_get_string(v));
+	return 0;
+}
+
+static int get_bool(struct parser *p, json_object *v, bool *out)
+{
+	if (want_type(p, v, json_type_boolean, "true or false") < 0)
+		return -1;
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
+/* An integer in [lo, hi]. */
+static int get_int(struct parser *p, json_object *v, int64_t lo, int64_t hi,
+		   int64_t *out)
+{
+	int64_t x;
+
+	if (!json_object_is_type(v, json_type_int))
+		return bad(p, "an integer expected");
+	errno = 0;
+	x = json_object_get_int64(v);
+	/* json-c clamps what does not fit; a uint64 beyond INT64_MAX is
+	 * read as such below. */
+	if (x == INT64_MAX && json_object_get_uint64(v) > (uint64_t)INT64_MAX) {
+		if (hi != INT64_MAX)
+			return bad(p, "at most %lld expected", (long long)hi);
+	}
+	if (x < lo || x > hi)
+		return bad(p, "an integer from %lld to %lld expected",
+			   (long long)lo, (long long)hi);
+	*out = x;
+	return 0;
+}
+
+static int get_u64(struct parser *p, json_object *v, uint64_t *out)
+{
+	if (!json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) < 0)
+		return bad(p, "a non-negative integer expected");
+	*out = json_object_get_uint64(v);
+	return 0;
+}
+
+/* A list of strings, NULL-terminated; empty allowed. */
+static int get_strv(struct parser *p, json_object *v, char ***out)
+{
+	size_t i, n;
+	char **a;
+
+	if (want_type(p, v, json_type_array, "a list of strings") < 0)
+		return -1;
+	n = json_object_array_length(v);
+	a = xcalloc(n + 1, sizeof(char *));
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(v, i);
+
+		push_idx(p, i);
+		if (!json_object_is_type(e, json_type_string)) {
+			int rc = bad(p, "a string expected");
+			pop(p);
+			for (size_t j = 0; j < i; j++)
+				free(a[j]);
+			free(a);
+			return rc;
+		}
+		pop(p);
+		a[i] = xstrdup(json_object_get_string(e));
+	}
+	if (*out) {
+		for (char **s = *out; *s; s++)
+			free(*s);
+		free(*out);
+	}
+	*out = a;
+	return 0;
+}
+
+static void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **s = v; *s; s++)
+		free(*s);
+	free(v);
+}
+
+/* Fields the sandbox gives already (config.h): accepted, recorded in
+ * state, never changing what runs. */
+static bool in_list(const char *key, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(key, *list))
+			return true;
+	return false;
+}
+
+/* Canonical absolute path: no ".", "..", repeated or trailing "/".
+ * NULL when path is relative or holds "..". */
+static char *canon_abs(const char *path)
+{
+	char *out, *q;
+	const char *s = path;
+
+	if (path[0] != '/')
+		return NULL;
+	out = q = xmalloc(strlen(path) + 2);
+	while (*s) {
+		size_t n;
+
+		while (*s == '/')
+			s++;
+		n = strcspn(s, "/");
+		if (!n)
+			break;
+		if (n == 2 && !strncmp(s, "..", 2)) {
+			free(out);
+			return NULL;
+		}
+		if (!(n == 1 && s[0] == '.')) {
+			*q++ = '/';
+			memcpy(q, s, n);
+			q += n;
+		}
+		s += n;
+	}
+	if (q == out)
+		*q++ = '/';
+	*q = 0;
+	return out;
+}
+
+/* ---- process ------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	int res;
+} rlimit_names[] = {
+	{ "RLIMIT_AS", RLIMIT_AS },
+	{ "RLIMIT_CORE", RLIMIT_CORE },
+	{ "RLIMIT_CPU", RLIMIT_CPU },
+	{ "RLIMIT_DATA", RLIMIT_DATA },
+	{ "RLIMIT_FSIZE", RLIMIT_FSIZE },
+	{ "RLIMIT_LOCKS", RLIMIT_LOCKS },
+	{ "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK },
+	{ "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
+	{ "RLIMIT_NICE", RLIMIT_NICE },
+	{ "RLIMIT_NOFILE", RLIMIT_NOFILE },
+	{ "RLIMIT_NPROC", RLIMIT_NPROC },
+	{ "RLIMIT_RSS", RLIMIT_RSS },
+	{ "RLIMIT_RTPRIO", RLIMIT_RTPRIO },
+	{ "RLIMIT_RTTIME", RLIMIT_RTTIME },
+	{ "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
+	{ "RLIMIT_STACK", RLIMIT_STACK },
+};
+
+static int parse_rlimit(struct parser *p, json_object *o, struct oci_rlimit *r)
+{
+	bool have_type = false, have_soft = false, have_hard = false;
+	size_t i;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	json_object_object_foreach(o, key, val)
+	{
+		int rc = 0;
+
+		push_key(p, key);
+		if (!strcmp(key, "type")) {
+			rc = want_type(p, val, json_type_string, "a string");
+			for (i = 0; !rc && i < ARRAY_SIZE(rlimit_names); i++)
+				if (!strcmp(json_object_get_string(val),
+					    rlimit_names[i].name))
+					break;
+			if (!rc && i == ARRAY_SIZE(rlimit_names))
+				rc = bad(p, "`%s` is not an RLIMIT_ name",
+					 json_object_get_string(val));
+			if (!rc)
+				r->resource = rlimit_names[i].res;
+			have_type = true;
+		} else if (!strcmp(key, "soft")) {
+			rc = get_u64(p, val, &r->soft);
+			have_soft = true;
+		} else if (!strcmp(key, "hard")) {
+			rc = get_u64(p, val, &r->hard);
+			have_hard = true;
+		} else {
+			rc = bad(p, "unknown field (type, soft, hard)");
+		}
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	if (!have_type || !have_soft || !have_hard)
+		return bad(p, "type, soft and hard are required");
+	if (r->soft > r->hard)
+		return bad(p, "soft is above hard");
+	return 0;
+}
+
+static int parse_user(struct parser *p, json_object *o, struct oci_process *pr)
+{
+	static const char *const recorded[] = { "username", NULL };
+	int64_t v = 0;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	json_object_object_foreach(o, key, val)
+	{
+		int rc = 0;
+
+		push_key(p, key);
+		if (!strcmp(key, "uid") || !strcmp(key, "gid")) {
+			rc = get_int(p, val, 0, 0xfffffffe, &v);
+			if (!rc && key[0] == 'u')
+				pr->uid = (uid_t)v;
+			else if (!rc)
+				pr->gid = (gid_t)v;
+		} else if (!strcmp(key, "umask")) {
+			rc = get_int(p, val, 0, 0777, &v);
+			pr->umask = (mode_t)v;
+			pr->has_umask = true;
+		} else if (!strcmp(key, "additionalGids")) {
+			size_t i, n;
+
+			rc = want_type(p, val, json_type_array,
+				       "a list of group ids");
+			n = rc ? 0 : json_object_array_length(val);
+			if (n > 32)
+				rc = bad(p, "more than 32 groups");
+			free(pr->gids);
+			pr->gids = xcalloc(n + 1, sizeof(gid_t));
+			pr->ngids = 0;
+			for (i = 0; !rc && i < n; i++) {
+				push_idx(p, i);
+				rc = get_int(p,
+					     json_object_array_get_idx(val, i),
+					     0, 0xfffffffe, &v);
+				pop(p);
+				pr->gids[pr->ngids++] = (gid_t)v;
+			}
+		} else if (!in_list(key, recorded)) {
+			rc = bad(p, "unknown field (uid, gid, umask, "
+				    "additionalGids, username)");
+		}
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_process_obj(struct parser *p, json_object *o,
+			     struct oci_process *pr)
+{
+	/* Given by the sandbox already: no guest process holds a host
+	 * capability, a host LSM label or a host oom score (docs/oci.md). */
+	static const char *const recorded[] = {
+		"capabilities",	   "apparmorProfile",
+		"selinuxLabel",	   "oomScoreAdj",
+		"ioPriority",	   "scheduler",
+		"execCPUAffinity", NULL
+	};
+	bool have_cwd = false;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	pr->uid = 0;
+	pr->gid = 0;
+	json_object_object_foreach(o, key, val)
+	{
+		int rc = 0;
+
+		push_key(p, key);
+		if (!strcmp(key, "args")) {
+			rc = get_strv(p, val, &pr->args);
+			if (!rc && !pr->args[0])
+				rc = bad(p, "empty: the command to run is "
+					    "required");
+			if (!rc && !pr->args[0][0])
+				rc = bad(p, "the command is an empty string");
+		} else if (!strcmp(key, "env")) {
+			rc = get_strv(p, val, &pr->env);
+			for (size_t i = 0; !rc && pr->env[i]; i++)
+				if (!strchr(pr->env[i], '=') ||
+				    pr->env[i][0] == '=') {
+					push_idx(p, i);
+					rc = bad(p, "`%s`: KEY=VALUE expected",
+						 pr->env[i]);
+					pop(p);
+				}
+		} else if (!strcmp(key, "cwd")) {
+			char *c = NULL;
+
+			rc = get_str(p, val, &c);
+			if (!rc) {
+				free(pr->cwd);
+				pr->cwd = canon_abs(c);
+				if (!pr->cwd)
+					rc = bad(p,
+						 "`%s`: an absolute path "
+						 "without `..` expected",
+						 c);
+			}
+			free(c);
+			have_cwd = true;
+		} else if (!strcmp(key, "terminal")) {
+			rc = get_bool(p, val, &pr->terminal);
+		} else if (!strcmp(key, "noNewPrivileges")) {
+			rc = get_bool(p, val, &pr->no_new_privileges);
+		} else if (!strcmp(key, "user")) {
+			rc = parse_user(p, val, pr);
+		} else if (!strcmp(key, "consoleSize")) {
+			int64_t v = 0;
+
+			rc = want_type(p, val, json_type_object, "an object");
+			json_object *h = NULL, *w = NULL;
+			if (!rc &&
+			    (!json_object_object_get_ex(val, "height", &h) ||
+			     !json_object_object_get_ex(val, "width", &w)))
+				rc = bad(p, "height and width expected");
+			if (!rc)
+				rc = get_int(p, h, 0, 65535, &v);
+			pr->console_rows = (unsigned)v;
+			if (!rc)
+				rc = get_int(p, w, 0, 65535, &v);
+			pr->console_cols = (unsigned)v;
+		} else if (!strcmp(key, "rlimits")) {
+			size_t i, n;
+
+			rc = want_type(p, val, json_type_array,
+				       "a list of rlimits");
+			n = rc ? 0 : json_object_array_length(val);
+			free(pr->rlimits);
+			pr->rlimits = xcalloc(n + 1, sizeof(*pr->rlimits));
+			pr->nrlimits = 0;
+			for (i = 0; !rc && i < n; i++) {
+				push_idx(p, i);
+				rc = parse_rlimit(
+					p, json_object_array_get_idx(val, i),
+					&pr->rlimits[pr->nrlimits++]);
+				pop(p);
+			}
+		} else if (!in_list(key, recorded)) {
+			rc = bad(p, "not supported by moat");
+		}
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	if (!pr->args)
+		return bad(p, "args: required");
+	if (!have_cwd)
+		return bad(p, "cwd: required");
+	return 0;
+}
+
+void oci_process_free(struct oci_process *pr)
+{
+	strv_free(pr->args);
+	strv_free(pr->env);
+	free(pr->cwd);
+	free(pr->gids);
+	free(pr->rlimits);
+	memset(pr, 0, sizeof(*pr));
+}
+
+int oci_process_parse(const char *text, size_t len, const char *origin,
+		      struct oci_process *out, struct moat_error *err)
+{
+	struct parser p = { .d = { text, len, origin, err } };
+	struct oci_process pr = { 0 };
+	json_object *root;
+	int rc;
+
+	if (jdoc_parse(&p.d, OCI_CONFIG_MAX, &root) < 0)
+		return -1;
+	rc = parse_process_obj(&p, root, &pr);
+	json_object_put(root);
+	if (rc < 0) {
+		oci_process_free(&pr);
+		return -1;
+	}
+	*out = pr;
+	return 0;
+}
+
+/* ---- mounts -------------------------------------------------------------- */
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+/* The mounts the sentry makes itself, by type and place. */
+static const struct {
+	const char *type, *dst;
+	int kind;
+} synth_mounts[] = {
+	{ "proc", "/proc", OCI_MNT_SYNTH },
+	{ "sysfs", "/sys", OCI_MNT_SYNTH },
+	{ "tmpfs", "/dev", OCI_MNT_SYNTH },
+	{ "devpts", "/dev/pts", OCI_MNT_SYNTH },
+	{ "tmpfs", "/dev/shm", OCI_MNT_SYNTH },
+	{ "bind", "/dev/shm", OCI_MNT_SYNTH },
+	{ "mqueue", "/dev/mqueue", OCI_MNT_IGNORE },
+	{ "cgroup", "/sys/fs/cgroup", OCI_MNT_IGNORE },
+	{ "cgroup2", "/sys/fs/cgroup", OCI_MNT_IGNORE },
+	{ "tmpfs", "/tmp", OCI_MNT_SYNTH },
+};
+
+/* Options that change nothing moat does: propagation, atime, and the
+ * node/suid/exec flags the sentry applies to every mount it makes. */
+static const char *const harmless_opts[] = { "rw",
+					     "bind",
+					     "rbind",
+					     "private",
+					     "rprivate",
+					     "slave",
+					     "rslave",
+					     "shared",
+					     "rshared",
+					     "unbindable",
+					     "runbindable",
+					     "nosuid",
+					     "suid",
+					     "nodev",
+					     "dev",
+					     "noexec",
+					     "exec",
+					     "relatime",
+					     "norelatime",
+					     "noatime",
+					     "atime",
+					     "strictatime",
+					     "nostrictatime",
+					     "nodiratime",
+					     "diratime",
+					     "newinstance",
+					     "sync",
+					     "async",
+					     "nosymfollow",
+					     "symfollow",
+					     "nocopyup",
+					     "copyup",
+					     "idmap",
+					     "ridmap",
+					     NULL };
+
+static int parse_mount_options(struct parser *p, json_object *v,
+			       struct oci_mount *m)
+{
+	size_t i, n;
+
+	if (want_type(p, v, json_type_array, "a list of strings") < 0)
+		return -1;
+	n = json_object_array_length(v);
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(v, i);
+		const char *o;
+		int rc = 0;
+
+		push_idx(p, i);
+		if (!json_object_is_type(e, json_type_string)) {
+			rc = bad(p, "a string expected");
+			goto next;
+		}
+		o = json_object_get_string(e);
+		if (!strcmp(o, "ro") || !strcmp(o, "rro")) {
+			m->ro = true;
+		} else if (!strncmp(o, "size=", 5)) {
+			int64_t s = limits_parse_size(o + 5);
+			if (s <= 0)
+				rc = bad(p, "`%s`: a size expected", o);
+			else
+				m->size = (uint64_t)s;
+		} else if (!strncmp(o, "mode=", 5) || !strncmp(o, "uid=", 4) ||
+			   !strncmp(o, "gid=", 4) ||
+			   !strncmp(o, "ptmxmode=", 9) ||
+			   !strncmp(o, "nr_inodes=", 10) ||
+			   !strncmp(o, "context=", 8) ||
+			   !strncmp(o, "tmpcopyup", 9) ||
+			   in_list(o, harmless_opts)) {
+			/* tmpfs and devpts attributes: the sentry's own */
+		} else {
+			rc = bad(p,
+				 "mount option `%s` is not supported by "
+				 "moat",
+				 o);
+		}
+next:
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_mount(struct parser *p, json_object *o, struct oci_mount *m)
+{
+	json_object *opts = NULL;
+	char *dst = NULL, *src = NULL;
+	bool is_bind = false;
+	size_t i;
+	int rc = 0;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	json_object_object_foreach(o, key, val)
+	{
+		push_key(p, key);
+		if (!strcmp(key, "destination"))
+			rc = get_str(p, val, &dst);
+		else if (!strcmp(key, "type"))
+			rc = get_str(p, val, &m->type);
+		else if (!strcmp(key, "source"))
+			rc = get_str(p, val, &src);
+		else if (!strcmp(key, "options"))
+			opts = val;
+		else if (strcmp(key, "uidMappings") &&
+			 strcmp(key, "gidMappings"))
+			rc = bad(p, "unknown field (destination, type, source, "
+				    "options)");
+		pop(p);
+		if (rc < 0)
+			goto out;
+	}
+	if (!dst) {
+		rc = bad(p, "destination: required");
+		goto out;
+	}
+	m->dst = canon_abs(dst);
+	if (!m->dst) {
+		push_key(p, "destination");
+		rc = bad(p, "`%s`: an absolute path without `..` expected",
+			 dst);
+		pop(p);
+		goto out;
+	}
+	if (opts) {
+		push_key(p, "options");
+		rc = parse_mount_options(p, opts, m);
+		pop(p);
+		if (rc < 0)
+			goto out;
+		for (i = 0; i < json_object_array_length(opts); i++) {
+			const char *s = json_object_get_string(
+				json_object_array_get_idx(opts, i));
+			if (!strcmp(s, "bind") || !strcmp(s, "rbind"))
+				is_bind = true;
+		}
+	}
+	if (!m->type)
+		m->type = xstrdup(is_bind ? "bind" : "none");
+	if (!strcmp(m->type, "bind"))
+		is_bind = true;
+	for (i = 0; i < ARRAY_SIZE(synth_mounts); i++)
+		if (!strcmp(m->dst, synth_mounts[i].dst) &&
+		    (!strcmp(m->type, synth_mounts[i].type) ||
+		     (is_bind && !strcmp(synth_mounts[i].type, "bind")))) {
+			m->kind = synth_mounts[i].kind;
+			goto out;
+		}
+	if (is_bind) {
+		if (!src || !src[0]) {
+			rc = bad(p, "source: required for a bind mount");
+			goto out;
+		}
+		if (!strcmp(m->dst, "/") || under(m->dst, "/proc") ||
+		    under(m->dst, "/dev") || under(m->dst, "/sys")) {
+			push_key(p, "destination");
+			rc = bad(p,
+				 "a bind mount at %s is not supported by "
+				 "moat (/, /proc, /dev, /sys are the "
+				 "sandbox's own)",
+				 m->dst);
+			pop(p);
+			goto out;
+		}
+		m->src = xstrdup(src);
+		m->kind = OCI_MNT_BIND; /* or FILE: decided at create */
+		goto out;
+	}
+	if (!strcmp(m->type, "tmpfs")) {
+		if (!strcmp(m->dst, "/") || under(m->dst, "/proc") ||
+		    under(m->dst, "/dev") || under(m->dst, "/sys")) {
+			push_key(p, "destination");
+			rc = bad(p, "a tmpfs at %s is not supported by moat",
+				 m->dst);
+			pop(p);
+			goto out;
+		}
+		m->kind = OCI_MNT_TMPFS;
+		goto out;
+	}
+	push_key(p, "type");
+	rc = bad(p, "a `%s` mount at %s is not supported by moat", m->type,
+		 m->dst);
+	pop(p);
+out:
+	free(dst);
+	free(src);
+	return rc < 0 ? -1 : 0;
+}
+
+/* ---- hooks --------------------------------------------------------------- */
+
+static const char *const hook_names[OCI_HOOK_KINDS] = {
+	[OCI_HOOK_PRESTART] = "prestart",
+	[OCI_HOOK_CREATE_RUNTIME] = "createRuntime",
+	[OCI_HOOK_POSTSTART] = "poststart",
+	[OCI_HOOK_POSTSTOP] = "poststop",
+};
+
+static int parse_hook(struct parser *p, json_object *o, struct oci_hook *h)
+{
+	int64_t v;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	json_object_object_foreach(o, key, val)
+	{
+		int rc = 0;
+
+		push_key(p, key);
+		if (!strcmp(key, "path")) {
+			rc = get_str(p, val, &h->path);
+			if (!rc && h->path[0] != '/')
+				rc = bad(p, "an absolute path expected");
+		} else if (!strcmp(key, "args")) {
+			rc = get_strv(p, val, &h->args);
+		} else if (!strcmp(key, "env")) {
+			rc = get_strv(p, val, &h->env);
+		} else if (!strcmp(key, "timeout")) {
+			rc = get_int(p, val, 1, 86400, &v);
+			h->timeout = (int)v;
+		} else {
+			rc = bad(p, "unknown field (path, args, env, timeout)");
+		}
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	if (!h->path)
+		return bad(p, "path: required");
+	return 0;
+}
+
+static int parse_hooks(struct parser *p, json_object *o, struct oci_config *c)
+{
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	json_object_object_foreach(o, key, val)
+	{
+		int kind, rc = 0;
+		size_t i, n;
+
+		push_key(p, key);
+		for (kind = 0; kind < OCI_HOOK_KINDS; kind++)
+			if (!strcmp(key, hook_names[kind]))
+				break;
+		if (kind == OCI_HOOK_KINDS) {
+			/* createContainer and startContainer run in the
+			 * container's namespaces, where no host binary can
+			 * run. */
+			rc = bad(p, "not supported by moat (prestart, "
+				    "createRuntime, poststart, poststop)");
+			pop(p);
+			return rc;
+		}
+		rc = want_type(p, val, json_type_array, "a list of hooks");
+		n = rc ? 0 : json_object_array_length(val);
+		c->hooks[kind].h = xcalloc(n + 1, sizeof(struct oci_hook));
+		for (i = 0; !rc && i < n; i++) {
+			push_idx(p, i);
+			rc = parse_hook(p, json_object_array_get_idx(val, i),
+					&c->hooks[kind].h[i]);
+			c->hooks[kind].n++;
+			pop(p);
+		}
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- linux --------------------------------------------------------------- */
+
+static int parse_resources(struct parser *p, json_object *o,
+			   struct oci_config *c)
+{
+	int64_t quota = 0, period = 0;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	json_object_object_foreach(o, key, val)
+	{
+		int rc = 0;
+
+		push_key(p, key);
+		if (!strcmp(key, "devices")) {
+			/* The sandbox's /dev is the sentry's; no host device
+			 * is reachable, whatever the list allows. */
+			rc = want_type(p, val, json_type_array, "a list");
+		} else if (!strcmp(key, "memory")) {
+			rc = want_type(p, val, json_type_object, "an object");
+			json_object_object_foreach(val, mk, mv)
+			{
+				push_key(p, mk);
+				if (!strcmp(mk, "limit")) {
+					int64_t l;
+					rc = get_int(p, mv, -1, INT64_MAX, &l);
+					c->memory = l > 0 ? (uint64_t)l : 0;
+				} else if (strcmp(mk, "swap") &&
+					   strcmp(mk, "reservation") &&
+					   strcmp(mk, "disableOOMKiller") &&
+					   strcmp(mk, "useHierarchy") &&
+					   strcmp(mk, "swappiness") &&
+					   strcmp(mk, "checkBeforeUpdate")) {
+					rc = bad(p, "not supported by moat");
+				}
+				pop(p);
+				if (rc < 0)
+					break;
+			}
+		} else if (!strcmp(key, "pids")) {
+			rc = want_type(p, val, json_type_object, "an object");
+			json_object_object_foreach(val, pk, pv)
+			{
+				push_key(p, pk);
+				if (!strcmp(pk, "limit"))
+					rc = get_int(p, pv, -1, 1000000,
+						     &c->pids);
+				else
+					rc = bad(p, "unknown field (limit)");
+				pop(p);
+				if (rc < 0)
+					break;
+			}
+			if (c->pids < 0)
+				c->pids = 0;
+		} else if (!strcmp(key, "cpu")) {
+			rc = want_type(p, val, json_type_object, "an object");
+			json_object_object_foreach(val, ck, cv)
+			{
+				push_key(p, ck);
+				if (!strcmp(ck, "quota"))
+					rc = get_int(p, cv, -1, INT64_MAX,
+						     &quota);
+				else if (!strcmp(ck, "period"))
+					rc = get_int(p, cv, 0, 1000000,
+						     &period);
+				else if (strcmp(ck, "shares") &&
+					 strcmp(ck, "cpus") &&
+					 strcmp(ck, "mems"))
+					rc = bad(p, "not supported by moat");
+				pop(p);
+				if (rc < 0)
+					break;
+			}
+		} else {
+			rc = bad(p, "not supported by moat (devices, memory, "
+				    "pids, cpu)");
+		}
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	if (quota > 0)
+		c->cpus =
+			(double)quota / (double)(period > 0 ? period : 100000);
+	return 0;
+}
+
+static int parse_namespaces(struct parser *p, json_object *o)
+{
+	/* The sandbox always has all of these of its own. */
+	static const char *const types[] = { "pid",    "network", "mount",
+					     "ipc",    "uts",	  "user",
+					     "cgroup", "time",	  NULL };
+	static const char *const required[] = { "pid", "network", "mount",
+						"ipc", "uts",	  NULL };
+	bool seen[8] = { 0 };
+	size_t i, j, n;
+
+	if (want_type(p, o, json_type_array, "a list of namespaces") < 0)
+		return -1;
+	n = json_object_array_length(o);
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(o, i), *t = NULL;
+		int rc = 0;
+
+		push_idx(p, i);
+		if (want_type(p, e, json_type_object, "an object") < 0) {
+			pop(p);
+			return -1;
+		}
+		json_object_object_foreach(e, key, val)
+		{
+			push_key(p, key);
+			if (!strcmp(key, "type")) {
+				t = val;
+				rc = want_type(p, val, json_type_string,
+					       "a string");
+				for (j = 0; !rc && types[j]; j++)
+					if (!strcmp(json_object_get_string(val),
+						    types[j]))
+						break;
+				if (!rc && !types[j])
+					rc = bad(p,
+						 "`%s` is not a namespace type",
+						 json_object_get_string(val));
+				if (!rc)
+					seen[j] = true;
+			} else if (!strcmp(key, "path")) {
+				rc = bad(p, "joining an existing namespace is "
+					    "not supported by moat: the "
+					    "sandbox is a kernel of its own");
+			} else {
+				rc = bad(p, "unknown field (type, path)");
+			}
+			pop(p);
+			if (rc < 0)
+				break;
+		}
+		if (!rc && !t)
+			rc = bad(p, "type: required");
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	for (j = 0; required[j]; j++)
+		if (!seen[j])
+			return bad(p,
+				   "no `%s` namespace: moat always gives the "
+				   "container its own; sharing the host's is "
+				   "not possible",
+				   required[j]);
+	return 0;
+}
+
+static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
+{
+	/* Given by the sandbox already (docs/oci.md). */
+	static const char *const recorded[] = {
+		"maskedPaths",	     "readonlyPaths",
+		"seccomp",	     "uidMappings",
+		"gidMappings",	     "cgroupsPath",
+		"rootfsPropagation", "mountLabel",
+		"personality",	     NULL
+	};
+	int rc = 0;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	json_object_object_foreach(o, key, val)
+	{
+		push_key(p, key);
+		if (!strcmp(key, "resources"))
+			rc = parse_resources(p, val, c);
+		else if (!strcmp(key, "namespaces"))
+			rc = parse_namespaces(p, val);
+		else if (!strcmp(key, "devices") || !strcmp(key, "sysctl")) {
+			/* An empty one changes nothing; a device or a
+			 * sysctl of the host's is out of the sandbox's
+			 * reach. */
+			if (json_object_is_type(val, json_type_array) ?
+				    json_object_array_length(val) != 0 :
+			    json_object_is_type(val, json_type_object) ?
+				    json_object_object_length(val) != 0 :
+				    true)
+				rc = bad(p, "not supported by moat");
+		} else if (!in_list(key, recorded))
+			rc = bad(p, "not supported by moat");
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- annotations --------------------------------------------------------- */
+
+static int moat_annotation(struct parser *p, const char *key, const char *v,
+			   struct oci_config *c)
+{
+	const char *k = key + strlen("dev.moat.");
+
+	if (!strcmp(k, "net")) {
+		if (!strcmp(v, "none"))
+			c->net = NET_NONE;
+		else if (!strcmp(v, "slirp"))
+			c->net = NET_SLIRP;
+		else if (!strcmp(v, "tap"))
+			c->net = NET_TAP;
+		else
+			return bad(p, "`%s`: none, slirp or tap", v);
+	} else if (!strcmp(k, "allow")) {
+		c->allow = xstrdup(v);
+	} else if (!strcmp(k, "deny")) {
+		c->deny = xstrdup(v);
+	} else if (!strcmp(k, "policy")) {
+		if (v[0] != '/')
+			return bad(p, "`%s`: an absolute path expected", v);
+		c->policy_file = xstrdup(v);
+	} else if (!strcmp(k, "dns")) {
+		c->dns = xstrdup(v);
+	} else if (!strcmp(k, "disk")) {
+		int64_t s = limits_parse_size(v);
+		if (s <= 0)
+			return bad(p, "`%s`: a size like 1G expected", v);
+		c->disk = (uint64_t)s;
+	} else if (!strcmp(k, "timeout")) {
+		char *end;
+		long s = strtol(v, &end, 10);
+		if (*end || s <= 0 || s > 1000000)
+			return bad(p, "`%s`: seconds expected", v);
+		c->timeout_s = (int)s;
+	} else if (!strcmp(k, "credentials")) {
+		return bad(p, "credentials injection is not built yet");
+	} else {
+		return bad(p, "unknown moat annotation (net, allow, deny, "
+			      "policy, dns, disk, timeout)");
+	}
+	return 0;
+}
+
+static int parse_annotations(struct parser *p, json_object *o,
+			     struct oci_config *c)
+{
+	size_t n;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	n = (size_t)json_object_object_length(o);
+	c->annotations = xcalloc(n + 1, sizeof(*c->annotations));
+	json_object_object_foreach(o, key, val)
+	{
+		int rc = 0;
+
+		push_key(p, key);
+		rc = want_type(p, val, json_type_string, "a string");
+		if (!rc && !strncmp(key, "dev.moat.", 9))
+			rc = moat_annotation(p, key,
+					     json_object_get_string(val), c);
+		pop(p);
+		if (rc < 0)
+			return -1;
+		c->annotations[c->nannotations].key = xstrdup(key);
+		c->annotations[c->nannotations++].value =
+			xstrdup(json_object_get_string(val));
+	}
+	return 0;
+}
+
+/* ---- the document -------------------------------------------------------- */
+
+static int parse_root(struct parser *p, json_object *o, struct oci_config *c,
+		      const char *bundle)
+{
+	char *path = NULL;
+	int rc = 0;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	json_object_object_foreach(o, key, val)
+	{
+		push_key(p, key);
+		if (!strcmp(key, "path"))
+			rc = get_str(p, val, &path);
+		else if (!strcmp(key, "readonly"))
+			rc = get_bool(p, val, &c->root_ro);
+		else
+			rc = bad(p, "unknown field (path, readonly)");
+		pop(p);
+		if (rc < 0)
+			goto out;
+	}
+	if (!path || !path[0]) {
+		rc = bad(p, "path: required");
+		goto out;
+	}
+	if (path[0] == '/')
+		c->root = xstrdup(path);
+	else if (asprintf(&c->root, "%s/%s", bundle, path) < 0)
+		abort();
+out:
+	free(path);
+	return rc < 0 ? -1 : 0;
+}
+
+int oci_config_parse(const char *text, size_t len, const char *bundle,
+		     struct oci_config *out, struct moat_error *err)
+{
+	static const char *const refused_top[] = { "solaris", "windows", "vm",
+						   "zos", NULL };
+	struct parser p = { .d = { text, len, "config.json", err } };
+	struct oci_config c = { 0 };
+	json_object *root, *v;
+	int rc = 0;
+	size_t i;
+
+	if (jdoc_parse(&p.d, OCI_CONFIG_MAX, &root) < 0)
+		return -1;
+	c.bundle = xstrdup(bundle);
+	json_object_object_foreach(root, key, val)
+	{
+		push_key(&p, key);
+		if (!strcmp(key, "ociVersion")) {
+			rc = get_str(&p, val, &c.oci_version);
+			if (!rc && strncmp(c.oci_version, "1.", 2))
+				rc = bad(&p, "`%s`: moat runs runtime-spec 1.x",
+					 c.oci_version);
+		} else if (!strcmp(key, "root")) {
+			rc = parse_root(&p, val, &c, bundle);
+		} else if (!strcmp(key, "process")) {
+			rc = parse_process_obj(&p, val, &c.process);
+		} else if (!strcmp(key, "hostname")) {
+			rc = get_str(&p, val, &c.hostname);
+			if (!rc && strlen(c.hostname) > 64)
+				rc = bad(&p, "longer than 64 bytes");
+		} else if (!strcmp(key, "domainname")) {
+			char *d = NULL;
+			rc = get_str(&p, val, &d);
+			free(d);
+		} else if (!strcmp(key, "mounts")) {
+			size_t n;
+
+			rc = want_type(&p, val, json_type_array,
+				       "a list of mounts");
+			n = rc ? 0 : json_object_array_length(val);
+			c.mounts = xcalloc(n + 1, sizeof(*c.mounts));
+			for (i = 0; !rc && i < n; i++) {
+				push_idx(&p, i);
+				rc = parse_mount(
+					&p, json_object_array_get_idx(val, i),
+					&c.mounts[c.nmounts++]);
+				pop(&p);
+			}
+		} else if (!strcmp(key, "hooks")) {
+			rc = parse_hooks(&p, val, &c);
+		} else if (!strcmp(key, "annotations")) {
+			rc = parse_annotations(&p, val, &c);
+		} else if (!strcmp(key, "linux")) {
+			rc = parse_linux(&p, val, &c);
+		} else if (in_list(key, refused_top)) {
+			rc = bad(&p, "not a Linux container: not supported "
+				     "by moat");
+		} else {
+			rc = bad(&p, "unknown field");
+		}
+		pop(&p);
+		if (rc < 0)
+			goto fail;
+	}
+	if (!json_object_object_get_ex(root, "ociVersion", &v)) {
+		rc = bad(&p, "ociVersion: required");
+		goto fail;
+	}
+	if (!c.root) {
+		rc = bad(&p, "root: required");
+		goto fail;
+	}
+	if (!c.process.args) {
+		rc = bad(&p, "process: required");
+		goto fail;
+	}
+	/* Relative bind sources are the bundle's. */
+	for (i = 0; i < c.nmounts; i++) {
+		struct oci_mount *m = &c.mounts[i];
+		char *abs;
+
+		if (m->kind != OCI_MNT_BIND || m->src[0] == '/')
+			continue;
+		if (asprintf(&abs, "%s/%s", bundle, m->src) < 0)
+			abort();
+		free(m->src);
+		m->src = abs;
+	}
+	for (i = 0; i < c.nmounts; i++)
+		for (size_t j = 0; j < i; j++)
+			if (c.mounts[i].kind != OCI_MNT_SYNTH &&
+			    c.mounts[i].kind != OCI_MNT_IGNORE &&
+			    !strcmp(c.mounts[i].dst, c.mounts[j].dst)) {
+				struct jstep mp[3] = { { "mounts", 0 },
+						       { NULL, i },
+						       { "destination", 0 } };
+				rc = jdoc_error(&p.d, mp, 3,
+						"%s is mounted twice",
+						c.mounts[i].dst);
+				goto fail;
+			}
+	json_object_put(root);
+	*out = c;
+	return 0;
+fail:
+	json_object_put(root);
+	oci_config_free(&c);
+	return -1;
+}
+
+int oci_config_load(const char *bundle, struct oci_config *out,
+		    struct moat_error *err)
+{
+	cleanup_free char *path = NULL, *buf = NULL;
+	struct stat st;
+	size_t len;
+
+	if (asprintf(&path, "%s/config.json", bundle) < 0)
+		abort();
+	if (jdoc_read_file(path, OCI_CONFIG_MAX, &buf, &len, err) < 0)
+		return moat_error_wrap(err, "bundle");
+	if (oci_config_parse(buf, len, bundle, out, err) < 0)
+		return -1;
+	errno = 0;
+	if (stat(out->root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		moat_error_set(err, errno ? errno : ENOTDIR,
+			       "config.json: root.path `%s`", out->root);
+		oci_config_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+void oci_config_free(struct oci_config *c)
+{
+	size_t i;
+	int k;
+
+	free(c->oci_version);
+	free(c->bundle);
+	free(c->root);
+	free(c->hostname);
+	oci_process_free(&c->process);
+	for (i = 0; i < c->nmounts; i++) {
+		free(c->mounts[i].dst);
+		free(c->mounts[i].type);
+		free(c->mounts[i].src);
+	}
+	free(c->mounts);
+	for (k = 0; k < OCI_HOOK_KINDS; k++) {
+		for (i = 0; i < c->hooks[k].n; i++) {
+			free(c->hooks[k].h[i].path);
+			strv_free(c->hooks[k].h[i].args);
+			strv_free(c->hooks[k].h[i].env);
+		}
+		free(c->hooks[k].h);
+	}
+	for (i = 0; i < c->nannotations; i++) {
+		free(c->annotations[i].key);
+		free(c->annotations[i].value);
+	}
+	free(c->annotations);
+	free(c->allow);
+	free(c->deny);
+	free(c->policy_file);
+	free(c->dns);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- moat spec ----------------------------------------------------------- */
+
+char *oci_spec_default(void)
+{
+	/* runc's default, minus what moat refuses: a read-only rootfs of
+	 * ./rootfs, a shell on a terminal, the usual mounts. */
+	static const char doc[] =
+		"{\n"
+		"\t\"ociVersion\": \"" OCI_VERSION "\",\n"
+		"\t\"process\": {\n"
+		"\t\t\"terminal\": true,\n"
+		"\t\t\"user\": {\n\t\t\t\"uid\": 0,\n\t\t\t\"gid\": 0\n\t\t},\n"
+		"\t\t\"args\": [\n\t\t\t\"sh\"\n\t\t],\n"
+		"\t\t\"env\": [\n"
+		"\t\t\t\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:"
+		"/usr/bin:/sbin:/bin\",\n"
+		"\t\t\t\"TERM=xterm\"\n"
+		"\t\t],\n"
+		"\t\t\"cwd\": \"/\",\n"
+		"\t\t\"rlimits\": [\n"
+		"\t\t\t{\n\t\t\t\t\"type\": \"RLIMIT_NOFILE\",\n"
+		"\t\t\t\t\"hard\": 1024,\n\t\t\t\t\"soft\": 1024\n\t\t\t}\n"
+		"\t\t],\n"
+		"\t\t\"noNewPrivileges\": true\n"
+		"\t},\n"
+		"\t\"root\": {\n\t\t\"path\": \"rootfs\",\n"
+		"\t\t\"readonly\": true\n\t},\n"
+		"\t\"hostname\": \"moat\",\n"
+		"\t\"mounts\": [\n"
+		"\t\t{\n\t\t\t\"destination\": \"/proc\",\n"
+		"\t\t\t\"type\": \"proc\",\n\t\t\t\"source\": \"proc\"\n\t\t},\n"
+		"\t\t{\n\t\t\t\"destination\": \"/dev\",\n"
+		"\t\t\t\"type\": \"tmpfs\",\n\t\t\t\"source\": \"tmpfs\",\n"
+		"\t\t\t\"options\": [\"nosuid\", \"strictatime\", "
+		"\"mode=755\", \"size=65536k\"]\n\t\t},\n"
+		"\t\t{\n\t\t\t\"destination\": \"/dev/pts\",\n"
+		"\t\t\t\"type\": \"devpts\",\n\t\t\t\"source\": \"devpts\",\n"
+		"\t\t\t\"options\": [\"nosuid\", \"noexec\", \"newinstance\", "
+		"\"ptmxmode=0666\", \"mode=0620\", \"gid=5\"]\n\t\t},\n"
+		"\t\t{\n\t\t\t\"destination\": \"/dev/shm\",\n"
+		"\t\t\t\"type\": \"tmpfs\",\n\t\t\t\"source\": \"shm\",\n"
+		"\t\t\t\"options\": [\"nosuid\", \"noexec\", \"nodev\", "
+		"\"mode=1777\", \"size=65536k\"]\n\t\t},\n"
+		"\t\t{\n\t\t\t\"destination\": \"/sys\",\n"
+		"\t\t\t\"type\": \"sysfs\",\n\t\t\t\"source\": \"sysfs\",\n"
+		"\t\t\t\"options\": [\"nosuid\", \"noexec\", \"nodev\", "
+		"\"ro\"]\n\t\t}\n"
+		"\t],\n"
+		"\t\"linux\": {\n"
+		"\t\t\"namespaces\": [\n"
+		"\t\t\t{\"type\": \"pid\"},\n\t\t\t{\"type\": \"network\"},\n"
+		"\t\t\t{\"type\": \"ipc\"},\n\t\t\t{\"type\": \"uts\"},\n"
+		"\t\t\t{\"type\": \"mount\"}\n"
+		"\t\t]\n"
+		"\t}\n"
+		"}\n";
+
+	return xstrdup(doc);
+}

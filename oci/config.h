@@ -1,0 +1,141 @@
+/* oci/config.h: an OCI bundle's config.json (runtime-spec 1.x), parsed
+ * with json-c (lib/jdoc.h) and checked against what moat can honour.
+ *
+ * Every field is one of three kinds (docs/oci.md has the whole list):
+ *  - honoured: it changes what the container gets (process, root, mounts,
+ *    hostname, resources, hooks, rlimits, dev.moat.* annotations);
+ *  - given by the sandbox already, accepted and recorded: the container
+ *    always has its own namespaces, a synthetic /proc, /sys and /dev, no
+ *    host capability and no host syscall (capabilities, maskedPaths,
+ *    readonlyPaths, seccomp, apparmor/selinux labels, uid mappings);
+ *  - refused: anything else, with a message naming the field and its
+ *    line ("config.json:9: linux.intelRdt: not supported by moat").
+ * Nothing is silently ignored.
+ */
+#ifndef MOAT_OCI_CONFIG_H
+#define MOAT_OCI_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/util.h"
+
+#define OCI_CONFIG_MAX (4 << 20) /* bytes of config.json */
+#define OCI_VERSION "1.1.0"	 /* the runtime-spec version moat implements */
+
+enum oci_mount_kind {
+	OCI_MNT_BIND,	/* a host directory: a gofer of its own */
+	OCI_MNT_FILE,	/* a host file: copied into the container at create */
+	OCI_MNT_TMPFS,	/* the sentry's own tmpfs */
+	OCI_MNT_SYNTH,	/* /proc, /sys, /dev, /dev/pts, ...: the sentry's */
+	OCI_MNT_IGNORE, /* the sentry gives it already (cgroup, mqueue) */
+};
+
+struct oci_mount {
+	char *dst;     /* canonical absolute path */
+	char *type;    /* as given ("bind", "tmpfs", "proc", ...) */
+	char *src;     /* bind: absolute host path (from the bundle) */
+	int kind;      /* enum oci_mount_kind */
+	bool ro;       /* "ro" among the options */
+	uint64_t size; /* tmpfs size=, 0: the default */
+};
+
+struct oci_hook {
+	char *path;
+	char **args; /* NULL-terminated; NULL: just path */
+	char **env;  /* NULL-terminated; NULL: empty */
+	int timeout; /* seconds, 0: none */
+};
+
+struct oci_hooks {
+	struct oci_hook *h;
+	size_t n;
+};
+
+enum oci_hook_kind {
+	OCI_HOOK_PRESTART,
+	OCI_HOOK_CREATE_RUNTIME,
+	OCI_HOOK_POSTSTART,
+	OCI_HOOK_POSTSTOP,
+	OCI_HOOK_KINDS
+};
+
+struct oci_rlimit {
+	int resource; /* RLIMIT_* */
+	uint64_t soft, hard;
+};
+
+struct oci_annotation {
+	char *key, *value;
+};
+
+struct oci_process {
+	char **args; /* NULL-terminated, at least one */
+	char **env;  /* NULL-terminated */
+	char *cwd;   /* absolute */
+	bool terminal;
+	uid_t uid;
+	gid_t gid;
+	gid_t *gids; /* additionalGids */
+	size_t ngids;
+	bool has_umask;
+	mode_t umask;
+	struct oci_rlimit *rlimits;
+	size_t nrlimits;
+	bool no_new_privileges;
+	unsigned console_rows, console_cols; /* consoleSize, 0: none */
+};
+
+struct oci_config {
+	char *oci_version;
+	char *bundle; /* absolute */
+	char *root;   /* absolute path of the rootfs */
+	bool root_ro;
+	char *hostname; /* NULL: none given */
+	struct oci_process process;
+	struct oci_mount *mounts;
+	size_t nmounts;
+	struct oci_hooks hooks[OCI_HOOK_KINDS];
+	struct oci_annotation *annotations;
+	size_t nannotations;
+	/* linux.resources (0: none) */
+	uint64_t memory;
+	int64_t pids;
+	double cpus;
+	/* dev.moat.* annotations */
+	int net;	   /* enum net_mode */
+	char *allow;	   /* dev.moat.allow: comma-separated rules */
+	char *deny;	   /* dev.moat.deny */
+	char *policy_file; /* dev.moat.policy */
+	char *dns;	   /* dev.moat.dns */
+	uint64_t disk;	   /* dev.moat.disk */
+	int timeout_s;	   /* dev.moat.timeout */
+};
+
+/* Parse and check text (len bytes) as the config.json of the bundle at
+ * bundle_dir (absolute). 0 and *out filled (oci_config_free), or -1 and
+ * err saying what, and where. Paths are not looked at on the host. */
+int oci_config_parse(const char *text, size_t len, const char *bundle_dir,
+		     struct oci_config *out, struct moat_error *err);
+/* bundle_dir/config.json, read and parsed; the rootfs must be a
+ * directory. */
+int oci_config_load(const char *bundle_dir, struct oci_config *out,
+		    struct moat_error *err);
+void oci_config_free(struct oci_config *c);
+
+/* A process.json (`moat exec --process F`): the "process" object alone. */
+int oci_process_parse(const char *text, size_t len, const char *origin,
+		      struct oci_process *out, struct moat_error *err);
+void oci_process_free(struct oci_process *p);
+
+/* The default config.json of `moat spec` (malloc'd JSON text). */
+char *oci_spec_default(void);
+
+/* Run the hooks of one kind on the host, each given state (the state
+ * JSON) on stdin; 0, or -1 with err naming the hook that failed. */
+int oci_hooks_run(const struct oci_hooks *hooks, const char *kind_name,
+		  const char *state, struct moat_error *err);
+
+#endif
