@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1057,12 +1058,17 @@ int cmd_oci_kill(int argc, char **argv)
 		else
 			n = 3;
 	}
+	if (id) {
+		int rc0 = cstate_load(id, &s);
+		if (rc0 == -ENOENT && !g.root_given)
+			return cmd_kill(argc, argv); /* `moat do --name` */
+		if (rc0 == 0)
+			cstate_free(&s);
+	}
 	if (!id || n > 2)
 		return fail("usage: moat kill [--all] ID [SIGNAL]");
 	if (control_parse_signal(sig) < 0)
 		return fail("`%s` is not a signal", sig);
-	if (cstate_load(id, &s) == -ENOENT && !g.root_given)
-		return cmd_kill(argc, argv); /* a `moat do --name` sandbox */
 	if (load_or_fail(id, &s))
 		return 1;
 	if (!strcmp(cstatus(&s, buf, sizeof(buf)), "stopped")) {
@@ -1358,6 +1364,433 @@ static int cmd_spec(int argc, char **argv)
 	return 0;
 }
 
+/* ---- exec ------------------------------------------------------------------ */
+
+/* The request body of sentry/control.c's "exec": NUL-separated fields. */
+static char *exec_body(const struct oci_process *pr, size_t *len)
+{
+	size_t cap = 4096, n = 0, i, argc = 0, envc = 0;
+	char *b = xmalloc(cap);
+
+#define PUT(str)                                                               \
+	do {                                                                   \
+		size_t l_ = strlen(str) + 1;                                   \
+		while (n + l_ > cap) {                                         \
+			cap *= 2;                                              \
+			b = realloc(b, cap);                                   \
+			if (!b)                                                \
+				abort();                                       \
+		}                                                              \
+		memcpy(b + n, str, l_);                                        \
+		n += l_;                                                       \
+	} while (0)
+	char num[32];
+
+	PUT(pr->cwd);
+	snprintf(num, sizeof(num), "%u", pr->uid);
+	PUT(num);
+	snprintf(num, sizeof(num), "%u", pr->gid);
+	PUT(num);
+	snprintf(num, sizeof(num), "%zu", pr->ngids);
+	PUT(num);
+	for (i = 0; i < pr->ngids; i++) {
+		snprintf(num, sizeof(num), "%u", pr->gids[i]);
+		PUT(num);
+	}
+	while (pr->args[argc])
+		argc++;
+	snprintf(num, sizeof(num), "%zu", argc);
+	PUT(num);
+	for (i = 0; i < argc; i++)
+		PUT(pr->args[i]);
+	while (pr->env && pr->env[envc])
+		envc++;
+	snprintf(num, sizeof(num), "%zu", envc);
+	PUT(num);
+	for (i = 0; i < envc; i++)
+		PUT(pr->env[i]);
+#undef PUT
+	*len = n;
+	return b;
+}
+
+/* Ask the daemon to run pr with stdio fds; relay signals to it until it
+ * ends. Returns its exit code (128+N for a signal). notify (> 2): where
+ * "ok" or the error goes once it runs (exec -d), closed then. */
+static int exec_relay(const struct cstate *s, const struct oci_process *pr,
+		      const int fds[3], int notify)
+{
+	static const int relayed[] = { SIGTERM, SIGINT,	 SIGHUP,   SIGQUIT,
+				       SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
+	cleanup_free char *body = NULL;
+	struct sockaddr_un sa;
+	socklen_t sl = control_addr_raw(s->ctl, &sa);
+	union {
+		char b[CMSG_SPACE(3 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char head[64], line[256];
+	struct iovec iov[2];
+	struct msghdr mh = { 0 };
+	struct cmsghdr *cm;
+	sigset_t set;
+	size_t len, n = 0;
+	int fd, sfd, vpid = 0, status = -1;
+	unsigned k;
+
+	body = exec_body(pr, &len);
+	snprintf(head, sizeof(head), "exec %zu\n", len);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sl) < 0) {
+		snprintf(line, sizeof(line), "container `%s`: no answer (%s)",
+			 s->id, strerror(errno));
+		goto fail;
+	}
+	iov[0] = (struct iovec){ head, strlen(head) };
+	iov[1] = (struct iovec){ body, len };
+	mh.msg_iov = iov;
+	mh.msg_iovlen = 2;
+	mh.msg_control = u.b;
+	mh.msg_controllen = sizeof(u.b);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, 3 * sizeof(int));
+	{
+		ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		size_t total = iov[0].iov_len + len;
+
+		if (w < 0) {
+			snprintf(line, sizeof(line), "exec: %s",
+				 strerror(errno));
+			goto fail;
+		}
+		if ((size_t)w < total) {
+			size_t sent_body = (size_t)w - iov[0].iov_len;
+			if ((size_t)w < iov[0].iov_len ||
+			    write_all(fd, body + sent_body, len - sent_body) <
+				    0) {
+				snprintf(line, sizeof(line),
+					 "exec: short send");
+				goto fail;
+			}
+		}
+	}
+	/* "ok VPID" or "error: ..." */
+	while (n < sizeof(line) - 1) {
+		ssize_t r = read(fd, line + n, 1);
+		if (r <= 0 || line[n] == '\n')
+			break;
+		n++;
+	}
+	line[n] = 0;
+	if (sscanf(line, "ok %d", &vpid) != 1) {
+		if (!strncmp(line, "error: ", 7))
+			memmove(line, line + 7, strlen(line + 7) + 1);
+		else if (!line[0])
+			snprintf(line, sizeof(line), "exec: no answer");
+		goto fail;
+	}
+	if (notify > 2) {
+		if (write(notify, "ok\n", 3) != 3) {
+			/* the parent is gone: run on regardless */
+		}
+		close(notify);
+	}
+	sigemptyset(&set);
+	for (k = 0; k < ARRAY_SIZE(relayed); k++)
+		sigaddset(&set, relayed[k]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	n = 0;
+	for (;;) {
+		struct pollfd pf[2] = { { fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+
+		if (poll(pf, 2, -1) < 0)
+			continue;
+		if (pf[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			char req[64], reply[128];
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				snprintf(req, sizeof(req), "kill %u %d\n",
+					 si.ssi_signo, vpid);
+				control_call(s->ctl, req, strlen(req), reply,
+					     sizeof(reply), 5);
+			}
+		}
+		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			ssize_t r = read(fd, line + n, sizeof(line) - 1 - n);
+			if (r <= 0)
+				break;
+			n += (size_t)r;
+			line[n] = 0;
+			if (sscanf(line, "exit %d", &status) == 1 &&
+			    strchr(line, '\n'))
+				break;
+		}
+	}
+	close(fd);
+	if (status < 0)
+		return 137; /* the sandbox ended under it */
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (notify > 2) {
+		dprintf(notify, "%s\n", line);
+		close(notify);
+		return 255;
+	}
+	return fail("%s", line) ? 255 : 255;
+}
+
+static const struct option exec_opts[] = {
+	{ "process", required_argument, NULL, 'p' },
+	{ "tty", no_argument, NULL, 't' },
+	{ "detach", no_argument, NULL, 'd' },
+	{ "pid-file", required_argument, NULL, 'P' },
+	{ "console-socket", required_argument, NULL, 'c' },
+	{ "cwd", required_argument, NULL, 'w' },
+	{ "env", required_argument, NULL, 'e' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "additional-gids", required_argument, NULL, 'g' },
+	{ "cap", required_argument, NULL, 'C' },
+	{ "no-new-privs", no_argument, NULL, 'N' },
+	{ "apparmor", required_argument, NULL, 'A' },
+	{ "process-label", required_argument, NULL, 'L' },
+	{ "preserve-fds", required_argument, NULL, 'F' },
+	{ "ignore-paused", no_argument, NULL, 'I' },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int cmd_exec(int argc, char **argv)
+{
+	const char *process_file = NULL, *pid_file = NULL, *console = NULL,
+		   *cwd = NULL, *user = NULL;
+	bool tty = false, detach = false;
+	char **envs = NULL, **gids = NULL;
+	size_t nenv = 0, ngid = 0, i;
+	struct oci_process pr = { 0 };
+	struct moat_error err = { 0 };
+	struct oci_config c;
+	struct cstate s;
+	int fds[3] = { 0, 1, 2 }, opt, code, master = -1, slave = -1;
+	char buf[256];
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+p:tdu:e:g:c:", exec_opts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			process_file = optarg;
+			break;
+		case 't':
+			tty = true;
+			break;
+		case 'd':
+			detach = true;
+			break;
+		case 'P':
+			pid_file = optarg;
+			break;
+		case 'c':
+			console = optarg;
+			break;
+		case 'w':
+			cwd = optarg;
+			break;
+		case 'u':
+			user = optarg;
+			break;
+		case 'e':
+			envs = realloc(envs, (nenv + 1) * sizeof(char *));
+			if (!envs)
+				abort();
+			envs[nenv++] = optarg;
+			break;
+		case 'g':
+			gids = realloc(gids, (ngid + 1) * sizeof(char *));
+			if (!gids)
+				abort();
+			gids[ngid++] = optarg;
+			break;
+		case 'F':
+			if (strcmp(optarg, "0"))
+				return fail("--preserve-fds: no host fd "
+					    "enters the sandbox");
+			break;
+		case 'C':
+		case 'N':
+		case 'A':
+		case 'L':
+		case 'I':
+		case 'G':
+			break; /* given by the sandbox already (docs/oci.md) */
+		default:
+			return fail("usage: moat exec [options] ID [CMD "
+				    "ARGS...] | --process F ID");
+		}
+	}
+	if (optind >= argc)
+		return fail("usage: moat exec [options] ID [CMD ARGS...]");
+	if (load_or_fail(argv[optind], &s))
+		return 1;
+	if (process_file) {
+		cleanup_free char *text = NULL;
+		size_t len;
+
+		if (optind + 1 < argc)
+			return fail("--process and a command are exclusive");
+		if (jdoc_read_file(process_file, OCI_CONFIG_MAX, &text, &len,
+				   &err) < 0 ||
+		    oci_process_parse(text, len, process_file, &pr, &err) < 0)
+			return fail("--process: %s", err.msg);
+	} else {
+		/* The container's own process, with the command and the
+		 * options given here (as runc builds it). */
+		cleanup_free char *dir = state_path(s.id, NULL);
+		cleanup_free char *cfg = state_path(s.id, "config.json");
+		cleanup_free char *text = NULL;
+		size_t len;
+
+		if (optind + 1 >= argc)
+			return fail("exec: a command is required");
+		if (jdoc_read_file(cfg, OCI_CONFIG_MAX, &text, &len, &err) <
+			    0 ||
+		    oci_config_parse(text, len, s.bundle, &c, &err) < 0)
+			return fail("%s", err.msg);
+		pr = c.process;
+		memset(&c.process, 0, sizeof(c.process));
+		oci_config_free(&c);
+		for (char **a = pr.args; *a; a++)
+			free(*a);
+		free(pr.args);
+		pr.args = xcalloc((size_t)(argc - optind), sizeof(char *));
+		for (i = 0; (int)i < argc - optind - 1; i++)
+			pr.args[i] = xstrdup(argv[optind + 1 + i]);
+		pr.terminal = tty;
+	}
+	if (cwd) {
+		free(pr.cwd);
+		pr.cwd = xstrdup(cwd);
+	}
+	if (user) {
+		char *end;
+		pr.uid = (uid_t)strtoul(user, &end, 10);
+		if (*end == ':')
+			pr.gid = (gid_t)strtoul(end + 1, &end, 10);
+		if (*end)
+			return fail("--user `%s`: UID[:GID] expected", user);
+	}
+	for (i = 0; i < ngid; i++) {
+		pr.gids = realloc(pr.gids, (pr.ngids + 1) * sizeof(gid_t));
+		if (!pr.gids)
+			abort();
+		pr.gids[pr.ngids++] = (gid_t)strtoul(gids[i], NULL, 10);
+	}
+	for (i = 0; i < nenv; i++) {
+		size_t k = strcspn(envs[i], "="), n = 0;
+		bool replaced = false;
+
+		while (pr.env && pr.env[n]) {
+			if (!strncmp(pr.env[n], envs[i], k) &&
+			    pr.env[n][k] == '=') {
+				free(pr.env[n]);
+				pr.env[n] = xstrdup(envs[i]);
+				replaced = true;
+			}
+			n++;
+		}
+		if (!replaced) {
+			pr.env = realloc(pr.env, (n + 2) * sizeof(char *));
+			if (!pr.env)
+				abort();
+			pr.env[n] = xstrdup(envs[i]);
+			pr.env[n + 1] = NULL;
+		}
+	}
+	free(envs);
+	free(gids);
+	if (!pr.cwd)
+		pr.cwd = xstrdup("/");
+	if (pr.terminal && console) {
+		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+		    (slave = open(ptsname(master), O_RDWR | O_NOCTTY)) < 0)
+			return fail("terminal: %s", strerror(errno));
+		if (send_console(console, master, &err) < 0)
+			return fail("%s", err.msg);
+		close(master);
+		fds[0] = fds[1] = fds[2] = slave;
+	} else if (pr.terminal && detach) {
+		return fail("cannot allocate tty if moat will detach without "
+			    "setting console socket");
+	}
+	if (strcmp(cstatus(&s, buf, sizeof(buf)), "running")) {
+		const char *st = cstatus(&s, buf, sizeof(buf));
+		return fail("cannot exec in a %s container", st);
+	}
+	if (detach) {
+		int pp[2];
+		pid_t proxy;
+		char msg[512];
+
+		if (pipe2(pp, O_CLOEXEC) < 0)
+			return fail("pipe: %s", strerror(errno));
+		fflush(stdout);
+		fflush(stderr);
+		proxy = fork();
+		if (proxy < 0)
+			return fail("fork: %s", strerror(errno));
+		if (proxy == 0) {
+			/* The exec's host stand-in: its engine reaps it and
+			 * signals it; it passes signals on and ends as the
+			 * process does. */
+			close(pp[0]);
+			setsid();
+			if (pp[1] <= 2) {
+				int r = fcntl(pp[1], F_DUPFD_CLOEXEC, 3);
+				close(pp[1]);
+				pp[1] = r;
+			}
+			_exit(exec_relay(&s, &pr, fds, pp[1]));
+		}
+		close(pp[1]);
+		if (slave >= 0)
+			close(slave);
+		if (await_ready(pp[0], msg, sizeof(msg)) < 0) {
+			close(pp[0]);
+			waitpid(proxy, NULL, 0);
+			return fail("%s", msg[0] ? msg : "exec failed");
+		}
+		close(pp[0]);
+		if (pid_file) {
+			char pb[16];
+			snprintf(pb, sizeof(pb), "%d", (int)proxy);
+			if (write_atomic(pid_file, pb) < 0)
+				return fail("--pid-file `%s`: %s", pid_file,
+					    strerror(errno));
+		}
+		cstate_free(&s);
+		oci_process_free(&pr);
+		return 0;
+	}
+	if (pid_file) {
+		char pb[16];
+		snprintf(pb, sizeof(pb), "%d", (int)getpid());
+		write_atomic(pid_file, pb);
+	}
+	code = exec_relay(&s, &pr, fds, -1);
+	cstate_free(&s);
+	oci_process_free(&pr);
+	return code;
+}
+
 /* ---- dispatch -------------------------------------------------------------- */
 
 static const struct {
@@ -1376,6 +1809,7 @@ static const struct {
 	{ "pause", cmd_pause_resume },
 	{ "resume", cmd_pause_resume },
 	{ "spec", cmd_spec },
+	{ "exec", cmd_exec },
 };
 
 bool oci_is_command(const char *name)

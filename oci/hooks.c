@@ -81,7 +81,9 @@ int oci_hooks_run(const struct oci_hooks *hooks, const char *kind_name,
 	size_t i;
 
 	for (i = 0; i < hooks->n; i++)
-		if (run_one(&hooks->h[i], state, err) < 0)
-			return moat_error_wrap(err, "%s", kind_name);
+		if (run_one(&hooks->h[i], state, err) < 0) {
+			moat_error_wrap(err, "%s", kind_name);
+			return -1;
+		}
 	return 0;
 }

@@ -59,6 +59,11 @@ int plat_make_stub(struct moat_error *err);
  * Returns the host tid of the first task or a negative value with err set. */
 pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err);
 int plat_set_options(pid_t tid);
+/* One more guest process (`moat exec`): the reaper forks it; the sentry
+ * learns its host pid from the reaper's fork event and starts it with
+ * plat_start_spawned (stopped: its first stop was already collected). */
+int plat_spawn_more(void);
+int plat_start_spawned(pid_t child, bool stopped);
 
 /* Resume a task stopped at a syscall. */
 int plat_resume_result(struct task *t,

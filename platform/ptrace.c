@@ -34,6 +34,8 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -296,18 +298,33 @@ static void set_rlimit(int res, rlim_t v)
 	setrlimit(res, &rl);
 }
 
+/* The reaper's own fds, above the guests' (guest_boot closes them). */
+#define REAPER_REQ_FD 1002 /* a byte from the sentry: fork one more guest */
+#define REAPER_SIG_FD 1003 /* SIGCHLD, as a signalfd */
+
+/* A new guest process: a child that boots as the first one did. */
+static void reaper_fork(struct sock_fprog *prog)
+{
+	pid_t child = fork();
+
+	if (child == 0)
+		guest_boot(prog);
+}
+
 /* The reaper: init of the guests' pid namespace. It owns an empty mount
  * namespace, runs as an unmapped-to-nobody user, and reaps every guest
- * process after the sentry has collected its status through ptrace. */
+ * process after the sentry has collected its status through ptrace. It
+ * stays traced by the sentry (fork events only): each byte on its
+ * request pipe makes one more guest process (`moat exec`), whose host
+ * pid the sentry learns from the fork event. */
 __attribute__((noreturn)) static void
 reaper_main(int gofd, struct sock_fprog *prog, int ctl_fd, int stub_fd)
 {
+	sigset_t chld;
 	char c;
-	pid_t child;
 
 	if (read(gofd, &c, 1) != 1)
 		_exit(126); /* the sentry died or refused */
-	close(gofd);
 	/* Empty root: a tmpfs with nothing in it, read-only; the old root is
 	 * detached so no host path is reachable even by a bug in injection. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -329,20 +346,40 @@ reaper_main(int gofd, struct sock_fprog *prog, int ctl_fd, int stub_fd)
 		die_child("pdeathsig");
 	set_rlimit(RLIMIT_CORE, 0);
 	set_rlimit(RLIMIT_NOFILE, GUEST_STUB_FD + 64);
-	if (dup2(ctl_fd, GUEST_CTL_FD) < 0 || dup2(stub_fd, GUEST_STUB_FD) < 0)
+	if (dup2(ctl_fd, GUEST_CTL_FD) < 0 ||
+	    dup2(stub_fd, GUEST_STUB_FD) < 0 || dup2(gofd, REAPER_REQ_FD) < 0)
 		die_child("dup2");
-	child = fork();
-	if (child < 0)
-		die_child("fork");
-	if (child == 0)
-		guest_boot(prog);
-	close(GUEST_CTL_FD);
-	close(GUEST_STUB_FD);
-	syscall(SYS_close_range, 3, ~0U, 0);
+	/* SIGCHLD is read, never delivered: no signal stop for the sentry
+	 * to handle, and no handler racing the fork below. */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	if (dup2(signalfd(-1, &chld, SFD_CLOEXEC), REAPER_SIG_FD) < 0)
+		die_child("signalfd");
+	reaper_fork(prog);
+	syscall(SYS_close_range, 3, GUEST_CTL_FD - 1, 0);
+	syscall(SYS_close_range, REAPER_SIG_FD + 1, ~0U, 0);
 	for (;;) {
+		struct pollfd pfd[2] = { { REAPER_REQ_FD, POLLIN, 0 },
+					 { REAPER_SIG_FD, POLLIN, 0 } };
+		struct signalfd_siginfo si;
 		int st;
-		if (waitpid(-1, &st, __WALL) < 0 && errno == ECHILD)
-			pause();
+
+		if (poll(pfd, 2, -1) < 0)
+			continue;
+		if (pfd[0].revents & POLLIN) {
+			if (read(REAPER_REQ_FD, &c, 1) == 1)
+				reaper_fork(prog);
+		} else if (pfd[0].revents & (POLLHUP | POLLERR)) {
+			_exit(0); /* the sentry is gone */
+		}
+		if (pfd[1].revents & POLLIN) {
+			if (read(REAPER_SIG_FD, &si, sizeof(si)) < 0) {
+				/* drained below anyway */
+			}
+			while (waitpid(-1, &st, __WALL | WNOHANG) > 0)
+				;
+		}
 	}
 }
 
@@ -409,7 +446,7 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 		plat_kill(reaper, SIGKILL);
 		return moat_error_set(err, errno, "start reaper");
 	}
-	close(go[1]);
+	S->spawn_fd = go[1]; /* plat_spawn_more */
 	/* First the reaper's fork event names the child... */
 	while (child < 0) {
 		pid_t w = waitpid(reaper, &st, __WALL);
@@ -423,33 +460,49 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 		if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_FORK << 8))) {
 			ptrace(PTRACE_GETEVENTMSG, reaper, 0, &msg);
 			child = (pid_t)msg;
-			ptrace(PTRACE_DETACH, reaper, 0, 0);
+			/* Still traced: later forks are `moat exec`'s. */
+			ptrace(PTRACE_CONT, reaper, 0, 0);
 			break;
 		}
 		ptrace(PTRACE_CONT, reaper, 0, 0);
 	}
 	/* ...then the child, auto-attached, stops at its raise(SIGSTOP). Until
 	 * then it runs nothing but its setup. */
+	rc = plat_start_spawned(child, false);
+	if (rc < 0)
+		return moat_error_set(err, -rc, "first task: setup");
+	free(prog.filter);
+	return child;
+}
+
+int plat_start_spawned(pid_t child, bool stopped)
+{
+	int st, rc;
+
+	if (stopped)
+		ptrace(PTRACE_CONT, child, 0, 0);
 	for (;;) {
 		pid_t w = waitpid(child, &st, __WALL);
 		if (w < 0)
-			return moat_error_set(err, errno,
-					      "wait for first task");
+			return -errno;
 		if (WIFEXITED(st) || WIFSIGNALED(st))
-			return moat_error_set(err, 0,
-					      "first task died in setup");
+			return -ECHILD;
 		if (WSTOPSIG(st) == SIGSTOP && (st >> 16) == 0) {
 			rc = plat_set_options(child);
 			if (rc < 0)
-				return moat_error_set(err, -rc,
-						      "ptrace options");
+				return rc;
 			ptrace(PTRACE_CONT, child, 0, 0);
-			break;
+			return 0;
 		}
 		ptrace(PTRACE_CONT, child, 0, 0);
 	}
-	free(prog.filter);
-	return child;
+}
+
+int plat_spawn_more(void)
+{
+	if (S->spawn_fd < 0 || write(S->spawn_fd, "g", 1) != 1)
+		return -EAGAIN;
+	return 0;
 }
 
 int plat_kill(pid_t pid, int sig)

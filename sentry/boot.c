@@ -403,8 +403,35 @@ static int stdio_reopen(int fd, int fl)
 	if (fstat(fd, &st) < 0 ||
 	    !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))
 		return -1;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	return open(path, (fl & O_ACCMODE) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	/* Relative to the host /proc fd: the one open the sentry's seccomp
+	 * filter allows, so `moat exec`'s stdio is reopened the same way. */
+	snprintf(path, sizeof(path), "self/fd/%d", fd);
+	return openat(S->host_proc_fd, path,
+		      (fl & O_ACCMODE) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+}
+
+/* Host fd hostfd (the caller's) as the guest's fd gfd of p, an open file
+ * of the sentry's own. A closed hostfd leaves gfd closed. */
+static int install_stdio(struct process *p, int gfd, int hostfd)
+{
+	int fl = fcntl(hostfd, F_GETFL), dup_fd;
+	struct file *f;
+
+	if (fl < 0)
+		return 0; /* closed in the caller: closed in the guest */
+	dup_fd = stdio_reopen(hostfd, fl);
+	if (dup_fd < 0)
+		dup_fd = fcntl(hostfd, F_DUPFD_CLOEXEC, 3);
+	if (dup_fd < 0)
+		return -errno;
+	f = file_host_stream(dup_fd, fl & (O_ACCMODE | O_APPEND));
+	if (!f || fd_install(p->leader, f, false, gfd) != gfd) {
+		if (f)
+			file_put(f);
+		return -ENOMEM;
+	}
+	file_put(f);
+	return 0;
 }
 
 static int setup_stdio(struct process *p, struct moat_error *err)
@@ -428,21 +455,9 @@ static int setup_stdio(struct process *p, struct moat_error *err)
 		return pty_relay_start(p, in, out, err);
 	}
 	for (fd = 0; fd < 3; fd++) {
-		int fl = fcntl(fd, F_GETFL);
-		int dup_fd;
-		struct file *f;
-
-		if (fl < 0)
-			continue; /* closed in the caller: closed in the guest */
-		dup_fd = stdio_reopen(fd, fl);
-		if (dup_fd < 0)
-			dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		if (dup_fd < 0)
-			return moat_error_set(err, errno, "dup stdio");
-		f = file_host_stream(dup_fd, fl & (O_ACCMODE | O_APPEND));
-		if (!f || fd_install(p->leader, f, false, fd) != fd)
-			return moat_error_set(err, ENOMEM, "stdio");
-		file_put(f);
+		int rc = install_stdio(p, fd, fd);
+		if (rc < 0)
+			return moat_error_set(err, -rc, "stdio");
 	}
 	return 0;
 }
@@ -479,6 +494,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		S->ncpus_possible = (int)sz * 8;
 	}
 	S->reaper = -1;
+	S->spawn_fd = -1;
 	S->audit_fd = open_audit(opts->audit_path);
 	snprintf(S->hostname, sizeof(S->hostname), "%s",
 		 opts->hostname ? opts->hostname : "moat");
@@ -665,4 +681,135 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	if (WIFSIGNALED(S->init_status))
 		return 128 + WTERMSIG(S->init_status);
 	return 1;
+}
+
+/* ---- moat exec: more processes in a running sandbox --------------------- */
+
+/* Processes made by sentry_spawn whose host process the reaper has not
+ * forked yet, in request order (its forks come in the same order). */
+static struct spawn_pending {
+	struct process *p;
+	struct exec_plan *plan;
+} pending[16];
+static int npending;
+
+int sentry_spawn(const struct spawn_req *r, struct process **out)
+{
+	char exe[PATH_MAX];
+	struct exec_plan *plan;
+	struct vnode *cwd;
+	struct process *p;
+	size_t argc, envc;
+	int rc, fd;
+
+	if (S->reaper <= 0 || S->spawn_fd < 0 || S->init_exited)
+		return -ESRCH;
+	if (npending == (int)ARRAY_SIZE(pending))
+		return -EAGAIN;
+	if (S->opts.pids && S->nlive >= S->opts.pids)
+		return -EAGAIN;
+	rc = vfs_resolve(NULL, AT_FDCWD, r->cwd, LOOKUP_FOLLOW, &cwd);
+	if (rc < 0)
+		return rc;
+	if (!S_ISDIR(cwd->mode)) {
+		vnode_put(cwd);
+		return -ENOTDIR;
+	}
+	for (argc = 0; r->argv[argc]; argc++)
+		;
+	for (envc = 0; r->env[envc]; envc++)
+		;
+	rc = find_in_path(r->argv[0], r->env, exe, sizeof(exe));
+	if (rc == 0)
+		rc = exec_prepare(NULL, cwd, AT_FDCWD, exe, 0, r->argv, argc,
+				  r->env, envc, &plan);
+	if (rc < 0) {
+		vnode_put(cwd);
+		return rc;
+	}
+	p = proc_new(NULL);
+	if (!p) {
+		vnode_put(cwd);
+		exec_plan_free(plan);
+		return -ENOMEM;
+	}
+	/* Its parent is outside the container (ppid 0), as runc's exec's;
+	 * the sentry reaps it and tells the client how it ended. */
+	p->pid = alloc_pid();
+	p->pgid = p->sid = p->pid;
+	p->cwd = cwd;
+	rlimits_default(p);
+	for (size_t i = 0; i < S->opts.nrlimits; i++)
+		if (S->opts.rlimits[i].res >= 0 &&
+		    S->opts.rlimits[i].res < 16) {
+			p->rlim[S->opts.rlimits[i].res].cur =
+				S->opts.rlimits[i].cur;
+			p->rlim[S->opts.rlimits[i].res].max =
+				S->opts.rlimits[i].max;
+		}
+	if (S->opts.set_umask)
+		p->umask = S->opts.umask;
+	p->cred.ruid = p->cred.euid = p->cred.suid = p->cred.fsuid = r->uid;
+	p->cred.rgid = p->cred.egid = p->cred.sgid = p->cred.fsgid = r->gid;
+	p->cred.ngroups = r->ngroups < 32 ? r->ngroups : 32;
+	memcpy(p->cred.groups, r->groups,
+	       (size_t)p->cred.ngroups * sizeof(gid_t));
+	snprintf(p->comm, sizeof(p->comm), "%s",
+		 strrchr(r->argv[0], '/') ? strrchr(r->argv[0], '/') + 1 :
+					    r->argv[0]);
+	p->leader = &(struct task){ .proc = p };
+	p->fdt = fdtable_new();
+	rc = p->fdt ? 0 : -ENOMEM;
+	for (fd = 0; rc == 0 && fd < 3; fd++)
+		if (r->fds[fd] >= 0)
+			rc = install_stdio(p, fd, r->fds[fd]);
+	if (rc == 0)
+		rc = plat_spawn_more();
+	p->leader = NULL;
+	if (rc < 0) {
+		exec_plan_free(plan);
+		p->exited = p->reaped = true;
+		S->fds_to_release = true;
+		return rc;
+	}
+	pending[npending].p = p;
+	pending[npending++].plan = plan;
+	audit_log("\"event\":\"exec\",\"pid\":%d,\"argv0\":\"%.64s\"", p->pid,
+		  p->comm);
+	*out = p;
+	return 0;
+}
+
+void sentry_spawn_born(pid_t child, bool stopped)
+{
+	struct spawn_pending sp;
+	struct task *t;
+
+	if (npending == 0) {
+		plat_kill(child, SIGKILL); /* nobody asked for it */
+		return;
+	}
+	sp = pending[0];
+	memmove(pending, pending + 1, (size_t)--npending * sizeof(*pending));
+	if (plat_start_spawned(child, stopped) < 0) {
+		plat_kill(child, SIGKILL);
+		exec_plan_free(sp.plan);
+		sp.p->exited = true;
+		sp.p->exit_status = SIGKILL;
+		control_proc_exited(sp.p);
+		sp.p->reaped = true;
+		S->fds_to_release = true;
+		return;
+	}
+	t = task_new(child, sp.p);
+	if (!t) {
+		plat_kill(child, SIGKILL);
+		return;
+	}
+	t->tid = sp.p->pid;
+	t->booting = true;
+	t->exec = sp.plan;
+	t->state = TS_RUNNING;
+	sp.p->leader = t;
+	sp.p->host_pid = child;
 }

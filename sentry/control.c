@@ -35,8 +35,9 @@
 #include "sentry/control.h"
 #include "sentry/sentry.h"
 
-#define CTL_CLIENTS 8
+#define CTL_CLIENTS 24
 #define CTL_LINE 128
+#define EXEC_BODY_MAX (1 << 20)
 
 static int ctl_fd = -1;
 static struct {
@@ -44,8 +45,13 @@ static struct {
 	char buf[CTL_LINE];
 	size_t len;
 	int64_t deadline;
-	char *body; /* policy-set: the document, body_len of body_want */
+	/* policy-set and exec: the document, body_len of body_want */
+	char *body;
 	size_t body_len, body_want;
+	bool exec;  /* the body is an exec request */
+	int fds[3]; /* exec: stdio fds sent with the request */
+	int nfds;
+	struct process *exec_proc; /* exec: running, answered at its end */
 } clients[CTL_CLIENTS];
 
 bool control_name_ok(const char *name)
@@ -431,6 +437,150 @@ static void handle(int fd, char *line)
 	answer(fd, n ? "ok\n" : "error: no such process\n");
 }
 
+/* Read from client i, taking the fds a request carries (exec's stdio). */
+static ssize_t client_read(int i, void *buf, size_t len)
+{
+	union {
+		char b[CMSG_SPACE(3 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { buf, len };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *cm;
+	ssize_t r = recvmsg(clients[i].fd, &mh, MSG_CMSG_CLOEXEC);
+
+	if (r < 0)
+		return r;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		int n, k, fd;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (k = 0; k < n; k++) {
+			memcpy(&fd, CMSG_DATA(cm) + (size_t)k * sizeof(int),
+			       sizeof(int));
+			if (clients[i].nfds < 3)
+				clients[i].fds[clients[i].nfds++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return r;
+}
+
+/* "exec LEN" body: NUL-terminated fields
+ *     cwd uid gid NGROUPS group... ARGC arg... ENVC env...
+ * Every count bounded, every string inside the body. */
+static int parse_exec(char *body, size_t len, struct spawn_req *r, char ***argv,
+		      char ***env)
+{
+	char *f[4 + 32 + 1], *p = body, *end = body + len;
+	long n, k;
+	size_t nf = 0;
+
+	if (!len || body[len - 1])
+		return -EINVAL;
+#define NEXT() (p < end ? (f[0] = p, p += strlen(p) + 1, f[0]) : NULL)
+	r->cwd = NEXT();
+	if (!r->cwd || r->cwd[0] != '/')
+		return -EINVAL;
+	if (!NEXT())
+		return -EINVAL;
+	r->uid = (uid_t)strtoul(f[0], NULL, 10);
+	if (!NEXT())
+		return -EINVAL;
+	r->gid = (gid_t)strtoul(f[0], NULL, 10);
+	if (!NEXT() || (n = strtol(f[0], NULL, 10)) < 0 || n > 32)
+		return -EINVAL;
+	r->ngroups = (int)n;
+	for (k = 0; k < n; k++) {
+		if (!NEXT())
+			return -EINVAL;
+		r->groups[k] = (gid_t)strtoul(f[0], NULL, 10);
+	}
+	for (int list = 0; list < 2; list++) {
+		char ***out = list ? env : argv;
+
+		if (!NEXT() || (n = strtol(f[0], NULL, 10)) < 0 || n > 65536 ||
+		    (!list && n == 0))
+			return -EINVAL;
+		*out = calloc((size_t)n + 1, sizeof(char *));
+		if (!*out)
+			return -ENOMEM;
+		for (k = 0; k < n; k++)
+			if (!((*out)[k] = NEXT()))
+				return -EINVAL;
+	}
+#undef NEXT
+	(void)nf;
+	r->argv = *argv;
+	r->env = *env;
+	return 0;
+}
+
+/* Start what client i asked for; true when it is done with. */
+static bool exec_start(int i)
+{
+	struct spawn_req r = { 0 };
+	struct process *p = NULL;
+	char **argv = NULL, **env = NULL, msg[160];
+	int rc, k;
+
+	for (k = 0; k < 3; k++)
+		r.fds[k] = k < clients[i].nfds ? clients[i].fds[k] : -1;
+	if (S->created || S->init_exited || S->paused) {
+		snprintf(msg, sizeof(msg),
+			 "error: cannot exec in a container that is %s\n",
+			 status());
+		answer(clients[i].fd, msg);
+		rc = -1;
+	} else {
+		rc = parse_exec(clients[i].body, clients[i].body_len, &r, &argv,
+				&env);
+		if (rc == 0)
+			rc = sentry_spawn(&r, &p);
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg), "error: exec `%s`: %s\n",
+				 argv && argv[0] ? argv[0] : "?",
+				 strerror(-rc));
+			answer(clients[i].fd, msg);
+		}
+	}
+	free(argv);
+	free(env);
+	/* The sentry holds its own opens of them now. */
+	for (k = 0; k < clients[i].nfds; k++)
+		close(clients[i].fds[k]);
+	clients[i].nfds = 0;
+	free(clients[i].body);
+	clients[i].body = NULL;
+	if (rc < 0)
+		return true;
+	snprintf(msg, sizeof(msg), "ok %d\n", p->pid);
+	answer(clients[i].fd, msg);
+	clients[i].exec_proc = p;
+	return false;
+}
+
+void control_proc_exited(struct process *p)
+{
+	char msg[32];
+	int i;
+
+	for (i = 0; i < CTL_CLIENTS; i++)
+		if (clients[i].fd >= 0 && clients[i].exec_proc == p) {
+			snprintf(msg, sizeof(msg), "exit %d\n", p->exit_status);
+			answer(clients[i].fd, msg);
+			clients[i].exec_proc = NULL;
+			close(clients[i].fd);
+			clients[i].fd = -1;
+		}
+}
+
 /* Read what client i sent; true when it is done with (answered or not). */
 static bool client_pump(int i)
 {
@@ -438,12 +588,25 @@ static bool client_pump(int i)
 	char *nl;
 	size_t want;
 
+	if (clients[i].exec_proc) {
+		/* Its process runs; the client going away kills it. */
+		char c;
+		r = read(clients[i].fd, &c, 1);
+		if (r == 0 || (r < 0 && errno != EAGAIN)) {
+			send_signal_proc(clients[i].exec_proc, SIGKILL, 0);
+			clients[i].exec_proc = NULL;
+			return true;
+		}
+		return false;
+	}
 	if (clients[i].body) {
-		r = read(clients[i].fd, clients[i].body + clients[i].body_len,
-			 clients[i].body_want - clients[i].body_len);
+		r = client_read(i, clients[i].body + clients[i].body_len,
+				clients[i].body_want - clients[i].body_len);
 		if (r > 0)
 			clients[i].body_len += (size_t)r;
 		if (clients[i].body_len == clients[i].body_want) {
+			if (clients[i].exec)
+				return exec_start(i);
 			policy_set(clients[i].fd, clients[i].body,
 				   clients[i].body_len);
 			return true;
@@ -451,17 +614,21 @@ static bool client_pump(int i)
 		return r == 0 || (r < 0 && errno != EAGAIN) ||
 		       now_ns() > clients[i].deadline;
 	}
-	r = read(clients[i].fd, clients[i].buf + clients[i].len,
-		 sizeof(clients[i].buf) - 1 - clients[i].len);
+	r = client_read(i, clients[i].buf + clients[i].len,
+			sizeof(clients[i].buf) - 1 - clients[i].len);
 	if (r > 0)
 		clients[i].len += (size_t)r;
 	clients[i].buf[clients[i].len] = 0;
 	nl = strchr(clients[i].buf, '\n');
-	if (nl && sscanf(clients[i].buf, "policy-set %zu", &want) == 1) {
+	if (nl && (sscanf(clients[i].buf, "policy-set %zu", &want) == 1 ||
+		   sscanf(clients[i].buf, "exec %zu", &want) == 1)) {
 		size_t got = clients[i].len - (size_t)(nl + 1 - clients[i].buf);
 
-		if (want > POLICY_FILE_MAX || got > want) {
-			answer(clients[i].fd, "error: bad policy length\n");
+		clients[i].exec = clients[i].buf[0] == 'e';
+		if (want > (clients[i].exec ? EXEC_BODY_MAX :
+					      POLICY_FILE_MAX) ||
+		    got > want) {
+			answer(clients[i].fd, "error: bad length\n");
 			return true;
 		}
 		clients[i].body = malloc(want ? want : 1);
@@ -474,6 +641,8 @@ static bool client_pump(int i)
 		clients[i].body_want = want;
 		clients[i].deadline = now_ns() + 5000000000LL;
 		if (got == want) {
+			if (clients[i].exec)
+				return exec_start(i);
 			policy_set(clients[i].fd, clients[i].body, got);
 			return true;
 		}
@@ -565,6 +734,9 @@ void control_pump(void)
 		}
 		clients[i].fd = fd;
 		clients[i].len = 0;
+		clients[i].nfds = 0;
+		clients[i].exec = false;
+		clients[i].exec_proc = NULL;
 		clients[i].deadline = now_ns() + 2000000000LL;
 	}
 	for (i = 0; i < CTL_CLIENTS; i++)
@@ -573,5 +745,7 @@ void control_pump(void)
 			clients[i].fd = -1;
 			free(clients[i].body);
 			clients[i].body = NULL;
+			while (clients[i].nfds > 0)
+				close(clients[i].fds[--clients[i].nfds]);
 		}
 }

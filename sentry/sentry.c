@@ -249,6 +249,22 @@ static void handle_stop(pid_t pid, int st)
 			S->reaper = -1;
 			return;
 		}
+		if (pid == S->reaper && WIFSTOPPED(st)) {
+			/* The reaper is traced for its forks alone: each is
+			 * a `moat exec` process (sentry_spawn_born). */
+			unsigned long msg = 0;
+			int sig = 0;
+
+			if ((st >> 16) == PTRACE_EVENT_FORK &&
+			    ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0 &&
+			    (pid_t)msg > 1)
+				sentry_spawn_born((pid_t)msg,
+						  take_early_stop((pid_t)msg));
+			else if ((st >> 16) == 0 && WSTOPSIG(st) != SIGSTOP)
+				sig = WSTOPSIG(st);
+			ptrace(PTRACE_CONT, pid, 0, sig);
+			return;
+		}
 		if (WIFSTOPPED(st))
 			note_early_stop(pid);
 		else

@@ -230,6 +230,7 @@ struct sentry {
 	int ctl_sock;  /* sentry end of the fd-donation socket */
 	int ctl_guest; /* guest end, kept to drain stale datagrams */
 	pid_t reaper;  /* host pid of the pid-namespace reaper */
+	int spawn_fd;  /* the reaper's request pipe (plat_spawn_more) */
 	int next_pid;
 	int nlive;	     /* tasks not yet dead */
 	int ndead;	     /* dead tasks not yet freed */
@@ -366,6 +367,26 @@ int sentry_net_init(const struct netstack_config *cfg, struct moat_error *err);
  * many were revoked. */
 int sockets_policy_changed(void);
 int syscalls_help(int markdown);
+
+/* `moat exec` (sentry/boot.c): a new process in the running sandbox,
+ * with the caller's stdio fds (-1: closed). 0 and *out (running once the
+ * reaper has forked it), or -errno. */
+struct spawn_req {
+	char *cwd;
+	uid_t uid;
+	gid_t gid;
+	int ngroups;
+	gid_t groups[32];
+	char **argv, **env;
+	int fds[3];
+};
+int sentry_spawn(const struct spawn_req *r, struct process **out);
+/* The reaper forked child for the oldest request (stopped: its first
+ * ptrace stop was already collected). */
+void sentry_spawn_born(pid_t child, bool stopped);
+/* An exec'd process (ppid 0) ended: its client hears how
+ * (sentry/control.c). */
+void control_proc_exited(struct process *p);
 
 /* sentry/sys_misc.c, sentry/seccomp.c */
 void rlimits_default(struct process *p);

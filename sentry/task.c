@@ -381,7 +381,11 @@ static void proc_exited(struct process *p, int status)
 				plat_kill(q->host_pid, SIGKILL);
 	}
 	parent = proc_by_pid(p->ppid);
-	if (parent && !parent->exited) {
+	if (p->ppid == 0 && p->pid != 1) {
+		/* A `moat exec` process: its parent is outside. */
+		control_proc_exited(p);
+		p->reaped = true;
+	} else if (parent && !parent->exited) {
 		struct sigact_rec *sa = &parent->sigact[SIGCHLD];
 		if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
 		    (sa->flags & SA_NOCLDWAIT)) {

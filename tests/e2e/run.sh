@@ -23,7 +23,7 @@ if [ ! -x "$MOAT" ]; then
 fi
 
 extra=0
-for f in tests/e2e/test_*.sh tests/escape/test_*.sh; do
+for f in tests/e2e/test_*.sh tests/escape/test_*.sh tests/oci/test_*.sh; do
 	[ -f "$f" ] || continue
 	echo "== $f"
 	before=$(grep -c '^RESULT FAIL' "$E2E_RESULTS")

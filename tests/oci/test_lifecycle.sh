@@ -1,0 +1,391 @@
+#!/usr/bin/env bash
+# moat as an OCI runtime: runc's commands, their exit codes and the state
+# transitions of the runtime spec. The lifecycle runs the same script
+# against moat and, when it is installed, against runc: both transcripts
+# must be the same (a differential test).
+. "$(dirname "$0")/../e2e/lib.sh"
+. "$(dirname "$0")/lib_oci.sh"
+
+RUNC=$(command -v runc || true)
+
+# lifecycle RUNTIME ROOT BUNDLE_PREFIX: one line per step, "step rc status".
+lifecycle()
+{
+	local rt=$1 root=$2 b=$3 id rc
+	step()
+	{
+		local name=$1
+		shift
+		timeout 30 "$@" >/dev/null 2>&1 </dev/null
+		rc=$?
+		echo "$name rc=$rc $(oci_status "$rt" "$root" "$id")"
+	}
+	id=life1
+	step create "$rt" --root "$root" create --bundle "$b-wait" $id
+	step start "$rt" --root "$root" start $id
+	step start-again "$rt" --root "$root" start $id
+	step delete-running "$rt" --root "$root" delete $id
+	step pause "$rt" --root "$root" pause $id
+	step pause-again "$rt" --root "$root" pause $id
+	step resume "$rt" --root "$root" resume $id
+	step resume-again "$rt" --root "$root" resume $id
+	# (its state right after kill races with the process's end)
+	timeout 30 "$rt" --root "$root" kill $id TERM >/dev/null 2>&1
+	echo "kill-term rc=$?"
+	wait_status "$rt" "$root" $id stopped
+	echo "stopped $(oci_status "$rt" "$root" $id)"
+	step kill-stopped "$rt" --root "$root" kill $id TERM
+	step start-stopped "$rt" --root "$root" start $id
+	step delete "$rt" --root "$root" delete $id
+	step state-deleted "$rt" --root "$root" state $id
+	step delete-again "$rt" --root "$root" delete $id
+	step delete-force-absent "$rt" --root "$root" delete --force $id
+
+	id=life2 # killed before it ever ran
+	step create "$rt" --root "$root" create --bundle "$b-wait" $id
+	step create-same-id "$rt" --root "$root" create --bundle "$b-wait" $id
+	step kill-created "$rt" --root "$root" kill $id KILL
+	wait_status "$rt" "$root" $id stopped
+	echo "stopped $(oci_status "$rt" "$root" $id)"
+	step delete "$rt" --root "$root" delete $id
+
+	id=life3 # a created container is deleted without --force
+	step create "$rt" --root "$root" create --bundle "$b-wait" $id
+	step delete-created "$rt" --root "$root" delete $id
+
+	id=life4 # force-delete a running one
+	step create "$rt" --root "$root" create --bundle "$b-wait" $id
+	step start "$rt" --root "$root" start $id
+	step delete-force "$rt" --root "$root" delete --force $id
+
+	id=life5 # run: its exit code is the container's
+	step run-exit7 "$rt" --root "$root" run --bundle "$b-exit7" $id
+	step state-after-run "$rt" --root "$root" state $id
+	step run-detached "$rt" --root "$root" run -d --bundle "$b-wait" $id
+	timeout 30 "$rt" --root "$root" kill --all $id KILL >/dev/null 2>&1
+	echo "kill-all rc=$?"
+	wait_status "$rt" "$root" $id stopped
+	step delete "$rt" --root "$root" delete $id
+	step state-unknown "$rt" --root "$root" state nosuchcontainer
+	step start-unknown "$rt" --root "$root" start nosuchcontainer
+	step kill-unknown "$rt" --root "$root" kill nosuchcontainer
+}
+
+make_lifecycle_bundles()
+{
+	make_bundle "$1-wait" '["sh","-c","trap \"exit 3\" TERM; while :; do sleep 0.1; done"]' &&
+		make_bundle "$1-exit7" '["sh","-c","exit 7"]'
+}
+
+t_lifecycle_matches_runc()
+{
+	local b=$E2E_TMP/b
+	make_lifecycle_bundles "$b" || fail "bundles"
+	lifecycle "$MOAT" "$E2E_TMP/moat-root" "$b" >"$E2E_TMP/moat.txt"
+	cat "$E2E_TMP/moat.txt"
+	# The transitions the spec defines, whatever runc says.
+	assert_contains "$(cat "$E2E_TMP/moat.txt")" "create rc=0 created" "create leaves it created"
+	assert_contains "$(cat "$E2E_TMP/moat.txt")" "start rc=0 running" "start runs it"
+	assert_contains "$(cat "$E2E_TMP/moat.txt")" "pause rc=0 paused" "pause"
+	assert_contains "$(cat "$E2E_TMP/moat.txt")" "stopped stopped" "kill stops it"
+	assert_contains "$(cat "$E2E_TMP/moat.txt")" "run-exit7 rc=7" "run's exit code is the container's"
+	if [ -z "$RUNC" ]; then
+		echo "runc is not installed: no differential"
+		return 0
+	fi
+	lifecycle "$RUNC" "$E2E_TMP/runc-root" "$b" >"$E2E_TMP/runc.txt"
+	diff -u "$E2E_TMP/runc.txt" "$E2E_TMP/moat.txt" ||
+		fail "moat's transcript differs from runc's"
+}
+
+t_state_json()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root
+	make_bundle "$b" '["sleep","30"]' \
+		'c["annotations"]={"org.example.k":"v"}' || fail "bundle"
+	moat --root "$root" create --bundle "$b" st1 || fail "create"
+	capture moat --root "$root" state st1
+	assert_eq 0 "$STATUS" "state"
+	python3 - "$OUT" "$b" <<'PY' || fail "state JSON"
+import json, sys, os
+s = json.loads(sys.argv[1])
+b = os.path.realpath(sys.argv[2])
+assert s["ociVersion"].startswith("1."), s
+assert s["id"] == "st1" and s["status"] == "created", s
+assert s["pid"] > 0 and os.path.exists("/proc/%d" % s["pid"]), s
+assert s["bundle"] == b and s["rootfs"] == b + "/rootfs", s
+assert s["annotations"] == {"org.example.k": "v"}, s
+assert s["created"].endswith("Z"), s
+PY
+	capture moat --root "$root" list --format json
+	assert_contains "$OUT" '"id":"st1"' "list --format json"
+	capture moat --root "$root" list -q
+	assert_eq "st1" "$OUT" "list -q"
+	capture moat --root "$root" list
+	assert_match "$OUT" 'st1 +[0-9]+ +created' "list's table"
+	moat --root "$root" delete --force st1 || fail "delete"
+}
+
+t_exec()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root pid
+	make_bundle "$b" '["sleep","30"]' \
+		'c["process"]["env"].append("FROM_CONFIG=yes")' || fail "bundle"
+	moat --root "$root" run -d --bundle "$b" ex1 || fail "run -d"
+	capture moat --root "$root" exec ex1 sh -c 'echo out; echo err >&2; echo $FROM_CONFIG $EXTRA; pwd; id -u; exit 4'
+	assert_eq 4 "$STATUS" "exec's exit code is its process's"
+	assert_eq "out
+yes
+/
+0" "$(echo "$OUT" | sed 's/ *$//')" "stdout, the config's env, cwd and user"
+	assert_eq "err" "$ERR" "stderr"
+	capture moat --root "$root" exec --env EXTRA=1 --cwd /bin --user 1000:1000 ex1 sh -c 'echo $EXTRA; pwd; id -u; id -g'
+	assert_eq "1
+/bin
+1000
+1000" "$OUT" "--env, --cwd and --user"
+	echo '{"args":["sh","-c","echo from process.json; exit 2"],"cwd":"/tmp","env":["A=1"]}' >"$E2E_TMP/p.json"
+	capture moat --root "$root" exec --process "$E2E_TMP/p.json" ex1
+	assert_eq 2 "$STATUS" "--process"
+	assert_eq "from process.json" "$OUT" "--process's args"
+	capture moat --root "$root" exec ex1 /no/such/program
+	assert_ne 0 "$STATUS" "a missing program"
+	assert_contains "$ERR" "No such file" "says why"
+	# -d: a stand-in process, reaped by whoever runs moat, with the
+	# exec's exit code; signals sent to it reach the process.
+	moat --root "$root" exec -d --pid-file "$E2E_TMP/exec.pid" ex1 sh -c 'trap "exit 9" TERM; while :; do sleep 0.1; done' ||
+		fail "exec -d"
+	pid=$(cat "$E2E_TMP/exec.pid")
+	capture moat --root "$root" ps --format json ex1
+	assert_match "$OUT" '^\[[0-9]+(,[0-9]+)+\]$' "ps lists both processes"
+	kill -TERM "$pid"
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	kill -0 "$pid" 2>/dev/null && fail "the exec -d stand-in did not end"
+	capture moat --root "$root" ps --format json ex1
+	assert_match "$OUT" '^\[[0-9]+\]$' "only init is left"
+	moat --root "$root" kill ex1 KILL
+	wait_status "$MOAT" "$root" ex1 stopped || fail "not stopped"
+	capture moat --root "$root" exec ex1 true
+	assert_ne 0 "$STATUS" "no exec in a stopped container"
+	assert_contains "$ERR" "stopped" "says why"
+	moat --root "$root" delete ex1 || fail "delete"
+}
+
+t_exec_exit_status_via_subreaper()
+{
+	# As containerd's shim and conmon do: a subreaper learns the
+	# container's and an exec's exit codes by reaping the pids in the
+	# pid files.
+	local b=$E2E_TMP/b root=$E2E_TMP/root
+	make_bundle "$b" '["sh","-c","sleep 1; exit 42"]' || fail "bundle"
+	cat >"$E2E_TMP/subreaper.py" <<'PY'
+import ctypes, os, subprocess, sys, time
+moat, root, b = sys.argv[1:4]
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+def run(*a):
+    subprocess.run([moat, "--root", root] + list(a), check=True, timeout=30)
+run("create", "--bundle", b, "--pid-file", root + ".pid", "sr1")
+init = int(open(root + ".pid").read())
+run("start", "sr1")
+run("exec", "-d", "--pid-file", root + ".epid", "sr1", "sh", "-c", "exit 5")
+ex = int(open(root + ".epid").read())
+got = {}
+deadline = time.time() + 20
+while len(got) < 2 and time.time() < deadline:
+    pid, st = os.waitpid(-1, 0)
+    got[pid] = os.waitstatus_to_exitcode(st)
+print(got.get(init), got.get(ex))
+run("delete", "sr1")
+PY
+	capture python3 "$E2E_TMP/subreaper.py" "$MOAT" "$root" "$b"
+	assert_eq 0 "$STATUS" "the subreaper script"
+	assert_eq "42 5" "$OUT" "exit codes of the container and of the exec"
+}
+
+t_hooks()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root log=$E2E_TMP/hooks.log
+	cat >"$E2E_TMP/hook.sh" <<HOOK
+#!/bin/sh
+state=\$(cat)
+echo "\$1 \$state" >>$log
+HOOK
+	chmod +x "$E2E_TMP/hook.sh"
+	make_bundle "$b" '["sleep","30"]' \
+		"c['hooks']={k:[{'path':'$E2E_TMP/hook.sh','args':['hook.sh',k]}] for k in ('prestart','createRuntime','poststart','poststop')}" ||
+		fail "bundle"
+	moat --root "$root" create --bundle "$b" hk1 || fail "create"
+	moat --root "$root" start hk1 || fail "start"
+	moat --root "$root" delete --force hk1 || fail "delete"
+	cat "$log"
+	assert_eq "prestart createRuntime poststart poststop" \
+		"$(awk '{print $1}' "$log" | tr '\n' ' ' | sed 's/ $//')" "each hook ran, in order"
+	assert_contains "$(sed -n 1p "$log")" '"status":"created"' "prestart sees created"
+	assert_contains "$(sed -n 3p "$log")" '"status":"running"' "poststart sees running"
+	assert_contains "$(sed -n 4p "$log")" '"id":"hk1"' "the state names the container"
+	# A failing prestart hook fails create, and leaves nothing.
+	make_bundle "$b.2" '["true"]' "c['hooks']={'prestart':[{'path':'/bin/false'}]}" || fail "bundle 2"
+	capture moat --root "$root" create --bundle "$b.2" hk2
+	assert_ne 0 "$STATUS" "create with a failing hook"
+	assert_contains "$ERR" "prestart" "names the hook"
+	[ -e "$root/hk2" ] && fail "state of a failed create is left"
+	return 0
+}
+
+t_events_and_ps()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root
+	make_bundle "$b" '["sh","-c","sleep 30"]' || fail "bundle"
+	moat --root "$root" run -d --bundle "$b" ev1 || fail "run -d"
+	capture moat --root "$root" events --stats ev1
+	assert_eq 0 "$STATUS" "events --stats"
+	python3 -c '
+import json, sys
+e = json.loads(sys.argv[1])
+assert e["type"] == "stats" and e["id"] == "ev1", e
+d = e["data"]
+assert d["pids"]["current"] >= 1, d
+assert d["memory"]["usage"]["usage"] > 0, d
+assert d["cpu"]["usage"]["total"] > 0, d
+assert d["network_interfaces"] == [], d
+' "$OUT" || fail "stats event: $OUT"
+	capture moat --root "$root" ps ev1
+	assert_match "$OUT" 'PID +GUEST-PID +CMD' "ps table header"
+	assert_match "$OUT" '[0-9]+ +1 +sleep' "init is guest pid 1"
+	moat --root "$root" delete --force ev1
+}
+
+t_malformed_bundles()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root
+	make_bundle "$b" '["true"]' || fail "bundle"
+	cp -r "$b" "$b.noroot" && rm -rf "$b.noroot/rootfs"
+	check()
+	{
+		local what=$1 bundle=$2 want=$3
+		capture moat --root "$root" create --bundle "$bundle" bad1
+		assert_ne 0 "$STATUS" "$what: refused"
+		assert_contains "$ERR" "$want" "$what: says why"
+		assert_eq 1 "$(echo "$ERR" | wc -l)" "$what: one line"
+		[ -e "$root/bad1" ] && fail "$what: state left behind"
+		return 0
+	}
+	check "missing root" "$b.noroot" "root.path"
+	cp -r "$b" "$b.json" && echo '{"ociVersion": "1.0.0",' >"$b.json/config.json"
+	check "bad JSON" "$b.json" "config.json:2: unexpected end of file"
+	make_bundle "$b.ns" '["true"]' 'c["linux"]["namespaces"].append({"type":"bogus"})'
+	check "unknown namespace" "$b.ns" "linux.namespaces[5].type: \`bogus\` is not a namespace type"
+	make_bundle "$b.rel" '["true"]' 'c["mounts"].append({"destination":"data","type":"tmpfs"})'
+	check "relative mount destination" "$b.rel" "mounts[5].destination: \`data\`"
+	make_bundle "$b.args" '[]'
+	check "empty args" "$b.args" "process.args: empty"
+	check "no bundle" "$E2E_TMP/nothing" "bundle"
+	make_bundle "$b.prog" '["/no/such/program"]'
+	check "missing program" "$b.prog" "exec \`/no/such/program\`"
+	capture moat --root "$root" create --bundle "$b" 'bad/id'
+	assert_ne 0 "$STATUS" "a bad container id"
+}
+
+t_delete_frees_everything()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root pid kids
+	make_bundle "$b" '["sh","-c","sleep 60 & sleep 60"]' \
+		'c["linux"]["resources"]={"memory":{"limit":268435456},"pids":{"limit":50}}' || fail "bundle"
+	moat --root "$root" run -d --bundle "$b" del1 || fail "run -d"
+	pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$root/del1/state.json")
+	kids=$(pgrep -P "$pid" | tr '\n' ' ')
+	[ -n "$kids" ] || fail "the daemon has no children (gofer, reaper)"
+	moat --root "$root" delete --force del1 || fail "delete"
+	[ -e "$root/del1" ] && fail "state directory left"
+	for _ in $(seq 100); do
+		kill -0 $pid $kids 2>/dev/null || break
+		sleep 0.05
+	done
+	for p in $pid $kids; do
+		kill -0 "$p" 2>/dev/null && fail "process $p outlived delete"
+	done
+	# The cgroups go once their janitor sees them empty.
+	for _ in $(seq 100); do
+		[ -z "$(find /sys/fs/cgroup/*/ -maxdepth 3 -name "moat-$pid" 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+	assert_eq "" "$(find /sys/fs/cgroup/*/ -maxdepth 3 -name "moat-$pid" 2>/dev/null)" "cgroups removed"
+	grep -q "moat-$pid\|$root" /proc/self/mountinfo && fail "a mount is left"
+	return 0
+}
+
+t_console_socket()
+{
+	# terminal: true: the pty master goes to --console-socket (an engine's
+	# socket: here a python stand-in that reads what the container says).
+	local b=$E2E_TMP/b root=$E2E_TMP/root sock=$E2E_TMP/console.sock
+	make_bundle "$b" '["sh","-c","test -t 0 && echo on a tty; stty size"]' \
+		'c["process"]["terminal"]=True' 'c["process"]["consoleSize"]={"height":30,"width":100}' || fail "bundle"
+	python3 - "$sock" >"$E2E_TMP/console.out" 2>&1 <<'PY' &
+import array, os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1)
+c, _ = s.accept()
+fds = array.array("i")
+msg, anc, _, _ = c.recvmsg(64, socket.CMSG_SPACE(4))
+for level, typ, data in anc:
+    fds.frombytes(data[:4])
+m = fds[0]
+out = b""
+end = time.time() + 20
+while time.time() < end:
+    try:
+        d = os.read(m, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+    if b"100" in out:
+        break
+print(out.decode(errors="replace"))
+PY
+	local py=$!
+	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+	capture moat --root "$root" create --bundle "$b" --console-socket "$sock" tty1
+	assert_eq 0 "$STATUS" "create with a console socket"
+	moat --root "$root" start tty1 || fail "start"
+	wait $py
+	cat "$E2E_TMP/console.out"
+	assert_contains "$(cat "$E2E_TMP/console.out")" "on a tty" "stdin is a terminal"
+	assert_contains "$(cat "$E2E_TMP/console.out")" "30 100" "consoleSize is its size"
+	moat --root "$root" delete --force tty1
+	capture moat --root "$root" create --bundle "$b" tty2
+	assert_ne 0 "$STATUS" "terminal without --console-socket"
+	assert_contains "$ERR" "console-socket" "says why"
+}
+
+t_spec_and_version()
+{
+	capture moat --version
+	assert_match "$OUT" "spec: 1\.[0-9]+\.[0-9]+" "--version names the spec"
+	mkdir -p "$E2E_TMP/s"
+	moat spec --bundle "$E2E_TMP/s" || fail "spec"
+	python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); assert c["root"]["path"]=="rootfs"' "$E2E_TMP/s/config.json" ||
+		fail "spec's config"
+	capture moat spec --bundle "$E2E_TMP/s"
+	assert_ne 0 "$STATUS" "spec never overwrites"
+	capture moat --root "$E2E_TMP/r" --log "$E2E_TMP/log.json" --log-format json state nosuch
+	assert_eq 1 "$STATUS" "state of an unknown container"
+	assert_contains "$(cat "$E2E_TMP/log.json")" '"level":"error"' "--log gets the error as JSON"
+	capture moat --root "$E2E_TMP/r" --systemd-cgroup --debug list -q
+	assert_eq 0 "$STATUS" "--systemd-cgroup and --debug are accepted"
+}
+
+run_test lifecycle_matches_runc t_lifecycle_matches_runc
+run_test state_json t_state_json
+run_test exec t_exec
+run_test exec_exit_status_via_subreaper t_exec_exit_status_via_subreaper
+run_test hooks t_hooks
+run_test events_and_ps t_events_and_ps
+run_test malformed_bundles t_malformed_bundles
+run_test delete_frees_everything t_delete_frees_everything
+run_test console_socket t_console_socket
+run_test spec_and_version t_spec_and_version
+e2e_done

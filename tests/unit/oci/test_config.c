@@ -1,0 +1,364 @@
+/* tests/unit/oci/test_config.c: config.json (oci/config.c). */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "netstack/netstack.h"
+#include "oci/config.h"
+
+static struct oci_config cfg;
+static struct moat_error err;
+
+static void fini(void)
+{
+	oci_config_free(&cfg);
+}
+
+TestSuite(oci, .fini = fini);
+
+static const char *const minimal_fmt =
+	"{\n"
+	"  \"ociVersion\": \"1.0.2\",\n"
+	"  \"root\": {\"path\": \"rootfs\"},\n"
+	"  \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}%s\n"
+	"}\n";
+
+static int parse_text(const char *text)
+{
+	memset(&err, 0, sizeof(err));
+	oci_config_free(&cfg);
+	return oci_config_parse(text, strlen(text), "/b", &cfg, &err);
+}
+
+/* The minimal config with extra top-level members appended. */
+static int parse_with(const char *extra)
+{
+	char buf[8192];
+
+	snprintf(buf, sizeof(buf), minimal_fmt, extra);
+	return parse_text(buf);
+}
+
+static void refused(const char *text, const char *want)
+{
+	cr_assert_eq(parse_text(text), -1, "accepted: %s", text);
+	cr_assert(strstr(err.msg, want), "message `%s` lacks `%s`", err.msg,
+		  want);
+}
+
+static void refused_with(const char *extra, const char *want)
+{
+	cr_assert_eq(parse_with(extra), -1, "accepted: %s", extra);
+	cr_assert(strstr(err.msg, want), "message `%s` lacks `%s`", err.msg,
+		  want);
+}
+
+Test(oci, minimal)
+{
+	cr_assert_eq(parse_with(""), 0, "%s", err.msg);
+	cr_assert_str_eq(cfg.root, "/b/rootfs");
+	cr_assert_str_eq(cfg.process.args[0], "sh");
+	cr_assert_null(cfg.process.args[1]);
+	cr_assert_str_eq(cfg.process.cwd, "/");
+	cr_assert_not(cfg.root_ro);
+	cr_assert_eq(cfg.process.uid, 0);
+}
+
+Test(oci, default_spec_parses)
+{
+	char *doc = oci_spec_default();
+
+	cr_assert_eq(parse_text(doc), 0, "%s", err.msg);
+	cr_assert(cfg.root_ro);
+	cr_assert(cfg.process.terminal);
+	cr_assert_str_eq(cfg.hostname, "moat");
+	cr_assert_eq(cfg.process.nrlimits, 1);
+	cr_assert_eq(cfg.process.rlimits[0].resource, RLIMIT_NOFILE);
+	cr_assert_eq(cfg.process.rlimits[0].soft, 1024);
+	free(doc);
+}
+
+Test(oci, process_fields)
+{
+	cr_assert_eq(
+		parse_text(
+			"{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": "
+			"\"/abs\", \"readonly\": true},\n"
+			"\"process\": {\"args\": [\"/bin/x\", \"-v\"], \"env\": "
+			"[\"A=1\", \"B=\"], \"cwd\": \"/w//x/.\", \"terminal\": "
+			"false, \"user\": {\"uid\": 1000, \"gid\": 100, "
+			"\"additionalGids\": [5, 6], \"umask\": 18}, "
+			"\"capabilities\": {\"bounding\": []}, "
+			"\"noNewPrivileges\": true, \"rlimits\": [{\"type\": "
+			"\"RLIMIT_NPROC\", \"soft\": 10, \"hard\": 20}]}}"),
+		0, "%s", err.msg);
+	cr_assert_str_eq(cfg.root, "/abs");
+	cr_assert(cfg.root_ro);
+	cr_assert_str_eq(cfg.process.args[1], "-v");
+	cr_assert_str_eq(cfg.process.env[1], "B=");
+	cr_assert_str_eq(cfg.process.cwd, "/w/x");
+	cr_assert_eq(cfg.process.uid, 1000);
+	cr_assert_eq(cfg.process.gid, 100);
+	cr_assert_eq(cfg.process.ngids, 2);
+	cr_assert_eq(cfg.process.gids[1], 6);
+	cr_assert(cfg.process.has_umask);
+	cr_assert_eq(cfg.process.umask, 022);
+	cr_assert_eq(cfg.process.rlimits[0].resource, RLIMIT_NPROC);
+	cr_assert_eq(cfg.process.rlimits[0].hard, 20);
+}
+
+Test(oci, malformed_json_names_the_line)
+{
+	refused("{\n\"ociVersion\": \"1.0.0\",\n\"root\": {,}\n}", ":3:");
+	refused("{\"ociVersion\": \"1.0.0\",}", "config.json:1:");
+	refused("", "unexpected end");
+	refused("[1]", "a JSON object expected");
+	refused("{} x", "config.json:1:");
+}
+
+Test(oci, required_fields)
+{
+	refused("{\"root\": {\"path\": \"r\"}, \"process\": {\"args\": "
+		"[\"sh\"], \"cwd\": \"/\"}}",
+		"ociVersion: required");
+	refused("{\"ociVersion\": \"1.0.0\", \"process\": {\"args\": "
+		"[\"sh\"], \"cwd\": \"/\"}}",
+		"root: required");
+	refused("{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"r\"}}",
+		"process: required");
+	refused("{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"r\"}, "
+		"\"process\": {\"args\": [], \"cwd\": \"/\"}}",
+		"process.args: empty");
+	refused("{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"r\"}, "
+		"\"process\": {\"args\": [\"sh\"]}}",
+		"cwd: required");
+	refused("{\"ociVersion\": \"2.0.0\", \"root\": {\"path\": \"r\"}, "
+		"\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}}",
+		"runtime-spec 1.x");
+}
+
+Test(oci, types_are_checked)
+{
+	refused("{\"ociVersion\": 1, \"root\": {\"path\": \"r\"}, "
+		"\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}}",
+		"ociVersion: a string expected");
+	refused("{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"r\"}, "
+		"\"process\": {\"args\": [\"sh\", 3], \"cwd\": \"/\"}}",
+		"process.args[1]: a string expected");
+	refused("{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"r\"}, "
+		"\"process\": {\"args\": [\"sh\"], \"cwd\": \"rel\"}}",
+		"process.cwd: `rel`: an absolute path");
+	refused("{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"r\"}, "
+		"\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"env\": "
+		"[\"NOEQUALS\"]}}",
+		"process.env[0]");
+	refused("{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"r\"}, "
+		"\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"user\": "
+		"{\"uid\": -1}}}",
+		"process.user.uid");
+	refused("{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"r\"}, "
+		"\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", "
+		"\"rlimits\": [{\"type\": \"RLIMIT_BOGUS\", \"soft\": 1, "
+		"\"hard\": 1}]}}",
+		"process.rlimits[0].type");
+	refused("{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": \"r\"}, "
+		"\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", "
+		"\"rlimits\": [{\"type\": \"RLIMIT_NOFILE\", \"soft\": 9, "
+		"\"hard\": 1}]}}",
+		"soft is above hard");
+}
+
+Test(oci, unknown_fields_are_refused)
+{
+	refused_with(", \"bogus\": 1", "bogus: unknown field");
+	refused_with(", \"windows\": {}", "windows: not a Linux container");
+	refused_with(", \"linux\": {\"intelRdt\": {}}",
+		     "linux.intelRdt: not supported");
+	refused_with(", \"linux\": {\"resources\": {\"blockIO\": {}}}",
+		     "linux.resources.blockIO: not supported");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/x\"}]}",
+		     "linux.devices: not supported");
+	refused_with(", \"hooks\": {\"createContainer\": []}",
+		     "hooks.createContainer: not supported");
+}
+
+Test(oci, namespaces)
+{
+	cr_assert_eq(parse_with(", \"linux\": {\"namespaces\": [{\"type\": "
+				"\"pid\"}, {\"type\": \"network\"}, {\"type\": "
+				"\"ipc\"}, {\"type\": \"uts\"}, {\"type\": "
+				"\"mount\"}, {\"type\": \"cgroup\"}]}"),
+		     0, "%s", err.msg);
+	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"pid\"}, "
+		     "{\"type\": \"bogus\"}]}",
+		     "linux.namespaces[1].type: `bogus` is not a namespace");
+	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"network\", "
+		     "\"path\": \"/var/run/netns/x\"}]}",
+		     "linux.namespaces[0].path");
+	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"network\"}, "
+		     "{\"type\": \"mount\"}, {\"type\": \"ipc\"}, {\"type\": "
+		     "\"uts\"}]}",
+		     "no `pid` namespace");
+}
+
+Test(oci, mounts)
+{
+	cr_assert_eq(
+		parse_with(
+			",\n\"mounts\": [\n"
+			"{\"destination\": \"/proc\", \"type\": \"proc\", "
+			"\"source\": \"proc\"},\n"
+			"{\"destination\": \"/dev/mqueue\", \"type\": "
+			"\"mqueue\"},\n"
+			"{\"destination\": \"/data\", \"type\": \"bind\", "
+			"\"source\": \"/srv/data\", \"options\": [\"rbind\", "
+			"\"ro\"]},\n"
+			"{\"destination\": \"/etc/hosts\", \"source\": "
+			"\"hosts\", \"options\": [\"bind\"]},\n"
+			"{\"destination\": \"/run\", \"type\": \"tmpfs\", "
+			"\"options\": [\"size=64m\", \"mode=755\"]}\n"
+			"]"),
+		0, "%s", err.msg);
+	cr_assert_eq(cfg.nmounts, 5);
+	cr_assert_eq(cfg.mounts[0].kind, OCI_MNT_SYNTH);
+	cr_assert_eq(cfg.mounts[1].kind, OCI_MNT_IGNORE);
+	cr_assert_eq(cfg.mounts[2].kind, OCI_MNT_BIND);
+	cr_assert(cfg.mounts[2].ro);
+	cr_assert_str_eq(cfg.mounts[2].src, "/srv/data");
+	cr_assert_str_eq(cfg.mounts[3].src, "/b/hosts"); /* the bundle's */
+	cr_assert_not(cfg.mounts[3].ro);
+	cr_assert_eq(cfg.mounts[4].kind, OCI_MNT_TMPFS);
+	cr_assert_eq(cfg.mounts[4].size, 64 << 20);
+}
+
+Test(oci, bad_mounts)
+{
+	refused_with(", \"mounts\": [{\"destination\": \"rel\", \"type\": "
+		     "\"tmpfs\"}]",
+		     "mounts[0].destination: `rel`: an absolute path");
+	refused_with(", \"mounts\": [{\"destination\": \"/a/../b\", \"type\": "
+		     "\"tmpfs\"}]",
+		     "mounts[0].destination");
+	refused_with(", \"mounts\": [{\"type\": \"tmpfs\"}]",
+		     "destination: required");
+	refused_with(", \"mounts\": [{\"destination\": \"/x\", \"type\": "
+		     "\"nfs\"}]",
+		     "mounts[0].type: a `nfs` mount at /x is not supported");
+	refused_with(", \"mounts\": [{\"destination\": \"/x\", \"type\": "
+		     "\"bind\"}]",
+		     "source: required");
+	refused_with(", \"mounts\": [{\"destination\": \"/x\", \"type\": "
+		     "\"bind\", \"source\": \"/s\", \"options\": "
+		     "[\"remount\"]}]",
+		     "mount option `remount`");
+	refused_with(", \"mounts\": [{\"destination\": \"/proc/x\", "
+		     "\"type\": \"bind\", \"source\": \"/s\"}]",
+		     "a bind mount at /proc/x");
+	refused_with(", \"mounts\": [{\"destination\": \"/x\", \"type\": "
+		     "\"tmpfs\"}, {\"destination\": \"/x/\", \"type\": "
+		     "\"tmpfs\"}]",
+		     "/x is mounted twice");
+}
+
+Test(oci, resources)
+{
+	cr_assert_eq(parse_with(", \"linux\": {\"resources\": {\"memory\": "
+				"{\"limit\": 536870912}, \"pids\": {\"limit\": "
+				"64}, \"cpu\": {\"quota\": 50000, \"period\": "
+				"100000, \"shares\": 1024}, \"devices\": "
+				"[{\"allow\": false, \"access\": \"rwm\"}]}}"),
+		     0, "%s", err.msg);
+	cr_assert_eq(cfg.memory, 512ULL << 20);
+	cr_assert_eq(cfg.pids, 64);
+	cr_assert_float_eq(cfg.cpus, 0.5, 1e-9);
+}
+
+Test(oci, moat_annotations)
+{
+	cr_assert_eq(parse_with(
+			     ", \"annotations\": {\"dev.moat.net\": \"slirp\", "
+			     "\"dev.moat.allow\": \"pypi.org:443, 10.0.0.1\", "
+			     "\"dev.moat.timeout\": \"30\", \"other\": \"x\"}"),
+		     0, "%s", err.msg);
+	cr_assert_eq(cfg.net, NET_SLIRP);
+	cr_assert_str_eq(cfg.allow, "pypi.org:443, 10.0.0.1");
+	cr_assert_eq(cfg.timeout_s, 30);
+	cr_assert_eq(cfg.nannotations, 4);
+	refused_with(", \"annotations\": {\"dev.moat.net\": \"host\"}",
+		     "annotations.dev.moat.net: `host`");
+	refused_with(", \"annotations\": {\"dev.moat.bogus\": \"1\"}",
+		     "unknown moat annotation");
+	refused_with(", \"annotations\": {\"dev.moat.credentials\": \"/f\"}",
+		     "not built yet");
+	refused_with(", \"annotations\": {\"a\": 1}",
+		     "annotations.a: a string");
+}
+
+Test(oci, hooks)
+{
+	cr_assert_eq(parse_with(", \"hooks\": {\"prestart\": [{\"path\": "
+				"\"/bin/true\", \"args\": [\"true\", \"x\"], "
+				"\"timeout\": 5}], \"poststop\": [{\"path\": "
+				"\"/bin/false\"}]}"),
+		     0, "%s", err.msg);
+	cr_assert_eq(cfg.hooks[OCI_HOOK_PRESTART].n, 1);
+	cr_assert_str_eq(cfg.hooks[OCI_HOOK_PRESTART].h[0].args[1], "x");
+	cr_assert_eq(cfg.hooks[OCI_HOOK_PRESTART].h[0].timeout, 5);
+	cr_assert_eq(cfg.hooks[OCI_HOOK_POSTSTOP].n, 1);
+	refused_with(", \"hooks\": {\"prestart\": [{\"path\": \"rel\"}]}",
+		     "hooks.prestart[0].path: an absolute path");
+	refused_with(", \"hooks\": {\"prestart\": [{\"args\": []}]}",
+		     "path: required");
+}
+
+Test(oci, hooks_run_with_state_on_stdin)
+{
+	char out[] = "/tmp/moat-hook-XXXXXX", buf[256] = "";
+	char *args[] = { "sh", "-c", NULL, NULL };
+	char cmd[128];
+	struct oci_hook h = { "/bin/sh", args, NULL, 5 };
+	struct oci_hooks hs = { &h, 1 };
+	FILE *f;
+	int fd = mkstemp(out);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "cat > %s", out);
+	args[2] = cmd;
+	cr_assert_eq(oci_hooks_run(&hs, "prestart", "{\"id\":\"c1\"}", &err), 0,
+		     "%s", err.msg);
+	f = fopen(out, "r");
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	unlink(out);
+	cr_assert_str_eq(buf, "{\"id\":\"c1\"}");
+	args[2] = "exit 3";
+	cr_assert_eq(oci_hooks_run(&hs, "poststart", "{}", &err), -1, "%s",
+		     err.msg);
+	cr_assert(strstr(err.msg, "poststart: hook `/bin/sh`: exit status 3"),
+		  "%s", err.msg);
+	args[2] = "sleep 5";
+	h.timeout = 1;
+	cr_assert_eq(oci_hooks_run(&hs, "prestart", "{}", &err), -1);
+	cr_assert(strstr(err.msg, "timed out"), "%s", err.msg);
+}
+
+Test(oci, process_json)
+{
+	struct oci_process pr;
+	const char *text = "{\"args\": [\"ls\"], \"cwd\": \"/tmp\", "
+			   "\"terminal\": true, \"env\": [\"X=1\"]}";
+
+	cr_assert_eq(oci_process_parse(text, strlen(text), "p.json", &pr, &err),
+		     0, "%s", err.msg);
+	cr_assert_str_eq(pr.args[0], "ls");
+	cr_assert(pr.terminal);
+	oci_process_free(&pr);
+	text = "{\"args\": [\"ls\"]}";
+	cr_assert_eq(oci_process_parse(text, strlen(text), "p.json", &pr, &err),
+		     -1);
+	cr_assert(strstr(err.msg, "p.json:1: cwd: required"), "%s", err.msg);
+}
