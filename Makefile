@@ -280,11 +280,13 @@ bench-net: $(MOAT)
 DEPS_PKGS := build-essential binutils clang libclang-rt-14-dev clang-format pkg-config libseccomp-dev \
 	libcap-dev liburing-dev libunwind-dev libcriterion-dev libjson-c-dev liblwip-dev libslirp-dev \
 	busybox-static python3 libpython3.11-testsuite bash coreutils procps iproute2 nftables curl
+# The OCI engines tests/oci drives moat under, and runc to compare with.
+TEST_PKGS  := runc podman containerd
 BENCH_PKGS := runsc proot hyperfine iperf3 slirp4netns passt
 
 deps:
 	@missing=""; \
-	for p in $(DEPS_PKGS) $(BENCH_PKGS); do \
+	for p in $(DEPS_PKGS) $(TEST_PKGS) $(BENCH_PKGS); do \
 		dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'install ok installed' \
 			|| missing="$$missing $$p"; \
 	done; \

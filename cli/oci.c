@@ -333,6 +333,24 @@ static char *state_json(const struct cstate *s, const char *status, bool pretty)
 	return out;
 }
 
+/* mkdir -p */
+static int mkdir_parents(const char *path, mode_t mode)
+{
+	cleanup_free char *p = xstrdup(path);
+
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
 static void rm_rf(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -422,6 +440,9 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	o->set_umask = c->process.has_umask;
 	o->umask = c->process.umask;
 	o->oci_cgroups = true;
+	o->ping_range = c->ping_range;
+	o->ping_lo = c->ping_lo;
+	o->ping_hi = c->ping_hi;
 	o->rlimits = xcalloc(c->process.nrlimits + 1, sizeof(*o->rlimits));
 	for (i = 0; i < c->process.nrlimits; i++) {
 		o->rlimits[i].res = c->process.rlimits[i].resource;
@@ -680,7 +701,36 @@ static int await_ready(int fd, char *msg, size_t cap)
 	return strcmp(msg, "ok") ? -1 : 0;
 }
 
+static void opts_free(struct sentry_opts *o, const struct oci_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < o->nmounts; i++)
+		free(o->mounts[i].src);
+	for (i = 0; i < o->nfiles; i++)
+		free(o->files[i].src);
+	free(o->mounts);
+	free(o->files);
+	free(o->tmpfs);
+	free(o->rlimits);
+	if (o->env != c->process.env)
+		free(o->env);
+	policy_free(&o->policy);
+	memset(o, 0, sizeof(*o));
+}
+
+static int launch_sandbox(struct launch *l, struct sentry_opts *o);
+
 static int launch(struct launch *l)
+{
+	struct sentry_opts o = { 0 };
+	int rc = launch_sandbox(l, &o);
+
+	opts_free(&o, &l->c);
+	return rc;
+}
+
+static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 {
 	struct moat_error err = { 0 };
 	struct sentry_opts o;
@@ -705,9 +755,12 @@ static int launch(struct launch *l)
 	if (!l->c.process.terminal && l->console_socket)
 		return fail("--console-socket given, but process.terminal is "
 			    "false");
-	if (opts_from_config(&l->c, &o, &err) < 0)
+	if (opts_from_config(&l->c, &o, &err) < 0) {
+		*op = o;
 		return fail("%s", err.msg);
-	if (mkdir(g.root, 0711) < 0 && errno != EEXIST)
+	}
+	*op = o; /* freed by launch(); o's arrays are shared */
+	if (mkdir_parents(g.root, 0711) < 0)
 		return fail("--root `%s`: %s", g.root, strerror(errno));
 	dir = state_path(l->id, NULL);
 	if (mkdir(dir, 0711) < 0)
@@ -860,12 +913,15 @@ static int parse_launch(int argc, char **argv, struct launch *l, bool run,
 static int cmd_create(int argc, char **argv)
 {
 	struct launch l;
+	int rc;
 
 	if (parse_launch(argc, argv, &l, false, NULL) < 0)
 		return fail("usage: moat create [--bundle DIR] [--pid-file F] "
 			    "[--console-socket S] ID");
 	l.detach = true;
-	return launch(&l);
+	rc = launch(&l);
+	oci_config_free(&l.c);
+	return rc;
 }
 
 /* Resolve ID, or print runc's message. */

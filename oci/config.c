@@ -914,6 +914,41 @@ static int parse_namespaces(struct parser *p, json_object *o)
 	return 0;
 }
 
+/* The sandbox's kernel is the sentry: of the sysctls, it has the ping
+ * sockets' group range. */
+static int parse_sysctl(struct parser *p, json_object *o, struct oci_config *c)
+{
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	json_object_object_foreach(o, key, val)
+	{
+		unsigned long lo, hi;
+		int rc = 0, end = 0;
+
+		push_key(p, key);
+		if (strcmp(key, "net.ipv4.ping_group_range"))
+			rc = bad(p, "not supported by moat (only "
+				    "net.ipv4.ping_group_range)");
+		else if (want_type(p, val, json_type_string, "a string") < 0)
+			rc = -1;
+		else if (sscanf(json_object_get_string(val), "%lu %lu%n", &lo,
+				&hi, &end) != 2 ||
+			 json_object_get_string(val)[end] ||
+			 lo > 0xffffffffUL || hi > 0xffffffffUL)
+			rc = bad(p, "`%s`: two group ids expected",
+				 json_object_get_string(val));
+		else {
+			c->ping_range = true;
+			c->ping_lo = (gid_t)lo;
+			c->ping_hi = (gid_t)hi;
+		}
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 {
 	/* Given by the sandbox already (docs/oci.md). */
@@ -935,17 +970,15 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 			rc = parse_resources(p, val, c);
 		else if (!strcmp(key, "namespaces"))
 			rc = parse_namespaces(p, val);
-		else if (!strcmp(key, "devices") || !strcmp(key, "sysctl")) {
-			/* An empty one changes nothing; a device or a
-			 * sysctl of the host's is out of the sandbox's
-			 * reach. */
-			if (json_object_is_type(val, json_type_array) ?
-				    json_object_array_length(val) != 0 :
-			    json_object_is_type(val, json_type_object) ?
-				    json_object_object_length(val) != 0 :
-				    true)
+		else if (!strcmp(key, "devices")) {
+			/* An empty list changes nothing; a host device is
+			 * out of the sandbox's reach. */
+			if (!json_object_is_type(val, json_type_array) ||
+			    json_object_array_length(val) != 0)
 				rc = bad(p, "not supported by moat");
-		} else if (!in_list(key, recorded))
+		} else if (!strcmp(key, "sysctl"))
+			rc = parse_sysctl(p, val, c);
+		else if (!in_list(key, recorded))
 			rc = bad(p, "not supported by moat");
 		pop(p);
 		if (rc < 0)

@@ -636,8 +636,9 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		c->ruid = c->euid = c->suid = c->fsuid = opts->uid;
 		c->rgid = c->egid = c->sgid = c->fsgid = opts->gid;
 		c->ngroups = opts->ngids < 32 ? opts->ngids : 32;
-		memcpy(c->groups, opts->gids,
-		       (size_t)c->ngroups * sizeof(gid_t));
+		if (c->ngroups > 0)
+			memcpy(c->groups, opts->gids,
+			       (size_t)c->ngroups * sizeof(gid_t));
 	}
 
 	PHASE("spawn");
@@ -752,8 +753,9 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 	p->cred.ruid = p->cred.euid = p->cred.suid = p->cred.fsuid = r->uid;
 	p->cred.rgid = p->cred.egid = p->cred.sgid = p->cred.fsgid = r->gid;
 	p->cred.ngroups = r->ngroups < 32 ? r->ngroups : 32;
-	memcpy(p->cred.groups, r->groups,
-	       (size_t)p->cred.ngroups * sizeof(gid_t));
+	if (p->cred.ngroups > 0)
+		memcpy(p->cred.groups, r->groups,
+		       (size_t)p->cred.ngroups * sizeof(gid_t));
 	snprintf(p->comm, sizeof(p->comm), "%s",
 		 strrchr(r->argv[0], '/') ? strrchr(r->argv[0], '/') + 1 :
 					    r->argv[0]);

@@ -220,6 +220,8 @@ struct sentry_opts {
 	} * rlimits;
 	size_t nrlimits;
 	bool oci_cgroups;
+	bool ping_range; /* net.ipv4.ping_group_range (default: everyone) */
+	gid_t ping_lo, ping_hi;
 };
 
 struct sentry {

@@ -2059,6 +2059,24 @@ static struct file *sock_of(struct task *t, int fd, long *err)
 	return *err ? NULL : f;
 }
 
+/* net.ipv4.ping_group_range (an OCI sysctl; everyone by default): the
+ * caller's egid or one of its groups must be in it, as Linux checks. */
+static bool ping_allowed(struct task *t)
+{
+	const struct creds *c = &t->proc->cred;
+	int i;
+
+	if (!S->opts.ping_range)
+		return true;
+	if (c->egid >= S->opts.ping_lo && c->egid <= S->opts.ping_hi)
+		return true;
+	for (i = 0; i < c->ngroups; i++)
+		if (c->groups[i] >= S->opts.ping_lo &&
+		    c->groups[i] <= S->opts.ping_hi)
+			return true;
+	return false;
+}
+
 static long check_type(int domain, int base, int proto)
 {
 	if (domain == AF_UNIX) {
@@ -2074,7 +2092,7 @@ static long check_type(int domain, int base, int proto)
 							    -EPROTONOSUPPORT;
 	if (base == SOCK_DGRAM && proto == IPPROTO_ICMP)
 		/* a ping socket: echo requests and their replies only (the
-		 * sandbox's own ping_group_range admits everyone) */
+		 * sandbox's own ping_group_range: sys_socket checks it) */
 		return domain == AF_INET ? 0 : -EPROTONOSUPPORT;
 	if (base == SOCK_DGRAM)
 		return proto == 0 || proto == IPPROTO_UDP ||
@@ -2118,6 +2136,8 @@ long sys_socket(struct task *t, struct syscall_args *a)
 		return rc;
 	if (type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC | 0xf))
 		return -EINVAL;
+	if (base == SOCK_DGRAM && proto == IPPROTO_ICMP && !ping_allowed(t))
+		return -EACCES;
 	u = usock_new(t, domain, base,
 		      proto || domain == AF_NETLINK ? proto :
 		      domain == AF_UNIX		    ? 0 :

@@ -180,6 +180,8 @@ Test(oci, unknown_fields_are_refused)
 		     "linux.resources.blockIO: not supported");
 	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/x\"}]}",
 		     "linux.devices: not supported");
+	refused_with(", \"linux\": {\"sysctl\": {\"kernel.shmmax\": \"1\"}}",
+		     "linux.sysctl.kernel.shmmax: not supported");
 	refused_with(", \"hooks\": {\"createContainer\": []}",
 		     "hooks.createContainer: not supported");
 }
@@ -273,6 +275,18 @@ Test(oci, resources)
 	cr_assert_eq(cfg.memory, 512ULL << 20);
 	cr_assert_eq(cfg.pids, 64);
 	cr_assert_float_eq(cfg.cpus, 0.5, 1e-9);
+}
+
+Test(oci, ping_group_range)
+{
+	cr_assert_eq(parse_with(", \"linux\": {\"sysctl\": "
+				"{\"net.ipv4.ping_group_range\": \"0 0\"}}"),
+		     0, "%s", err.msg);
+	cr_assert(cfg.ping_range);
+	cr_assert_eq(cfg.ping_hi, 0);
+	refused_with(", \"linux\": {\"sysctl\": "
+		     "{\"net.ipv4.ping_group_range\": \"0\"}}",
+		     "two group ids");
 }
 
 Test(oci, moat_annotations)
