@@ -105,7 +105,7 @@ FORMAT_FILES = $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.[ch])) \
 
 MOAT := $(BUILD)/moat
 
-.PHONY: all deps test cpython unit unit-build unit-asan unit-asan-build e2e e2e-asan bench bench-readme bench-net \
+.PHONY: all deps test cpython unit unit-build unit-asan unit-asan-build e2e e2e-asan bench bench-readme bench-net bench-oci \
 	fuzz fuzz-build fuzz-smoke demo docs docs-check format format-check \
 	clean help
 
@@ -269,6 +269,10 @@ bench: $(MOAT) $(BUILD)/bench/syscalls
 # The same run, and the table goes into README.md's Performance section.
 bench-readme: $(MOAT) $(BUILD)/bench/syscalls
 	@MOAT=$(abspath $(MOAT)) BENCH_BIN=$(abspath $(BUILD)/bench/syscalls) bash bench/run.sh --update-readme
+
+# Container start-up alone (bench/oci.sh; make bench runs it too).
+bench-oci: $(MOAT)
+	@MOAT=$(abspath $(MOAT)) bash bench/oci.sh
 
 # The network table alone (bench/net.sh; make bench runs it last).
 bench-net: $(MOAT)

@@ -15,7 +15,8 @@
 # table.  The table also goes to build/bench/results.md; --update-readme
 # puts it into README.md between the bench-table markers.
 #
-# Last, bench/net.sh prints the network table (TCP throughput and connect
+# Then bench/oci.sh prints container start-up (moat run, runc run, runsc
+# run; BENCH_OCI=0 skips it), and last, bench/net.sh prints the network table (TCP throughput and connect
 # latency; native, moat, slirp4netns, pasta), adds it to results.md and,
 # with --update-readme, to README.md's bench-net block.  BENCH_NET=0 skips it.
 set -uo pipefail
@@ -268,6 +269,12 @@ if n != 1:
 open(sys.argv[2], "w").write(new)
 print("bench: README.md updated")
 EOF
+fi
+
+if [ "${BENCH_OCI:-1}" != 0 ]; then
+	oci_args=(--append "$table")
+	[ "$UPDATE_README" = 1 ] && oci_args+=(--update-readme)
+	MOAT=$MOAT bash "$root/bench/oci.sh" "${oci_args[@]}"
 fi
 
 if [ "${BENCH_NET:-1}" != 0 ]; then

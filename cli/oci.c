@@ -440,6 +440,7 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	o->set_umask = c->process.has_umask;
 	o->umask = c->process.umask;
 	o->oci_cgroups = true;
+	o->netns = c->netns;
 	o->ping_range = c->ping_range;
 	o->ping_lo = c->ping_lo;
 	o->ping_hi = c->ping_hi;

@@ -93,8 +93,10 @@ struct netstack_counters {
 void netstack_counters(struct netstack_counters *c);
 
 /* --net=tap: a namespace with a TAP device, routed and NATed on the host
- * (netstack/tap.c); the TAP fd through link_fd. Root only. */
-int tap_open(int *link_fd, struct moat_error *err);
+ * (netstack/tap.c); the TAP fd through link_fd. Root only. netns: a
+ * network namespace (a path) to make the device in instead, NATed there;
+ * NULL: one of the sandbox's own. */
+int tap_open(const char *netns, int *link_fd, struct moat_error *err);
 
 /* `moat netslirp --fd N`: the --net=slirp helper (netstack/slirp_helper.c). */
 int netslirp_main(int argc, char **argv);

@@ -16,6 +16,13 @@
  * to be gone. The host's net.ipv4.ip_forward is set to 1 and left so (as
  * Docker does): other routing on the host may have come to rely on it.
  *
+ * Given a namespace (an OCI bundle's linux.namespaces network path, as a
+ * Kubernetes pod's), the TAP device (moat<pid>) is made in it instead:
+ * 10.0.2.2/24 on it, forwarding on, and 10.0.2.0/24 masqueraded onto the
+ * namespace's other interfaces in a table moat_<pid> of its own, which a
+ * janitor removes after the sentry. No veth, nothing on the host. One
+ * --net=tap sandbox per namespace (the guest side is always 10.0.2.0/24).
+ *
  * Configuration runs `ip` (iproute2) and `nft` (nftables) with fixed
  * arguments and an empty environment; root only (CAP_NET_ADMIN on the
  * host). Replacing them with rtnetlink and nf_tables messages of our own
@@ -203,7 +210,107 @@ static void start_janitor(const struct tap_names *n)
 	_exit(0);
 }
 
-int tap_open(int *link_fd, struct moat_error *err)
+/* --- in a network namespace given to us (an OCI bundle's, such as a
+ * Kubernetes pod's made by its CNI) ------------------------------------ */
+
+/* The child, in the namespace: the TAP device (its fd to the parent),
+ * its address, forwarding, and masquerade onto the namespace's other
+ * interfaces. */
+static void child_in(int sock, int nsfd, const char *dev, const char *table)
+{
+	char rules[512];
+	struct ifreq ifr;
+	int fd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (setns(nsfd, CLONE_NEWNET) < 0)
+		_exit(send_fd(sock, -1, 'N'));
+	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) < 0)
+		_exit(send_fd(sock, -1, 'T'));
+	snprintf(rules, sizeof(rules),
+		 "table ip %s {\n"
+		 "  chain post {\n"
+		 "    type nat hook postrouting priority srcnat; policy "
+		 "accept;\n"
+		 "    ip saddr 10.0.2.0/24 oifname != \"%s\" masquerade\n"
+		 "  }\n"
+		 "}\n",
+		 table, dev);
+	if (RUN(IP_BIN, "addr", "add", NS_GATEWAY "/24", "dev", (char *)dev) ||
+	    RUN(IP_BIN, "link", "set", (char *)dev, "up") ||
+	    write_file("/proc/sys/net/ipv4/ip_forward", "1\n") < 0 ||
+	    run((char *const[]){ NFT_BIN, "-f", "-", NULL }, rules))
+		_exit(send_fd(sock, -1, 'C'));
+	if (send_fd(sock, fd, 'F') < 0)
+		_exit(1);
+	_exit(0);
+}
+
+/* Remove our table from the namespace once the sentry is gone (the TAP
+ * device goes with its fd; the namespace outlives the sandbox). */
+static void start_janitor_in(const char *netns, const char *table)
+{
+	int nsfd;
+
+	if (janitor_fork() != 0)
+		return;
+	/* By path again: a janitor holds no fd of the sentry's. A namespace
+	 * that is gone took the table with it. */
+	nsfd = open(netns, O_RDONLY | O_CLOEXEC);
+	if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) == 0)
+		RUN(NFT_BIN, "delete", "table", "ip", (char *)table);
+	_exit(0);
+}
+
+static int tap_open_in(const char *netns, int *link_fd, struct moat_error *err)
+{
+	char dev[IFNAMSIZ], table[32], tag;
+	int sv[2], fd = -1, nsfd, st;
+	pid_t pid;
+
+	nsfd = open(netns, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0)
+		return moat_error_set(err, errno, "network namespace `%s`",
+				      netns);
+	snprintf(dev, sizeof(dev), "moat%d", (int)getpid());
+	snprintf(table, sizeof(table), "moat_%d", (int)getpid());
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		close(nsfd);
+		return moat_error_set(err, errno, "--net=tap: socketpair");
+	}
+	pid = fork();
+	if (pid < 0) {
+		close(nsfd);
+		return moat_error_set(err, errno, "--net=tap: fork");
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		child_in(sv[1], nsfd, dev, table);
+	}
+	close(sv[1]);
+	tag = recv_tag(sv[0], &fd);
+	close(sv[0]);
+	waitpid(pid, &st, 0);
+	if (tag != 'F' || fd < 0) {
+		close(nsfd);
+		return moat_error_set(
+			err, EIO, "--net=tap in `%s`: %s", netns,
+			tag == 'N' ? "cannot join the network namespace" :
+			tag == 'T' ? "cannot open a TAP device (/dev/net/tun)" :
+				     "cannot set up its address and NAT (one "
+				     "--net=tap sandbox per namespace)");
+	}
+	start_janitor_in(netns, table);
+	close(nsfd);
+	*link_fd = fd;
+	return 0;
+}
+
+int tap_open(const char *netns, int *link_fd, struct moat_error *err)
 {
 	struct tap_names n;
 	int sv[2], fd = -1, st;
@@ -220,6 +327,8 @@ int tap_open(int *link_fd, struct moat_error *err)
 				      "--net=tap needs %s and %s (Debian's "
 				      "iproute2 and nftables)",
 				      IP_BIN, NFT_BIN);
+	if (netns)
+		return tap_open_in(netns, link_fd, err);
 	snprintf(n.host_if, sizeof(n.host_if), "moat%d", (int)getpid());
 	snprintf(n.table, sizeof(n.table), "moat_%d", (int)getpid());
 	/* 198.18.0.0/15 (benchmarking, never routed): a /30 per sandbox */

@@ -847,7 +847,8 @@ static int parse_resources(struct parser *p, json_object *o,
 	return 0;
 }
 
-static int parse_namespaces(struct parser *p, json_object *o)
+static int parse_namespaces(struct parser *p, json_object *o,
+			    struct oci_config *c)
 {
 	/* The sandbox always has all of these of its own. */
 	static const char *const types[] = { "pid",    "network", "mount",
@@ -863,6 +864,7 @@ static int parse_namespaces(struct parser *p, json_object *o)
 	n = json_object_array_length(o);
 	for (i = 0; i < n; i++) {
 		json_object *e = json_object_array_get_idx(o, i), *t = NULL;
+		json_object *path = NULL;
 		int rc = 0;
 
 		push_idx(p, i);
@@ -888,9 +890,9 @@ static int parse_namespaces(struct parser *p, json_object *o)
 				if (!rc)
 					seen[j] = true;
 			} else if (!strcmp(key, "path")) {
-				rc = bad(p, "joining an existing namespace is "
-					    "not supported by moat: the "
-					    "sandbox is a kernel of its own");
+				path = val;
+				rc = want_type(p, val, json_type_string,
+					       "a string");
 			} else {
 				rc = bad(p, "unknown field (type, path)");
 			}
@@ -900,6 +902,25 @@ static int parse_namespaces(struct parser *p, json_object *o)
 		}
 		if (!rc && !t)
 			rc = bad(p, "type: required");
+		if (!rc && path) {
+			/* A network namespace (a pod's) is where the
+			 * sandbox's link reaches the host: slirp's sockets
+			 * or tap's device live there. Other kinds the
+			 * sandbox has of its own only. */
+			push_key(p, "path");
+			if (strcmp(json_object_get_string(t), "network"))
+				rc = bad(p,
+					 "joining an existing %s namespace "
+					 "is not supported by moat: the "
+					 "sandbox is a kernel of its own",
+					 json_object_get_string(t));
+			else if (json_object_get_string(path)[0] != '/')
+				rc = bad(p, "an absolute path expected");
+			else
+				c->netns =
+					xstrdup(json_object_get_string(path));
+			pop(p);
+		}
 		pop(p);
 		if (rc < 0)
 			return -1;
@@ -969,7 +990,7 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 		if (!strcmp(key, "resources"))
 			rc = parse_resources(p, val, c);
 		else if (!strcmp(key, "namespaces"))
-			rc = parse_namespaces(p, val);
+			rc = parse_namespaces(p, val, c);
 		else if (!strcmp(key, "devices")) {
 			/* An empty list changes nothing; a host device is
 			 * out of the sandbox's reach. */
@@ -1263,6 +1284,7 @@ void oci_config_free(struct oci_config *c)
 	free(c->deny);
 	free(c->policy_file);
 	free(c->dns);
+	free(c->netns);
 	memset(c, 0, sizeof(*c));
 }
 

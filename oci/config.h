@@ -112,6 +112,8 @@ struct oci_config {
 	char *dns;	   /* dev.moat.dns */
 	uint64_t disk;	   /* dev.moat.disk */
 	int timeout_s;	   /* dev.moat.timeout */
+	/* linux.namespaces: the network namespace's path, or NULL */
+	char *netns;
 	/* linux.sysctl: net.ipv4.ping_group_range, the one the sentry has */
 	bool ping_range;
 	gid_t ping_lo, ping_hi;

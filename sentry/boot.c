@@ -279,6 +279,19 @@ static pid_t start_netslirp(int *link_out, struct moat_error *err)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (dup2(sv[1], 3) < 0)
 			_exit(126);
+		/* An OCI bundle's network namespace: the helper's host
+		 * sockets live there (a pod's network, say). */
+		if (S->opts.netns) {
+			int ns = open(S->opts.netns, O_RDONLY | O_CLOEXEC);
+			if (ns < 0 || setns(ns, CLONE_NEWNET) < 0) {
+				fprintf(stderr,
+					"moat: netslirp: network namespace "
+					"`%s`: %s\n",
+					S->opts.netns, strerror(errno));
+				_exit(126);
+			}
+			close(ns);
+		}
 		execv("/proc/self/exe", args);
 		_exit(126);
 	}
@@ -335,7 +348,7 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 			  "nameserver the link reaches; use --dns\"");
 	}
 	if (cfg.mode == NET_TAP) {
-		if (tap_open(&cfg.link_fd, err) < 0)
+		if (tap_open(S->opts.netns, &cfg.link_fd, err) < 0)
 			return -1;
 		return sentry_net_init(&cfg, err);
 	}

@@ -1,8 +1,8 @@
 /* sentry/control.c: a sandbox's control socket, outside the guest.
  *
  * `moat do` listens on the abstract AF_UNIX name "moat/ID" (ID: --name, or
- * moat's pid) of
- * the host's network namespace: nothing on disk to clean up after a
+ * moat's pid; an OCI container's is "moat/o/HASH/ID") of the host's
+ * network namespace: nothing on disk to clean up after a
  * crash, and out of the guests' reach (they live in a network namespace
  * of their own, and have no host socket at all). Only the user who ran
  * moat, or root, is served (SO_PEERCRED). One request a connection, one
@@ -12,6 +12,18 @@
  *     policy-show          the egress policy in force, as JSON
  *     policy-set LEN       followed by LEN bytes of a policy file: it
  *                          replaces the egress policy (moat policy set)
+ * and for an OCI container (cli/oci.c; docs/oci.md):
+ *     state                created, running, paused or stopped
+ *     start                let the first process run (it waits, created,
+ *                          until then: control_wait_start)
+ *     ps                   "HOSTPID GUESTPID COMM" a line, per process
+ *     stats                cgroup and network counters, as JSON
+ *     pause, resume        freeze or thaw the guests (freezer cgroup)
+ *     exec LEN             followed by LEN bytes (NUL-separated fields,
+ *                          parse_exec) and carrying the stdio fds
+ *                          (SCM_RIGHTS): a new process; answered
+ *                          "ok GUESTPID", then "exit STATUS" when it ends;
+ *                          the client hanging up kills it
  * answered "ok" or "error: ..." (policy-show: the document, then EOF).
  * A policy that does not parse is refused with the file's own message and
  * the old one stays. The guest cannot reach the socket: the sandbox has

@@ -220,7 +220,9 @@ struct sentry_opts {
 	} * rlimits;
 	size_t nrlimits;
 	bool oci_cgroups;
-	bool ping_range; /* net.ipv4.ping_group_range (default: everyone) */
+	bool ping_range;   /* net.ipv4.ping_group_range (default: everyone) */
+	const char *netns; /* OCI: a network namespace for slirp's or tap's
+			      host side (linux.namespaces path) */
 	gid_t ping_lo, ping_hi;
 };
 

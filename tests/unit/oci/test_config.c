@@ -196,9 +196,19 @@ Test(oci, namespaces)
 	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"pid\"}, "
 		     "{\"type\": \"bogus\"}]}",
 		     "linux.namespaces[1].type: `bogus` is not a namespace");
+	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"ipc\", "
+		     "\"path\": \"/proc/1/ns/ipc\"}]}",
+		     "linux.namespaces[0].path: joining an existing ipc");
 	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"network\", "
-		     "\"path\": \"/var/run/netns/x\"}]}",
-		     "linux.namespaces[0].path");
+		     "\"path\": \"rel\"}]}",
+		     "linux.namespaces[0].path: an absolute path");
+	cr_assert_eq(parse_with(", \"linux\": {\"namespaces\": [{\"type\": "
+				"\"pid\"}, {\"type\": \"network\", \"path\": "
+				"\"/var/run/netns/pod\"}, {\"type\": "
+				"\"ipc\"}, {\"type\": \"uts\"}, {\"type\": "
+				"\"mount\"}]}"),
+		     0, "%s", err.msg);
+	cr_assert_str_eq(cfg.netns, "/var/run/netns/pod");
 	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"network\"}, "
 		     "{\"type\": \"mount\"}, {\"type\": \"ipc\"}, {\"type\": "
 		     "\"uts\"}]}",

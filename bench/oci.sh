@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# bench/oci.sh [--append FILE] [--update-readme]: container start-up, as an
+# engine sees it: `RUNTIME run` of /bin/true from a busybox bundle, for
+# moat, runc and gVisor's `runsc --platform=ptrace`, in one run (median of
+# BENCH_OCI_RUNS, 20), with /bin/true spawned directly for scale. Each
+# runtime gets a --root of its own in a temporary directory, removed on
+# exit. Needs root (runc and runsc do); without it every cell is n/a.
+#
+# bench/run.sh calls it after the network table; `make bench-oci` runs it
+# alone. The table goes to build/bench/oci.md; --append FILE adds it to
+# FILE too, --update-readme puts it into README.md's bench-oci block.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+. "$root/bench/lib.sh"
+
+MOAT=${MOAT:-$root/build/moat}
+RUNS=${BENCH_OCI_RUNS:-20}
+OUTDIR=$root/build/bench
+UPDATE_README=0
+APPEND=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--update-readme) UPDATE_README=1 ;;
+	--append) APPEND=${2:?--append needs a file}; shift ;;
+	*) echo "usage: bench/oci.sh [--append FILE] [--update-readme]" >&2; exit 2 ;;
+	esac
+	shift
+done
+mkdir -p "$OUTDIR"
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C
+
+TMP=$(mktemp -d /var/tmp/moat-bench-oci.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+B=$TMP/bundle
+mkdir -p "$B/rootfs/bin"
+cp /bin/busybox "$B/rootfs/bin/busybox"
+ln -s busybox "$B/rootfs/bin/true"
+"$MOAT" spec --bundle "$B"
+python3 - "$B/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["terminal"] = False
+c["process"]["args"] = ["/bin/true"]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+
+declare -A RES NA
+# start_ns NAME CMD...: median wall time of CMD (which gets a fresh
+# container ID as its last argument), after one warm-up that must work.
+start_ns()
+{
+	local name=$1 i t0 t1 vals=""
+	shift
+	if [ "$(id -u)" != 0 ] && [ "$name" != native ]; then
+		NA[$name]="needs root"
+		return
+	fi
+	if ! timeout 60 "$@" warm >/dev/null 2>"$TMP/$name.err"; then
+		NA[$name]=$(grep -v '^$' "$TMP/$name.err" | head -1 | cut -c1-160)
+		return
+	fi
+	for ((i = 0; i < RUNS; i++)); do
+		t0=$(date +%s%N)
+		timeout 60 "$@" "c$i" >/dev/null 2>&1
+		t1=$(date +%s%N)
+		vals+="$((t1 - t0))"$'\n'
+	done
+	RES[$name]=$(printf '%s' "$vals" | median)
+}
+
+echo "bench: container start-up: native /bin/true" >&2
+start_ns native "$B/rootfs/bin/true"
+echo "bench: container start-up: moat run" >&2
+start_ns moat "$MOAT" --root "$TMP/moat" run --bundle "$B"
+if command -v runc >/dev/null; then
+	echo "bench: container start-up: runc run" >&2
+	start_ns runc runc --root "$TMP/runc" run --bundle "$B"
+else
+	NA[runc]="runc is not installed"
+fi
+if command -v runsc >/dev/null; then
+	echo "bench: container start-up: runsc run" >&2
+	start_ns runsc runsc --root "$TMP/runsc" --platform=ptrace --network=none run --bundle "$B"
+else
+	NA[runsc]="runsc is not installed"
+fi
+
+ms() { awk -v ns="$1" 'BEGIN { if (ns == "") print "n/a"; else printf "%.1f ms\n", ns / 1e6 }'; }
+table=$OUTDIR/oci.md
+{
+	echo "| container start-up: \`run\` of /bin/true | time | vs runc |"
+	echo "|---|---:|---:|"
+	for m in native moat runc runsc; do
+		label=$m
+		[ $m = native ] && label="/bin/true, no container"
+		[ $m = runsc ] && label="runsc --platform=ptrace"
+		[ $m = moat ] && label="moat run"
+		[ $m = runc ] && label="runc run"
+		echo "| $label | $(ms "${RES[$m]:-}") | $(fmt_ratio "${RES[$m]:-na}" "${RES[runc]:-na}") |"
+	done
+	echo
+	echo "Median of $RUNS runs, wall time of the whole command (create, start, wait, delete)."
+	echo "runc $(dpkg-query -W -f='${Version}' runc 2>/dev/null || echo n/a), runsc $(dpkg-query -W -f='${Version}' runsc 2>/dev/null || echo n/a)."
+	for m in moat runc runsc; do
+		[ -n "${NA[$m]:-}" ] && echo "- $m: n/a: ${NA[$m]}"
+	done
+} >"$table"
+echo
+cat "$table"
+[ -n "$APPEND" ] && { echo; cat "$table"; } >>"$APPEND"
+if [ "$UPDATE_README" = 1 ]; then
+	python3 - "$table" README.md <<'EOF2'
+import re, sys
+table = open(sys.argv[1]).read().rstrip("\n")
+readme = open(sys.argv[2]).read()
+new, n = re.subn(r"(<!-- bench-oci -->\n).*?(<!-- /bench-oci -->)",
+                 lambda m: m.group(1) + table + "\n" + m.group(2), readme, flags=re.S)
+if n != 1:
+    sys.exit("bench: README.md has no <!-- bench-oci --> ... <!-- /bench-oci --> block")
+open(sys.argv[2], "w").write(new)
+print("bench: README.md updated (start-up)")
+EOF2
+fi
