@@ -507,26 +507,22 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	return 0;
 }
 
-/* Send the pty master to the engine's console socket, as runc does. */
+/* Send the pty master to the engine's console socket, as runc does (the
+ * pts name as the payload). */
 static int send_console(const char *sock_path, int master,
 			struct moat_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char name[64] = "/dev/ptmx";
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { name, 0 };
-	struct msghdr mh = { 0 };
-	struct cmsghdr *cm;
+	struct iovec iov;
+	ssize_t n;
 	int fd;
 
 	if (strlen(sock_path) >= sizeof(sa.sun_path))
 		return moat_error_set(err, ENAMETOOLONG, "--console-socket");
 	strcpy(sa.sun_path, sock_path);
 	ptsname_r(master, name, sizeof(name));
-	iov.iov_len = strlen(name);
+	iov = (struct iovec){ name, strlen(name) };
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
@@ -535,21 +531,10 @@ static int send_console(const char *sock_path, int master,
 		return moat_error_set(err, e, "--console-socket `%s`",
 				      sock_path);
 	}
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = u.buf;
-	mh.msg_controllen = sizeof(u.buf);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &master, sizeof(int));
-	if (sendmsg(fd, &mh, 0) < 0) {
-		int e = errno;
-		close(fd);
-		return moat_error_set(err, e, "--console-socket: send");
-	}
+	n = send_with_fds(fd, &iov, 1, &master, 1);
 	close(fd);
+	if (n < 0)
+		return moat_error_set(err, (int)-n, "--console-socket: send");
 	return 0;
 }
 
@@ -1482,14 +1467,8 @@ static int exec_relay(const struct cstate *s, const struct oci_process *pr,
 	cleanup_free char *body = NULL;
 	struct sockaddr_un sa;
 	socklen_t sl = control_addr_raw(s->ctl, &sa);
-	union {
-		char b[CMSG_SPACE(3 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
 	char head[64], line[256];
 	struct iovec iov[2];
-	struct msghdr mh = { 0 };
-	struct cmsghdr *cm;
 	sigset_t set;
 	size_t len, n = 0;
 	int fd, sfd, vpid = 0, status = -1;
@@ -1505,33 +1484,20 @@ static int exec_relay(const struct cstate *s, const struct oci_process *pr,
 	}
 	iov[0] = (struct iovec){ head, strlen(head) };
 	iov[1] = (struct iovec){ body, len };
-	mh.msg_iov = iov;
-	mh.msg_iovlen = 2;
-	mh.msg_control = u.b;
-	mh.msg_controllen = sizeof(u.b);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, 3 * sizeof(int));
 	{
-		ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
-		size_t total = iov[0].iov_len + len;
+		ssize_t w = send_with_fds(fd, iov, 2, fds, 3);
+		size_t hl = iov[0].iov_len;
 
 		if (w < 0) {
 			snprintf(line, sizeof(line), "exec: %s",
-				 strerror(errno));
+				 strerror((int)-w));
 			goto fail;
 		}
-		if ((size_t)w < total) {
-			size_t sent_body = (size_t)w - iov[0].iov_len;
-			if ((size_t)w < iov[0].iov_len ||
-			    write_all(fd, body + sent_body, len - sent_body) <
-				    0) {
-				snprintf(line, sizeof(line),
-					 "exec: short send");
-				goto fail;
-			}
+		if ((size_t)w < hl + len &&
+		    ((size_t)w < hl || write_all(fd, body + ((size_t)w - hl),
+						 len - ((size_t)w - hl)) < 0)) {
+			snprintf(line, sizeof(line), "exec: short send");
+			goto fail;
 		}
 	}
 	/* "ok VPID" or "error: ..." */
@@ -1625,6 +1591,14 @@ static const struct option exec_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+static void push_arg(char ***v, size_t *n, char *arg)
+{
+	*v = realloc(*v, (*n + 1) * sizeof(char *));
+	if (!*v)
+		abort();
+	(*v)[(*n)++] = arg;
+}
+
 static int cmd_exec(int argc, char **argv)
 {
 	const char *process_file = NULL, *pid_file = NULL, *console = NULL,
@@ -1665,16 +1639,10 @@ static int cmd_exec(int argc, char **argv)
 			user = optarg;
 			break;
 		case 'e':
-			envs = realloc(envs, (nenv + 1) * sizeof(char *));
-			if (!envs)
-				abort();
-			envs[nenv++] = optarg;
+			push_arg(&envs, &nenv, optarg);
 			break;
 		case 'g':
-			gids = realloc(gids, (ngid + 1) * sizeof(char *));
-			if (!gids)
-				abort();
-			gids[ngid++] = optarg;
+			push_arg(&gids, &ngid, optarg);
 			break;
 		case 'F':
 			if (strcmp(optarg, "0"))

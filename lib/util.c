@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 
 void moat_assert_fail(const char *cond, const char *file, int line)
@@ -167,4 +169,33 @@ int janitor_fork(void)
 	while (read(3, &c, 1) < 0 && errno == EINTR)
 		;
 	return 0;
+}
+
+ssize_t send_with_fds(int sock, struct iovec *iov, int niov, const int *fds,
+		      int nfds)
+{
+	union {
+		char b[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (nfds < 0 || nfds > 4)
+		return -EINVAL;
+	if (nfds > 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.b;
+		mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+	}
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
 }

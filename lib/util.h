@@ -93,6 +93,12 @@ int moat_error_wrap(struct moat_error *err, const char *fmt, ...)
 ssize_t write_all(int fd, const void *buf, size_t len);
 ssize_t read_all(int fd, void *buf, size_t len);
 
+/* One message of the iovecs with nfds (at most 4) fds attached
+ * (SCM_RIGHTS), MSG_NOSIGNAL; bytes sent, or -errno. */
+struct iovec;
+ssize_t send_with_fds(int sock, struct iovec *iov, int niov, const int *fds,
+		      int nfds);
+
 /* A janitor: a process that outlives the caller to clean up after it.
  * Returns 0 in the janitor once the caller is gone, however it ended (its
  * end of a pipe closed); 1 in the caller; -1 on error. The janitor keeps

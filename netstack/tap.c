@@ -137,21 +137,9 @@ static int inside(const struct tap_names *n)
 
 static int send_fd(int sock, int fd, char tag)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	struct iovec iov = { &tag, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
 
-	if (fd >= 0) {
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
+	return send_with_fds(sock, &iov, 1, &fd, fd >= 0 ? 1 : 0) == 1 ? 0 : -1;
 }
 
 static char recv_tag(int sock, int *fd)
