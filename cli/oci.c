@@ -1665,6 +1665,11 @@ static int cmd_exec(int argc, char **argv)
 		return fail("usage: moat exec [options] ID [CMD ARGS...]");
 	if (load_or_fail(argv[optind], &s))
 		return 1;
+	/* `exec ID -- CMD ...`: the command starts after the "--" */
+	if (optind + 1 < argc && !strcmp(argv[optind + 1], "--")) {
+		argv[optind + 1] = argv[optind];
+		optind++;
+	}
 	if (process_file) {
 		cleanup_free char *text = NULL;
 		size_t len;
