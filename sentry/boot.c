@@ -704,6 +704,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 static struct spawn_pending {
 	struct process *p;
 	struct exec_plan *plan;
+	bool cancelled; /* its client went away before it was born */
 } pending[16];
 static int npending;
 
@@ -788,6 +789,7 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 		return rc;
 	}
 	pending[npending].p = p;
+	pending[npending].cancelled = false;
 	pending[npending++].plan = plan;
 	audit_log("\"event\":\"exec\",\"pid\":%d,\"argv0\":\"%.64s\"", p->pid,
 		  p->comm);
@@ -806,7 +808,9 @@ void sentry_spawn_born(pid_t child, bool stopped)
 	}
 	sp = pending[0];
 	memmove(pending, pending + 1, (size_t)--npending * sizeof(*pending));
-	if (plat_start_spawned(child, stopped) < 0) {
+	t = NULL;
+	if (sp.cancelled || plat_start_spawned(child, stopped) < 0 ||
+	    !(t = task_new(child, sp.p))) {
 		plat_kill(child, SIGKILL);
 		exec_plan_free(sp.plan);
 		sp.p->exited = true;
@@ -816,15 +820,18 @@ void sentry_spawn_born(pid_t child, bool stopped)
 		S->fds_to_release = true;
 		return;
 	}
-	t = task_new(child, sp.p);
-	if (!t) {
-		plat_kill(child, SIGKILL);
-		return;
-	}
 	t->tid = sp.p->pid;
 	t->booting = true;
 	t->exec = sp.plan;
 	t->state = TS_RUNNING;
 	sp.p->leader = t;
 	sp.p->host_pid = child;
+	control_proc_started(sp.p);
+}
+
+void sentry_spawn_cancel(struct process *p)
+{
+	for (int i = 0; i < npending; i++)
+		if (pending[i].p == p)
+			pending[i].cancelled = true;
 }

@@ -64,6 +64,7 @@ static struct {
 	int fds[3]; /* exec: stdio fds sent with the request */
 	int nfds;
 	struct process *exec_proc; /* exec: running, answered at its end */
+	bool exec_started;	   /* its "ok" is sent: it runs */
 } clients[CTL_CLIENTS];
 
 bool control_name_ok(const char *name)
@@ -572,20 +573,38 @@ static bool exec_start(int i)
 	clients[i].body = NULL;
 	if (rc < 0)
 		return true;
-	snprintf(msg, sizeof(msg), "ok %d\n", p->pid);
-	answer(clients[i].fd, msg);
+	/* "ok" once the process exists on the host (control_proc_started). */
 	clients[i].exec_proc = p;
+	clients[i].exec_started = false;
 	return false;
 }
 
-void control_proc_exited(struct process *p)
+void control_proc_started(struct process *p)
 {
 	char msg[32];
 	int i;
 
 	for (i = 0; i < CTL_CLIENTS; i++)
 		if (clients[i].fd >= 0 && clients[i].exec_proc == p) {
-			snprintf(msg, sizeof(msg), "exit %d\n", p->exit_status);
+			snprintf(msg, sizeof(msg), "ok %d\n", p->pid);
+			answer(clients[i].fd, msg);
+			clients[i].exec_started = true;
+		}
+}
+
+void control_proc_exited(struct process *p)
+{
+	char msg[48];
+	int i;
+
+	for (i = 0; i < CTL_CLIENTS; i++)
+		if (clients[i].fd >= 0 && clients[i].exec_proc == p) {
+			if (clients[i].exec_started)
+				snprintf(msg, sizeof(msg), "exit %d\n",
+					 p->exit_status);
+			else
+				snprintf(msg, sizeof(msg),
+					 "error: exec: it did not start\n");
 			answer(clients[i].fd, msg);
 			clients[i].exec_proc = NULL;
 			close(clients[i].fd);
@@ -605,7 +624,11 @@ static bool client_pump(int i)
 		char c;
 		r = read(clients[i].fd, &c, 1);
 		if (r == 0 || (r < 0 && errno != EAGAIN)) {
-			send_signal_proc(clients[i].exec_proc, SIGKILL, 0);
+			if (clients[i].exec_started)
+				send_signal_proc(clients[i].exec_proc, SIGKILL,
+						 0);
+			else
+				sentry_spawn_cancel(clients[i].exec_proc);
 			clients[i].exec_proc = NULL;
 			return true;
 		}
@@ -749,6 +772,7 @@ void control_pump(void)
 		clients[i].nfds = 0;
 		clients[i].exec = false;
 		clients[i].exec_proc = NULL;
+		clients[i].exec_started = false;
 		clients[i].deadline = now_ns() + 2000000000LL;
 	}
 	for (i = 0; i < CTL_CLIENTS; i++)

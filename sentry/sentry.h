@@ -388,8 +388,11 @@ int sentry_spawn(const struct spawn_req *r, struct process **out);
 /* The reaper forked child for the oldest request (stopped: its first
  * ptrace stop was already collected). */
 void sentry_spawn_born(pid_t child, bool stopped);
-/* An exec'd process (ppid 0) ended: its client hears how
+/* Its client went away before the reaper forked it: it never runs. */
+void sentry_spawn_cancel(struct process *p);
+/* An exec'd process (ppid 0) runs, or ended: its client hears so
  * (sentry/control.c). */
+void control_proc_started(struct process *p);
 void control_proc_exited(struct process *p);
 
 /* sentry/sys_misc.c, sentry/seccomp.c */
