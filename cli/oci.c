@@ -1019,8 +1019,15 @@ static int cmd_delete(int argc, char **argv)
 	if (!id || i > argc)
 		return fail("usage: moat delete [--force] ID");
 	rc = cstate_load(id, &s);
-	if (rc == -ENOENT && force)
+	if (rc == -ENOENT && force) {
+		/* a create that died before its daemon wrote the state
+		 * leaves a directory alone: nothing runs there */
+		if (id_ok(id)) {
+			cleanup_free char *dir = state_path(id, NULL);
+			rm_rf(dir);
+		}
 		return 0;
+	}
 	if (rc < 0)
 		return load_or_fail(id, &s);
 	rc = delete_container(&s, force);

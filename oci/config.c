@@ -779,6 +779,10 @@ static int parse_resources(struct parser *p, json_object *o,
 			rc = want_type(p, val, json_type_array, "a list");
 		} else if (!strcmp(key, "memory")) {
 			rc = want_type(p, val, json_type_object, "an object");
+			if (rc < 0) {
+				pop(p);
+				return -1;
+			}
 			json_object_object_foreach(val, mk, mv)
 			{
 				push_key(p, mk);
@@ -800,6 +804,10 @@ static int parse_resources(struct parser *p, json_object *o,
 			}
 		} else if (!strcmp(key, "pids")) {
 			rc = want_type(p, val, json_type_object, "an object");
+			if (rc < 0) {
+				pop(p);
+				return -1;
+			}
 			json_object_object_foreach(val, pk, pv)
 			{
 				push_key(p, pk);
@@ -816,6 +824,10 @@ static int parse_resources(struct parser *p, json_object *o,
 				c->pids = 0;
 		} else if (!strcmp(key, "cpu")) {
 			rc = want_type(p, val, json_type_object, "an object");
+			if (rc < 0) {
+				pop(p);
+				return -1;
+			}
 			json_object_object_foreach(val, ck, cv)
 			{
 				push_key(p, ck);
@@ -841,9 +853,12 @@ static int parse_resources(struct parser *p, json_object *o,
 		if (rc < 0)
 			return -1;
 	}
-	if (quota > 0)
+	if (quota > 0) {
 		c->cpus =
 			(double)quota / (double)(period > 0 ? period : 100000);
+		if (c->cpus > 4096) /* as --cpus: more than any host has */
+			c->cpus = 4096;
+	}
 	return 0;
 }
 

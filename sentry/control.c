@@ -295,8 +295,17 @@ static void ps(int fd)
 			send_bounded(fd, buf, o);
 			o = 0;
 		}
-		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%d %d %.16s\n",
-				      (int)p->host_pid, p->pid, p->comm);
+		/* comm is the guest's: one word of printable bytes here, so
+		 * it cannot make a line (or a pid) of its own */
+		char comm[sizeof(p->comm)];
+		size_t k;
+		for (k = 0; k + 1 < sizeof(comm) && p->comm[k]; k++)
+			comm[k] = p->comm[k] > ' ' && p->comm[k] < 0x7f ?
+					  p->comm[k] :
+					  '?';
+		comm[k] = 0;
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%d %d %s\n",
+				      (int)p->host_pid, p->pid, comm);
 	}
 	send_bounded(fd, buf, o);
 }

@@ -53,7 +53,8 @@ struct tnode {
 	struct txattr *xattrs; /* user.* extended attributes */
 	bool linkable;	       /* O_TMPFILE: may get its first name */
 	size_t xattr_bytes;
-	bool opaque; /* overlay dir that hides the lower one */
+	bool opaque;   /* overlay dir that hides the lower one */
+	bool readonly; /* instance roots: no change (OCI root.readonly) */
 };
 
 static uint64_t next_ino = 2;
@@ -341,8 +342,23 @@ int tmpfs_readlink(struct vnode *vn, char *buf, size_t cap)
 
 /* ---- namespace ------------------------------------------------------------ */
 
+/* Of a read-only instance (tmpfs_set_readonly): EROFS for any change. */
+static bool ro_node(const struct vnode *vn)
+{
+	const struct vnode *root = vn->tn->root ? vn->tn->root : vn;
+
+	return root->tn && root->tn->readonly;
+}
+
+void tmpfs_set_readonly(struct vnode *root)
+{
+	root->tn->readonly = true;
+}
+
 static int may_write_dir(struct task *t, struct vnode *dir)
 {
+	if (ro_node(dir))
+		return -EROFS;
 	if (!t)
 		return 0;
 	return vfs_access(&t->proc->cred, dir, W_OK | X_OK);
@@ -774,6 +790,8 @@ int tmpfs_truncate(struct vnode *vn, int64_t len)
 {
 	int64_t old = vn->st.st_size;
 
+	if (ro_node(vn))
+		return -EROFS;
 	if (S_ISDIR(vn->mode))
 		return -EISDIR;
 	if (!S_ISREG(vn->mode))
@@ -811,6 +829,8 @@ static bool in_group(struct task *t, gid_t g)
 
 int tmpfs_chmod(struct task *t, struct vnode *vn, mode_t mode)
 {
+	if (ro_node(vn))
+		return -EROFS;
 	if (!is_owner(t, vn))
 		return -EPERM;
 	/* Linux: set-group-id needs the group, unless one is root. */
@@ -826,6 +846,8 @@ int tmpfs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid)
 {
 	bool root = !t || t->proc->cred.euid == 0;
 
+	if (ro_node(vn))
+		return -EROFS;
 	/* Linux's chown_ok/chgrp_ok: without privilege, only the owner may,
 	 * only to itself, and only to a group it is in. */
 	if (!root) {
@@ -855,6 +877,8 @@ int tmpfs_utimens(struct task *t, struct vnode *vn, const struct timespec ts[2])
 	bool explicit = false;
 	int i;
 
+	if (ro_node(vn))
+		return -EROFS;
 	if (ts) {
 		/* Validate both before changing either. */
 		for (i = 0; i < 2; i++) {
@@ -1053,6 +1077,9 @@ int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 		return -ELOOP;
 	if ((flags & O_DIRECTORY) && !S_ISDIR(vn->mode))
 		return -ENOTDIR;
+	if (S_ISREG(vn->mode) && ro_node(vn) &&
+	    ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
+		return -EROFS;
 	if (S_ISSOCK(vn->mode))
 		return -ENXIO; /* a socket is connected to, not opened */
 	if (S_ISFIFO(vn->mode)) {
@@ -1304,6 +1331,8 @@ long tmpfs_setxattr(struct vnode *vn, const char *name, const void *value,
 	size_t old = pp ? strlen((*pp)->name) + (*pp)->len : 0;
 	size_t add = strlen(name) + size;
 
+	if (ro_node(vn))
+		return -EROFS;
 	if ((flags & XATTR_CREATE) && pp)
 		return -EEXIST;
 	if ((flags & XATTR_REPLACE) && !pp)
@@ -1340,6 +1369,8 @@ long tmpfs_removexattr(struct vnode *vn, const char *name)
 	struct tnode *tn = vn->tn;
 	struct txattr **pp = xfind(tn, name), *x;
 
+	if (ro_node(vn))
+		return -EROFS;
 	if (!pp)
 		return -ENODATA;
 	x = *pp;

@@ -18,6 +18,8 @@
 #define TMPFS_MAX_BYTES (1ULL << 30)
 
 struct vnode *tmpfs_new_root(const char *mount_path, mode_t mode);
+/* From now on no change to the instance of root (EROFS). */
+void tmpfs_set_readonly(struct vnode *root);
 /* What tmpfs holds now was the sentry's setup: not charged to --disk. */
 void tmpfs_setup_done(void);
 void tmpfs_free(struct vnode *vn);

@@ -223,6 +223,8 @@ static bool ovl_ro;
 void ovl_set_readonly(void)
 {
 	ovl_ro = true;
+	/* what setup copied up (/etc, the files bound in) is read-only too */
+	tmpfs_set_readonly(ovl_root());
 }
 
 int ovl_write_dir(struct vnode *dir, struct vnode **udir)

@@ -269,6 +269,27 @@ assert len(n) == 1 and n[0]["name"] == "eth0" and n[0]["tx_packets"] >= 0, n
 	moat --root "$root" delete --force ev2
 }
 
+t_readonly_root()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root
+	# root.readonly: every change to the rootfs is EROFS, also to what
+	# setup wrote into it (/etc/hosts); /tmp and tmpfs mounts stay
+	# writable.
+	make_bundle "$b" '["sh","-c","touch /x; mkdir /y; echo a >>/etc/hosts; rm /etc/hostname; echo b >/tmp/t && echo /tmp ok; echo c >/run/r && echo /run ok"]' \
+		'c["root"]["readonly"]=True' \
+		'c["mounts"].append({"destination":"/run","type":"tmpfs","source":"tmpfs","options":["mode=755"]})' || fail "bundle"
+	capture moat --root "$root" run --bundle "$b" ro1
+	assert_eq "/tmp ok
+/run ok" "$OUT" "tmpfs is writable"
+	assert_eq 4 "$(echo "$ERR" | grep -c 'Read-only file system')" "each rootfs change is EROFS: $ERR"
+	make_bundle "$b.rw" '["sh","-c","touch /x && echo a >>/etc/hosts && rm /etc/hostname && echo changed"]' \
+		'c["root"]["readonly"]=False' || fail "bundle"
+	capture moat --root "$root" run --bundle "$b.rw" rw1
+	assert_eq "changed" "$OUT" "a writable rootfs"
+	[ -e "$b.rw/rootfs/x" ] && fail "the bundle's rootfs was written"
+	return 0
+}
+
 t_state_survives_a_crash_of_create()
 {
 	# The daemon writes its own state before it says it is ready: a
@@ -418,6 +439,7 @@ run_test exec t_exec
 run_test exec_exit_status_via_subreaper t_exec_exit_status_via_subreaper
 run_test hooks t_hooks
 run_test events_and_ps t_events_and_ps
+run_test readonly_root t_readonly_root
 run_test state_survives_a_crash_of_create t_state_survives_a_crash_of_create
 run_test malformed_bundles t_malformed_bundles
 run_test delete_frees_everything t_delete_frees_everything

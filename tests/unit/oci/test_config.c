@@ -299,6 +299,20 @@ Test(oci, ping_group_range)
 		     "two group ids");
 }
 
+Test(oci, resources_of_the_wrong_type)
+{
+	refused_with(", \"linux\": {\"resources\": {\"memory\": null}}",
+		     "linux.resources.memory: an object expected");
+	refused_with(", \"linux\": {\"resources\": {\"pids\": 5}}",
+		     "linux.resources.pids: an object expected");
+	refused_with(", \"linux\": {\"resources\": {\"cpu\": []}}",
+		     "linux.resources.cpu: an object expected");
+	cr_assert_eq(parse_with(", \"linux\": {\"resources\": {\"cpu\": "
+				"{\"quota\": 9223372036854775807}}}"),
+		     0, "%s", err.msg);
+	cr_assert_float_eq(cfg.cpus, 4096, 1e-9);
+}
+
 Test(oci, moat_annotations)
 {
 	cr_assert_eq(parse_with(
