@@ -16,10 +16,9 @@
  *   config.json  the bundle's, as it was at create (hooks for start and
  *                delete)
  *   exit         the daemon's exit status, once it has one
+ *   ctl          the daemon's control socket (sentry/control.c), mode 0600
  * Whether the container is created, running, paused or stopped is asked
- * of the daemon itself over its control socket (sentry/control.c), whose
- * abstract name is moat/o/HASH/ID, HASH naming ROOT: two --root
- * directories may hold the same ID.
+ * of the daemon itself over that socket.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -155,16 +154,14 @@ static char *state_path(const char *id, const char *file)
 	return p;
 }
 
-/* The control socket's abstract name: moat/o/HASH/ID. */
+/* The control socket: a file in the container's state directory, so only
+ * processes that see that directory (and its owner) reach it. */
 static void ctl_name(const char *id, char *out, size_t cap)
 {
 	char real[PATH_MAX];
-	uint32_t h = 2166136261u;
 	const char *r = realpath(g.root, real) ? real : g.root;
 
-	for (; *r; r++)
-		h = (h ^ (uint8_t)*r) * 16777619u;
-	snprintf(out, cap, "moat/o/%08x/%s", h, id);
+	snprintf(out, cap, "%s/%s/ctl", r, id);
 }
 
 /* Field 22 of /proc/PID/stat: when the process started, in ticks since
@@ -222,7 +219,7 @@ struct cstate {
 	pid_t pid;
 	unsigned long long start;
 	json_object *annotations; /* owned */
-	char ctl[108];
+	char ctl[PATH_MAX + 8];
 };
 
 static void cstate_free(struct cstate *s)
@@ -622,7 +619,7 @@ __attribute__((noreturn)) static void
 daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 {
 	struct moat_error err = { 0 };
-	char ctl[108];
+	char ctl[PATH_MAX + 8];
 	int rc, exit_fd;
 
 	if (l->detach)
@@ -1472,8 +1469,6 @@ static int exec_relay(const struct cstate *s, const struct oci_process *pr,
 	static const int relayed[] = { SIGTERM, SIGINT,	 SIGHUP,   SIGQUIT,
 				       SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
 	cleanup_free char *body = NULL;
-	struct sockaddr_un sa;
-	socklen_t sl = control_addr_raw(s->ctl, &sa);
 	char head[64], line[256];
 	struct iovec iov[2];
 	sigset_t set;
@@ -1483,10 +1478,10 @@ static int exec_relay(const struct cstate *s, const struct oci_process *pr,
 
 	body = exec_body(pr, &len);
 	snprintf(head, sizeof(head), "exec %zu\n", len);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sl) < 0) {
+	fd = control_connect(s->ctl);
+	if (fd < 0) {
 		snprintf(line, sizeof(line), "container `%s`: no answer (%s)",
-			 s->id, strerror(errno));
+			 s->id, strerror(-fd));
 		goto fail;
 	}
 	iov[0] = (struct iovec){ head, strlen(head) };

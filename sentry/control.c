@@ -1,8 +1,10 @@
 /* sentry/control.c: a sandbox's control socket, outside the guest.
  *
  * `moat do` listens on the abstract AF_UNIX name "moat/ID" (ID: --name, or
- * moat's pid; an OCI container's is "moat/o/HASH/ID") of the host's
- * network namespace: nothing on disk to clean up after a
+ * moat's pid) of the host's network namespace (an OCI container on a
+ * socket file in its state directory, ROOT/ID/ctl, mode 0600: reachable
+ * only from where that directory is seen, not from any process that
+ * shares the host's network namespace): nothing on disk to clean up after a
  * crash, and out of the guests' reach (they live in a network namespace
  * of their own, and have no host socket at all). Only the user who ran
  * moat, or root, is served (SO_PEERCRED). One request a connection, one
@@ -31,6 +33,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -95,6 +98,62 @@ socklen_t control_addr_raw(const char *full, struct sockaddr_un *sa)
 			   (size_t)n);
 }
 
+/* addr: an abstract name, or (starting with '/') a socket file. A path
+ * too long for sun_path goes through its directory, opened O_PATH:
+ * *dirfd, for the caller to close after bind or connect. */
+static int sock_addr(const char *addr, struct sockaddr_un *sa, socklen_t *len,
+		     int *dirfd)
+{
+	*dirfd = -1;
+	if (addr[0] != '/') {
+		*len = control_addr_raw(addr, sa);
+		return 0;
+	}
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(addr) >= sizeof(sa->sun_path)) {
+		char dir[PATH_MAX];
+		const char *base = strrchr(addr, '/') + 1;
+
+		snprintf(dir, sizeof(dir), "%.*s", (int)(base - addr), addr);
+		*dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (*dirfd < 0)
+			return -errno;
+		if ((size_t)snprintf(sa->sun_path, sizeof(sa->sun_path),
+				     "/proc/self/fd/%d/%s", *dirfd,
+				     base) >= sizeof(sa->sun_path)) {
+			close(*dirfd);
+			*dirfd = -1;
+			return -ENAMETOOLONG;
+		}
+	} else {
+		strcpy(sa->sun_path, addr);
+	}
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+			   strlen(sa->sun_path) + 1);
+	return 0;
+}
+
+int control_connect(const char *addr)
+{
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd, dirfd, rc = sock_addr(addr, &sa, &len, &dirfd);
+
+	if (rc < 0)
+		return rc;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, len) < 0) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		fd = rc;
+	}
+	if (dirfd >= 0)
+		close(dirfd);
+	return fd;
+}
+
 socklen_t control_addr(const char *name, struct sockaddr_un *sa)
 {
 	char full[sizeof(sa->sun_path)];
@@ -121,31 +180,55 @@ int control_open_addr(const char *full, struct moat_error *err)
 	const char *name = strrchr(full, '/') ? strrchr(full, '/') + 1 : full;
 	struct sockaddr_un sa;
 	socklen_t len;
-	int fd, i;
+	int fd, i, dirfd, rc;
 
 	for (i = 0; i < CTL_CLIENTS; i++)
 		clients[i].fd = -1;
-	len = control_addr_raw(full, &sa);
+	rc = sock_addr(full, &sa, &len, &dirfd);
+	if (rc < 0)
+		return moat_error_set(err, -rc, "control socket `%s`", full);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return moat_error_set(err, errno, "control socket");
+	if (fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	if (full[0] == '/') {
+		/* A file (an OCI container's, in its own state directory):
+		 * a stale one is a dead daemon's. Only its owner may use it
+		 * (and only processes that see the directory at all). */
+		unlink(sa.sun_path);
+	}
 	if (bind(fd, (struct sockaddr *)&sa, len) < 0) {
-		int e = errno;
-		close(fd);
-		if (e == EADDRINUSE)
+		rc = -errno;
+		if (rc == -EADDRINUSE) {
+			close(fd);
+			if (dirfd >= 0)
+				close(dirfd);
 			return moat_error_set(
 				err, EEXIST,
 				"--name `%s`: a sandbox of that name runs",
 				name);
-		return moat_error_set(err, e, "control socket");
+		}
+		goto fail;
+	}
+	if (full[0] == '/' && chmod(sa.sun_path, 0600) < 0) {
+		rc = -errno;
+		goto fail;
 	}
 	if (listen(fd, 4) < 0) {
-		int e = errno;
-		close(fd);
-		return moat_error_set(err, e, "control socket listen");
+		rc = -errno;
+		goto fail;
 	}
+	if (dirfd >= 0)
+		close(dirfd);
 	ctl_fd = fd;
 	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (dirfd >= 0)
+		close(dirfd);
+	return moat_error_set(err, -rc, "control socket `%s`", full);
 }
 
 void control_close(void)
@@ -706,19 +789,12 @@ ssize_t control_call(const char *full, const void *req, size_t len, char *reply,
 		     size_t cap, int timeout_s)
 {
 	struct timeval tv = { timeout_s, 0 };
-	struct sockaddr_un sa;
-	socklen_t sl = control_addr_raw(full, &sa);
 	size_t n = 0;
 	ssize_t r;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = control_connect(full);
 
 	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sl) < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
+		return fd;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (write_all(fd, req, len) < 0) {

@@ -17,8 +17,11 @@ socklen_t control_addr(const char *name, struct sockaddr_un *sa);
 int control_parse_signal(const char *s); /* "TERM", "SIGKILL", "9"; -1 */
 /* The sentry's side: listen (name NULL: no socket), serve, close. */
 int control_open(const char *name, struct moat_error *err);
-/* The same at a whole abstract name (an OCI container's, cli/oci.c). */
+/* The same at a whole address: an abstract name, or a socket file when
+ * it starts with '/' (an OCI container's, cli/oci.c). */
 int control_open_addr(const char *full, struct moat_error *err);
+/* A connection to the sandbox at such an address; fd or -errno. */
+int control_connect(const char *addr);
 socklen_t control_addr_raw(const char *full, struct sockaddr_un *sa);
 /* The client's side: one request to the sandbox at abstract name full,
  * and its whole answer (NUL-terminated) in reply; bytes, or -errno

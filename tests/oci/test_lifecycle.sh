@@ -117,6 +117,12 @@ assert s["bundle"] == b and s["rootfs"] == b + "/rootfs", s
 assert s["annotations"] == {"org.example.k": "v"}, s
 assert s["created"].endswith("Z"), s
 PY
+	# Its control socket is a file only its owner may use, in its state
+	# directory: not an abstract name any process of the host's network
+	# namespace could reach.
+	assert_eq 600 "$(stat -c %a "$root/st1/ctl")" "the control socket's mode"
+	assert_not_contains "$(cat /proc/net/unix)" "@moat/o/" "no abstract name"
+	assert_contains "$(cat /proc/net/unix)" "$root/st1/ctl" "a socket file"
 	capture moat --root "$root" list --format json
 	assert_contains "$OUT" '"id":"st1"' "list --format json"
 	capture moat --root "$root" list -q
