@@ -302,13 +302,17 @@ static void set_rlimit(int res, rlim_t v)
 #define REAPER_REQ_FD 1002 /* a byte from the sentry: fork one more guest */
 #define REAPER_SIG_FD 1003 /* SIGCHLD, as a signalfd */
 
-/* A new guest process: a child that boots as the first one did. */
+/* A new guest process: a child that boots as the first one did. A fork
+ * that fails (pids.max, memory) is told to the sentry by a SIGUSR1 of
+ * the reaper's own, which it sees as a signal stop and suppresses. */
 static void reaper_fork(struct sock_fprog *prog)
 {
 	pid_t child = fork();
 
 	if (child == 0)
 		guest_boot(prog);
+	if (child < 0)
+		raise(SIGUSR1);
 }
 
 /* The reaper: init of the guests' pid namespace. It owns an empty mount

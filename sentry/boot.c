@@ -721,7 +721,7 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 		return -ESRCH;
 	if (npending == (int)ARRAY_SIZE(pending))
 		return -EAGAIN;
-	if (S->opts.pids && S->nlive >= S->opts.pids)
+	if (S->opts.pids && S->nlive + npending >= S->opts.pids)
 		return -EAGAIN;
 	rc = vfs_resolve(NULL, AT_FDCWD, r->cwd, LOOKUP_FOLLOW, &cwd);
 	if (rc < 0)
@@ -803,15 +803,18 @@ void sentry_spawn_born(pid_t child, bool stopped)
 	struct task *t;
 
 	if (npending == 0) {
-		plat_kill(child, SIGKILL); /* nobody asked for it */
+		if (child > 0)
+			plat_kill(child, SIGKILL); /* nobody asked for it */
 		return;
 	}
 	sp = pending[0];
 	memmove(pending, pending + 1, (size_t)--npending * sizeof(*pending));
 	t = NULL;
-	if (sp.cancelled || plat_start_spawned(child, stopped) < 0 ||
+	if (child <= 0 || sp.cancelled ||
+	    plat_start_spawned(child, stopped) < 0 ||
 	    !(t = task_new(child, sp.p))) {
-		plat_kill(child, SIGKILL);
+		if (child > 0)
+			plat_kill(child, SIGKILL);
 		exec_plan_free(sp.plan);
 		sp.p->exited = true;
 		sp.p->exit_status = SIGKILL;

@@ -260,6 +260,8 @@ static void handle_stop(pid_t pid, int st)
 			    (pid_t)msg > 1)
 				sentry_spawn_born((pid_t)msg,
 						  take_early_stop((pid_t)msg));
+			else if ((st >> 16) == 0 && WSTOPSIG(st) == SIGUSR1)
+				sentry_spawn_born(-1, false); /* fork failed */
 			else if ((st >> 16) == 0 && WSTOPSIG(st) != SIGSTOP)
 				sig = WSTOPSIG(st);
 			ptrace(PTRACE_CONT, pid, 0, sig);

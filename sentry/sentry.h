@@ -386,7 +386,7 @@ struct spawn_req {
 };
 int sentry_spawn(const struct spawn_req *r, struct process **out);
 /* The reaper forked child for the oldest request (stopped: its first
- * ptrace stop was already collected). */
+ * ptrace stop was already collected), or could not (child -1). */
 void sentry_spawn_born(pid_t child, bool stopped);
 /* Its client went away before the reaper forked it: it never runs. */
 void sentry_spawn_cancel(struct process *p);

@@ -179,6 +179,23 @@ yes
 	moat --root "$root" delete ex1 || fail "delete"
 }
 
+t_exec_at_the_pids_limit()
+{
+	# An exec past linux.resources.pids fails with EAGAIN, and leaves
+	# the exec queue sound: the next one runs its own command.
+	local b=$E2E_TMP/b root=$E2E_TMP/root
+	make_bundle "$b" '["sleep","30"]' 'c["linux"]["resources"]={"pids":{"limit":2}}' || fail "bundle"
+	moat --root "$root" run -d --bundle "$b" pl1 || fail "run -d"
+	moat --root "$root" exec -d --pid-file "$E2E_TMP/e.pid" pl1 sleep 2 || fail "exec -d"
+	capture moat --root "$root" exec pl1 echo over the limit
+	assert_ne 0 "$STATUS" "an exec past the limit"
+	assert_contains "$ERR" "Resource temporarily unavailable" "says why"
+	for _ in $(seq 100); do kill -0 "$(cat "$E2E_TMP/e.pid")" 2>/dev/null || break; sleep 0.05; done
+	capture moat --root "$root" exec pl1 echo mine
+	assert_eq "mine" "$OUT" "the next exec runs its own command"
+	moat --root "$root" delete --force pl1
+}
+
 t_exec_exit_status_via_subreaper()
 {
 	# As containerd's shim and conmon do: a subreaper learns the
@@ -442,6 +459,7 @@ t_spec_and_version()
 run_test lifecycle_matches_runc t_lifecycle_matches_runc
 run_test state_json t_state_json
 run_test exec t_exec
+run_test exec_at_the_pids_limit t_exec_at_the_pids_limit
 run_test exec_exit_status_via_subreaper t_exec_exit_status_via_subreaper
 run_test hooks t_hooks
 run_test events_and_ps t_events_and_ps
