@@ -627,12 +627,15 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		return moat_error_set(err, errno, "socketpair");
 	S->ctl_sock = sv[0];
 	S->ctl_guest = sv[1];
-	if (limits_setup(err) < 0)
+	/* The janitor first: cgroups made here are removed however the
+	 * sentry ends, a failed setup included. */
+	rc = limits_setup(err);
+	limits_start_janitor();
+	if (rc < 0)
 		return -1;
 	htid = plat_spawn_init(S->stub_fd, S->ctl_guest, err);
 	if (htid < 0)
 		return -1;
-	limits_start_janitor();
 	if (opts->timeout_s > 0)
 		S->deadline_ns =
 			now_ns() + (int64_t)opts->timeout_s * 1000000000LL;

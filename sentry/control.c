@@ -422,6 +422,32 @@ static void stats(int fd)
 	send_bounded(fd, buf, (size_t)n);
 }
 
+/* Signals sent while paused: delivered at resume (a frozen task would
+ * take none of them), as for a runc container's frozen processes. */
+static struct {
+	int sig;
+	int pid; /* 0: every process */
+} held[16];
+static int nheld;
+
+static void deliver(int sig, int pid)
+{
+	struct process *p;
+
+	for (p = S->procs; p; p = p->next)
+		if (!p->exited && (pid == 0 || p->pid == pid))
+			send_signal_proc(p, sig, 0);
+}
+
+static void deliver_held(void)
+{
+	int i;
+
+	for (i = 0; i < nheld; i++)
+		deliver(held[i].sig, held[i].pid);
+	nheld = 0;
+}
+
 static void pause_resume(int fd, bool pause)
 {
 	int rc;
@@ -437,6 +463,8 @@ static void pause_resume(int fd, bool pause)
 		return;
 	}
 	rc = limits_freeze(pause);
+	if (rc == 0 && !pause)
+		deliver_held();
 	if (rc < 0) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "error: freezer: %s\n",
@@ -524,6 +552,23 @@ static void handle(int fd, char *line)
 	}
 	if (S->init_exited) {
 		answer(fd, "error: container not running\n");
+		return;
+	}
+	if (S->paused && sig == SIGKILL) {
+		/* A frozen task cannot die: thaw first, as runc does. */
+		limits_freeze(false);
+		S->paused = false;
+		deliver_held();
+	} else if (S->paused) {
+		int pid = who && !strcmp(who, "all") ? 0 : who ? atoi(who) : 1;
+		if (nheld == (int)ARRAY_SIZE(held)) {
+			answer(fd, "error: too many signals held while "
+				   "paused\n");
+			return;
+		}
+		held[nheld].sig = sig;
+		held[nheld++].pid = pid;
+		answer(fd, "ok\n");
 		return;
 	}
 	for (p = S->procs; p; p = p->next) {
@@ -806,6 +851,23 @@ ssize_t control_call(const char *full, const void *req, size_t len, char *reply,
 	close(fd);
 	reply[n] = 0;
 	return n ? (ssize_t)n : -ETIMEDOUT;
+}
+
+void control_wait_resume(void)
+{
+	struct pollfd pfds[CTL_CLIENTS + 1];
+
+	while (S->paused) {
+		int n = control_pollfds(pfds, (int)ARRAY_SIZE(pfds));
+
+		poll(pfds, (nfds_t)n, 1000);
+		control_pump();
+		/* --timeout still ends it: thawed, so it can die */
+		if (S->paused && S->deadline_ns && now_ns() > S->deadline_ns) {
+			limits_freeze(false);
+			S->paused = false;
+		}
+	}
 }
 
 int control_wait_start(int ready_fd)

@@ -31,6 +31,9 @@ ssize_t control_call(const char *full, const void *req, size_t len, char *reply,
 /* An OCI container, created: say "ok" on ready_fd (> 2), then serve
  * requests until "start" (0) or a kill (its signal). */
 int control_wait_start(int ready_fd);
+/* Paused: serve requests only, until resume (or a SIGKILL, or
+ * --timeout). */
+void control_wait_resume(void);
 int control_pollfds(struct pollfd *pfds, int max);
 void control_pump(void);
 void control_close(void);

@@ -308,6 +308,11 @@ void limits_start_janitor(void)
 	 * process has died. */
 	if (!ncgs || janitor_fork() != 0)
 		return;
+	/* A sentry killed while its guests were paused leaves them frozen,
+	 * and a frozen task cannot die: thaw them first. */
+	for (i = 0; i < ncgs; i++)
+		if (!strcmp(cgs[i].ctl, "freezer"))
+			write_str(cgs[i].path, "freezer.state", "THAWED");
 	for (int tries = 0; tries < 200; tries++) {
 		int left = 0;
 		for (i = 0; i < ncgs; i++)

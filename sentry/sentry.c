@@ -413,6 +413,11 @@ int sentry_loop(void)
 		struct signalfd_siginfo si;
 		struct task *t;
 
+		/* `moat pause`: nothing of the guests is handled until
+		 * resume; frozen tasks would never reach the stops the
+		 * sentry waits for. */
+		if (S->paused)
+			control_wait_resume();
 		{
 			/* Events that arrived while a handler waited on one
 			 * task (platform/ptrace.c), in their order. */

@@ -46,3 +46,16 @@ oci_status()
 	}
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' <<<"$out"
 }
+
+# Containers a failed case left running: deleted when the file ends.
+oci_cleanup()
+{
+	local root id
+	for root in "$E2E_TMP"/*root* "$E2E_TMP"/*/*root*; do
+		[ -d "$root" ] || continue
+		for id in $(ls "$root" 2>/dev/null); do
+			timeout 20 "$MOAT" --root "$root" delete --force "$id" >/dev/null 2>&1
+		done
+	done
+}
+trap 'oci_cleanup; e2e_cleanup' EXIT

@@ -292,6 +292,38 @@ assert len(n) == 1 and n[0]["name"] == "eth0" and n[0]["tx_packets"] >= 0, n
 	moat --root "$root" delete --force ev2
 }
 
+t_pause_a_busy_container()
+{
+	# Paused while it forks and execs without a break: the sentry serves
+	# requests only, signals wait for resume, a paused container can be
+	# force-deleted and leaves no process or cgroup.
+	local b=$E2E_TMP/b root=$E2E_TMP/root pid i
+	make_bundle "$b" '["sh","-c","trap \"echo got USR1\" USR1; while :; do /bin/true; done"]' || fail "bundle"
+	moat --root "$root" run -d --bundle "$b" pz1 >"$E2E_TMP/pz1.out" 2>&1 || fail "run -d"
+	pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$root/pz1/state.json")
+	for i in 1 2 3 4 5; do
+		moat --root "$root" pause pz1 || fail "pause $i"
+		assert_eq paused "$(oci_status "$MOAT" "$root" pz1)" "paused $i"
+		moat --root "$root" resume pz1 || fail "resume $i"
+	done
+	moat --root "$root" pause pz1 || fail "pause"
+	moat --root "$root" kill pz1 USR1 || fail "kill while paused"
+	sleep 0.3
+	assert_not_contains "$(cat "$E2E_TMP/pz1.out")" "got USR1" "held while paused"
+	moat --root "$root" resume pz1 || fail "resume"
+	for _ in $(seq 100); do grep -q "got USR1" "$E2E_TMP/pz1.out" && break; sleep 0.05; done
+	assert_contains "$(cat "$E2E_TMP/pz1.out")" "got USR1" "delivered at resume"
+	capture moat --root "$root" exec pz1 echo still here
+	assert_eq "still here" "$OUT" "exec after resume"
+	moat --root "$root" pause pz1 || fail "pause again"
+	moat --root "$root" delete --force pz1 || fail "delete --force while paused"
+	for _ in $(seq 100); do
+		[ -z "$(find /sys/fs/cgroup/freezer -maxdepth 2 -name "moat-$pid")" ] && break
+		sleep 0.1
+	done
+	assert_eq "" "$(find /sys/fs/cgroup/freezer -maxdepth 2 -name "moat-$pid")" "the frozen cgroup is thawed and removed"
+}
+
 t_readonly_root()
 {
 	local b=$E2E_TMP/b root=$E2E_TMP/root
@@ -463,6 +495,7 @@ run_test exec_at_the_pids_limit t_exec_at_the_pids_limit
 run_test exec_exit_status_via_subreaper t_exec_exit_status_via_subreaper
 run_test hooks t_hooks
 run_test events_and_ps t_events_and_ps
+run_test pause_a_busy_container t_pause_a_busy_container
 run_test readonly_root t_readonly_root
 run_test state_survives_a_crash_of_create t_state_survives_a_crash_of_create
 run_test malformed_bundles t_malformed_bundles

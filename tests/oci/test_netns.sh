@@ -20,6 +20,7 @@ ns_cleanup()
 	[ -n "${SRV:-}" ] && kill "$SRV" 2>/dev/null
 	ip netns del "$POD" 2>/dev/null
 	ip netns del "$PEERNS" 2>/dev/null
+	oci_cleanup
 	e2e_cleanup
 }
 trap ns_cleanup EXIT
