@@ -457,8 +457,10 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 		char *real;
 
 		if (m->kind == OCI_MNT_TMPFS) {
-			o->tmpfs[o->ntmpfs].dst = m->dst;
-			o->tmpfs[o->ntmpfs++].size = m->size;
+			o->tmpfs[o->ntmpfs] =
+				(struct tmpfs_spec){ m->dst, m->size, m->mode,
+						     m->uid, m->gid,  m->ro };
+			o->ntmpfs++;
 			continue;
 		}
 		if (m->kind != OCI_MNT_BIND)
@@ -477,6 +479,7 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 			o->mounts[o->nmounts++].mode = m->ro ? MNT_RO : MNT_RW;
 		} else if (S_ISREG(st.st_mode)) {
 			o->files[o->nfiles].src = real;
+			o->files[o->nfiles].ro = m->ro;
 			o->files[o->nfiles++].dst = m->dst;
 		} else {
 			free(real);

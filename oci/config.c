@@ -549,13 +549,24 @@ static int parse_mount_options(struct parser *p, json_object *v,
 			else
 				m->size = (uint64_t)s;
 		} else if (!strncmp(o, "mode=", 5) || !strncmp(o, "uid=", 4) ||
-			   !strncmp(o, "gid=", 4) ||
-			   !strncmp(o, "ptmxmode=", 9) ||
+			   !strncmp(o, "gid=", 4)) {
+			char *end;
+			unsigned long v = strtoul(strchr(o, '=') + 1, &end,
+						  o[0] == 'm' ? 8 : 10);
+			if (*end || !strchr(o, '=')[1] ||
+			    (o[0] == 'm' ? v > 07777 : v > 0xfffffffeUL))
+				rc = bad(p, "`%s`: a number expected", o);
+			else if (o[0] == 'm')
+				m->mode = (mode_t)v;
+			else if (o[0] == 'u')
+				m->uid = (uid_t)v;
+			else
+				m->gid = (gid_t)v;
+		} else if (!strncmp(o, "ptmxmode=", 9) ||
 			   !strncmp(o, "nr_inodes=", 10) ||
 			   !strncmp(o, "context=", 8) ||
-			   !strncmp(o, "tmpcopyup", 9) ||
 			   in_list(o, harmless_opts)) {
-			/* tmpfs and devpts attributes: the sentry's own */
+			/* devpts attributes: the sentry's own */
 		} else {
 			rc = bad(p,
 				 "mount option `%s` is not supported by "
@@ -573,6 +584,8 @@ next:
 static int parse_mount(struct parser *p, json_object *o, struct oci_mount *m)
 {
 	json_object *opts = NULL;
+
+	m->mode = 01777;
 	char *dst = NULL, *src = NULL;
 	bool is_bind = false;
 	size_t i;

@@ -40,6 +40,9 @@ struct oci_mount {
 	int kind;      /* enum oci_mount_kind */
 	bool ro;       /* "ro" among the options */
 	uint64_t size; /* tmpfs size=, 0: the default */
+	mode_t mode;   /* tmpfs mode= (default 01777) */
+	uid_t uid;     /* tmpfs uid=, gid= (default 0) */
+	gid_t gid;
 };
 
 struct oci_hook {

@@ -207,6 +207,8 @@ static int install_file(const struct file_spec *fs, struct moat_error *err)
 			rc = -EIO;
 		file_put(f);
 	}
+	if (rc == 0 && fs->ro)
+		tmpfs_set_readonly(up); /* a read-only bind: EROFS */
 	if (dvn)
 		vnode_put(dvn);
 	if (udir)
@@ -561,7 +563,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	if (start_mounts(opts, err) < 0)
 		return -1;
 	for (size_t i = 0; i < opts->ntmpfs; i++)
-		if (vfs_add_tmpfs(opts->tmpfs[i].dst, err) < 0)
+		if (vfs_add_tmpfs(&opts->tmpfs[i], err) < 0)
 			return -1;
 	hosts_add_hostname();
 	if (net_setup(opts, err) < 0)

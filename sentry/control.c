@@ -682,7 +682,13 @@ static bool exec_start(int i)
 
 	for (k = 0; k < 3; k++)
 		r.fds[k] = k < clients[i].nfds ? clients[i].fds[k] : -1;
-	if (S->created || S->init_exited || S->paused) {
+	for (k = 0, rc = 0; k < CTL_CLIENTS; k++)
+		rc += clients[k].fd >= 0 && clients[k].exec_proc != NULL;
+	if (rc >= CTL_CLIENTS - 8) {
+		/* the last slots stay for kill, state, ps, pause... */
+		answer(clients[i].fd, "error: exec: too many at once\n");
+		rc = -1;
+	} else if (S->created || S->init_exited || S->paused) {
 		snprintf(msg, sizeof(msg),
 			 "error: cannot exec in a container that is %s\n",
 			 status());

@@ -54,7 +54,8 @@ struct tnode {
 	bool linkable;	       /* O_TMPFILE: may get its first name */
 	size_t xattr_bytes;
 	bool opaque;   /* overlay dir that hides the lower one */
-	bool readonly; /* instance roots: no change (OCI root.readonly) */
+	bool readonly; /* no change: an instance root (OCI root.readonly, a
+			  ro tmpfs) or one file (a ro bind of a file) */
 };
 
 static uint64_t next_ino = 2;
@@ -347,12 +348,12 @@ static bool ro_node(const struct vnode *vn)
 {
 	const struct vnode *root = vn->tn->root ? vn->tn->root : vn;
 
-	return root->tn && root->tn->readonly;
+	return vn->tn->readonly || (root->tn && root->tn->readonly);
 }
 
-void tmpfs_set_readonly(struct vnode *root)
+void tmpfs_set_readonly(struct vnode *vn)
 {
-	root->tn->readonly = true;
+	vn->tn->readonly = true;
 }
 
 static int may_write_dir(struct task *t, struct vnode *dir)

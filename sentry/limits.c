@@ -231,10 +231,14 @@ int limits_setup(struct moat_error *err)
 	/* An OCI container has these even without limits: `moat events`
 	 * reads them, `moat pause` freezes the guests with the freezer. */
 	if (o->oci_cgroups) {
+		/* v1 controllers; a host without one (cgroup v2 only) has
+		 * no stats or pause from it, and the container still runs */
 		static const char *const ctls[] = { "memory", "pids", "cpuacct",
 						    "freezer" };
+		char probe[PATH_MAX];
 		for (size_t i = 0; i < ARRAY_SIZE(ctls); i++)
-			if (make_cg(ctls[i], err) < 0)
+			if (own_cgroup(ctls[i], probe, sizeof(probe)) == 0 &&
+			    make_cg(ctls[i], err) < 0)
 				return -1;
 	}
 

@@ -200,11 +200,16 @@ struct sentry_opts {
 	struct file_spec {
 		char *src; /* host file */
 		char *dst; /* canonical guest path */
+		bool ro;
 	} * files;
 	size_t nfiles;
 	struct tmpfs_spec {
 		char *dst;
-		uint64_t size;
+		uint64_t size; /* (the sandbox's --disk budget bounds all) */
+		mode_t mode;
+		uid_t uid;
+		gid_t gid;
+		bool ro;
 	} * tmpfs;
 	size_t ntmpfs;
 	bool set_creds;

@@ -334,8 +334,9 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
 	return 0;
 }
 
-int vfs_add_tmpfs(const char *dst, struct moat_error *err)
+int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
 {
+	const char *dst = ts->dst;
 	struct vmount *m;
 	struct vnode *vn;
 	int rc;
@@ -343,9 +344,13 @@ int vfs_add_tmpfs(const char *dst, struct moat_error *err)
 	if (nmounts == VFS_MOUNTS_MAX)
 		return moat_error_set(err, E2BIG, "mount `%s`: more than %d",
 				      dst, VFS_MOUNTS_MAX);
-	vn = tmpfs_new_root(dst, 01777);
+	vn = tmpfs_new_root(dst, ts->mode & 07777);
 	if (!vn)
 		return moat_error_set(err, ENOMEM, "tmpfs `%s`", dst);
+	vn->st.st_uid = ts->uid;
+	vn->st.st_gid = ts->gid;
+	if (ts->ro)
+		tmpfs_set_readonly(vn);
 	rc = vfs_mkdir_p(dst, NULL);
 	if (rc < 0) {
 		vnode_put(vn);

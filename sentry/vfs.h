@@ -95,8 +95,10 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
 /* Make directory path exist in the merged view (setup: mount points,
  * copied files); last: the attributes of its last component, or NULL. */
 int vfs_mkdir_p(const char *path, const struct stat *last);
-/* A tmpfs of its own at dst (sharing the sandbox's --disk budget). */
-int vfs_add_tmpfs(const char *dst, struct moat_error *err);
+/* A tmpfs of its own at ts->dst, with its mode, owner and ro (sharing
+ * the sandbox's --disk budget). */
+struct tmpfs_spec;
+int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err);
 /* The 9P client of a gofer-served vnode (the rootfs's, or its mount's). */
 struct p9_client *vn_p9(const struct vnode *vn);
 /* Close every mount's client (at exit). */

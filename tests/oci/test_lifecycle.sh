@@ -337,10 +337,16 @@ t_readonly_root()
 	assert_eq "/tmp ok
 /run ok" "$OUT" "tmpfs is writable"
 	assert_eq 4 "$(echo "$ERR" | grep -c 'Read-only file system')" "each rootfs change is EROFS: $ERR"
-	make_bundle "$b.rw" '["sh","-c","touch /x && echo a >>/etc/hosts && rm /etc/hostname && echo changed"]' \
-		'c["root"]["readonly"]=False' || fail "bundle"
+	echo "from the host" >"$E2E_TMP/motd"
+	make_bundle "$b.rw" '["sh","-c","touch /x && echo a >>/etc/hosts && rm /etc/hostname && echo changed; stat -c \"%a %u\" /scratch; cat /etc/motd; echo b >>/etc/motd"]' \
+		'c["root"]["readonly"]=False' \
+		'c["mounts"].append({"destination":"/scratch","type":"tmpfs","source":"tmpfs","options":["mode=750","uid=1000"]})' \
+		"c['mounts'].append({'destination':'/etc/motd','type':'bind','source':'$E2E_TMP/motd','options':['bind','ro']})" || fail "bundle"
 	capture moat --root "$root" run --bundle "$b.rw" rw1
-	assert_eq "changed" "$OUT" "a writable rootfs"
+	assert_eq "changed
+750 1000
+from the host" "$OUT" "a writable rootfs, a tmpfs's mode and owner, a file bound in"
+	assert_contains "$ERR" "Read-only file system" "a read-only bind of a file"
 	[ -e "$b.rw/rootfs/x" ] && fail "the bundle's rootfs was written"
 	return 0
 }

@@ -243,6 +243,8 @@ Test(oci, mounts)
 	cr_assert_not(cfg.mounts[3].ro);
 	cr_assert_eq(cfg.mounts[4].kind, OCI_MNT_TMPFS);
 	cr_assert_eq(cfg.mounts[4].size, 64 << 20);
+	cr_assert_eq(cfg.mounts[4].mode, 0755);
+	cr_assert_eq(cfg.mounts[3].mode, 01777); /* the default */
 }
 
 Test(oci, bad_mounts)
@@ -265,6 +267,12 @@ Test(oci, bad_mounts)
 		     "\"bind\", \"source\": \"/s\", \"options\": "
 		     "[\"remount\"]}]",
 		     "mount option `remount`");
+	refused_with(", \"mounts\": [{\"destination\": \"/x\", \"type\": "
+		     "\"tmpfs\", \"options\": [\"mode=9\"]}]",
+		     "`mode=9`: a number expected");
+	refused_with(", \"mounts\": [{\"destination\": \"/x\", \"type\": "
+		     "\"tmpfs\", \"options\": [\"tmpcopyup\"]}]",
+		     "mount option `tmpcopyup`");
 	refused_with(", \"mounts\": [{\"destination\": \"/proc/x\", "
 		     "\"type\": \"bind\", \"source\": \"/s\"}]",
 		     "a bind mount at /proc/x");
