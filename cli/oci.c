@@ -1035,6 +1035,51 @@ static int cmd_delete(int argc, char **argv)
 	return rc;
 }
 
+/* `run` in the foreground: wait for the daemon (our child), passing the
+ * signals this process gets on to the container's first process, as runc
+ * does. ^C and ^\ reach the guests from the terminal itself (they share
+ * its process group), so those are not passed on a second time. */
+static int wait_forwarding(const struct cstate *s, pid_t pid)
+{
+	static const int fwd[] = { SIGTERM, SIGHUP,   SIGUSR1,
+				   SIGUSR2, SIGWINCH, SIGCONT };
+	sigset_t set, old;
+	int sfd, pfd, st = 0;
+	unsigned k;
+
+	sigemptyset(&set);
+	for (k = 0; k < ARRAY_SIZE(fwd); k++)
+		sigaddset(&set, fwd[k]);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	while (sfd >= 0 && pfd >= 0) {
+		struct pollfd pf[2] = { { pfd, POLLIN, 0 },
+					{ sfd, POLLIN, 0 } };
+		struct signalfd_siginfo si;
+		char req[32], reply[128];
+
+		if (poll(pf, 2, -1) < 0)
+			continue;
+		if (pf[0].revents)
+			break;
+		if ((pf[1].revents & POLLIN) &&
+		    read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			snprintf(req, sizeof(req), "kill %u\n", si.ssi_signo);
+			control_call(s->ctl, req, strlen(req), reply,
+				     sizeof(reply), 5);
+		}
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (sfd >= 0)
+		close(sfd);
+	if (pfd >= 0)
+		close(pfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return st;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct launch l;
@@ -1062,8 +1107,7 @@ static int cmd_run(int argc, char **argv)
 		cstate_free(&s);
 		return rc;
 	}
-	while (waitpid(l.pid, &st, 0) < 0 && errno == EINTR)
-		;
+	st = wait_forwarding(&s, l.pid);
 	if (!keep)
 		delete_container(&s, true);
 	cstate_free(&s);

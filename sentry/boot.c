@@ -435,10 +435,18 @@ static int install_stdio(struct process *p, int gfd, int hostfd)
 	if (fl < 0)
 		return 0; /* closed in the caller: closed in the guest */
 	dup_fd = stdio_reopen(hostfd, fl);
-	if (dup_fd < 0)
+	if (dup_fd < 0) {
+		struct stat st;
+
 		dup_fd = fcntl(hostfd, F_DUPFD_CLOEXEC, 3);
-	if (dup_fd < 0)
-		return -errno;
+		if (dup_fd < 0)
+			return -errno;
+		/* A socket cannot be reopened: its description is shared with
+		 * the caller, and must not block the sentry (a full socket
+		 * parks the guest that writes, as a full pipe does). */
+		if (fstat(dup_fd, &st) == 0 && S_ISSOCK(st.st_mode))
+			fcntl(dup_fd, F_SETFL, fl | O_NONBLOCK);
+	}
 	f = file_host_stream(dup_fd, fl & (O_ACCMODE | O_APPEND));
 	if (!f || fd_install(p->leader, f, false, gfd) != gfd) {
 		if (f)

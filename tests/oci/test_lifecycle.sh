@@ -351,6 +351,27 @@ from the host" "$OUT" "a writable rootfs, a tmpfs's mode and owner, a file bound
 	return 0
 }
 
+t_run_passes_signals_on()
+{
+	# `moat run` in the foreground hands the signals it gets to the
+	# container's first process, and ends as it ends.
+	local b=$E2E_TMP/b root=$E2E_TMP/root pid
+	make_bundle "$b" '["sh","-c","trap \"echo got TERM; exit 7\" TERM; while :; do sleep 0.1; done"]' || fail "bundle"
+	"$MOAT" --root "$root" run --bundle "$b" sg1 >"$E2E_TMP/sg1.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		[ "$(oci_status "$MOAT" "$root" sg1)" = running ] && break
+		sleep 0.05
+	done
+	sleep 0.2
+	kill -TERM "$pid"
+	wait "$pid"
+	assert_eq 7 "$?" "run ends with the container's code"
+	assert_contains "$(cat "$E2E_TMP/sg1.out")" "got TERM" "the container got SIGTERM"
+	[ -e "$root/sg1" ] && fail "run did not delete it"
+	return 0
+}
+
 t_state_survives_a_crash_of_create()
 {
 	# The daemon writes its own state before it says it is ready: a
@@ -503,6 +524,7 @@ run_test hooks t_hooks
 run_test events_and_ps t_events_and_ps
 run_test pause_a_busy_container t_pause_a_busy_container
 run_test readonly_root t_readonly_root
+run_test run_passes_signals_on t_run_passes_signals_on
 run_test state_survives_a_crash_of_create t_state_survives_a_crash_of_create
 run_test malformed_bundles t_malformed_bundles
 run_test delete_frees_everything t_delete_frees_everything
