@@ -1502,6 +1502,7 @@ static char *exec_body(const struct oci_process *pr, size_t *len)
 	PUT(num);
 	for (i = 0; i < envc; i++)
 		PUT(pr->env[i]);
+	PUT(pr->terminal ? "1" : "0");
 #undef PUT
 	*len = n;
 	return b;

@@ -789,9 +789,28 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 	p->leader = &(struct task){ .proc = p };
 	p->fdt = fdtable_new();
 	rc = p->fdt ? 0 : -ENOMEM;
-	for (fd = 0; rc == 0 && fd < 3; fd++)
-		if (r->fds[fd] >= 0)
-			rc = install_stdio(p, fd, r->fds[fd]);
+	if (rc == 0 && r->tty && r->fds[0] >= 0 && r->fds[1] >= 0) {
+		/* exec -t: a terminal of the sentry's, as `moat do -t` */
+		struct moat_error e;
+		int in = stdio_reopen(r->fds[0], O_RDONLY),
+		    out = stdio_reopen(r->fds[1], O_WRONLY);
+
+		if (in < 0)
+			in = fcntl(r->fds[0], F_DUPFD_CLOEXEC, 3);
+		if (out < 0)
+			out = fcntl(r->fds[1], F_DUPFD_CLOEXEC, 3);
+		if (in < 0 || out < 0 || pty_relay_start(p, in, out, &e) < 0) {
+			rc = in < 0 || out < 0 ? -errno : -ENOSPC;
+			if (in >= 0)
+				close(in);
+			if (out >= 0)
+				close(out);
+		}
+	} else {
+		for (fd = 0; rc == 0 && fd < 3; fd++)
+			if (r->fds[fd] >= 0)
+				rc = install_stdio(p, fd, r->fds[fd]);
+	}
 	if (rc == 0)
 		rc = plat_spawn_more();
 	p->leader = NULL;
@@ -831,6 +850,7 @@ void sentry_spawn_born(pid_t child, bool stopped)
 		exec_plan_free(sp.plan);
 		sp.p->exited = true;
 		sp.p->exit_status = SIGKILL;
+		pty_relay_end(sp.p);
 		control_proc_exited(sp.p);
 		sp.p->reaped = true;
 		S->fds_to_release = true;

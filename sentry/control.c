@@ -665,6 +665,8 @@ static int parse_exec(char *body, size_t len, struct spawn_req *r, char ***argv,
 			if (!((*out)[k] = NEXT()))
 				return -EINVAL;
 	}
+	/* last, optional: "1" for a terminal (exec -t) */
+	r->tty = NEXT() && !strcmp(f[0], "1");
 #undef NEXT
 	(void)nf;
 	r->argv = *argv;

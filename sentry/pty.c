@@ -858,13 +858,22 @@ int pty_count_index(int *out, int max)
 	return n;
 }
 
-/* ---- the `moat do -t` relay ------------------------------------------------ */
+/* ---- terminal relays: `moat do -t`, and OCI terminals -------------------- */
 
-static struct pty *relay;
-static int relay_in = -1, relay_out = -1;
-static bool relay_in_eof;
-static struct termios host_saved;
-static bool host_raw;
+/* A pty of the sentry's whose master side is relayed to a host terminal
+ * (put in raw mode: the sentry's line discipline is the one that counts)
+ * in and out. The first is the first process's (`moat do -t`, an OCI
+ * container's console); `moat exec -t` adds one per process. */
+#define RELAYS 9
+static struct relay {
+	struct pty *pty;
+	struct process *owner; /* the process whose terminal it is */
+	int in, out;
+	bool in_eof, raw;
+	struct termios saved;
+	unsigned short rows, cols; /* the host's size, as last seen */
+} relays[RELAYS];
+static int nrelays;
 static volatile sig_atomic_t winch;
 
 static void on_winch(int sig)
@@ -873,55 +882,77 @@ static void on_winch(int sig)
 	winch = 1;
 }
 
-void pty_relay_restore(void)
+static void relay_restore(struct relay *r)
 {
-	if (host_raw) {
-		tcsetattr(relay_in, TCSAFLUSH, &host_saved);
-		host_raw = false;
+	if (r->raw) {
+		tcsetattr(r->in, TCSAFLUSH, &r->saved);
+		r->raw = false;
 	}
 }
 
-static void follow_host_size(void)
+void pty_relay_restore(void)
+{
+	for (int i = 0; i < nrelays; i++)
+		if (relays[i].pty)
+			relay_restore(&relays[i]);
+}
+
+static void follow_host_size(struct relay *r)
 {
 	struct winsize ws;
 
-	if (relay && ioctl(relay_in, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
-		set_winsize(relay, &ws);
+	if (r->pty && ioctl(r->in, TIOCGWINSZ, &ws) == 0 && ws.ws_col &&
+	    (ws.ws_row != r->rows || ws.ws_col != r->cols)) {
+		r->rows = ws.ws_row;
+		r->cols = ws.ws_col;
+		set_winsize(r->pty, &ws);
+	}
 }
 
-int pty_relay_start(struct process *init, int in, int out,
+int pty_relay_start(struct process *owner, int in, int out,
 		    struct moat_error *err)
 {
 	struct sigaction sa;
+	struct relay *r = NULL;
 	struct file *f;
-	int fd;
+	int fd, i;
 
-	relay = pty_alloc();
-	if (!relay)
+	for (i = 0; i < RELAYS && !r; i++)
+		if (!relays[i].pty)
+			r = &relays[i];
+	if (!r)
+		return moat_error_set(err, ENOSPC, "terminals: %d at once",
+				      RELAYS);
+	if (r - relays >= nrelays)
+		nrelays = (int)(r - relays) + 1;
+	memset(r, 0, sizeof(*r));
+	r->pty = pty_alloc();
+	if (!r->pty)
 		return moat_error_set(err, ENOSPC, "pty");
-	relay->sentry_master = true;
-	relay->locked = false;
-	relay_in = in;
-	relay_out = out;
-	if (isatty(in) && tcgetattr(in, &host_saved) == 0) {
-		struct termios raw = host_saved;
+	r->pty->sentry_master = true;
+	r->pty->locked = false;
+	r->owner = owner;
+	r->in = in;
+	r->out = out;
+	if (isatty(in) && tcgetattr(in, &r->saved) == 0) {
+		struct termios raw = r->saved;
 		cfmakeraw(&raw);
 		if (tcsetattr(in, TCSANOW, &raw) == 0)
-			host_raw = true;
+			r->raw = true;
 	}
-	follow_host_size();
+	follow_host_size(r);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_winch; /* no SA_RESTART: it wakes the loop */
 	sigaction(SIGWINCH, &sa, NULL);
-	/* The first process is a session leader with this terminal. */
-	init->ctty = relay->index;
-	relay->sid = init->sid;
-	relay->fg_pgrp = init->pgid;
+	/* Its process is a session leader with this terminal. */
+	owner->ctty = r->pty->index;
+	r->pty->sid = owner->sid;
+	r->pty->fg_pgrp = owner->pgid;
 	for (fd = 0; fd < 3; fd++) {
-		f = pty_file(relay, false, O_RDWR);
+		f = pty_file(r->pty, false, O_RDWR);
 		if (!f)
 			return moat_error_set(err, ENOMEM, "pty stdio");
-		if (fd_install(init->leader, f, false, fd) != fd)
+		if (fd_install(owner->leader, f, false, fd) != fd)
 			return moat_error_set(err, ENOMEM, "pty stdio");
 		file_put(f);
 	}
@@ -930,65 +961,101 @@ int pty_relay_start(struct process *init, int in, int out,
 
 int pty_relay_pollfds(struct pollfd *pfds, int max)
 {
-	int n = 0;
+	int n = 0, i;
+	bool sized = winch;
 
-	if (!relay)
-		return 0;
-	if (winch) {
-		winch = 0;
-		follow_host_size();
-	}
-	if (!relay_in_eof && n < max && PTY_IN - relay->inlen > 256) {
-		pfds[n].fd = relay_in;
-		pfds[n].events = POLLIN;
-		n++;
-	}
-	if (relay->outlen && n < max) {
-		pfds[n].fd = relay_out;
-		pfds[n].events = POLLOUT;
-		n++;
+	winch = 0;
+	for (i = 0; i < nrelays; i++) {
+		struct relay *r = &relays[i];
+
+		if (!r->pty)
+			continue;
+		/* SIGWINCH comes only for the sentry's own terminal (the
+		 * first process's); an exec's is looked at each time round. */
+		if (sized || r->owner->pid != 1)
+			follow_host_size(r);
+		if (!r->in_eof && n < max && PTY_IN - r->pty->inlen > 256) {
+			pfds[n].fd = r->in;
+			pfds[n].events = POLLIN;
+			n++;
+		}
+		if (r->pty->outlen && n < max) {
+			pfds[n].fd = r->out;
+			pfds[n].events = POLLOUT;
+			n++;
+		}
 	}
 	return n;
+}
+
+static void relay_pump(struct relay *r)
+{
+	char buf[1024];
+	ssize_t n;
+
+	if (!r->in_eof && PTY_IN - r->pty->inlen > 256) {
+		struct pollfd pf = { r->in, POLLIN, 0 };
+		if (poll(&pf, 1, 0) > 0) {
+			n = read(r->in, buf, sizeof(buf));
+			if (n > 0)
+				pty_input(r->pty, buf, (size_t)n);
+			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+				r->in_eof = true;
+		}
+	}
+	while (r->pty->outlen) {
+		n = write(r->out, r->pty->out, r->pty->outlen);
+		if (n <= 0)
+			break;
+		memmove(r->pty->out, r->pty->out + n,
+			r->pty->outlen - (size_t)n);
+		r->pty->outlen -= (size_t)n;
+		changed(r->pty);
+	}
 }
 
 /* Move what can move, without blocking the sentry. */
 void pty_relay_pump(void)
 {
-	char buf[1024];
-	ssize_t r;
-
-	if (!relay)
-		return;
-	if (!relay_in_eof && PTY_IN - relay->inlen > 256) {
-		struct pollfd pf = { relay_in, POLLIN, 0 };
-		if (poll(&pf, 1, 0) > 0) {
-			r = read(relay_in, buf, sizeof(buf));
-			if (r > 0)
-				pty_input(relay, buf, (size_t)r);
-			else if (r == 0 || (errno != EAGAIN && errno != EINTR))
-				relay_in_eof = true;
-		}
-	}
-	while (relay->outlen) {
-		r = write(relay_out, relay->out, relay->outlen);
-		if (r <= 0)
-			break;
-		memmove(relay->out, relay->out + r, relay->outlen - (size_t)r);
-		relay->outlen -= (size_t)r;
-		changed(relay);
-	}
+	for (int i = 0; i < nrelays; i++)
+		if (relays[i].pty)
+			relay_pump(&relays[i]);
 }
 
-/* At the end: what the guests wrote last reaches the host terminal. */
-void pty_relay_finish(void)
+/* What r's guests wrote last reaches the host terminal (a second at
+ * most), and the host terminal gets its mode back. */
+static void relay_flush(struct relay *r)
 {
-	if (!relay)
-		return;
-	while (relay->outlen) {
-		struct pollfd pf = { relay_out, POLLOUT, 0 };
+	while (r->pty->outlen) {
+		struct pollfd pf = { r->out, POLLOUT, 0 };
 		if (poll(&pf, 1, 1000) <= 0)
 			break;
-		pty_relay_pump();
+		relay_pump(r);
 	}
-	pty_relay_restore();
+	relay_restore(r);
+}
+
+void pty_relay_finish(void)
+{
+	for (int i = 0; i < nrelays; i++)
+		if (relays[i].pty)
+			relay_flush(&relays[i]);
+}
+
+void pty_relay_end(struct process *owner)
+{
+	for (int i = 0; i < nrelays; i++) {
+		struct relay *r = &relays[i];
+
+		if (!r->pty || r->owner != owner)
+			continue;
+		relay_flush(r);
+		if (r->out != r->in)
+			close(r->out);
+		close(r->in);
+		/* the pty stays while guests hold it; nobody relays it now */
+		r->pty->sentry_master = false;
+		pty_maybe_free(r->pty);
+		r->pty = NULL;
+	}
 }

@@ -407,7 +407,7 @@ int sentry_loop(void)
 	uint64_t retried_gen = (uint64_t)-1;
 
 	for (;;) {
-		struct pollfd pfds[64];
+		struct pollfd pfds[96];
 		int n = 0, timeout = -1;
 		int64_t now, next_deadline = 0;
 		struct signalfd_siginfo si;

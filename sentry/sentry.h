@@ -388,6 +388,7 @@ struct spawn_req {
 	gid_t groups[32];
 	char **argv, **env;
 	int fds[3];
+	bool tty; /* a terminal of the sentry's, relayed to fds[0] and [1] */
 };
 int sentry_spawn(const struct spawn_req *r, struct process **out);
 /* The reaper forked child for the oldest request (stopped: its first

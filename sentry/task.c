@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "platform/platform.h"
+#include "sentry/pty.h"
 #include "sentry/sentry.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
@@ -382,7 +383,9 @@ static void proc_exited(struct process *p, int status)
 	}
 	parent = proc_by_pid(p->ppid);
 	if (p->ppid == 0 && p->pid != 1) {
-		/* A `moat exec` process: its parent is outside. */
+		/* A `moat exec` process: its parent is outside. What it
+		 * wrote to its terminal goes out before its client hears. */
+		pty_relay_end(p);
 		control_proc_exited(p);
 		p->reaped = true;
 	} else if (parent && !parent->exited) {

@@ -459,7 +459,8 @@ t_console_socket()
 	local b=$E2E_TMP/b root=$E2E_TMP/root sock=$E2E_TMP/console.sock
 	make_bundle "$b" '["sh","-c","test -t 0 && echo on a tty; stty size"]' \
 		'c["process"]["terminal"]=True' 'c["process"]["consoleSize"]={"height":30,"width":100}' || fail "bundle"
-	python3 - "$sock" >"$E2E_TMP/console.out" 2>&1 <<'PY' &
+	cat >"$E2E_TMP/console.py" <<'PY'
+
 import array, os, socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind(sys.argv[1]); s.listen(1)
@@ -479,10 +480,11 @@ while time.time() < end:
     if not d:
         break
     out += d
-    if b"100" in out:
+    if b"100" in out or b" 0\r\n" in out or b"\n0 0" in out:
         break
 print(out.decode(errors="replace"))
 PY
+	python3 "$E2E_TMP/console.py" "$sock" >"$E2E_TMP/console.out" 2>&1 &
 	local py=$!
 	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 	capture moat --root "$root" create --bundle "$b" --console-socket "$sock" tty1
@@ -493,6 +495,19 @@ PY
 	assert_contains "$(cat "$E2E_TMP/console.out")" "on a tty" "stdin is a terminal"
 	assert_contains "$(cat "$E2E_TMP/console.out")" "30 100" "consoleSize is its size"
 	moat --root "$root" delete --force tty1
+	# exec -t: a terminal of its own too, through the console socket
+	rm -f "$sock"
+	python3 "$E2E_TMP/console.py" "$sock" >"$E2E_TMP/console2.out" 2>&1 &
+	py=$!
+	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+	make_bundle "$b.w" '["sleep","30"]' || fail "bundle"
+	moat --root "$root" run -d --bundle "$b.w" tty3 || fail "run -d"
+	capture moat --root "$root" exec -t --console-socket "$sock" tty3 sh -c 'test -t 0 && echo exec on a tty; stty size'
+	assert_eq 0 "$STATUS" "exec -t"
+	wait $py
+	cat "$E2E_TMP/console2.out"
+	assert_contains "$(cat "$E2E_TMP/console2.out")" "exec on a tty" "the exec'd process is on a terminal"
+	moat --root "$root" delete --force tty3
 	capture moat --root "$root" create --bundle "$b" tty2
 	assert_ne 0 "$STATUS" "terminal without --console-socket"
 	assert_contains "$ERR" "console-socket" "says why"
