@@ -1051,7 +1051,7 @@ static int wait_forwarding(const struct cstate *s, pid_t pid)
 	for (k = 0; k < ARRAY_SIZE(fwd); k++)
 		sigaddset(&set, fwd[k]);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	while (sfd >= 0 && pfd >= 0) {
 		struct pollfd pf[2] = { { pfd, POLLIN, 0 },
@@ -1061,14 +1061,13 @@ static int wait_forwarding(const struct cstate *s, pid_t pid)
 
 		if (poll(pf, 2, -1) < 0)
 			continue;
-		if (pf[0].revents)
-			break;
-		if ((pf[1].revents & POLLIN) &&
-		    read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			snprintf(req, sizeof(req), "kill %u\n", si.ssi_signo);
 			control_call(s->ctl, req, strlen(req), reply,
 				     sizeof(reply), 5);
 		}
+		if (pf[0].revents)
+			break;
 	}
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
@@ -1076,6 +1075,10 @@ static int wait_forwarding(const struct cstate *s, pid_t pid)
 		close(sfd);
 	if (pfd >= 0)
 		close(pfd);
+	/* What still comes is for a container that has ended: ignored, so
+	 * that the delete after this still runs. */
+	for (k = 0; k < ARRAY_SIZE(fwd); k++)
+		signal(fwd[k], SIG_IGN);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return st;
 }

@@ -461,6 +461,11 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 			return moat_error_set(
 				err, 0, "sandbox setup failed (status 0x%x)",
 				st);
+		if (WIFSTOPPED(st) && WSTOPSIG(st) == SIGUSR1 &&
+		    (st >> 16) == 0)
+			return moat_error_set(err, EAGAIN,
+					      "sandbox setup: the first "
+					      "process could not be forked");
 		if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_FORK << 8))) {
 			ptrace(PTRACE_GETEVENTMSG, reaper, 0, &msg);
 			child = (pid_t)msg;

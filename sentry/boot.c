@@ -207,8 +207,12 @@ static int install_file(const struct file_spec *fs, struct moat_error *err)
 			rc = -EIO;
 		file_put(f);
 	}
+	/* A read-only bind: EROFS; a writable one stays writable under a
+	 * read-only root, as a bind mount does. */
 	if (rc == 0 && fs->ro)
-		tmpfs_set_readonly(up); /* a read-only bind: EROFS */
+		tmpfs_set_readonly(up);
+	else if (rc == 0)
+		tmpfs_set_writable(up);
 	if (dvn)
 		vnode_put(dvn);
 	if (udir)
@@ -436,16 +440,12 @@ static int install_stdio(struct process *p, int gfd, int hostfd)
 		return 0; /* closed in the caller: closed in the guest */
 	dup_fd = stdio_reopen(hostfd, fl);
 	if (dup_fd < 0) {
-		struct stat st;
-
+		/* A socket cannot be reopened: its description is shared
+		 * with the caller, whose flags stay as they are; host_write
+		 * (sentry/file.c) never waits on it. */
 		dup_fd = fcntl(hostfd, F_DUPFD_CLOEXEC, 3);
 		if (dup_fd < 0)
 			return -errno;
-		/* A socket cannot be reopened: its description is shared with
-		 * the caller, and must not block the sentry (a full socket
-		 * parks the guest that writes, as a full pipe does). */
-		if (fstat(dup_fd, &st) == 0 && S_ISSOCK(st.st_mode))
-			fcntl(dup_fd, F_SETFL, fl | O_NONBLOCK);
 	}
 	f = file_host_stream(dup_fd, fl & (O_ACCMODE | O_APPEND));
 	if (!f || fd_install(p->leader, f, false, gfd) != gfd) {
@@ -583,6 +583,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 			return -1;
 	if (opts->rootfs_ro)
 		ovl_set_readonly();
+	vfs_seal_tmpfs(); /* ro tmpfs mounts, once what goes in them is in */
 	tmpfs_setup_done();
 	PHASE("gofer");
 	S->host_proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);

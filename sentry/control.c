@@ -554,22 +554,41 @@ static void handle(int fd, char *line)
 		answer(fd, "error: container not running\n");
 		return;
 	}
-	if (S->paused && sig == SIGKILL) {
-		/* A frozen task cannot die: thaw first, as runc does. */
-		limits_freeze(false);
-		S->paused = false;
-		deliver_held();
-	} else if (S->paused) {
-		int pid = who && !strcmp(who, "all") ? 0 : who ? atoi(who) : 1;
-		if (nheld == (int)ARRAY_SIZE(held)) {
-			answer(fd, "error: too many signals held while "
-				   "paused\n");
+	if (S->paused) {
+		bool all = who && !strcmp(who, "all");
+		int pid = all ? 0 : who ? atoi(who) : 1;
+
+		p = pid > 0 ? proc_by_pid(pid) : NULL;
+		if (!all && (!p || p->exited)) {
+			answer(fd, "error: no such process\n");
 			return;
 		}
-		held[nheld].sig = sig;
-		held[nheld++].pid = pid;
-		answer(fd, "ok\n");
-		return;
+		if (sig == SIGKILL && (all || pid == 1)) {
+			/* The container is killed: a frozen task cannot die,
+			 * so thaw first, as runc does. */
+			if (limits_freeze(false) < 0) {
+				answer(fd, "error: cannot thaw it\n");
+				return;
+			}
+			S->paused = false;
+			audit_log("\"event\":\"resume\",\"for\":\"kill\"");
+			deliver_held();
+		} else {
+			/* held until resume, as a frozen process takes no
+			 * signal */
+			if (nheld == (int)ARRAY_SIZE(held)) {
+				answer(fd, "error: too many signals held "
+					   "while paused\n");
+				return;
+			}
+			held[nheld].sig = sig;
+			held[nheld++].pid = pid;
+			audit_log("\"event\":\"control-kill\",\"signal\":%d,"
+				  "\"held\":true",
+				  sig);
+			answer(fd, "ok\n");
+			return;
+		}
 	}
 	for (p = S->procs; p; p = p->next) {
 		if (p->exited)

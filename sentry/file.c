@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -488,9 +489,16 @@ static long host_write(struct task *t, struct file *f, const void *buf,
 	ssize_t r;
 
 	(void)off;
+	/* A socket (one that could not be reopened, so its description is
+	 * the caller's and may block) is written without waiting; anything
+	 * else was reopened non-blocking. */
 	do
-		r = write(f->hostfd, buf, n);
+		r = send(f->hostfd, buf, n, MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
+	if (r < 0 && errno == ENOTSOCK)
+		do
+			r = write(f->hostfd, buf, n);
+		while (r < 0 && errno == EINTR);
 	if (r < 0 && errno == EAGAIN && !(f->flags & O_NONBLOCK)) {
 		/* The sentry's description is non-blocking (sentry/boot.c);
 		 * the guest's is not: it waits, the sandbox goes on. */

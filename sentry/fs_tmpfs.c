@@ -56,6 +56,7 @@ struct tnode {
 	bool opaque;   /* overlay dir that hides the lower one */
 	bool readonly; /* no change: an instance root (OCI root.readonly, a
 			  ro tmpfs) or one file (a ro bind of a file) */
+	bool writable; /* a file that stays writable in a read-only one */
 };
 
 static uint64_t next_ino = 2;
@@ -348,12 +349,21 @@ static bool ro_node(const struct vnode *vn)
 {
 	const struct vnode *root = vn->tn->root ? vn->tn->root : vn;
 
-	return vn->tn->readonly || (root->tn && root->tn->readonly);
+	if (vn->tn->readonly)
+		return true;
+	if (vn->tn->writable)
+		return false; /* a rw file bind under a read-only root */
+	return root->tn && root->tn->readonly;
 }
 
 void tmpfs_set_readonly(struct vnode *vn)
 {
 	vn->tn->readonly = true;
+}
+
+void tmpfs_set_writable(struct vnode *vn)
+{
+	vn->tn->writable = true;
 }
 
 static int may_write_dir(struct task *t, struct vnode *dir)
@@ -1176,6 +1186,8 @@ int tmpfs_add_whiteout(struct vnode *dir, const char *name)
 {
 	struct tdirent *e;
 
+	if (ro_node(dir))
+		return -EROFS; /* removing a rootfs name of a read-only root */
 	if (find(dir, name))
 		return 0;
 	e = calloc(1, sizeof(*e));

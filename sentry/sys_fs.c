@@ -1230,8 +1230,25 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 	if ((flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE) &&
 	    (f->vn->kind == VN_GOFER || (f->flags & O_ACCMODE) != O_RDWR))
 		return -EACCES;
-	/* The donated host fd is mapped: the file is never copied. */
-	gfd = plat_donate_fd(t, f->hostfd);
+	/* The donated host fd is mapped: the file is never copied. A tmpfs
+	 * memfd is open read-write on the host: a guest that opened the
+	 * file without write access gets a read-only reopen of it, or a
+	 * shared mapping could be mprotect'ed writable (mprotect runs
+	 * natively) and write a file it may not write. */
+	if ((flags & MAP_TYPE) == MAP_SHARED && f->vn->kind == VN_TMPFS &&
+	    (f->flags & O_ACCMODE) != O_RDWR) {
+		char self[32];
+		int ro;
+
+		snprintf(self, sizeof(self), "self/fd/%d", f->hostfd);
+		ro = openat(S->host_proc_fd, self, O_RDONLY | O_CLOEXEC);
+		if (ro < 0)
+			return -ENOMEM;
+		gfd = plat_donate_fd(t, ro);
+		close(ro);
+	} else {
+		gfd = plat_donate_fd(t, f->hostfd);
+	}
 	if (gfd < 0)
 		return gfd;
 	r = plat_inject(t, SYS_mmap, addr, len, (uint64_t)prot, (uint64_t)flags,

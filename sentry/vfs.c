@@ -334,6 +334,15 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
 	return 0;
 }
 
+static struct vnode *to_seal[VFS_MOUNTS_MAX];
+static int nsealed;
+
+void vfs_seal_tmpfs(void)
+{
+	while (nsealed > 0)
+		tmpfs_set_readonly(to_seal[--nsealed]);
+}
+
 int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
 {
 	const char *dst = ts->dst;
@@ -349,8 +358,10 @@ int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
 		return moat_error_set(err, ENOMEM, "tmpfs `%s`", dst);
 	vn->st.st_uid = ts->uid;
 	vn->st.st_gid = ts->gid;
-	if (ts->ro)
-		tmpfs_set_readonly(vn);
+	/* read-only only after setup (vfs_seal_tmpfs): mounts and files
+	 * inside it come first, as runc remounts read-only last */
+	if (ts->ro && nsealed < VFS_MOUNTS_MAX)
+		to_seal[nsealed++] = vn;
 	rc = vfs_mkdir_p(dst, NULL);
 	if (rc < 0) {
 		vnode_put(vn);

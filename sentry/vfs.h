@@ -99,6 +99,8 @@ int vfs_mkdir_p(const char *path, const struct stat *last);
  * the sandbox's --disk budget). */
 struct tmpfs_spec;
 int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err);
+/* The end of setup: the ro ones among them become read-only. */
+void vfs_seal_tmpfs(void);
 /* The 9P client of a gofer-served vnode (the rootfs's, or its mount's). */
 struct p9_client *vn_p9(const struct vnode *vn);
 /* Close every mount's client (at exit). */

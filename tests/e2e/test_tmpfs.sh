@@ -31,6 +31,33 @@ a
 /tmp/sub" "$OUT" "create, append, mkdir, rename, symlink, link, chmod, truncate, rm work in /tmp"
 }
 
+t_mprotect_readonly_map()
+{
+	# A shared mapping of a file opened read-only: mprotect runs natively,
+	# so the mapping must be of a read-only description, or it could be
+	# made writable and write a file its opener may not write.
+	capture moat do -- $PY -c '
+import mmap, os, ctypes
+with open("/tmp/f", "w") as f:
+    f.write("original" + "\0" * 4088)
+os.chmod("/tmp/f", 0o644)
+os.setuid(1000)
+fd = os.open("/tmp/f", os.O_RDONLY)
+m = mmap.mmap(fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ)
+libc = ctypes.CDLL(None, use_errno=True)
+maps = open("/proc/self/maps").read()
+start = next(int(l.split("-")[0], 16) for l in maps.splitlines() if "/tmp/f" in l)
+rc = libc.mprotect(ctypes.c_void_p(start), 4096, 3)
+print("mprotect", rc, ctypes.get_errno() if rc else 0)
+if rc == 0:
+    ctypes.memmove(start, b"CHANGED!", 8)
+print(open("/tmp/f").read(8))
+'
+	assert_eq 0 "$STATUS" "the script ran: $ERR"
+	assert_contains "$OUT" "mprotect -1 13" "mprotect to writable is EACCES"
+	assert_contains "$OUT" "original" "the file is unchanged"
+}
+
 t_errors()
 {
 	capture moat do -- /bin/sh -c '
@@ -166,6 +193,7 @@ run_test "sendfile and copy_file_range" t_copy_calls
 run_test "tar round trip" t_tar_round_trip
 run_test "sqlite, 100k rows" t_sqlite_100k
 run_test "errors in /tmp and on the rootfs" t_errors
+run_test "a read-only open cannot be mapped writable" t_mprotect_readonly_map
 run_test "python tempfile, mmap, sqlite in /tmp" t_python_tempfile_mmap_sqlite
 run_test "/dev/shm mappings are shared across fork" t_shm_shared_between_processes
 run_test "python venv in /tmp" t_venv

@@ -330,13 +330,22 @@ t_readonly_root()
 	# root.readonly: every change to the rootfs is EROFS, also to what
 	# setup wrote into it (/etc/hosts); /tmp and tmpfs mounts stay
 	# writable.
-	make_bundle "$b" '["sh","-c","touch /x; mkdir /y; echo a >>/etc/hosts; rm /etc/hostname; echo b >/tmp/t && echo /tmp ok; echo c >/run/r && echo /run ok"]' \
+	# A writable bind of a file stays writable (and puts /etc in the
+	# overlay, where removing a rootfs name must still be EROFS); a ro
+	# tmpfs is read-only once a tmpfs inside it is mounted.
+	echo "motd" >"$E2E_TMP/motd.rw"
+	make_bundle "$b" '["sh","-c","touch /x; mkdir /y; echo a >>/etc/hosts; rm /etc/hostname; echo b >/tmp/t && echo /tmp ok; echo c >/run/r && echo /run ok; echo d >>/etc/motd && echo motd ok; touch /ro/x; touch /ro/inner/y && echo inner ok"]' \
 		'c["root"]["readonly"]=True' \
-		'c["mounts"].append({"destination":"/run","type":"tmpfs","source":"tmpfs","options":["mode=755"]})' || fail "bundle"
+		'c["mounts"].append({"destination":"/run","type":"tmpfs","source":"tmpfs","options":["mode=755"]})' \
+		'c["mounts"].append({"destination":"/ro","type":"tmpfs","source":"tmpfs","options":["ro"]})' \
+		'c["mounts"].append({"destination":"/ro/inner","type":"tmpfs","source":"tmpfs"})' \
+		"c['mounts'].append({'destination':'/etc/motd','type':'bind','source':'$E2E_TMP/motd.rw','options':['bind']})" || fail "bundle"
 	capture moat --root "$root" run --bundle "$b" ro1
 	assert_eq "/tmp ok
-/run ok" "$OUT" "tmpfs is writable"
-	assert_eq 4 "$(echo "$ERR" | grep -c 'Read-only file system')" "each rootfs change is EROFS: $ERR"
+/run ok
+motd ok
+inner ok" "$OUT" "tmpfs, a rw file bind and a tmpfs in a ro tmpfs are writable"
+	assert_eq 5 "$(echo "$ERR" | grep -c 'Read-only file system')" "each rootfs change is EROFS: $ERR"
 	echo "from the host" >"$E2E_TMP/motd"
 	make_bundle "$b.rw" '["sh","-c","touch /x && echo a >>/etc/hosts && rm /etc/hostname && echo changed; stat -c \"%a %u\" /scratch; cat /etc/motd; echo b >>/etc/motd"]' \
 		'c["root"]["readonly"]=False' \
