@@ -1621,7 +1621,8 @@ fail:
 		close(notify);
 		return 255;
 	}
-	return fail("%s", line) ? 255 : 255;
+	fail("%s", line);
+	return 255;
 }
 
 static const struct option exec_opts[] = {

@@ -1,6 +1,6 @@
 /* cli/policy.c: `moat policy set NAME FILE` and `moat policy show NAME`:
- * the egress policy of a running sandbox (`moat do --name NAME`), through
- * its control socket (sentry/control.c).
+ * the egress policy of a running sandbox (`moat do --name NAME`, or an OCI
+ * container of /run/moat), through its control socket (sentry/control.c).
  *
  * set reads and checks FILE here first, so that a malformed one is refused
  * with the field and line at fault before the sandbox is asked; the
@@ -8,6 +8,7 @@
  * if that fails too. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +30,8 @@ static int usage(void)
 
 static int connect_to(const char *name)
 {
-	struct sockaddr_un sa;
 	struct timeval tv = { 10, 0 };
-	socklen_t len;
+	char path[PATH_MAX];
 	int fd;
 
 	if (!control_name_ok(name)) {
@@ -39,13 +39,17 @@ static int connect_to(const char *name)
 			name);
 		return -1;
 	}
-	len = control_addr(name, &sa);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, len) < 0) {
+	/* An OCI container of the default --root, or a `moat do --name`. */
+	snprintf(path, sizeof(path), "/run/moat/%s/ctl", name);
+	if (access(path, F_OK) == 0) {
+		fd = control_connect(path);
+	} else {
+		snprintf(path, sizeof(path), "moat/%s", name);
+		fd = control_connect(path);
+	}
+	if (fd < 0) {
 		fprintf(stderr, "moat policy: no sandbox named `%s` (%s)\n",
-			name, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+			name, strerror(-fd));
 		return -1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

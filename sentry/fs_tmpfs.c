@@ -356,6 +356,11 @@ static bool ro_node(const struct vnode *vn)
 	return root->tn && root->tn->readonly;
 }
 
+bool tmpfs_readonly(const struct vnode *vn)
+{
+	return ro_node(vn);
+}
+
 void tmpfs_set_readonly(struct vnode *vn)
 {
 	vn->tn->readonly = true;

@@ -21,6 +21,7 @@ struct vnode *tmpfs_new_root(const char *mount_path, mode_t mode);
 /* From now on no change (EROFS) to vn: a file, or an instance root and
  * everything in it. */
 void tmpfs_set_readonly(struct vnode *vn);
+bool tmpfs_readonly(const struct vnode *vn);
 /* vn (a file) stays writable when its instance is made read-only. */
 void tmpfs_set_writable(struct vnode *vn);
 /* What tmpfs holds now was the sentry's setup: not charged to --disk. */

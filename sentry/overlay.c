@@ -220,6 +220,11 @@ static int copy_up(struct vnode *lower, struct vnode **out)
 /* An OCI root.readonly rootfs: no change after setup. */
 static bool ovl_ro;
 
+bool ovl_readonly(void)
+{
+	return ovl_ro;
+}
+
 void ovl_set_readonly(void)
 {
 	ovl_ro = true;

@@ -19,6 +19,7 @@ bool ovl_enabled(void);
 /* From now on the rootfs is read-only (EROFS), as an OCI root.readonly
  * asks; what setup wrote (/etc/hosts, copied files) stays. */
 void ovl_set_readonly(void);
+bool ovl_readonly(void);
 /* The merged view's "/" (the upper layer's root): lookups from it go
  * through the overlay, and its listing merges both layers. */
 struct vnode *ovl_root(void);

@@ -807,8 +807,11 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 
 	if (rc < 0)
 		return rc;
-	if ((mask & W_OK) && vn->kind == VN_GOFER && !ovl_enabled())
+	if ((mask & W_OK) && vn->kind == VN_GOFER &&
+	    (!ovl_enabled() || ovl_readonly()))
 		return -EROFS; /* with the overlay, a write copies up */
+	if ((mask & W_OK) && vn->kind == VN_TMPFS && tmpfs_readonly(vn))
+		return -EROFS;
 	if ((mask & W_OK) && vn->kind == VN_HOST && vn->mnt->mode == MNT_RO)
 		return -EROFS;
 	m = st.st_mode;
@@ -863,7 +866,8 @@ int vfs_statfs(struct vnode *vn, struct statfs *st)
 			vn_p9(vn), vn->mnt ? vn->mnt->rootfid : S->rootfid, st);
 		if (rc < 0)
 			return rc;
-		if ((vn->kind == VN_GOFER && !ovl_enabled()) ||
+		if ((vn->kind == VN_GOFER &&
+		     (!ovl_enabled() || ovl_readonly())) ||
 		    (vn->kind == VN_HOST && vn->mnt->mode == MNT_RO))
 			st->f_flags |= ST_RDONLY;
 		return 0;
@@ -874,8 +878,12 @@ int vfs_statfs(struct vnode *vn, struct statfs *st)
 	case VN_DEV:
 		st->f_type = 0x01021994; /* TMPFS_MAGIC */
 		break;
-	case VN_TMPFS:
-		return tmpfs_statfs(vn, st);
+	case VN_TMPFS: {
+		int rc = tmpfs_statfs(vn, st);
+		if (rc == 0 && tmpfs_readonly(vn))
+			st->f_flags |= ST_RDONLY;
+		return rc;
+	}
 	}
 	st->f_bsize = 4096;
 	st->f_namelen = 255;

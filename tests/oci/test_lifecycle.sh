@@ -324,6 +324,19 @@ t_pause_a_busy_container()
 	assert_eq "" "$(find /sys/fs/cgroup/freezer -maxdepth 2 -name "moat-$pid")" "the frozen cgroup is thawed and removed"
 }
 
+t_live_policy_of_a_container()
+{
+	# moat policy show/set reach a container of the default --root by ID.
+	local b=$E2E_TMP/b id=pol-$$
+	make_bundle "$b" '["sleep","30"]' \
+		'c["annotations"]={"dev.moat.net":"slirp","dev.moat.allow":"example.org:443"}' || fail "bundle"
+	moat run -d --bundle "$b" "$id" || fail "run -d"
+	capture moat policy show "$id"
+	moat delete --force "$id"
+	assert_eq 0 "$STATUS" "policy show"
+	assert_contains "$OUT" "example.org:443" "its annotation's rule"
+}
+
 t_readonly_root()
 {
 	local b=$E2E_TMP/b root=$E2E_TMP/root
@@ -346,6 +359,12 @@ t_readonly_root()
 motd ok
 inner ok" "$OUT" "tmpfs, a rw file bind and a tmpfs in a ro tmpfs are writable"
 	assert_eq 5 "$(echo "$ERR" | grep -c 'Read-only file system')" "each rootfs change is EROFS: $ERR"
+	# access(W_OK) and statfs say so too (the host's / as the rootfs,
+	# for python)
+	make_bundle "$b.py" '["/usr/bin/python3","-c","import os; print(os.access(\"/etc/hostname\", os.W_OK), os.statvfs(\"/\").f_flag & 1)"]' \
+		'c["root"]={"path":"/","readonly":True}' || fail "bundle"
+	capture moat --root "$root" run --bundle "$b.py" ro2
+	assert_eq "False 1" "$OUT" "access(W_OK) is false, statfs says ST_RDONLY"
 	echo "from the host" >"$E2E_TMP/motd"
 	make_bundle "$b.rw" '["sh","-c","touch /x && echo a >>/etc/hosts && rm /etc/hostname && echo changed; stat -c \"%a %u\" /scratch; cat /etc/motd; echo b >>/etc/motd"]' \
 		'c["root"]["readonly"]=False' \
@@ -548,6 +567,7 @@ run_test hooks t_hooks
 run_test events_and_ps t_events_and_ps
 run_test pause_a_busy_container t_pause_a_busy_container
 run_test readonly_root t_readonly_root
+run_test live_policy_of_a_container t_live_policy_of_a_container
 run_test run_passes_signals_on t_run_passes_signals_on
 run_test state_survives_a_crash_of_create t_state_survives_a_crash_of_create
 run_test malformed_bundles t_malformed_bundles
