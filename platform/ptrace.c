@@ -491,7 +491,10 @@ int plat_start_spawned(pid_t child, bool stopped)
 	if (stopped)
 		ptrace(PTRACE_CONT, child, 0, 0);
 	for (;;) {
+		/* the sentry's 10 ms tick interrupts waits (no SA_RESTART) */
 		pid_t w = waitpid(child, &st, __WALL);
+		if (w < 0 && errno == EINTR)
+			continue;
 		if (w < 0)
 			return -errno;
 		if (WIFEXITED(st) || WIFSIGNALED(st))
