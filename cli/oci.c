@@ -1737,7 +1737,6 @@ static int cmd_exec(int argc, char **argv)
 	} else {
 		/* The container's own process, with the command and the
 		 * options given here (as runc builds it). */
-		cleanup_free char *dir = state_path(s.id, NULL);
 		cleanup_free char *cfg = state_path(s.id, "config.json");
 		cleanup_free char *text = NULL;
 		size_t len;
