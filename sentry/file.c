@@ -483,22 +483,18 @@ static long host_read(struct task *t, struct file *f, void *buf, size_t n,
 	return r < 0 ? -errno : r;
 }
 
-static long host_write(struct task *t, struct file *f, const void *buf,
-		       size_t n, int64_t *off)
+/* sock: a socket could not be reopened, so its description is the
+ * caller's and may block: it is sent to without waiting. Anything else
+ * was reopened non-blocking. */
+static long host_write_to(struct task *t, struct file *f, const void *buf,
+			  size_t n, bool sock)
 {
 	ssize_t r;
 
-	(void)off;
-	/* A socket (one that could not be reopened, so its description is
-	 * the caller's and may block) is written without waiting; anything
-	 * else was reopened non-blocking. */
 	do
-		r = send(f->hostfd, buf, n, MSG_DONTWAIT);
+		r = sock ? send(f->hostfd, buf, n, MSG_DONTWAIT) :
+			   write(f->hostfd, buf, n);
 	while (r < 0 && errno == EINTR);
-	if (r < 0 && errno == ENOTSOCK)
-		do
-			r = write(f->hostfd, buf, n);
-		while (r < 0 && errno == EINTR);
 	if (r < 0 && errno == EAGAIN && !(f->flags & O_NONBLOCK)) {
 		/* The sentry's description is non-blocking (sentry/boot.c);
 		 * the guest's is not: it waits, the sandbox goes on. */
@@ -512,6 +508,20 @@ static long host_write(struct task *t, struct file *f, const void *buf,
 		return -errno;
 	}
 	return r;
+}
+
+static long host_write(struct task *t, struct file *f, const void *buf,
+		       size_t n, int64_t *off)
+{
+	(void)off;
+	return host_write_to(t, f, buf, n, false);
+}
+
+static long host_sock_write(struct task *t, struct file *f, const void *buf,
+			    size_t n, int64_t *off)
+{
+	(void)off;
+	return host_write_to(t, f, buf, n, true);
 }
 
 static short host_poll(struct file *f, short events)
@@ -574,10 +584,23 @@ static const struct file_ops host_stream_ops = {
 	.ioctl = host_ioctl,
 	.stat = host_stat,
 };
+/* A socket's: told apart once, at creation, not at every write. */
+static const struct file_ops host_sock_ops = {
+	.read = host_read,
+	.write = host_sock_write,
+	.poll = host_poll,
+	.ioctl = host_ioctl,
+	.stat = host_stat,
+};
 
 struct file *file_host_stream(int hostfd, int flags)
 {
-	struct file *f = file_new(&host_stream_ops, flags);
+	struct stat st;
+	struct file *f =
+		file_new(fstat(hostfd, &st) == 0 && S_ISSOCK(st.st_mode) ?
+				 &host_sock_ops :
+				 &host_stream_ops,
+			 flags);
 
 	if (!f)
 		return NULL;
