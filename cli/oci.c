@@ -371,33 +371,31 @@ static void rm_rf(const char *dir)
 
 /* The container's hooks of one kind, from the config.json saved at
  * create. */
+/* The config.json saved at create (the bundle's may have changed since,
+ * and its rootfs need not exist any more: hooks and exec's process are
+ * in the file). */
+static int load_saved_config(const struct cstate *s, struct oci_config *c,
+			     struct moat_error *err)
+{
+	cleanup_free char *path = state_path(s->id, "config.json");
+	cleanup_free char *text = NULL;
+	size_t len;
+
+	if (jdoc_read_file(path, OCI_CONFIG_MAX, &text, &len, err) < 0)
+		return -1;
+	return oci_config_parse(text, len, s->bundle, c, err);
+}
+
 static int run_hooks(const struct cstate *s, int kind, const char *name,
 		     const char *status)
 {
-	cleanup_free char *saved = state_path(s->id, NULL);
 	cleanup_free char *state = NULL;
 	struct oci_config c;
 	struct moat_error err = { 0 };
 	int rc;
 
-	if (oci_config_load(saved, &c, &err) < 0) {
-		/* the rootfs may be gone by delete: hooks are in the file */
-		cleanup_free char *path = state_path(s->id, "config.json");
-		cleanup_free char *text = NULL;
-		FILE *f = fopen(path, "re");
-		long n;
-
-		if (!f)
-			return 0;
-		fseek(f, 0, SEEK_END);
-		n = ftell(f);
-		rewind(f);
-		text = xmalloc((size_t)(n > 0 ? n : 0) + 1);
-		n = (long)fread(text, 1, (size_t)(n > 0 ? n : 0), f);
-		fclose(f);
-		if (oci_config_parse(text, (size_t)n, s->bundle, &c, &err) < 0)
-			return 0;
-	}
+	if (load_saved_config(s, &c, &err) < 0)
+		return 0; /* nothing to run: create checked it */
 	state = state_json(s, status, false);
 	rc = oci_hooks_run(&c.hooks[kind], name, state, &err);
 	oci_config_free(&c);
@@ -617,6 +615,18 @@ static int open_exit(const char *id)
 	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
+/* fd moved above stdio, where dup2 onto 0-2 cannot clobber it. */
+static int fd_above_stdio(int fd)
+{
+	int r;
+
+	if (fd > 2)
+		return fd;
+	r = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return r;
+}
+
 /* The daemon: the sandbox, held until `start`. Never returns. */
 __attribute__((noreturn)) static void
 daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
@@ -636,11 +646,7 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 			close(tty);
 	}
 	signal(SIGINT, SIG_DFL);
-	if (ready <= 2) {
-		int r = fcntl(ready, F_DUPFD_CLOEXEC, 3);
-		close(ready);
-		ready = r;
-	}
+	ready = fd_above_stdio(ready);
 	if (write_state(l->id, &l->c) < 0) {
 		dprintf(ready, "error: state of `%s`: %s\n", l->id,
 			strerror(errno));
@@ -1177,6 +1183,25 @@ int cmd_oci_kill(int argc, char **argv)
 	return rc;
 }
 
+/* `--format json|table`, `--format=...` or `-f ...` at argv[*i] (moving
+ * *i past its value): true when it was one. */
+static bool format_arg(int argc, char **argv, int *i, bool *json)
+{
+	const char *a = argv[*i], *v = NULL;
+	bool next = false; /* the value is the next argument */
+
+	if (!strncmp(a, "--format=", 9))
+		v = a + 9;
+	else if ((!strcmp(a, "--format") || !strcmp(a, "-f")) && *i + 1 < argc)
+		v = argv[*i + 1], next = true;
+	if (!v || (strcmp(v, "json") && strcmp(v, "table")))
+		return false;
+	if (next)
+		(*i)++;
+	*json = !strcmp(v, "json");
+	return true;
+}
+
 static int cmd_list(int argc, char **argv)
 {
 	bool json = false, quiet = false;
@@ -1188,18 +1213,7 @@ static int cmd_list(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
 			quiet = true;
-		else if (!strcmp(argv[i], "--format=json") ||
-			 (!strcmp(argv[i], "--format") && i + 1 < argc &&
-			  !strcmp(argv[i + 1], "json") && ++i) ||
-			 (!strcmp(argv[i], "-f") && i + 1 < argc &&
-			  !strcmp(argv[i + 1], "json") && ++i))
-			json = true;
-		else if (!strcmp(argv[i], "--format=table") ||
-			 ((!strcmp(argv[i], "--format") ||
-			   !strcmp(argv[i], "-f")) &&
-			  i + 1 < argc && !strcmp(argv[i + 1], "table") && ++i))
-			json = false;
-		else
+		else if (!format_arg(argc, argv, &i, &json))
 			return fail("usage: moat list [--format table|json] "
 				    "[-q]");
 	}
@@ -1248,16 +1262,9 @@ static int cmd_ps(int argc, char **argv)
 	int i;
 
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--format=json") ||
-		    ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f")) &&
-		     i + 1 < argc && !strcmp(argv[i + 1], "json") && ++i))
-			json = true;
-		else if (!strcmp(argv[i], "--format=table") ||
-			 ((!strcmp(argv[i], "--format") ||
-			   !strcmp(argv[i], "-f")) &&
-			  i + 1 < argc && !strcmp(argv[i + 1], "table") && ++i))
-			json = false;
-		else if (!id && argv[i][0] != '-')
+		if (format_arg(argc, argv, &i, &json))
+			continue;
+		if (!id && argv[i][0] != '-')
 			id = argv[i];
 		else if (!strcmp(argv[i], "--"))
 			break; /* ps(1) options: the table is moat's own */
@@ -1737,15 +1744,9 @@ static int cmd_exec(int argc, char **argv)
 	} else {
 		/* The container's own process, with the command and the
 		 * options given here (as runc builds it). */
-		cleanup_free char *cfg = state_path(s.id, "config.json");
-		cleanup_free char *text = NULL;
-		size_t len;
-
 		if (optind + 1 >= argc)
 			return fail("exec: a command is required");
-		if (jdoc_read_file(cfg, OCI_CONFIG_MAX, &text, &len, &err) <
-			    0 ||
-		    oci_config_parse(text, len, s.bundle, &c, &err) < 0)
+		if (load_saved_config(&s, &c, &err) < 0)
 			return fail("%s", err.msg);
 		pr = c.process;
 		memset(&c.process, 0, sizeof(c.process));
@@ -1814,9 +1815,10 @@ static int cmd_exec(int argc, char **argv)
 		return fail("cannot allocate tty if moat will detach without "
 			    "setting console socket");
 	}
-	if (strcmp(cstatus(&s, buf, sizeof(buf)), "running")) {
+	{
 		const char *st = cstatus(&s, buf, sizeof(buf));
-		return fail("cannot exec in a %s container", st);
+		if (strcmp(st, "running"))
+			return fail("cannot exec in a %s container", st);
 	}
 	if (detach) {
 		int pp[2];
@@ -1836,11 +1838,7 @@ static int cmd_exec(int argc, char **argv)
 			 * process does. */
 			close(pp[0]);
 			setsid();
-			if (pp[1] <= 2) {
-				int r = fcntl(pp[1], F_DUPFD_CLOEXEC, 3);
-				close(pp[1]);
-				pp[1] = r;
-			}
+			pp[1] = fd_above_stdio(pp[1]);
 			_exit(exec_relay(&s, &pr, fds, pp[1]));
 		}
 		close(pp[1]);
