@@ -135,6 +135,23 @@ static int inside(const struct tap_names *n)
 	return 0;
 }
 
+/* A TAP device named name in this network namespace, non-blocking; its
+ * fd, or -1. */
+static int open_tap(const char *name)
+{
+	struct ifreq ifr;
+	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	if (fd >= 0 && ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 static int send_fd(int sock, int fd, char tag)
 {
 	struct iovec iov = { &tag, 1 };
@@ -166,17 +183,13 @@ static char recv_tag(int sock, int *fd)
  * once the parent has moved the veth in, the configuration. */
 static void child(int sock, const struct tap_names *n)
 {
-	struct ifreq ifr;
 	int fd;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (unshare(CLONE_NEWNET) < 0)
 		_exit(send_fd(sock, -1, 'N'));
-	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "tap0");
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
-	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) < 0)
+	fd = open_tap("tap0");
+	if (fd < 0)
 		_exit(send_fd(sock, -1, 'T'));
 	if (send_fd(sock, fd, 'F') < 0)
 		_exit(1);
@@ -207,17 +220,13 @@ static void start_janitor(const struct tap_names *n)
 static void child_in(int sock, int nsfd, const char *dev, const char *table)
 {
 	char rules[512];
-	struct ifreq ifr;
 	int fd;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (setns(nsfd, CLONE_NEWNET) < 0)
 		_exit(send_fd(sock, -1, 'N'));
-	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
-	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) < 0)
+	fd = open_tap(dev);
+	if (fd < 0)
 		_exit(send_fd(sock, -1, 'T'));
 	snprintf(rules, sizeof(rules),
 		 "table ip %s {\n"

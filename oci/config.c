@@ -90,14 +90,9 @@ static int get_int(struct parser *p, json_object *v, int64_t lo, int64_t hi,
 
 	if (!json_object_is_type(v, json_type_int))
 		return bad(p, "an integer expected");
-	errno = 0;
+	/* json-c clamps what does not fit to INT64_MIN/MAX: out of any
+	 * narrower range, and the largest value of an open one */
 	x = json_object_get_int64(v);
-	/* json-c clamps what does not fit; a uint64 beyond INT64_MAX is
-	 * read as such below. */
-	if (x == INT64_MAX && json_object_get_uint64(v) > (uint64_t)INT64_MAX) {
-		if (hi != INT64_MAX)
-			return bad(p, "at most %lld expected", (long long)hi);
-	}
 	if (x < lo || x > hi)
 		return bad(p, "an integer from %lld to %lld expected",
 			   (long long)lo, (long long)hi);

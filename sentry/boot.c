@@ -457,6 +457,32 @@ static int install_stdio(struct process *p, int gfd, int hostfd)
 	return 0;
 }
 
+/* A container's process (its first, or an exec'd one): the rlimits and
+ * umask of the OCI config, on top of the defaults. */
+static void proc_limits_from_opts(struct process *p)
+{
+	const struct sentry_opts *o = &S->opts;
+
+	rlimits_default(p);
+	for (size_t i = 0; i < o->nrlimits; i++)
+		if (o->rlimits[i].res >= 0 && o->rlimits[i].res < 16) {
+			p->rlim[o->rlimits[i].res].cur = o->rlimits[i].cur;
+			p->rlim[o->rlimits[i].res].max = o->rlimits[i].max;
+		}
+	if (o->set_umask)
+		p->umask = o->umask;
+}
+
+static void creds_set(struct creds *c, uid_t uid, gid_t gid,
+		      const gid_t *groups, int ngroups)
+{
+	c->ruid = c->euid = c->suid = c->fsuid = uid;
+	c->rgid = c->egid = c->sgid = c->fsgid = gid;
+	c->ngroups = ngroups < 32 ? ngroups : 32;
+	if (c->ngroups > 0)
+		memcpy(c->groups, groups, (size_t)c->ngroups * sizeof(gid_t));
+}
+
 static int setup_stdio(struct process *p, struct moat_error *err)
 {
 	int fd;
@@ -592,16 +618,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	p = proc_new(NULL);
 	p->pid = 1;
 	p->pgid = p->sid = 1;
-	rlimits_default(p);
-	for (size_t i = 0; i < opts->nrlimits; i++)
-		if (opts->rlimits[i].res >= 0 && opts->rlimits[i].res < 16) {
-			p->rlim[opts->rlimits[i].res].cur =
-				opts->rlimits[i].cur;
-			p->rlim[opts->rlimits[i].res].max =
-				opts->rlimits[i].max;
-		}
-	if (opts->set_umask)
-		p->umask = opts->umask;
+	proc_limits_from_opts(p);
 	snprintf(p->comm, sizeof(p->comm), "init");
 	rc = vfs_resolve(NULL, AT_FDCWD, opts->cwd ? opts->cwd : "/",
 			 LOOKUP_FOLLOW, &cwd);
@@ -658,15 +675,9 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	p->leader = t;
 	p->host_pid = htid;
 	p->cred.ngroups = 0;
-	if (opts->set_creds) {
-		struct creds *c = &p->cred;
-		c->ruid = c->euid = c->suid = c->fsuid = opts->uid;
-		c->rgid = c->egid = c->sgid = c->fsgid = opts->gid;
-		c->ngroups = opts->ngids < 32 ? opts->ngids : 32;
-		if (c->ngroups > 0)
-			memcpy(c->groups, opts->gids,
-			       (size_t)c->ngroups * sizeof(gid_t));
-	}
+	if (opts->set_creds)
+		creds_set(&p->cred, opts->uid, opts->gid, opts->gids,
+			  opts->ngids);
 
 	PHASE("spawn");
 	if (opts->control_addr ?
@@ -767,23 +778,8 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 	p->pid = alloc_pid();
 	p->pgid = p->sid = p->pid;
 	p->cwd = cwd;
-	rlimits_default(p);
-	for (size_t i = 0; i < S->opts.nrlimits; i++)
-		if (S->opts.rlimits[i].res >= 0 &&
-		    S->opts.rlimits[i].res < 16) {
-			p->rlim[S->opts.rlimits[i].res].cur =
-				S->opts.rlimits[i].cur;
-			p->rlim[S->opts.rlimits[i].res].max =
-				S->opts.rlimits[i].max;
-		}
-	if (S->opts.set_umask)
-		p->umask = S->opts.umask;
-	p->cred.ruid = p->cred.euid = p->cred.suid = p->cred.fsuid = r->uid;
-	p->cred.rgid = p->cred.egid = p->cred.sgid = p->cred.fsgid = r->gid;
-	p->cred.ngroups = r->ngroups < 32 ? r->ngroups : 32;
-	if (p->cred.ngroups > 0)
-		memcpy(p->cred.groups, r->groups,
-		       (size_t)p->cred.ngroups * sizeof(gid_t));
+	proc_limits_from_opts(p);
+	creds_set(&p->cred, r->uid, r->gid, r->groups, r->ngroups);
 	snprintf(p->comm, sizeof(p->comm), "%s",
 		 strrchr(r->argv[0], '/') ? strrchr(r->argv[0], '/') + 1 :
 					    r->argv[0]);

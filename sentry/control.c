@@ -430,13 +430,18 @@ static struct {
 } held[16];
 static int nheld;
 
-static void deliver(int sig, int pid)
+/* sig to process pid (0: every process); how many got it. */
+static int deliver(int sig, int pid)
 {
 	struct process *p;
+	int n = 0;
 
 	for (p = S->procs; p; p = p->next)
-		if (!p->exited && (pid == 0 || p->pid == pid))
+		if (!p->exited && (pid == 0 || p->pid == pid)) {
 			send_signal_proc(p, sig, 0);
+			n++;
+		}
+	return n;
 }
 
 static void deliver_held(void)
@@ -496,7 +501,8 @@ static void handle(int fd, char *line)
 {
 	char *cmd = strtok(line, " \t\r\n"), *sig_s, *who;
 	struct process *p;
-	int sig, n = 0;
+	int sig, n, pid;
+	bool all;
 
 	if (cmd && !strcmp(cmd, "policy-show")) {
 		policy_show(fd);
@@ -554,10 +560,9 @@ static void handle(int fd, char *line)
 		answer(fd, "error: container not running\n");
 		return;
 	}
+	all = who && !strcmp(who, "all");
+	pid = all ? 0 : who ? atoi(who) : 1;
 	if (S->paused) {
-		bool all = who && !strcmp(who, "all");
-		int pid = all ? 0 : who ? atoi(who) : 1;
-
 		p = pid > 0 ? proc_by_pid(pid) : NULL;
 		if (!all && (!p || p->exited)) {
 			answer(fd, "error: no such process\n");
@@ -590,17 +595,7 @@ static void handle(int fd, char *line)
 			return;
 		}
 	}
-	for (p = S->procs; p; p = p->next) {
-		if (p->exited)
-			continue;
-		if (who && !strcmp(who, "all")) {
-			send_signal_proc(p, sig, 0);
-			n++;
-		} else if (p->pid == (who ? atoi(who) : 1)) {
-			send_signal_proc(p, sig, 0);
-			n++;
-		}
-	}
+	n = all || pid > 0 ? deliver(sig, pid) : 0;
 	audit_log("\"event\":\"control-kill\",\"signal\":%d,\"processes\":%d",
 		  sig, n);
 	answer(fd, n ? "ok\n" : "error: no such process\n");
@@ -647,9 +642,8 @@ static ssize_t client_read(int i, void *buf, size_t len)
 static int parse_exec(char *body, size_t len, struct spawn_req *r, char ***argv,
 		      char ***env)
 {
-	char *f[4 + 32 + 1], *p = body, *end = body + len;
+	char *f[1], *p = body, *end = body + len; /* f[0]: the last field */
 	long n, k;
-	size_t nf = 0;
 
 	if (!len || body[len - 1])
 		return -EINVAL;
@@ -687,7 +681,6 @@ static int parse_exec(char *body, size_t len, struct spawn_req *r, char ***argv,
 	/* last, optional: "1" for a terminal (exec -t) */
 	r->tty = NEXT() && !strcmp(f[0], "1");
 #undef NEXT
-	(void)nf;
 	r->argv = *argv;
 	r->env = *env;
 	return 0;
