@@ -15,3 +15,20 @@ fmt_ratio()
 		if (r < 10) printf "%.2f×\n", r; else printf "%.0f×\n", r
 	}'
 }
+
+# readme_block MARKER TABLE: put TABLE's text into README.md between
+# <!-- MARKER --> and <!-- /MARKER -->.
+readme_block()
+{
+	python3 - "$1" "$2" README.md <<'PY'
+import re, sys
+marker, table = sys.argv[1], open(sys.argv[2]).read().rstrip("\n")
+readme = open(sys.argv[3]).read()
+new, n = re.subn(r"(<!-- %s -->\n).*?(<!-- /%s -->)" % (marker, marker),
+                 lambda m: m.group(1) + table + "\n" + m.group(2), readme, flags=re.S)
+if n != 1:
+    sys.exit("bench: README.md has no <!-- %s --> ... <!-- /%s --> block" % (marker, marker))
+open(sys.argv[3], "w").write(new)
+print("bench: README.md updated (%s)" % marker)
+PY
+}

@@ -398,15 +398,5 @@ cat "$table"
 [ -n "$APPEND" ] && { echo; cat "$table"; } >>"$APPEND"
 
 if [ "$UPDATE_README" = 1 ]; then
-	$PY - "$table" README.md <<'EOF'
-import re, sys
-table = open(sys.argv[1]).read().rstrip("\n")
-readme = open(sys.argv[2]).read()
-new, n = re.subn(r"(<!-- bench-net -->\n).*?(<!-- /bench-net -->)",
-                 lambda m: m.group(1) + table + "\n" + m.group(2), readme, flags=re.S)
-if n != 1:
-    sys.exit("bench-net: README.md has no <!-- bench-net --> ... <!-- /bench-net --> block")
-open(sys.argv[2], "w").write(new)
-print("bench-net: README.md updated")
-EOF
+	readme_block bench-net "$table"
 fi

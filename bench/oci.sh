@@ -110,15 +110,5 @@ echo
 cat "$table"
 [ -n "$APPEND" ] && { echo; cat "$table"; } >>"$APPEND"
 if [ "$UPDATE_README" = 1 ]; then
-	python3 - "$table" README.md <<'EOF2'
-import re, sys
-table = open(sys.argv[1]).read().rstrip("\n")
-readme = open(sys.argv[2]).read()
-new, n = re.subn(r"(<!-- bench-oci -->\n).*?(<!-- /bench-oci -->)",
-                 lambda m: m.group(1) + table + "\n" + m.group(2), readme, flags=re.S)
-if n != 1:
-    sys.exit("bench: README.md has no <!-- bench-oci --> ... <!-- /bench-oci --> block")
-open(sys.argv[2], "w").write(new)
-print("bench: README.md updated (start-up)")
-EOF2
+	readme_block bench-oci "$table"
 fi

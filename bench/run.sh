@@ -258,17 +258,7 @@ echo
 cat "$table"
 
 if [ "$UPDATE_README" = 1 ]; then
-	$PY - "$table" README.md <<'EOF'
-import re, sys
-table = open(sys.argv[1]).read().rstrip("\n")
-readme = open(sys.argv[2]).read()
-new, n = re.subn(r"(<!-- bench-table -->\n).*?(<!-- /bench-table -->)",
-                 lambda m: m.group(1) + table + "\n" + m.group(2), readme, flags=re.S)
-if n != 1:
-    sys.exit("bench: README.md has no <!-- bench-table --> ... <!-- /bench-table --> block")
-open(sys.argv[2], "w").write(new)
-print("bench: README.md updated")
-EOF
+	readme_block bench-table "$table"
 fi
 
 if [ "${BENCH_OCI:-1}" != 0 ]; then

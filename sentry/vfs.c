@@ -334,13 +334,14 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
 	return 0;
 }
 
-static struct vnode *to_seal[VFS_MOUNTS_MAX];
-static int nsealed;
-
+/* tmpfs mounts have no gofer (p9 NULL); an ro one is made read-only only
+ * here, after setup: mounts and files inside it come first, as runc
+ * remounts read-only last. */
 void vfs_seal_tmpfs(void)
 {
-	while (nsealed > 0)
-		tmpfs_set_readonly(to_seal[--nsealed]);
+	for (size_t i = 0; i < nmounts; i++)
+		if (!mounts[i].p9 && mounts[i].mode == MNT_RO)
+			tmpfs_set_readonly(mounts[i].root);
 }
 
 int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
@@ -358,10 +359,6 @@ int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
 		return moat_error_set(err, ENOMEM, "tmpfs `%s`", dst);
 	vn->st.st_uid = ts->uid;
 	vn->st.st_gid = ts->gid;
-	/* read-only only after setup (vfs_seal_tmpfs): mounts and files
-	 * inside it come first, as runc remounts read-only last */
-	if (ts->ro && nsealed < VFS_MOUNTS_MAX)
-		to_seal[nsealed++] = vn;
 	rc = vfs_mkdir_p(dst, NULL);
 	if (rc < 0) {
 		vnode_put(vn);
@@ -369,7 +366,7 @@ int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
 	}
 	m = &mounts[nmounts++];
 	m->path = vn->path;
-	m->mode = MNT_RW;
+	m->mode = ts->ro ? MNT_RO : MNT_RW;
 	m->p9 = NULL;
 	m->root = vn;
 	return 0;
