@@ -147,6 +147,11 @@ yes
 	assert_eq "err" "$ERR" "stderr"
 	capture moat --root "$root" exec ex1 -- sh -c 'echo after dashes'
 	assert_eq "after dashes" "$OUT" "exec ID -- CMD"
+	capture moat --root "$root" exec --user 1000:1000 --additional-gids 7 --additional-gids 9 ex1 id -G
+	assert_eq "1000 7 9" "$OUT" "--additional-gids"
+	capture moat --root "$root" exec --preserve-fds 2 ex1 true
+	assert_ne 0 "$STATUS" "--preserve-fds other than 0 is refused"
+	assert_contains "$ERR" "no host fd enters the sandbox" "says why"
 	capture moat --root "$root" exec --env EXTRA=1 --cwd /bin --user 1000:1000 ex1 sh -c 'echo $EXTRA; pwd; id -u; id -g'
 	assert_eq "1
 /bin
@@ -275,6 +280,10 @@ assert d["memory"]["usage"]["usage"] > 0, d
 assert d["cpu"]["usage"]["total"] > 0, d
 assert d["network_interfaces"] == [], d
 ' "$OUT" || fail "stats event: $OUT"
+	# without --stats: a stats event each interval, until it stops
+	capture timeout 4 "$MOAT" --root "$root" events --interval 1 ev1
+	assert_eq 124 "$STATUS" "events streams until stopped"
+	assert_match "$(echo "$OUT" | wc -l)" '^[2-5]$' "one event a second: $OUT"
 	capture moat --root "$root" ps ev1
 	assert_match "$OUT" 'PID +GUEST-PID +CMD' "ps table header"
 	assert_match "$OUT" '[0-9]+ +1 +sleep' "init is guest pid 1"
@@ -554,6 +563,10 @@ t_spec_and_version()
 	capture moat --root "$E2E_TMP/r" --log "$E2E_TMP/log.json" --log-format json state nosuch
 	assert_eq 1 "$STATUS" "state of an unknown container"
 	assert_contains "$(cat "$E2E_TMP/log.json")" '"level":"error"' "--log gets the error as JSON"
+	capture moat --root "$E2E_TMP/r" --log "$E2E_TMP/log.txt" --log-format text state nosuch
+	assert_match "$(cat "$E2E_TMP/log.txt")" 'level=error msg="container does not exist"' "--log-format text"
+	capture moat --root "$E2E_TMP/r" --log-format yaml list
+	assert_ne 0 "$STATUS" "an unknown --log-format is refused"
 	capture moat --root "$E2E_TMP/r" --systemd-cgroup --debug list -q
 	assert_eq 0 "$STATUS" "--systemd-cgroup and --debug are accepted"
 }
