@@ -1,6 +1,7 @@
 /* cli/kill.c: `moat kill [--all] NAME [SIGNAL]`: signal a sandbox started
- * with `moat do --name NAME`, through its control socket
- * (sentry/control.c): its first process, or with --all every process. */
+ * with `moat do --name NAME` (or without a name: ID, moat's pid), through
+ * its control socket (sentry/control.c): its first process, or with --all
+ * every process. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,11 +15,10 @@
 int cmd_kill(int argc, char **argv)
 {
 	const char *name = NULL, *sig = "TERM";
-	struct sockaddr_un sa;
+	struct moat_error err = { 0 };
 	struct timeval tv = { 5, 0 };
 	char line[160], reply[160];
 	bool all = false;
-	socklen_t len;
 	ssize_t n;
 	int i, fd, nargs = 0;
 
@@ -45,11 +45,9 @@ int cmd_kill(int argc, char **argv)
 		fprintf(stderr, "moat kill: `%s` is not a signal\n", sig);
 		return 2;
 	}
-	len = control_addr(name, &sa);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, len) < 0) {
-		fprintf(stderr, "moat kill: no sandbox named `%s` (%s)\n", name,
-			strerror(errno));
+	fd = control_dial(name, &err);
+	if (fd < 0) {
+		fprintf(stderr, "moat kill: %s\n", err.msg);
 		return 1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

@@ -30,26 +30,12 @@ static int usage(void)
 
 static int connect_to(const char *name)
 {
+	struct moat_error err = { 0 };
 	struct timeval tv = { 10, 0 };
-	char path[PATH_MAX];
-	int fd;
+	int fd = control_dial(name, &err);
 
-	if (!control_name_ok(name)) {
-		fprintf(stderr, "moat policy: `%s` is not a sandbox name\n",
-			name);
-		return -1;
-	}
-	/* An OCI container of the default --root, or a `moat do --name`. */
-	snprintf(path, sizeof(path), "/run/moat/%s/ctl", name);
-	if (access(path, F_OK) == 0) {
-		fd = control_connect(path);
-	} else {
-		snprintf(path, sizeof(path), "moat/%s", name);
-		fd = control_connect(path);
-	}
 	if (fd < 0) {
-		fprintf(stderr, "moat policy: no sandbox named `%s` (%s)\n",
-			name, strerror(-fd));
+		fprintf(stderr, "moat policy: %s\n", err.msg);
 		return -1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

@@ -1,14 +1,19 @@
 /* sentry/control.c: a sandbox's control socket, outside the guest.
  *
- * `moat do` listens on the abstract AF_UNIX name "moat/ID" (ID: --name, or
- * moat's pid) of the host's network namespace (an OCI container on a
- * socket file in its state directory, ROOT/ID/ctl, mode 0600: reachable
- * only from where that directory is seen, not from any process that
- * shares the host's network namespace): nothing on disk to clean up after a
- * crash, and out of the guests' reach (they live in a network namespace
- * of their own, and have no host socket at all). Only the user who ran
- * moat, or root, is served (SO_PEERCRED). One request a connection, one
- * line each way:
+ * Every sandbox listens on a socket file, mode 0600, in a directory that
+ * only its owner can write (control_dir): `moat do` on DIR/ID (ID: --name,
+ * or moat's pid; DIR: /run/moat for root, else $XDG_RUNTIME_DIR/moat, else
+ * /tmp/moat-UID), an OCI container on ROOT/ID/ctl in its state directory
+ * (cli/oci.c). Never an abstract name: any local user could bind that
+ * first, and whoever holds it would be asked for policies and handed
+ * exec's fds. Both ends check the other's uid (SO_PEERCRED): the server
+ * serves only its own user or root, the client sends nothing to a server
+ * that is neither. A `moat do` socket left by a sentry that was killed is
+ * taken over by the next sandbox of that name (nobody serves it) and
+ * removed by a janitor process when the sentry ends. The guests cannot
+ * reach it: they have no host socket and no host path.
+ *
+ * One request a connection, one line each way:
  *     kill SIG [PID|all]   signal the sandbox's process PID (default 1,
  *                          its first process), or every process
  *     policy-show          the egress policy in force, as JSON
@@ -28,8 +33,7 @@
  *                          the client hanging up kills it
  * answered "ok" or "error: ..." (policy-show: the document, then EOF).
  * A policy that does not parse is refused with the file's own message and
- * the old one stays. The guest cannot reach the socket: the sandbox has
- * no host socket and no host path.
+ * the old one stays.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +43,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -74,6 +80,8 @@ bool control_name_ok(const char *name)
 {
 	size_t i, n = strlen(name);
 
+	/* A file name of its own, in the control directory: no '/', and no
+	 * leading '.' (so neither "." nor ".." nor the directory's lock). */
 	if (!n || n > 64 || name[0] == '.')
 		return false;
 	for (i = 0; i < n; i++)
@@ -85,30 +93,83 @@ bool control_name_ok(const char *name)
 	return true;
 }
 
-socklen_t control_addr_raw(const char *full, struct sockaddr_un *sa)
+/* path: a real directory (not a symbolic link), owned by the caller and
+ * writable by no one else (private: nor open to anyone else at all).
+ * Such a directory's entries are the caller's (or root's): nobody else can
+ * plant a socket, a symbolic link or a directory of theirs in it. */
+static int dir_check(const char *path, bool private_, struct moat_error *err)
 {
-	int n;
+	struct stat st;
 
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "%s", full);
-	if (n >= (int)sizeof(sa->sun_path) - 1)
-		n = (int)sizeof(sa->sun_path) - 2;
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-			   (size_t)n);
+	if (lstat(path, &st) < 0)
+		return moat_error_set(err, errno, "control directory `%s`",
+				      path);
+	if (S_ISLNK(st.st_mode))
+		return moat_error_input(err, ELOOP,
+					"control directory `%s` is a symbolic "
+					"link, not a directory",
+					path);
+	if (!S_ISDIR(st.st_mode))
+		return moat_error_input(err, ENOTDIR,
+					"control directory `%s` is not a "
+					"directory",
+					path);
+	if (st.st_uid != geteuid())
+		return moat_error_input(err, EPERM,
+					"control directory `%s` is owned by "
+					"uid %u, not by uid %u",
+					path, (unsigned)st.st_uid,
+					(unsigned)geteuid());
+	if (st.st_mode & (private_ ? 077 : 022))
+		return moat_error_input(err, EPERM,
+					"control directory `%s` is open to "
+					"others (mode %04o)",
+					path, (unsigned)(st.st_mode & 07777));
+	return 0;
 }
 
-/* addr: an abstract name, or (starting with '/') a socket file. A path
- * too long for sun_path goes through its directory, opened O_PATH:
- * *dirfd, for the caller to close after bind or connect. */
+int control_dir(char *out, size_t cap, bool create, struct moat_error *err)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	bool private_ = false;
+	mode_t mode = 0700;
+	int n;
+
+	if (geteuid() == 0) {
+		/* OCI containers' default --root too (their state
+		 * directories, cli/oci.c): the same mode as it makes it. */
+		n = snprintf(out, cap, "/run/moat");
+		mode = 0711;
+	} else if (xdg && xdg[0] == '/') {
+		if (dir_check(xdg, false, err) < 0)
+			return moat_error_wrap(err, "XDG_RUNTIME_DIR");
+		n = snprintf(out, cap, "%s/moat", xdg);
+	} else {
+		/* No runtime directory (cron, su without a login): a private
+		 * one in /tmp. /tmp is sticky, so once it is ours nobody else
+		 * can rename or remove it; one that someone else made first
+		 * is refused, never used. */
+		n = snprintf(out, cap, "/tmp/moat-%u", (unsigned)geteuid());
+		private_ = true;
+	}
+	if (n < 0 || (size_t)n >= cap)
+		return moat_error_input(err, ENAMETOOLONG,
+					"control directory: too long a path");
+	if (create && mkdir(out, mode) < 0 && errno != EEXIST)
+		return moat_error_set(err, errno, "control directory `%s`",
+				      out);
+	return dir_check(out, private_, err);
+}
+
+/* addr: a socket file's path. A path too long for sun_path goes through
+ * its directory, opened O_PATH: *dirfd, for the caller to close after
+ * bind or connect. */
 static int sock_addr(const char *addr, struct sockaddr_un *sa, socklen_t *len,
 		     int *dirfd)
 {
 	*dirfd = -1;
-	if (addr[0] != '/') {
-		*len = control_addr_raw(addr, sa);
-		return 0;
-	}
+	if (addr[0] != '/')
+		return -EINVAL; /* no abstract names: anyone may bind one */
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
 	if (strlen(addr) >= sizeof(sa->sun_path)) {
@@ -134,87 +195,179 @@ static int sock_addr(const char *addr, struct sockaddr_un *sa, socklen_t *len,
 	return 0;
 }
 
-int control_connect(const char *addr)
+/* A connection to the socket file addr (nonblocking: a probe); fd or
+ * -errno. *peer: the uid that serves it. */
+static int dial(const char *addr, bool nonblock, uid_t *peer)
 {
 	struct sockaddr_un sa;
-	socklen_t len;
+	struct ucred c;
+	socklen_t len, cl = sizeof(c);
 	int fd, dirfd, rc = sock_addr(addr, &sa, &len, &dirfd);
 
 	if (rc < 0)
 		return rc;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX,
+		    SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0),
+		    0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, len) < 0) {
 		rc = -errno;
 		if (fd >= 0)
 			close(fd);
 		fd = rc;
+	} else if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &cl) < 0) {
+		rc = -errno;
+		close(fd);
+		fd = rc;
+	} else {
+		*peer = c.uid;
 	}
 	if (dirfd >= 0)
 		close(dirfd);
 	return fd;
 }
 
-socklen_t control_addr(const char *name, struct sockaddr_un *sa)
+/* Whoever answers gets the request: a policy file, exec's fds. A socket
+ * file in a directory of ours is ours or root's, but that is the file,
+ * not who listens on it (a root program that dropped privileges after
+ * bind, another --root): the server's uid itself is checked, before a
+ * byte is sent. */
+static bool peer_ok(uid_t peer)
 {
-	char full[sizeof(sa->sun_path)];
-
-	snprintf(full, sizeof(full), "moat/%s", name);
-	return control_addr_raw(full, sa);
+	return peer == 0 || peer == geteuid();
 }
 
-int control_open(const char *name, struct moat_error *err)
+int control_connect(const char *addr)
 {
-	char full[128];
+	uid_t peer = 0;
+	int fd = dial(addr, false, &peer);
 
-	if (!name) {
-		for (int i = 0; i < CTL_CLIENTS; i++)
-			clients[i].fd = -1;
-		return 0;
+	if (fd >= 0 && !peer_ok(peer)) {
+		close(fd);
+		return -EPERM;
 	}
-	snprintf(full, sizeof(full), "moat/%s", name);
-	return control_open_addr(full, err);
+	return fd;
 }
 
-int control_open_addr(const char *full, struct moat_error *err)
+int control_find(const char *name, char *out, size_t cap,
+		 struct moat_error *err)
 {
-	const char *name = strrchr(full, '/') ? strrchr(full, '/') + 1 : full;
+	char dir[PATH_MAX];
+	struct stat st;
+	int rc;
+
+	if (!control_name_ok(name))
+		return moat_error_input(err, EINVAL,
+					"`%s` is not a sandbox name", name);
+	rc = control_dir(dir, sizeof(dir), false, err);
+	if (rc == -ENOENT)
+		return moat_error_input(err, ENOENT, "no sandbox named `%s`",
+					name);
+	if (rc < 0)
+		return rc;
+	snprintf(out, cap, "%s/%s", dir, name);
+	rc = lstat(out, &st);
+	if (rc == 0 && S_ISDIR(st.st_mode)) {
+		/* an OCI container of the default --root (cli/oci.c) */
+		snprintf(out, cap, "%s/%s/ctl", dir, name);
+		rc = lstat(out, &st);
+	}
+	if (rc < 0 || !S_ISSOCK(st.st_mode))
+		return moat_error_input(err, ENOENT, "no sandbox named `%s`",
+					name);
+	return 0;
+}
+
+int control_dial(const char *name, struct moat_error *err)
+{
+	char path[PATH_MAX];
+	uid_t peer = 0;
+	int fd;
+
+	if (control_find(name, path, sizeof(path), err) < 0)
+		return -1;
+	fd = dial(path, false, &peer);
+	if (fd == -ECONNREFUSED)
+		return moat_error_input(err, ENOENT,
+					"no sandbox named `%s` (it has ended)",
+					name);
+	if (fd < 0)
+		return moat_error_set(err, -fd, "sandbox `%s`: `%s`", name,
+				      path);
+	if (!peer_ok(peer)) {
+		close(fd);
+		return moat_error_input(err, EPERM,
+					"sandbox `%s`: `%s` is served by uid "
+					"%u, not by you (uid %u) or root: "
+					"refused, nothing sent",
+					name, path, (unsigned)peer,
+					(unsigned)geteuid());
+	}
+	return fd;
+}
+
+/* Whether a sandbox serves the socket file path: 1, 0 (none: the file
+ * of one that died, or no file), or -errno. Only a probe: it sends
+ * nothing, and the sandbox drops a connection that says nothing. */
+static int served(const char *path)
+{
+	uid_t peer;
+	int fd = dial(path, true, &peer);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	if (fd == -EAGAIN) /* its backlog is full: it lives */
+		return 1;
+	return fd == -ECONNREFUSED || fd == -ENOENT ? 0 : fd;
+}
+
+/* The control directory's lock, held while a name is checked and taken
+ * (a sandbox's setup, or its janitor), so that two sandboxes of one name
+ * cannot both find the old one dead and both take its place. Only its
+ * owner can open it: nobody else can hold it to stall a start. */
+static int dir_lock(const char *dir, struct moat_error *err)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/.lock", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return moat_error_set(err, errno, "control socket lock `%s`",
+				      path);
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			int e = errno;
+			close(fd);
+			return moat_error_set(err, e,
+					      "control socket lock `%s`", path);
+		}
+	return fd;
+}
+
+/* Bind and listen on the socket file path, mode 0600 from the start (the
+ * umask, not a chmod after bind: no moment when others may connect). */
+static int listen_at(const char *path, struct moat_error *err)
+{
 	struct sockaddr_un sa;
 	socklen_t len;
-	int fd, i, dirfd, rc;
+	mode_t old;
+	int fd, dirfd, rc;
 
-	for (i = 0; i < CTL_CLIENTS; i++)
-		clients[i].fd = -1;
-	rc = sock_addr(full, &sa, &len, &dirfd);
+	rc = sock_addr(path, &sa, &len, &dirfd);
 	if (rc < 0)
-		return moat_error_set(err, -rc, "control socket `%s`", full);
+		return moat_error_set(err, -rc, "control socket `%s`", path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = -errno;
 		goto fail;
 	}
-	if (full[0] == '/') {
-		/* A file (an OCI container's, in its own state directory):
-		 * a stale one is a dead daemon's. Only its owner may use it
-		 * (and only processes that see the directory at all). */
-		unlink(sa.sun_path);
-	}
-	if (bind(fd, (struct sockaddr *)&sa, len) < 0) {
-		rc = -errno;
-		if (rc == -EADDRINUSE) {
-			close(fd);
-			if (dirfd >= 0)
-				close(dirfd);
-			return moat_error_set(
-				err, EEXIST,
-				"--name `%s`: a sandbox of that name runs",
-				name);
-		}
+	old = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sa, len) < 0 ? -errno : 0;
+	umask(old);
+	if (rc < 0)
 		goto fail;
-	}
-	if (full[0] == '/' && chmod(sa.sun_path, 0600) < 0) {
-		rc = -errno;
-		goto fail;
-	}
 	if (listen(fd, 4) < 0) {
 		rc = -errno;
 		goto fail;
@@ -228,7 +381,114 @@ fail:
 		close(fd);
 	if (dirfd >= 0)
 		close(dirfd);
-	return moat_error_set(err, -rc, "control socket `%s`", full);
+	return moat_error_set(err, -rc, "control socket `%s`", path);
+}
+
+/* Take path for sandbox name: free, or the file of a sandbox that died
+ * (removed). A live sandbox of that name, or an OCI container (a state
+ * directory of the same root), keeps it. Under the directory's lock. */
+static int claim(const char *path, const char *name, struct moat_error *err)
+{
+	struct stat st;
+	int rc;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ?
+			       0 :
+			       moat_error_set(err, errno, "control socket `%s`",
+					      path);
+	if (S_ISDIR(st.st_mode))
+		return moat_error_input(err, EEXIST,
+					"--name `%s`: an OCI container of "
+					"that name exists (`%s`)",
+					name, path);
+	if (!S_ISSOCK(st.st_mode))
+		return moat_error_input(err, EEXIST,
+					"control socket `%s`: something else "
+					"is in the way",
+					path);
+	rc = served(path);
+	if (rc > 0)
+		return moat_error_input(
+			err, EEXIST, "--name `%s`: a sandbox of that name runs",
+			name);
+	if (rc < 0)
+		return moat_error_set(err, -rc, "control socket `%s`", path);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return moat_error_set(err, errno, "control socket `%s`", path);
+	return 0;
+}
+
+/* When the sentry is gone, however it ended, its socket file goes too
+ * (else every sandbox without a name would leave one), unless a sandbox
+ * of the same name has taken it since. The sentry itself cannot: its
+ * seccomp filter has no unlink. */
+static void start_janitor(const char *dir, const char *path)
+{
+	int fd, lock, tries, rc;
+
+	if (janitor_fork() != 0)
+		return;
+	/* nothing of the caller's held open: a pipe on moat's stdout
+	 * ends when the sandbox does */
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int i = 0; fd >= 0 && i < 3; i++)
+		dup2(fd, i);
+	/* The sentry's listening socket may close a moment after the
+	 * pipe that woke us: a few tries before a live one is believed. */
+	for (tries = 0; tries < 100; tries++) {
+		lock = dir_lock(dir, NULL);
+		if (lock < 0)
+			break;
+		rc = served(path);
+		if (rc == 0)
+			unlink(path);
+		close(lock);
+		if (rc <= 0)
+			break;
+		usleep(10000);
+	}
+	_exit(0);
+}
+
+int control_open(const char *name, struct moat_error *err)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 72];
+	int lock, rc;
+
+	for (int i = 0; i < CTL_CLIENTS; i++)
+		clients[i].fd = -1;
+	if (!name)
+		return 0;
+	if (control_dir(dir, sizeof(dir), true, err) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	lock = dir_lock(dir, err);
+	if (lock < 0)
+		return -1;
+	/* listening before the lock is let go: the next one to look finds
+	 * this sandbox alive */
+	rc = claim(path, name, err);
+	if (rc == 0)
+		rc = listen_at(path, err);
+	close(lock);
+	if (rc < 0)
+		return -1;
+	start_janitor(dir, path);
+	return 0;
+}
+
+int control_open_addr(const char *full, struct moat_error *err)
+{
+	for (int i = 0; i < CTL_CLIENTS; i++)
+		clients[i].fd = -1;
+	if (full[0] != '/')
+		return moat_error_input(
+			err, EINVAL, "control socket `%s`: not a path", full);
+	/* An OCI container's, in its own state directory: a file there is
+	 * a dead daemon's (create made the directory). */
+	unlink(full);
+	return listen_at(full, err);
 }
 
 void control_close(void)
@@ -923,9 +1183,11 @@ void control_pump(void)
 			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		struct ucred c;
 		socklen_t cl = sizeof(c);
+		/* The socket's mode says so already; this holds whatever
+		 * its mode or directory became (a chmod, a bind mount). */
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &cl) < 0 ||
-		    (c.uid != 0 && c.uid != geteuid())) {
-			close(fd); /* the socket's mode says so already */
+		    !peer_ok(c.uid)) {
+			close(fd);
 			continue;
 		}
 		for (i = 0; i < CTL_CLIENTS && clients[i].fd >= 0; i++)

@@ -11,21 +11,36 @@
 
 #include "lib/util.h"
 
+/* A sandbox name (--name, or an ID): 1 to 64 of A-Z a-z 0-9 - _ ., not
+ * first '.': one file name, never "..", never with a '/'. */
 bool control_name_ok(const char *name);
-/* The abstract address of sandbox name; returns its length. */
-socklen_t control_addr(const char *name, struct sockaddr_un *sa);
 int control_parse_signal(const char *s); /* "TERM", "SIGKILL", "9"; -1 */
-/* The sentry's side: listen (name NULL: no socket), serve, close. */
+/* The directory of `moat do` control sockets, into out (cap bytes):
+ * /run/moat for root, else $XDG_RUNTIME_DIR/moat, else /tmp/moat-UID;
+ * made (create) if missing. 0, or negative with err set when it is not a
+ * real directory of the caller's that nobody else can write. */
+int control_dir(char *out, size_t cap, bool create, struct moat_error *err);
+/* The sentry's side: listen (name NULL: no socket) on its socket file in
+ * control_dir, taking over a dead sandbox's of that name and refusing a
+ * live one's or an OCI container's; serve; close. */
 int control_open(const char *name, struct moat_error *err);
-/* The same at a whole address: an abstract name, or a socket file when
- * it starts with '/' (an OCI container's, cli/oci.c). */
-int control_open_addr(const char *full, struct moat_error *err);
-/* A connection to the sandbox at such an address; fd or -errno. */
+/* The same at a whole path (an OCI container's, cli/oci.c). */
+int control_open_addr(const char *path, struct moat_error *err);
+/* A connection to the sandbox at socket file addr; fd or -errno: -EPERM
+ * when it is served by neither the caller's uid nor root (nothing was
+ * sent). */
 int control_connect(const char *addr);
-socklen_t control_addr_raw(const char *full, struct sockaddr_un *sa);
-/* The client's side: one request to the sandbox at abstract name full,
- * and its whole answer (NUL-terminated) in reply; bytes, or -errno
- * (-ECONNREFUSED/-ENOENT: no such sandbox). */
+/* The socket file of sandbox name, for a client (a `moat do` one, or an
+ * OCI container's of root's default --root), into out; 0, or negative
+ * with err set ("no sandbox named ..."). */
+int control_find(const char *name, char *out, size_t cap,
+		 struct moat_error *err);
+/* control_find, then control_connect: an fd, or -1 with err set, saying
+ * who serves it when that is someone else. */
+int control_dial(const char *name, struct moat_error *err);
+/* The client's side: one request to the sandbox at socket file full, and
+ * its whole answer (NUL-terminated) in reply; bytes, or -errno
+ * (-ECONNREFUSED/-ENOENT: no such sandbox; -EPERM: another user's). */
 ssize_t control_call(const char *full, const void *req, size_t len, char *reply,
 		     size_t cap, int timeout_s);
 /* An OCI container, created: say "ok" on ready_fd (> 2), then serve

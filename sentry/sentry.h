@@ -187,8 +187,8 @@ struct sentry_opts {
 	int net; /* enum net_mode */
 	struct moat_policy policy;
 	const char *dns;
-	/* As an OCI runtime (cli/oci.c): the control socket's whole abstract
-	 * name (NULL: "moat/" + name); hold the first process until a
+	/* As an OCI runtime (cli/oci.c): the control socket's path (NULL:
+	 * name's in control_dir, sentry/control.c); hold the first process until a
 	 * "start" request, and say "ok\n" on ready_fd (> 2) once it waits;
 	 * a read-only rootfs; files copied into the rootfs at setup; tmpfs
 	 * mounts; the first process's identity and rlimits; cgroups for
