@@ -346,6 +346,32 @@ t_live_policy_of_a_container()
 	assert_contains "$OUT" "example.org:443" "its annotation's rule"
 }
 
+t_one_name_one_sandbox()
+{
+	# A container of the default --root and a `moat do --name` share
+	# /run/moat, and its names: neither takes the other's, and moat kill
+	# and moat policy reach each by its name.
+	local b=$E2E_TMP/b id=one-$$ pid=
+	# (the default --root is not oci_cleanup's)
+	trap 'timeout 20 "$MOAT" delete --force "$id" >/dev/null 2>&1; [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null' EXIT
+	make_bundle "$b" '["sleep","30"]' || fail "bundle"
+	moat run -d --bundle "$b" "$id" || fail "run -d"
+	capture moat do --name "$id" -- true
+	assert_eq 125 "$STATUS" "moat do --name of a container's ID"
+	assert_contains "$ERR" "an OCI container of that name exists" "says why"
+	capture moat policy show "$id"
+	assert_eq 0 "$STATUS" "moat policy show still reaches the container"
+	moat delete --force "$id"
+	"$MOAT" do --timeout 60 --name "$id" -- sleep 30 >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do [ -S "/run/moat/$id" ] && break; sleep 0.05; done
+	capture moat create --bundle "$b" "$id"
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	assert_ne 0 "$STATUS" "moat create of a moat do's name"
+	assert_contains "$ERR" "container with id exists" "says why"
+}
+
 t_readonly_root()
 {
 	local b=$E2E_TMP/b root=$E2E_TMP/root
@@ -581,6 +607,7 @@ run_test events_and_ps t_events_and_ps
 run_test pause_a_busy_container t_pause_a_busy_container
 run_test readonly_root t_readonly_root
 run_test live_policy_of_a_container t_live_policy_of_a_container
+run_test one_name_one_sandbox t_one_name_one_sandbox
 run_test run_passes_signals_on t_run_passes_signals_on
 run_test state_survives_a_crash_of_create t_state_survives_a_crash_of_create
 run_test malformed_bundles t_malformed_bundles
