@@ -55,6 +55,8 @@ static const char *reason_text(const struct egress_decision *d)
 		return "rule";
 	case EGRESS_BY_SPECIAL:
 		return "special-range";
+	case EGRESS_BY_HOST:
+		return "host-address";
 	case EGRESS_BY_DEFAULT:
 		break;
 	}
