@@ -44,7 +44,10 @@ static void usage(FILE *f)
 	      "  --allow DEST     let the sandbox reach DEST: a name, *.domain, an\n"
 	      "                   address or CIDR, each with :PORT[-PORT] and /tcp,\n"
 	      "                   /udp or /icmp if wanted; '*' allows all but the\n"
-	      "                   host's own and private ranges (repeatable)\n"
+	      "                   host's own and private ranges; a name reaches\n"
+	      "                   none of those either, whatever its DNS says,\n"
+	      "                   unless NAME...+private lets it reach private\n"
+	      "                   ones (repeatable)\n"
 	      "  --deny DEST      never let it reach DEST (deny wins; repeatable)\n"
 	      "  --policy FILE    egress rules from a JSON policy file\n"
 	      "  --dns ADDR       the upstream resolver (default: the host's)\n",

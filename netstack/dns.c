@@ -311,6 +311,8 @@ int dns_parse_reply(const uint8_t *msg, size_t len, uint16_t id,
 			return -EINVAL;
 		end = off + rdlen;
 		r->type = type;
+		if (type == DNS_A || type == DNS_AAAA)
+			a->addrs++;
 		if (cls != DNS_CLASS_IN || nraw == DNS_RAW_MAX) {
 			off = end;
 			continue;

@@ -61,6 +61,10 @@ struct dns_answer {
 	int rcode;
 	size_t n;
 	struct dns_rr rr[DNS_ANSWERS_MAX];
+	/* A and AAAA records in the answer section, of any owner, class or
+	 * length, kept in rr or not: when rr holds fewer, the message says
+	 * more than was checked */
+	size_t addrs;
 };
 
 /* A guest's query: one question, opcode QUERY, QR clear. Returns 0;

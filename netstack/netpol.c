@@ -2,6 +2,7 @@
 #include "netstack/netpol.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <json-c/json.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -14,6 +15,15 @@
 static struct moat_policy policy;
 static char sandbox[80] = "moat";
 
+/* The host's own addresses: no name leads there, and `*` does not reach
+ * them (policy/egress.h, rule 2). */
+#define HOST_ADDRS_MAX 256
+static struct host_addr {
+	int family;
+	uint8_t addr[16];
+} host_addrs[HOST_ADDRS_MAX];
+static size_t nhost_addrs;
+
 void netpol_set(struct moat_policy *p)
 {
 	policy_free(&policy);
@@ -24,6 +34,62 @@ void netpol_set(struct moat_policy *p)
 const struct moat_policy *netpol_get(void)
 {
 	return &policy;
+}
+
+void netpol_host_addr_add(int family, const uint8_t *addr)
+{
+	struct host_addr *h;
+
+	if (nhost_addrs == HOST_ADDRS_MAX ||
+	    (family != AF_INET && family != AF_INET6))
+		return;
+	h = &host_addrs[nhost_addrs++];
+	h->family = family;
+	memset(h->addr, 0, sizeof(h->addr));
+	memcpy(h->addr, addr, family == AF_INET ? 4 : 16);
+}
+
+int netpol_host_addrs_scan(void)
+{
+	struct ifaddrs *ifa, *i;
+
+	if (getifaddrs(&ifa) < 0)
+		return -errno;
+	for (i = ifa; i; i = i->ifa_next) {
+		const struct sockaddr *sa = i->ifa_addr;
+
+		if (!sa)
+			continue;
+		if (sa->sa_family == AF_INET)
+			netpol_host_addr_add(
+				AF_INET, (const uint8_t *)&(
+						 (const struct sockaddr_in *)sa)
+						 ->sin_addr);
+		else if (sa->sa_family == AF_INET6)
+			netpol_host_addr_add(AF_INET6,
+					     ((const struct sockaddr_in6 *)sa)
+						     ->sin6_addr.s6_addr);
+	}
+	freeifaddrs(ifa);
+	return 0;
+}
+
+void netpol_host_addrs_clear(void)
+{
+	nhost_addrs = 0;
+}
+
+/* Is addr (canonical: a mapped IPv6 address is given as IPv4) the host's? */
+static bool host_own(int family, const uint8_t *addr)
+{
+	size_t i;
+
+	for (i = 0; i < nhost_addrs; i++)
+		if (host_addrs[i].family == family &&
+		    !memcmp(host_addrs[i].addr, addr,
+			    family == AF_INET ? 4 : 16))
+			return true;
+	return false;
 }
 
 void netpol_set_sandbox(const char *name)
@@ -55,6 +121,8 @@ static const char *reason_text(const struct egress_decision *d)
 		return "rule";
 	case EGRESS_BY_SPECIAL:
 		return "special-range";
+	case EGRESS_BY_HOST:
+		return "host-address";
 	case EGRESS_BY_DEFAULT:
 		break;
 	}
@@ -179,6 +247,7 @@ int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len)
 	q.names = names;
 	q.nnames =
 		resolver_names_of(q.family, q.addr, names, RESOLVER_NAMES_MAX);
+	q.host = host_own(q.family, q.addr);
 	egress_decide(&policy.egress, &q, &d);
 	audit(pid, "egress", proto_name(proto), dest,
 	      d.name ? d.name : (q.nnames ? names[0] : NULL), d.rule, d.allow,
@@ -194,4 +263,29 @@ bool netpol_name(int pid, const char *name)
 	audit(pid, "dns", "dns", NULL, name, r, ok,
 	      r ? "rule" : "default-deny");
 	return ok;
+}
+
+bool netpol_answer(int pid, const char *name, int family, const uint8_t *addr)
+{
+	char ip[INET6_ADDRSTRLEN];
+	const struct egress_rule *r = NULL;
+	enum egress_reason why;
+	struct egress_decision d = { 0 };
+	uint8_t a[16] = { 0 };
+
+	memcpy(a, addr, family == AF_INET ? 4 : 16);
+	if (family == AF_INET6 && IN6_IS_ADDR_V4MAPPED((struct in6_addr *)a)) {
+		/* the host's IPv4 addresses in their mapped form too */
+		memmove(a, a + 12, 4);
+		memset(a + 4, 0, 12);
+		family = AF_INET;
+	}
+	if (egress_answer_ok(&policy.egress, name, family, a,
+			     host_own(family, a), &why))
+		return true;
+	egress_name_allowed(&policy.egress, name, &r);
+	d.reason = why;
+	inet_ntop(family, a, ip, sizeof(ip));
+	audit(pid, "dns-answer", "dns", ip, name, r, false, reason_text(&d));
+	return false;
 }

@@ -13,6 +13,7 @@
 #define MOAT_NETSTACK_NETPOL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "policy/policy.h"
@@ -31,5 +32,18 @@ int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len);
 
 /* May pid's resolver query for name be answered? Audited. */
 bool netpol_name(int pid, const char *name);
+
+/* May the resolver give pid addr (4 or 16 bytes) as an answer for name
+ * (policy/egress.h: egress_answer_ok)? A refusal is audited ("dns-answer",
+ * with the reason: special-range or host-address); the caller drops the
+ * record, from the reply and from the name cache alike. */
+bool netpol_answer(int pid, const char *name, int family, const uint8_t *addr);
+
+/* The host's own addresses, which no name leads to: those of the host's
+ * interfaces in the network namespace the sentry starts in, read once
+ * before the sandbox runs (0 or -errno), and, for tests, one by one. */
+int netpol_host_addrs_scan(void);
+void netpol_host_addr_add(int family, const uint8_t *addr);
+void netpol_host_addrs_clear(void);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <lwip/ip_addr.h>
@@ -33,8 +34,7 @@ struct cached {
 struct pending {
 	bool used;
 	void *owner;
-	uint16_t up_id;	    /* our query's id upstream */
-	struct dns_query q; /* the guest's */
+	struct resolver_ask ask; /* our query's id, the guest's query */
 	int64_t deadline;
 	/* its own socket: a fresh port for each query, so a spoofed reply
 	 * must guess the port as well as the id */
@@ -47,7 +47,6 @@ static struct pending pending[PENDING_MAX];
 static resolver_deliver_fn deliver;
 static bool have_upstream;
 static ip_addr_t upstream;
-static uint32_t rng;
 
 static int64_t now_mono(void)
 {
@@ -57,14 +56,15 @@ static int64_t now_mono(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static uint16_t next_id(void)
+/* 16 bits no one outside can predict, for an upstream query's id and its
+ * source port: a spoofed answer must guess both (with a clock-seeded PRNG,
+ * an observer of a few ids could compute the next). getrandom is in the
+ * sentry's seccomp filter; -1 if it fails (the query is not sent). */
+static int random16(uint16_t *out)
 {
-	if (!rng)
-		rng = (uint32_t)now_mono() | 1;
-	rng ^= rng << 13;
-	rng ^= rng >> 17;
-	rng ^= rng << 5;
-	return (uint16_t)rng;
+	if (getrandom(out, sizeof(*out), 0) != (ssize_t)sizeof(*out))
+		return -1;
+	return 0;
 }
 
 void resolver_set_deliver(resolver_deliver_fn fn)
@@ -167,7 +167,7 @@ static struct pending *pending_by_id(uint16_t id)
 	size_t i;
 
 	for (i = 0; i < PENDING_MAX; i++)
-		if (pending[i].used && pending[i].up_id == id)
+		if (pending[i].used && pending[i].ask.id == id)
 			return &pending[i];
 	return NULL;
 }
@@ -182,39 +182,80 @@ static void pending_end(struct pending *pd)
 	pd->used = false;
 }
 
+long resolver_take_reply(const struct resolver_ask *ask, const uint8_t from[4],
+			 uint16_t port, uint8_t *msg, size_t len, size_t cap)
+{
+	/* static: 17 KiB, and the sentry is one thread */
+	static struct dns_answer a;
+	size_t i, kept = 0, addrs = 0;
+	bool dropped = false;
+	long n;
+
+	if (port != 53 || memcmp(from, ask->server, 4))
+		return -1; /* not our resolver's */
+	/* the id, and the question (name without case, type, class IN) */
+	if (dns_parse_reply(msg, len, ask->id, ask->q.name, ask->q.qtype, &a) <
+	    0)
+		return -1; /* not the reply to that question: keep waiting */
+	for (i = 0; i < a.n; i++) {
+		const struct dns_rr *rr = &a.rr[i];
+		int family = rr->type == DNS_A	  ? AF_INET :
+			     rr->type == DNS_AAAA ? AF_INET6 :
+						    0;
+
+		if (family) {
+			/* An allowed name that points into a special range
+			 * (the host, its LAN, the metadata address) is
+			 * dropped unless the policy names that range for
+			 * it: DNS rebinding. */
+			if (!netpol_answer(ask->pid, ask->q.name, family,
+					   rr->addr)) {
+				dropped = true;
+				continue;
+			}
+			resolver_cache_add(family, rr->addr, ask->q.name,
+					   rr->ttl);
+			addrs++;
+		}
+		a.rr[kept++] = *rr;
+	}
+	a.n = kept;
+	if (!dropped && addrs == a.addrs) {
+		/* The reply as the resolver sent it, under the guest's id:
+		 * records of any type pass; the cache has what the policy
+		 * needs. */
+		msg[0] = (uint8_t)(ask->q.id >> 8);
+		msg[1] = (uint8_t)ask->q.id;
+		return (long)len;
+	}
+	/* Some address was dropped, or the message holds addresses that were
+	 * not checked (another owner's, past the records kept): the guest
+	 * gets a reply rebuilt from the checked records alone. */
+	n = dns_build_reply(&ask->q, a.rcode, a.rr, a.n, msg,
+			    cap < DNS_UDP_MAX ? cap : DNS_UDP_MAX);
+	return n > 0 ? n : -1;
+}
+
 static void on_upstream(void *arg, struct udp_pcb *pcb, struct pbuf *p,
 			const ip_addr_t *from, u16_t port)
 {
 	static uint8_t buf[4096];
-	struct dns_answer a;
-	struct pending *pd;
+	struct pending *pd = arg;
+	uint8_t from4[4] = { 0 };
 	u16_t n;
-	size_t i;
+	long len;
 
 	(void)pcb;
-	pd = arg;
 	n = pbuf_copy_partial(p, buf, sizeof(buf), 0);
 	pbuf_free(p);
-	if (port != 53 || !ip_addr_cmp(from, &upstream) || n < DNS_HDR_LEN)
-		return; /* not our resolver's */
-	if (!pd->used || pd->up_id != (uint16_t)(buf[0] << 8 | buf[1]))
+	if (!pd->used || !IP_IS_V4(from))
 		return;
-	if (dns_parse_reply(buf, n, pd->up_id, pd->q.name, pd->q.qtype, &a) < 0)
-		return; /* not the reply to that question: keep waiting */
-	for (i = 0; i < a.n; i++) {
-		if (a.rr[i].type == DNS_A)
-			resolver_cache_add(AF_INET, a.rr[i].addr, pd->q.name,
-					   a.rr[i].ttl);
-		else if (a.rr[i].type == DNS_AAAA)
-			resolver_cache_add(AF_INET6, a.rr[i].addr, pd->q.name,
-					   a.rr[i].ttl);
-	}
-	/* The reply as the resolver sent it, under the guest's id: records
-	 * of any type pass; the cache has what the policy needs. */
-	buf[0] = (uint8_t)(pd->q.id >> 8);
-	buf[1] = (uint8_t)pd->q.id;
+	memcpy(from4, &ip_2_ip4(from)->addr, 4);
+	len = resolver_take_reply(&pd->ask, from4, port, buf, n, sizeof(buf));
+	if (len < 0)
+		return; /* ignored: the right answer may still come */
 	if (deliver)
-		deliver(pd->owner, buf, n);
+		deliver(pd->owner, buf, (size_t)len);
 	pending_end(pd);
 }
 
@@ -223,17 +264,30 @@ static void on_upstream(void *arg, struct udp_pcb *pcb, struct pbuf *p,
 static int upstream_ready(struct pending *pd)
 {
 	struct flow_key *k = &pd->flow;
-	int rc;
+	int rc, tries;
 
 	if (!have_upstream || !netstack_up())
 		return -ENETUNREACH;
 	pd->pcb = udp_new_ip_type(IPADDR_TYPE_V4);
 	if (!pd->pcb)
 		return -ENOMEM;
-	if (udp_bind(pd->pcb, IP4_ADDR_ANY, 0) != ERR_OK) {
+	/* A random port of lwIP's ephemeral range (where the guest's own
+	 * unbound sockets get theirs, so a port a guest binds by number is
+	 * rarely taken): lwIP's own choice would be the next one in turn. */
+	rc = -EADDRINUSE;
+	for (tries = 0; tries < 16 && rc < 0; tries++) {
+		uint16_t r;
+
+		if (random16(&r) < 0)
+			break;
+		if (udp_bind(pd->pcb, IP4_ADDR_ANY, (u16_t)(0xc000 | r)) ==
+		    ERR_OK)
+			rc = 0;
+	}
+	if (rc < 0) {
 		udp_remove(pd->pcb);
 		pd->pcb = NULL;
-		return -EADDRINUSE;
+		return rc;
 	}
 	udp_recv(pd->pcb, on_upstream, pd);
 	memset(k, 0, sizeof(*k));
@@ -250,7 +304,7 @@ static int upstream_ready(struct pending *pd)
 	return rc;
 }
 
-static int forward(void *owner, const struct dns_query *q)
+static int forward(void *owner, int pid, const struct dns_query *q)
 {
 	uint8_t msg[DNS_UDP_MAX];
 	struct pending *pd = NULL;
@@ -266,10 +320,13 @@ static int forward(void *owner, const struct dns_query *q)
 		}
 	if (!pd || upstream_ready(pd) < 0)
 		return -1;
-	do
-		pd->up_id = next_id();
-	while (pending_by_id(pd->up_id));
-	n = dns_build_query(pd->up_id, q->name, q->qtype, msg, sizeof(msg));
+	do {
+		if (random16(&pd->ask.id) < 0) {
+			pending_end(pd);
+			return -1;
+		}
+	} while (pending_by_id(pd->ask.id));
+	n = dns_build_query(pd->ask.id, q->name, q->qtype, msg, sizeof(msg));
 	p = n > 0 ? pbuf_alloc(PBUF_TRANSPORT, (u16_t)n, PBUF_RAM) : NULL;
 	if (!p) {
 		pending_end(pd);
@@ -284,7 +341,9 @@ static int forward(void *owner, const struct dns_query *q)
 	}
 	pd->used = true;
 	pd->owner = owner;
-	pd->q = *q;
+	pd->ask.q = *q;
+	pd->ask.pid = pid;
+	memcpy(pd->ask.server, &ip_2_ip4(&upstream)->addr, 4);
 	pd->deadline = now_mono() + RESOLVER_TIMEOUT_NS;
 	return 0;
 }
@@ -307,7 +366,7 @@ long resolver_query(void *owner, int pid, const uint8_t *msg, size_t len,
 		return answer(&q, DNS_REFUSED, out, cap);
 	if (!netpol_name(pid, q.name))
 		return answer(&q, DNS_NXDOMAIN, out, cap);
-	if (forward(owner, &q) < 0)
+	if (forward(owner, pid, &q) < 0)
 		return answer(&q, DNS_SERVFAIL, out, cap);
 	return 0;
 }
@@ -345,7 +404,7 @@ void resolver_run(void)
 		if (!pd->used || pd->deadline > now)
 			continue;
 		pending_end(pd);
-		n = answer(&pd->q, DNS_SERVFAIL, out, sizeof(out));
+		n = answer(&pd->ask.q, DNS_SERVFAIL, out, sizeof(out));
 		if (n > 0 && deliver)
 			deliver(pd->owner, out, (size_t)n);
 	}

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "netstack/dns.h"
+
 #define RESOLVER_NAMES_MAX 4
 #define RESOLVER_TIMEOUT_NS (5LL * 1000000000) /* then SERVFAIL */
 
@@ -43,6 +45,28 @@ void resolver_owner_gone(void *owner);
 /* Timeouts of forwarded queries (monotonic ns; 0: none pending). */
 int64_t resolver_deadline(void);
 void resolver_run(void);
+
+/* One query the resolver asked upstream. */
+struct resolver_ask {
+	uint16_t id;	    /* ours, from getrandom */
+	struct dns_query q; /* the guest's, which it answers */
+	int pid;	    /* who asked, for audit lines */
+	uint8_t server[4];  /* the upstream resolver it was sent to */
+};
+
+/* A datagram that arrived from from:port on ask's socket: msg, len bytes,
+ * in a buffer of cap. It answers ask only when it comes from the server's
+ * port 53 and dns_parse_reply takes it as the reply to ask's id and
+ * question (name without case, type, class IN); anything else is -1,
+ * ignored and never cached: the caller keeps waiting, until the timeout,
+ * for the right one. The reply's A and AAAA records enter the name cache,
+ * but those netpol_answer refuses are dropped (and audited). Returns the
+ * length of the reply for the guest, written over msg under the guest's
+ * id: the message as it came, or, when an address was dropped or the
+ * message holds addresses not checked, one rebuilt from the records
+ * kept. */
+long resolver_take_reply(const struct resolver_ask *ask, const uint8_t from[4],
+			 uint16_t port, uint8_t *msg, size_t len, size_t cap);
 
 /* The names addr (4 or 16 bytes) was resolved from, while their TTL lasts. */
 size_t resolver_names_of(int family, const uint8_t *addr, const char **names,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "lib/util.h"
@@ -113,53 +114,73 @@ static void clear_host_bits(uint8_t *a, unsigned bits, unsigned total)
 		a[i / 8] &= (uint8_t) ~(0x80u >> (i % 8));
 }
 
+/* What a special range is, for rule 2 of egress.h. */
+enum range {
+	RANGE_PUBLIC,  /* not special */
+	RANGE_PRIVATE, /* a LAN's: a `+private` name may resolve there */
+	RANGE_SPECIAL, /* only an address or CIDR rule names it */
+	RANGE_HOST,    /* the host itself: never through a name */
+};
+
 struct special {
 	uint8_t net[16];
 	unsigned bits;
+	enum range range;
 };
 
+/* First match wins. */
 static const struct special special4[] = {
-	{ { 0 }, 8 },	       /* "this network" */
-	{ { 10 }, 8 },	       /* private */
-	{ { 100, 64 }, 10 },   /* shared (carrier-grade NAT) */
-	{ { 127 }, 8 },	       /* loopback: the host's own */
-	{ { 169, 254 }, 16 },  /* link-local, cloud metadata */
-	{ { 172, 16 }, 12 },   /* private */
-	{ { 192, 0, 0 }, 24 }, /* IETF protocol assignments */
-	{ { 192, 168 }, 16 },  /* private */
-	{ { 198, 18 }, 15 },   /* benchmarking */
-	{ { 224 }, 4 },	       /* multicast */
-	{ { 240 }, 4 },	       /* reserved, broadcast */
+	{ { 0 }, 8, RANGE_HOST },     /* "this network": 0.0.0.0 is here */
+	{ { 10 }, 8, RANGE_PRIVATE }, /* private */
+	{ { 100, 64 }, 10, RANGE_PRIVATE },   /* shared (CGNAT, Tailscale) */
+	{ { 127 }, 8, RANGE_HOST },	      /* loopback: the host's own */
+	{ { 169, 254 }, 16, RANGE_SPECIAL },  /* link-local, cloud metadata */
+	{ { 172, 16 }, 12, RANGE_PRIVATE },   /* private */
+	{ { 192, 0, 0 }, 24, RANGE_SPECIAL }, /* IETF protocol assignments */
+	{ { 192, 168 }, 16, RANGE_PRIVATE },  /* private */
+	{ { 198, 18 }, 15, RANGE_SPECIAL }, /* benchmarking; --net=tap's veth */
+	{ { 224 }, 4, RANGE_SPECIAL },	    /* multicast */
+	{ { 240 }, 4, RANGE_SPECIAL },	    /* reserved, broadcast */
 };
 
 static const struct special special6[] = {
-	{ { 0 }, 127 }, /* :: and ::1 */
-	{ { 0 }, 96 },	/* IPv4-compatible (deprecated) */
-	{ { 0, 0x64, 0xff, 0x9b, 0, 1 }, 48 }, /* local-use NAT64 */
-	{ { 0x20, 0x01, 0, 0 }, 32 },	       /* Teredo: IPv4 inside */
-	{ { 0x20, 0x02 }, 16 },		       /* 6to4: IPv4 inside */
-	{ { 0, 0x64, 0xff, 0x9b }, 96 },       /* NAT64: IPv4 behind it */
-	{ { 0x01, 0x00 }, 64 },		       /* discard */
-	{ { 0xfc }, 7 },		       /* unique local */
-	{ { 0xfe, 0x80 }, 10 },		       /* link-local */
-	{ { 0xfe, 0xc0 }, 10 },		       /* site-local (deprecated) */
-	{ { 0xff }, 8 },		       /* multicast */
+	{ { 0 }, 127, RANGE_HOST },   /* :: and ::1 */
+	{ { 0 }, 96, RANGE_SPECIAL }, /* IPv4-compatible (deprecated) */
+	{ { 0, 0x64, 0xff, 0x9b, 0, 1 }, 48, RANGE_SPECIAL }, /* local NAT64 */
+	{ { 0x20, 0x01, 0, 0 }, 32, RANGE_SPECIAL }, /* Teredo: IPv4 inside */
+	{ { 0x20, 0x02 }, 16, RANGE_SPECIAL },	     /* 6to4: IPv4 inside */
+	{ { 0, 0x64, 0xff, 0x9b }, 96, RANGE_SPECIAL }, /* NAT64: IPv4 behind */
+	{ { 0x01, 0x00 }, 64, RANGE_SPECIAL },		/* discard */
+	{ { 0xfc }, 7, RANGE_PRIVATE },			/* unique local */
+	{ { 0xfe, 0x80 }, 10, RANGE_SPECIAL },		/* link-local */
+	{ { 0xfe, 0xc0 }, 10, RANGE_SPECIAL }, /* site-local (deprecated) */
+	{ { 0xff }, 8, RANGE_SPECIAL },	       /* multicast */
 };
 
-bool egress_addr_special(int family, const uint8_t *addr)
+/* The range of a canonical address (addr_canon); host: the caller knows it
+ * is one of the host's own. */
+static enum range range_of(int family, const uint8_t *a, bool host)
 {
-	uint8_t a[16] = { 0 };
 	const struct special *s;
 	size_t i, n;
 
-	memcpy(a, addr, family == AF_INET ? 4 : 16);
-	addr_canon(&family, a);
+	if (host)
+		return RANGE_HOST;
 	s = family == AF_INET ? special4 : special6;
 	n = family == AF_INET ? ARRAY_SIZE(special4) : ARRAY_SIZE(special6);
 	for (i = 0; i < n; i++)
 		if (prefix_match(a, s[i].net, s[i].bits))
-			return true;
-	return false;
+			return s[i].range;
+	return RANGE_PUBLIC;
+}
+
+bool egress_addr_special(int family, const uint8_t *addr)
+{
+	uint8_t a[16] = { 0 };
+
+	memcpy(a, addr, family == AF_INET ? 4 : 16);
+	addr_canon(&family, a);
+	return range_of(family, a, false) != RANGE_PUBLIC;
 }
 
 /* ---- parsing ---------------------------------------------------------------- */
@@ -258,6 +279,7 @@ int egress_rule_parse(const char *text, bool deny, struct egress_rule *r,
 {
 	char buf[sizeof(r->text)], *dest, *port = NULL, *slash, *p;
 	size_t len = strlen(text);
+	bool private = false;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -272,6 +294,17 @@ int egress_rule_parse(const char *text, bool deny, struct egress_rule *r,
 			    text);
 	memcpy(r->text, text, len + 1);
 	memcpy(buf, text, len + 1);
+
+	/* +private at the very end: no destination has a '+' */
+	p = strrchr(buf, '+');
+	if (p) {
+		if (strcasecmp(p + 1, "private"))
+			return fail(err, errlen,
+				    "`%s`: unknown option `%s` (+private)",
+				    text, p);
+		*p = '\0';
+		private = true;
+	}
 
 	/* /tcp, /udp, /icmp at the end (a CIDR's /N is a number) */
 	slash = strrchr(buf, '/');
@@ -346,6 +379,41 @@ int egress_rule_parse(const char *text, bool deny, struct egress_rule *r,
 			return fail(err, errlen, "`%s`: icmp has no ports",
 				    text);
 	}
+	if (private) {
+		rc = egress_rule_mark_private(r, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int egress_rule_mark_private(struct egress_rule *r, char *err, size_t errlen)
+{
+	static const char mark[] = "+private";
+	size_t len = strlen(r->text);
+
+	if (r->deny)
+		return fail(err, errlen,
+			    "`%s`: `+private` is for allow rules (a deny rule "
+			    "covers every address already)",
+			    r->text);
+	if (r->kind != EGRESS_NAME)
+		return fail(err, errlen,
+			    "`%s`: `+private` is for an exact name (an address "
+			    "or CIDR rule names its range itself; `*` and "
+			    "`*.domain` may not reach one)",
+			    r->text);
+	if (!r->allow_private) {
+		if (len + sizeof(mark) > sizeof(r->text))
+			return fail(err, errlen, "`%.40s...` is too long",
+				    r->text);
+		/* the text says it, so that audit lines and `policy show`
+		 * (which prints texts back as rules) keep the mark */
+		if (len < sizeof(mark) - 1 ||
+		    strcasecmp(r->text + len - (sizeof(mark) - 1), mark))
+			memcpy(r->text + len, mark, sizeof(mark));
+	}
+	r->allow_private = true;
 	return 0;
 }
 
@@ -411,12 +479,32 @@ static bool rule_matches(const struct egress_rule *r,
 	return false;
 }
 
+/* May allow rule r, which matched, reach an address of range? */
+static bool names_range(const struct egress_rule *r, enum range range)
+{
+	switch (range) {
+	case RANGE_PUBLIC:
+		return true;
+	case RANGE_PRIVATE:
+		/* Neither "*" nor "*.domain" names a private address: whoever
+		 * runs a zone's DNS could point any name below it at the
+		 * LAN. An exact name may, when it says +private. */
+		return r->kind == EGRESS_NET ||
+		       (r->kind == EGRESS_NAME && r->allow_private);
+	case RANGE_SPECIAL:
+	case RANGE_HOST:
+		break;
+	}
+	return r->kind == EGRESS_NET;
+}
+
 void egress_decide(const struct egress_policy *p, const struct egress_query *q,
 		   struct egress_decision *d)
 {
 	struct egress_query c = *q;
 	const char *name = NULL;
-	bool special, any_matched = false;
+	bool any_matched = false;
+	enum range range;
 	size_t i;
 
 	memset(d, 0, sizeof(*d));
@@ -432,17 +520,13 @@ void egress_decide(const struct egress_policy *p, const struct egress_query *q,
 			return;
 		}
 	}
-	special = egress_addr_special(c.family, c.addr);
+	range = range_of(c.family, c.addr, c.host);
 	for (i = 0; i < p->n; i++) {
 		const struct egress_rule *r = &p->rules[i];
 
 		if (r->deny || !rule_matches(r, &c, &name))
 			continue;
-		if (special &&
-		    (r->kind == EGRESS_ANY || r->kind == EGRESS_SUFFIX)) {
-			/* Neither "*" nor "*.domain" names a special address:
-			 * whoever runs a zone's DNS could point any name
-			 * below it at the metadata address. */
+		if (!names_range(r, range)) {
 			any_matched = true;
 			continue;
 		}
@@ -453,7 +537,50 @@ void egress_decide(const struct egress_policy *p, const struct egress_query *q,
 		return;
 	}
 	if (any_matched)
-		d->reason = EGRESS_BY_SPECIAL;
+		d->reason = range == RANGE_HOST ? EGRESS_BY_HOST :
+						  EGRESS_BY_SPECIAL;
+}
+
+bool egress_answer_ok(const struct egress_policy *p, const char *name,
+		      int family, const uint8_t *addr, bool host,
+		      enum egress_reason *why)
+{
+	char norm[EGRESS_NAME_MAX + 1];
+	uint8_t a[16] = { 0 };
+	enum range range;
+	size_t i;
+
+	*why = EGRESS_BY_SPECIAL;
+	if (family != AF_INET && family != AF_INET6)
+		return false;
+	memcpy(a, addr, family == AF_INET ? 4 : 16);
+	addr_canon(&family, a);
+	range = range_of(family, a, host);
+	if (range == RANGE_PUBLIC)
+		return true;
+	if (range == RANGE_HOST) {
+		/* The host's own: an address rule may name it, but a name
+		 * never leads there, whatever DNS says. */
+		*why = EGRESS_BY_HOST;
+		return false;
+	}
+	if (egress_name_normalize(name, norm) < 0)
+		return false;
+	for (i = 0; i < p->n; i++) {
+		const struct egress_rule *r = &p->rules[i];
+
+		if (r->deny)
+			continue;
+		/* ports and protocols are decided at connect: an answer is
+		 * kept when any allowed connection could use it */
+		if (r->kind == EGRESS_NET && r->family == family &&
+		    prefix_match(a, r->addr, r->prefix))
+			return true;
+		if (range == RANGE_PRIVATE && r->kind == EGRESS_NAME &&
+		    r->allow_private && name_matches(r, norm))
+			return true;
+	}
+	return false;
 }
 
 bool egress_name_allowed(const struct egress_policy *p, const char *name,

@@ -5,18 +5,24 @@
  * allow or a deny rule. The written form, on the command line and in a
  * policy file, is
  *
- *	DEST[:PORT[-PORT]][/tcp|/udp|/icmp]
+ *	DEST[:PORT[-PORT]][/tcp|/udp|/icmp][+private]
  *
  * with an IPv6 address or CIDR in brackets when a port follows
- * (`[2001:db8::/32]:443`). Decisions:
+ * (`[2001:db8::/32]:443`). `+private` is only for an exact name that is
+ * allowed to resolve to a private address (rule 2). Decisions:
  *
  *  1. a deny rule that matches denies (deny wins);
  *  2. an address in a special range (loopback, link-local and the cloud
  *     metadata address, private and shared ranges, multicast, unspecified,
- *     and the IPv6 forms that carry an IPv4 address) is allowed only by a
- *     rule that names it: an address or CIDR rule that covers it, or an
- *     exact name rule whose name resolved to it; `*` and `*.domain` are not
- *     enough (whoever runs a zone could point a name below it anywhere);
+ *     and the IPv6 forms that carry an IPv4 address), or one of the host's
+ *     own addresses (the caller says which), is allowed only by a rule that
+ *     names it: an address or CIDR rule that covers it, or, for a private
+ *     address (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) that is
+ *     not the host's, an exact name rule marked `+private` whose name
+ *     resolved to it. `*`, `*.domain` and unmarked names are not enough:
+ *     whoever runs a name's DNS could point it at the host, its LAN or the
+ *     metadata address (DNS rebinding). The host's own addresses, loopback
+ *     and the unspecified address are never reached through a name;
  *  3. otherwise the first allow rule that matches allows;
  *  4. otherwise the destination is denied (default deny).
  *
@@ -61,6 +67,7 @@ struct egress_rule {
 	unsigned prefix;	   /* bits */
 	uint16_t port_lo, port_hi; /* 0..65535 when no port was given */
 	unsigned protos;	   /* enum egress_proto bits */
+	bool allow_private; /* "+private": EGRESS_NAME allow rules only */
 	char text[EGRESS_NAME_MAX + 64]; /* as written, for the audit log */
 	unsigned line; /* in the policy file; 0: command line */
 };
@@ -80,12 +87,15 @@ struct egress_query {
 	unsigned proto; /* one enum egress_proto bit */
 	const char *const *names;
 	size_t nnames;
+	bool host; /* addr is one of the host's own */
 };
 
 enum egress_reason {
 	EGRESS_BY_RULE,	   /* rule says which */
 	EGRESS_BY_DEFAULT, /* no rule matched: default deny */
 	EGRESS_BY_SPECIAL, /* a special range no rule named */
+	EGRESS_BY_HOST,	   /* the host's own (or loopback, unspecified),
+			    * matched only by rules that may not name it */
 };
 
 struct egress_decision {
@@ -99,6 +109,11 @@ struct egress_decision {
  * (which names what is wrong with the text). */
 int egress_rule_parse(const char *text, bool deny, struct egress_rule *out,
 		      char *err, size_t errlen);
+
+/* Mark a parsed rule `+private` (the policy file's {"private": true}):
+ * 0, or -EINVAL with a message in err when r is not an exact name allow
+ * rule. Its text gains "+private" for the audit log and `policy show`. */
+int egress_rule_mark_private(struct egress_rule *r, char *err, size_t errlen);
 
 /* Append a parsed rule (copied). -ENOMEM, or -E2BIG past EGRESS_RULES_MAX. */
 #define EGRESS_RULES_MAX 4096
@@ -121,5 +136,17 @@ int egress_name_normalize(const char *name, char out[EGRESS_NAME_MAX + 1]);
 
 /* Is this address in a special range (rule 2 above)? */
 bool egress_addr_special(int family, const uint8_t *addr);
+
+/* May the resolver hand out addr (family AF_INET: 4 bytes, AF_INET6: 16)
+ * as an answer for name, a name the policy lets resolve? Yes for an
+ * address outside the special ranges, or one an address or CIDR allow rule
+ * covers (whatever its port), or a private one (not the host's) of a name
+ * that a `+private` rule allows. Never for the host's own (host), loopback
+ * or unspecified addresses. Otherwise the answer is dropped before the
+ * guest or the name cache sees it, and *why says which range refused it
+ * (EGRESS_BY_SPECIAL or EGRESS_BY_HOST). */
+bool egress_answer_ok(const struct egress_policy *p, const char *name,
+		      int family, const uint8_t *addr, bool host,
+		      enum egress_reason *why);
 
 #endif

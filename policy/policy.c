@@ -7,14 +7,70 @@
 
 #include "lib/jdoc.h"
 
+/* One rule of a list: a string as on the command line, or an object
+ * {"dest": "db.internal:5432", "private": true}. path[0..3) names it. */
+static int parse_rule(const struct jdoc *d, json_object *v, bool deny,
+		      struct jstep path[4], struct egress_rule *r)
+{
+	json_object *dest = NULL;
+	bool private = false;
+	char msg[256];
+
+	if (json_object_is_type(v, json_type_string)) {
+		if (egress_rule_parse(json_object_get_string(v), deny, r, msg,
+				      sizeof(msg)) < 0)
+			return jdoc_error(d, path, 3, "%s", msg);
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_object))
+		return jdoc_error(d, path, 3,
+				  "a destination (a string, or an object "
+				  "with \"dest\") expected");
+	{
+		json_object_object_foreach(v, key, val)
+		{
+			path[3].key = key;
+			if (!strcmp(key, "dest")) {
+				if (!json_object_is_type(val, json_type_string))
+					return jdoc_error(
+						d, path, 4,
+						"a destination (string) "
+						"expected");
+				dest = val;
+			} else if (!strcmp(key, "private")) {
+				if (!json_object_is_type(val,
+							 json_type_boolean))
+					return jdoc_error(d, path, 4,
+							  "true or false "
+							  "expected");
+				private = json_object_get_boolean(val);
+			} else {
+				return jdoc_error(d, path, 4,
+						  "unknown field (dest, "
+						  "private)");
+			}
+		}
+	}
+	if (!dest)
+		return jdoc_error(d, path, 3, "no \"dest\"");
+	path[3].key = "dest";
+	if (egress_rule_parse(json_object_get_string(dest), deny, r, msg,
+			      sizeof(msg)) < 0)
+		return jdoc_error(d, path, 4, "%s", msg);
+	path[3].key = "private";
+	if (private && egress_rule_mark_private(r, msg, sizeof(msg)) < 0)
+		return jdoc_error(d, path, 4, "%s", msg);
+	return 0;
+}
+
 static int parse_rules(const struct jdoc *d, json_object *arr, bool deny,
 		       struct egress_policy *eg)
 {
-	struct jstep path[3] = { { "egress", 0 },
+	struct jstep path[4] = { { "egress", 0 },
 				 { deny ? "deny" : "allow", 0 },
+				 { NULL, 0 },
 				 { NULL, 0 } };
 	struct egress_rule r;
-	char msg[256];
 	size_t i, n;
 	int rc;
 
@@ -26,12 +82,9 @@ static int parse_rules(const struct jdoc *d, json_object *arr, bool deny,
 		json_object *v = json_object_array_get_idx(arr, i);
 
 		path[2].index = i;
-		if (!json_object_is_type(v, json_type_string))
-			return jdoc_error(d, path, 3,
-					  "a destination (string) expected");
-		if (egress_rule_parse(json_object_get_string(v), deny, &r, msg,
-				      sizeof(msg)) < 0)
-			return jdoc_error(d, path, 3, "%s", msg);
+		rc = parse_rule(d, v, deny, path, &r);
+		if (rc < 0)
+			return rc;
 		r.line = jdoc_line(d, path, 3);
 		rc = egress_add(eg, &r);
 		if (rc < 0)

@@ -5,12 +5,15 @@
  *
  *	{
  *	  "egress": {
- *	    "allow": ["pypi.org:443", "*.pythonhosted.org:443"],
+ *	    "allow": ["pypi.org:443", "*.pythonhosted.org:443",
+ *	              {"dest": "db.internal:5432", "private": true}],
  *	    "deny":  ["169.254.169.254"]
  *	  }
  *	}
  *
- * Each rule is written as on the command line (policy/egress.h). A field
+ * Each rule is written as on the command line (policy/egress.h), or as an
+ * object whose "dest" is so written and whose "private": true is the
+ * written form's `+private` (db.internal:5432+private). A field
  * that is unknown, of the wrong type, or a rule that does not parse is
  * refused with a message naming the field and its line; nothing of a
  * refused file is used (the caller keeps its old policy).

@@ -328,12 +328,19 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 	struct netstack_config cfg = { .mode = (enum net_mode)opts->net,
 				       .link_fd = -1 };
 	char up[16];
+	int rc;
 
 	netpol_set_sandbox(sandbox_id(opts));
 	netpol_set(&opts->policy);
 	resolv_conf_write();
 	if (cfg.mode == NET_NONE)
 		return sentry_net_init(&cfg, err); /* the resolver alone */
+	/* Before the seccomp filter (getifaddrs needs a netlink socket):
+	 * no name may lead to the host, so the sandbox does not start
+	 * without knowing its addresses. */
+	rc = netpol_host_addrs_scan();
+	if (rc < 0)
+		return moat_error_set(err, -rc, "the host's addresses");
 	if (opts->dns) {
 		if (resolver_set_upstream(opts->dns) < 0)
 			return moat_error_set(

@@ -2,7 +2,11 @@
 the test made: an HTTP server on :8080 (IPv4 and IPv6), a TCP echo server on :7007, UDP sinks on
 :9998 and :9999 (which echo), and a
 DNS server on :53 that knows the names given as NAME=ADDR arguments
-(NAME/6=ADDR for an AAAA record). Every
+(NAME/6=ADDR for an AAAA record). NAME=REAL,FAKE answers with REAL, but
+only after forged answers that carry FAKE: one with another id, one for
+another name, one for another type, one for another class, one from
+port 5353, and one from FAKE:53 (FAKE must be an address of this host).
+It logs each query as "dns NAME TYPE ID PORT". Every
 TCP connection and datagram it gets is logged to LOG (one line each), so a
 test can show that a denied one never arrived. Prints "ready" when all
 are listening.
@@ -15,6 +19,7 @@ import socketserver
 import struct
 import sys
 import threading
+import time
 
 log_path = sys.argv[1]
 names = dict(a.split("=", 1) for a in sys.argv[2:])
@@ -87,18 +92,46 @@ def qname(msg, off):
     return ".".join(labels), off + 1
 
 
+def forgeries(s, addr, qid, name, fake):
+    """Answers a resolver must not take: each differs from the real one
+    in one thing."""
+    def msg(qid, qname, qtype=1, qclass=1):
+        q = b"".join(bytes([len(l)]) + l.encode() for l in qname.split(".")) + b"\0"
+        return (struct.pack(">HHHHHH", qid, 0x8180, 1, 1, 0, 0) + q +
+                struct.pack(">HH", qtype, qclass) + b"\xc0\x0c" +
+                struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton(fake))
+    s.sendto(msg(qid ^ 0x5a5a, name), addr)
+    s.sendto(msg(qid, "x" + name), addr)
+    s.sendto(msg(qid, name, qtype=16), addr)
+    s.sendto(msg(qid, name, qclass=3), addr)
+    for src in (("0.0.0.0", 5353), (fake, 53)):
+        f = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        f.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        f.bind(src)
+        f.sendto(msg(qid, name), addr)
+        f.close()
+
+
 def dns():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("0.0.0.0", 53))
     while True:
         msg, addr = s.recvfrom(512)
         qid, flags, qd = struct.unpack(">HHH", msg[:6])
         name, end = qname(msg, 12)
         qtype = struct.unpack(">H", msg[end:end + 2])[0]
-        log("dns %s %d" % (name, qtype))
+        log("dns %s %d %d %d" % (name, qtype, qid, addr[1]))
         question = msg[12:end + 4]
         ip = names.get(name.lower())
         ip6 = names.get(name.lower() + "/6")
+        if ip and "," in ip and qtype == 1:
+            ip, fake = ip.split(",")
+            forgeries(s, addr, qid, name, fake)
+            time.sleep(0.3)
+            # the real one, its name in upper case: names compare
+            # without case (label lengths are below 64: no letters)
+            question = question[:end - 12].upper() + question[end - 12:]
         if ip and qtype == 1:
             ans = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton(ip)
             hdr = struct.pack(">HHHHHH", qid, 0x8180, 1, 1, 0, 0)

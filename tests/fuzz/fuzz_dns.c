@@ -6,7 +6,9 @@
  * that parses is answered (with the records the reply gave, if any) into
  * a small and a large buffer; the answer must parse back as the reply to
  * that question, with no more records than were put in. Every name that
- * comes out must be printable text that encodes back to wire form.
+ * comes out must be printable text that encodes back to wire form, and a
+ * reply's count of address records must cover the ones it kept (the
+ * resolver relays a message whose count exceeds them only rebuilt).
  * Violations abort().
  */
 #include <errno.h>
@@ -58,7 +60,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    dns_parse_reply(data, size, id, name,
 				    (uint16_t)(data[off] << 8 | data[off + 1]),
 				    &up) == 0) {
+			size_t addrs = 0;
+
 			if (up.n > DNS_ANSWERS_MAX)
+				abort();
+			for (i = 0; i < up.n; i++)
+				addrs += up.rr[i].type != DNS_CNAME;
+			if (addrs > up.addrs)
 				abort();
 			for (i = 0; i < up.n; i++) {
 				check_name(up.rr[i].name);

@@ -8,8 +8,10 @@
  * the end, a CIDR without host bits, port_lo <= port_hi), and a handful of
  * queries, some built from the input's bytes, are decided: a decision
  * must be consistent (allowed only by an allow rule; denied by a deny rule
- * or none). The input's first line is also parsed as one rule and as a
- * name. Violations abort().
+ * or none); no answer may lead a name to the host, its loopback or the
+ * unspecified address, and only a `+private` name or an address rule to
+ * another special range. The input's first line is also parsed as one
+ * rule and as a name. Violations abort().
  */
 #include <arpa/inet.h>
 #include <stdint.h>
@@ -44,6 +46,32 @@ static void check_rule(const struct egress_rule *r)
 			if (r->addr[i / 8] & (0x80u >> (i % 8)))
 				abort();
 	}
+}
+
+/* An answer for name (a name of the input, or a fixed one) to addr. */
+static void check_answer(const struct egress_policy *p, const char *name,
+			 int family, const char *text, bool host)
+{
+	uint8_t a[16] = { 0 };
+	enum egress_reason why;
+	bool ok, marked = false, by_addr = false;
+	size_t i;
+
+	inet_pton(family, text, a);
+	ok = egress_answer_ok(p, name, family, a, host, &why);
+	if (!ok && why != EGRESS_BY_SPECIAL && why != EGRESS_BY_HOST)
+		abort();
+	if (ok && (host || !strcmp(text, "127.0.0.1") || !strcmp(text, "::1") ||
+		   !strcmp(text, "::ffff:127.0.0.1")))
+		abort(); /* a name never leads to the host */
+	if (!ok || !egress_addr_special(family, a))
+		return;
+	for (i = 0; i < p->n; i++) {
+		marked |= p->rules[i].allow_private;
+		by_addr |= !p->rules[i].deny && p->rules[i].kind == EGRESS_NET;
+	}
+	if (!marked && !by_addr)
+		abort(); /* a special answer kept with no rule to name it */
 }
 
 static void check_decision(const struct egress_policy *p,
@@ -87,8 +115,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	for (i = 0; i < pol.egress.n; i++)
+	for (i = 0; i < pol.egress.n; i++) {
 		check_rule(&pol.egress.rules[i]);
+		if (pol.egress.rules[i].allow_private &&
+		    (pol.egress.rules[i].deny ||
+		     pol.egress.rules[i].kind != EGRESS_NAME))
+			abort();
+	}
+	for (i = 0; i < 2; i++) {
+		check_answer(&pol.egress, names[i], AF_INET, "10.1.2.3", false);
+		check_answer(&pol.egress, names[i], AF_INET, "10.1.2.3", true);
+		check_answer(&pol.egress, names[i], AF_INET, "127.0.0.1",
+			     false);
+		check_answer(&pol.egress, names[i], AF_INET, "169.254.169.254",
+			     false);
+		check_answer(&pol.egress, names[i], AF_INET, "93.184.216.34",
+			     true);
+		check_answer(&pol.egress, names[i], AF_INET6, "fd00::1", false);
+		check_answer(&pol.egress, names[i], AF_INET6, "::1", false);
+		check_answer(&pol.egress, names[i], AF_INET6,
+			     "::ffff:127.0.0.1", false);
+	}
 	(void)egress_name_allowed(&pol.egress, line, &nr);
 	(void)egress_name_allowed(&pol.egress, "a.example.com", &nr);
 

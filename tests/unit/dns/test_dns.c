@@ -358,6 +358,7 @@ Test(dns, only_the_chain_of_the_question_is_kept)
 	m[7] = 4;
 	cr_assert_eq(dns_parse_reply(m, (size_t)n, 9, "a.test", DNS_A, &a), 0);
 	cr_assert_eq(a.n, 2);
+	cr_assert_eq(a.addrs, 3, "every A record counts, kept or not");
 	cr_assert_str_eq(a.rr[0].name, "c.test");
 	cr_assert_eq(a.rr[0].ttl, 0, "a TTL with the top bit set is zero");
 	cr_assert_eq(a.rr[1].type, DNS_CNAME);

@@ -136,25 +136,28 @@ Test(egress, deny_wins)
 
 Test(egress, special_ranges_need_a_rule_that_names_them)
 {
-	static const char *const special[] = {
-		"127.0.0.1",
-		"169.254.169.254",
-		"10.1.2.3",
-		"172.16.0.1",
-		"172.31.255.255",
-		"192.168.1.1",
-		"100.64.0.1",
-		"0.0.0.0",
-		"224.0.0.1",
-		"255.255.255.255",
-		"::1",
-		"::",
-		"fe80::1",
-		"fd00::1",
-		"ff02::1",
-		"::ffff:127.0.0.1",
-		"::ffff:169.254.169.254",
-		"64:ff9b::a00:1",
+	static const struct {
+		const char *addr;
+		enum egress_reason why;
+	} special[] = {
+		{ "127.0.0.1", EGRESS_BY_HOST },
+		{ "169.254.169.254", EGRESS_BY_SPECIAL },
+		{ "10.1.2.3", EGRESS_BY_SPECIAL },
+		{ "172.16.0.1", EGRESS_BY_SPECIAL },
+		{ "172.31.255.255", EGRESS_BY_SPECIAL },
+		{ "192.168.1.1", EGRESS_BY_SPECIAL },
+		{ "100.64.0.1", EGRESS_BY_SPECIAL },
+		{ "0.0.0.0", EGRESS_BY_HOST },
+		{ "224.0.0.1", EGRESS_BY_SPECIAL },
+		{ "255.255.255.255", EGRESS_BY_SPECIAL },
+		{ "::1", EGRESS_BY_HOST },
+		{ "::", EGRESS_BY_HOST },
+		{ "fe80::1", EGRESS_BY_SPECIAL },
+		{ "fd00::1", EGRESS_BY_SPECIAL },
+		{ "ff02::1", EGRESS_BY_SPECIAL },
+		{ "::ffff:127.0.0.1", EGRESS_BY_HOST },
+		{ "::ffff:169.254.169.254", EGRESS_BY_SPECIAL },
+		{ "64:ff9b::a00:1", EGRESS_BY_SPECIAL },
 	};
 	struct egress_query q = { .port = 80, .proto = EGRESS_TCP };
 	struct egress_decision d;
@@ -163,11 +166,11 @@ Test(egress, special_ranges_need_a_rule_that_names_them)
 	add("*", false);
 	for (i = 0; i < ARRAY_SIZE(special); i++) {
 		memset(q.addr, 0, sizeof(q.addr));
-		q.family = strchr(special[i], ':') ? AF_INET6 : AF_INET;
-		cr_assert_eq(inet_pton(q.family, special[i], q.addr), 1);
+		q.family = strchr(special[i].addr, ':') ? AF_INET6 : AF_INET;
+		cr_assert_eq(inet_pton(q.family, special[i].addr, q.addr), 1);
 		egress_decide(&pol, &q, &d);
-		cr_assert_not(d.allow, "allow-all reached %s", special[i]);
-		cr_assert_eq(d.reason, EGRESS_BY_SPECIAL, "%s", special[i]);
+		cr_assert_not(d.allow, "allow-all reached %s", special[i].addr);
+		cr_assert_eq(d.reason, special[i].why, "%s", special[i].addr);
 	}
 	cr_assert(decide("172.32.0.1", 80, NULL), "just outside 172.16/12");
 	cr_assert(decide("2606:4700::1", 80, NULL));
@@ -177,10 +180,143 @@ Test(egress, special_ranges_need_a_rule_that_names_them)
 	cr_assert(decide("93.184.216.34", 80, "x.corp"));
 	/* named: allowed */
 	add("10.0.0.0/8", false);
-	add("internal.corp", false);
+	add("internal.corp+private", false);
 	cr_assert(decide("10.1.2.3", 80, NULL));
 	cr_assert(decide("192.168.7.7", 80, "internal.corp"));
 	cr_assert_not(decide("192.168.7.7", 80, "other.corp"));
+}
+
+/* DNS rebinding: whoever answers for an allowed name picks the address. */
+Test(egress, a_name_reaches_a_private_address_only_when_marked)
+{
+	static const struct {
+		const char *addr;
+		bool plain,
+			marked; /* via api.example, via db.example+private */
+	} cases[] = {
+		{ "93.184.216.34", true, true },
+		{ "10.1.2.3", false, true },
+		{ "172.20.0.9", false, true },
+		{ "192.168.1.1", false, true },
+		{ "100.100.100.100", false, true }, /* shared: Tailscale */
+		{ "fd12:3456::1", false, true },
+		{ "::ffff:10.1.2.3", false, true },
+		/* not private: link-local, metadata, loopback, ... */
+		{ "169.254.169.254", false, false },
+		{ "fe80::1", false, false },
+		{ "127.0.0.1", false, false },
+		{ "::ffff:127.0.0.1", false, false },
+		{ "::1", false, false },
+		{ "0.0.0.0", false, false },
+		{ "224.0.0.1", false, false },
+		{ "198.18.0.1", false, false },
+		{ "64:ff9b::a00:1", false, false },
+		{ "2002:a00:1::1", false, false }, /* 6to4 of 10.0.0.1 */
+	};
+	size_t i;
+
+	add("api.example", false);
+	add("db.example+private", false);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		cr_assert_eq(decide(cases[i].addr, 443, "api.example"),
+			     cases[i].plain, "%s through a plain name",
+			     cases[i].addr);
+		cr_assert_eq(decide(cases[i].addr, 443, "db.example"),
+			     cases[i].marked, "%s through a +private name",
+			     cases[i].addr);
+	}
+	/* the mark is the rule's, not the address's: another name does not
+	 * borrow it */
+	cr_assert_not(decide("10.1.2.3", 443, "other.example"));
+	/* an address rule still reaches what it names */
+	add("169.254.169.254:80", false);
+	cr_assert(decide("169.254.169.254", 80, NULL));
+	cr_assert(decide("169.254.169.254", 80, "api.example"));
+}
+
+Test(egress, the_hosts_own_addresses_need_an_address_rule)
+{
+	struct egress_query q = { .port = 22, .proto = EGRESS_TCP };
+	struct egress_decision d;
+	const char *names[1] = { "db.example" };
+
+	add("*", false);
+	add("db.example+private", false);
+	q.family = AF_INET;
+	inet_pton(AF_INET, "203.0.113.5", q.addr); /* a public one */
+	q.host = true;
+	egress_decide(&pol, &q, &d);
+	cr_assert_not(d.allow, "`*` reached the host");
+	cr_assert_eq(d.reason, EGRESS_BY_HOST);
+	inet_pton(AF_INET, "10.9.9.9", q.addr); /* a private one */
+	q.names = names;
+	q.nnames = 1;
+	egress_decide(&pol, &q, &d);
+	cr_assert_not(d.allow, "a +private name reached the host");
+	cr_assert_eq(d.reason, EGRESS_BY_HOST);
+	q.host = false;
+	egress_decide(&pol, &q, &d);
+	cr_assert(d.allow, "not the host's: the +private name reaches it");
+	q.host = true;
+	add("10.9.9.9:22", false);
+	egress_decide(&pol, &q, &d);
+	cr_assert(d.allow, "named by address: reached");
+	cr_assert_str_eq(d.rule->text, "10.9.9.9:22");
+}
+
+static bool answer_ok(const char *name, const char *addr, bool host,
+		      enum egress_reason *why)
+{
+	uint8_t a[16] = { 0 };
+	int family = strchr(addr, ':') ? AF_INET6 : AF_INET;
+
+	cr_assert_eq(inet_pton(family, addr, a), 1, "%s", addr);
+	return egress_answer_ok(&pol, name, family, a, host, why);
+}
+
+Test(egress, answers_into_special_ranges_are_dropped)
+{
+	enum egress_reason why;
+
+	add("api.example:443", false);
+	add("*.cdn.example", false);
+	add("db.example:5432+private", false);
+	add("*", false);
+	cr_assert(answer_ok("api.example", "93.184.216.34", false, &why));
+	cr_assert(answer_ok("x.cdn.example", "2606:4700::1", false, &why));
+	cr_assert_not(answer_ok("api.example", "10.0.0.1", false, &why));
+	cr_assert_eq(why, EGRESS_BY_SPECIAL);
+	cr_assert_not(answer_ok("x.cdn.example", "192.168.0.1", false, &why));
+	cr_assert_not(answer_ok("other.example", "172.16.0.1", false, &why),
+		      "allowed by `*`");
+	cr_assert_not(answer_ok("api.example", "169.254.169.254", false, &why));
+	cr_assert_eq(why, EGRESS_BY_SPECIAL);
+	cr_assert_not(answer_ok("api.example", "fe80::1", false, &why));
+	/* +private: its name's private answers pass, whatever the port */
+	cr_assert(answer_ok("DB.example.", "10.0.0.1", false, &why));
+	cr_assert(answer_ok("db.example", "fd00::5", false, &why));
+	cr_assert(answer_ok("db.example", "::ffff:192.168.3.4", false, &why));
+	cr_assert_not(answer_ok("db.example", "169.254.169.254", false, &why),
+		      "link-local is not private");
+	cr_assert_eq(why, EGRESS_BY_SPECIAL);
+	/* never the host's own, loopback or unspecified */
+	cr_assert_not(answer_ok("db.example", "10.0.0.1", true, &why));
+	cr_assert_eq(why, EGRESS_BY_HOST);
+	cr_assert_not(answer_ok("api.example", "203.0.113.9", true, &why));
+	cr_assert_eq(why, EGRESS_BY_HOST);
+	cr_assert_not(answer_ok("db.example", "127.0.0.1", false, &why));
+	cr_assert_eq(why, EGRESS_BY_HOST);
+	cr_assert_not(answer_ok("db.example", "::ffff:127.0.0.2", false, &why));
+	cr_assert_not(answer_ok("db.example", "::1", false, &why));
+	cr_assert_not(answer_ok("db.example", "0.0.0.0", false, &why));
+	/* an address rule that names the range keeps the answer (the
+	 * connection is then that rule's to allow) */
+	add("10.20.0.0/16:22", false);
+	cr_assert(answer_ok("api.example", "10.20.1.1", false, &why));
+	cr_assert_not(answer_ok("api.example", "10.21.1.1", false, &why));
+	add("127.0.0.0/8", false);
+	cr_assert_not(answer_ok("api.example", "127.0.0.1", false, &why),
+		      "not even then: a name never leads to the host");
 }
 
 Test(egress, icmp_is_named_not_default)
@@ -242,6 +378,14 @@ Test(egress, malformed_rules_are_refused_with_a_reason)
 		{ "*.", "not a domain name" },
 		{ "example.com/sctp", "unknown protocol" },
 		{ "example.com:80/icmp", "icmp has no ports" },
+		{ "example.com+privat", "unknown option `+privat`" },
+		{ "example.com+", "unknown option `+`" },
+		{ "example.com+private+private", "not an address, CIDR" },
+		{ "example.com+private:443", "unknown option" },
+		{ "10.0.0.0/8+private", "`+private` is for an exact name" },
+		{ "[fd00::1]:80+private", "`+private` is for an exact name" },
+		{ "*+private", "`+private` is for an exact name" },
+		{ "*.corp:443+private", "`+private` is for an exact name" },
 	};
 	struct egress_rule r;
 	char err[256];
@@ -292,6 +436,28 @@ Test(egress, written_forms)
 	cr_assert_eq(r.port_hi, 1024);
 	cr_assert_eq(r.protos, EGRESS_TCP);
 	cr_assert(r.deny);
+	cr_assert_not(r.allow_private);
+	cr_assert_eq(egress_rule_parse("DB.lan:5432/tcp+PRIVATE", false, &r,
+				       err, sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(r.kind, EGRESS_NAME);
+	cr_assert_str_eq(r.name, "db.lan");
+	cr_assert_eq(r.port_lo, 5432);
+	cr_assert_eq(r.protos, EGRESS_TCP);
+	cr_assert(r.allow_private);
+	cr_assert_str_eq(r.text, "DB.lan:5432/tcp+PRIVATE", "as written");
+	cr_assert_eq(egress_rule_parse("db.lan+private", true, &r, err,
+				       sizeof(err)),
+		     -EINVAL);
+	cr_assert(strstr(err, "`+private` is for allow rules"), "%s", err);
+	/* the policy file's {"private": true} */
+	cr_assert_eq(egress_rule_parse("db.lan", false, &r, err, sizeof(err)),
+		     0);
+	cr_assert_eq(egress_rule_mark_private(&r, err, sizeof(err)), 0);
+	cr_assert(r.allow_private);
+	cr_assert_str_eq(r.text, "db.lan+private");
+	cr_assert_eq(egress_rule_mark_private(&r, err, sizeof(err)), 0);
+	cr_assert_str_eq(r.text, "db.lan+private", "marked once");
 }
 
 Test(egress, rules_are_bounded)
