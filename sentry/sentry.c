@@ -210,6 +210,10 @@ static void retry_blocked(void)
 			if (t->state != TS_BLOCKED)
 				continue;
 			t->block_started = true;
+			/* Running again, as at its first dispatch: a signal its
+			 * own handler raises on it (a write's SIGPIPE) is for
+			 * after the call, not an interruption of it. */
+			t->state = TS_RUNNING;
 			complete(t, syscall_dispatch(t));
 		}
 	} while (gen != S->generation);
