@@ -97,6 +97,53 @@ static long do_write(struct task *t, struct file *f, uint64_t ubuf, size_t n,
 	return done ? (long)done : r;
 }
 
+/* A blocking write to a pipe returns only once every byte has gone in, or
+ * the readers have gone, as Linux's pipe_write: a short write blocks for
+ * room, and t->io_done carries what was written into the retries, which
+ * go on after it. A signal that ends the wait returns that count
+ * (maybe_interrupt in task.c), or EINTR or a restart if it is 0. */
+static bool write_waits_for_all(struct file *f)
+{
+	return file_is_pipe(f) && (f->flags & O_ACCMODE) != O_RDONLY &&
+	       !(f->flags & O_NONBLOCK);
+}
+
+static long write_all_iov(struct task *t, struct file *f,
+			  const struct iovec *iov, int cnt)
+{
+	size_t done = t->block_started ? t->io_done : 0, pos = 0;
+	long r = 0;
+	int i;
+
+	for (i = 0; i < cnt && pos < INT32_MAX; i++) {
+		size_t len = iov[i].iov_len, skip;
+
+		/* at most Linux's MAX_RW_COUNT in all, near enough */
+		if (len > INT32_MAX - pos)
+			len = INT32_MAX - pos;
+		if (pos + len <= done) {
+			pos += len;
+			continue;
+		}
+		skip = done - pos;
+		r = do_write(t, f, (uint64_t)(uintptr_t)iov[i].iov_base + skip,
+			     len - skip, NULL);
+		if (r < 0 || r == SYS_BLOCK)
+			break;
+		done += (size_t)r;
+		pos += len;
+		if ((size_t)r < len - skip) {
+			r = SYS_BLOCK; /* the pipe is full: wait for the rest */
+			break;
+		}
+	}
+	if (r == SYS_BLOCK) {
+		t->io_done = done;
+		return SYS_BLOCK;
+	}
+	return done ? (long)done : r;
+}
+
 long sys_read(struct task *t, struct syscall_args *a)
 {
 	struct file *f = fd_get(t, (int)a->a[0]);
@@ -112,6 +159,10 @@ long sys_write(struct task *t, struct syscall_args *a)
 
 	if (!f)
 		return -EBADF;
+	if (write_waits_for_all(f)) {
+		struct iovec one = { (void *)(uintptr_t)a->a[1], a->a[2] };
+		return write_all_iov(t, f, &one, 1);
+	}
 	return do_write(t, f, a->a[1], a->a[2], f->stream ? NULL : &f->pos);
 }
 
@@ -159,6 +210,8 @@ static long do_iov_at(struct task *t, struct file *f, struct syscall_args *a,
 		return -EINVAL;
 	if (task_read(t, a->a[1], iov, sizeof(struct iovec) * (size_t)cnt) < 0)
 		return -EFAULT;
+	if (write && write_waits_for_all(f))
+		return write_all_iov(t, f, iov, cnt);
 	for (i = 0; i < cnt; i++) {
 		if (!iov[i].iov_len)
 			continue;
