@@ -26,6 +26,9 @@
 #include "sentry/vfs.h"
 
 #define IO_CHUNK (1 << 20)
+/* The most one read or write moves on Linux (read(2)): INT_MAX less a
+ * page. */
+#define MAX_RW_COUNT (INT_MAX & ~4095)
 #define IOV_MAX_GUEST 1024
 
 static int read_path(struct task *t, uint64_t addr, char *buf)
@@ -47,8 +50,8 @@ static long do_read(struct task *t, struct file *f, uint64_t ubuf, size_t n,
 		return -EBADF;
 	if (!f->ops || !f->ops->read)
 		return -EINVAL;
-	if (n > INT32_MAX)
-		n = INT32_MAX;
+	if (n > MAX_RW_COUNT)
+		n = MAX_RW_COUNT;
 	while (done < n) {
 		size_t chunk = n - done > sizeof(buf) ? sizeof(buf) : n - done;
 		r = f->ops->read(t, f, buf, chunk, off);
@@ -79,8 +82,8 @@ static long do_write(struct task *t, struct file *f, uint64_t ubuf, size_t n,
 		return -EBADF;
 	if (!f->ops || !f->ops->write)
 		return -EINVAL;
-	if (n > INT32_MAX)
-		n = INT32_MAX;
+	if (n > MAX_RW_COUNT)
+		n = MAX_RW_COUNT;
 	while (done < n) {
 		size_t chunk = n - done > sizeof(buf) ? sizeof(buf) : n - done;
 		if (task_read(t, ubuf + done, buf, chunk) < 0)
@@ -115,12 +118,11 @@ static long write_all_iov(struct task *t, struct file *f,
 	long r = 0;
 	int i;
 
-	for (i = 0; i < cnt && pos < INT32_MAX; i++) {
+	for (i = 0; i < cnt && pos < MAX_RW_COUNT; i++) {
 		size_t len = iov[i].iov_len, skip;
 
-		/* at most Linux's MAX_RW_COUNT in all, near enough */
-		if (len > INT32_MAX - pos)
-			len = INT32_MAX - pos;
+		if (len > MAX_RW_COUNT - pos)
+			len = MAX_RW_COUNT - pos;
 		if (pos + len <= done) {
 			pos += len;
 			continue;

@@ -1070,8 +1070,9 @@ long sys_copy_file_range(struct task *t, struct syscall_args *a)
 		return -EBADF;
 	if (a->a[5])
 		return -EINVAL;
+	/* regular files only (the memory devices are not streams either) */
 	if (in->stream || out->stream || !in->vn || !out->vn ||
-	    S_ISDIR(in->vn->mode) || S_ISDIR(out->vn->mode))
+	    !S_ISREG(in->vn->mode) || !S_ISREG(out->vn->mode))
 		return -EINVAL;
 	if (out->flags & O_APPEND)
 		return -EBADF;
