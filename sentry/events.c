@@ -8,6 +8,7 @@
  * out, a hangup) moved, as Linux reports on every wakeup of the file.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,8 +18,15 @@
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
 
-#define EP_MAX_EVENTS 4096
-#define EP_MAX_ITEMS 65536
+/* Linux's bound on maxevents; what is written out goes through a buffer
+ * of EP_OUT_CHUNK events, so a large maxevents costs nothing. */
+#define EP_MAX_EVENTS ((int)(INT_MAX / sizeof(struct epoll_event)))
+#define EP_OUT_CHUNK 1024
+/* Watches in all the sandbox's epolls together, as Linux's per-user
+ * max_user_watches (ENOSPC past it): one epoll can watch every fd, but
+ * many epolls each watching every fd would otherwise cost the sentry
+ * their product. */
+#define EP_MAX_WATCHES (1 << 20)
 #define EP_MAX_NEST 5
 
 struct epitem {
@@ -32,61 +40,149 @@ struct epitem {
 	uint32_t last_mask;
 	uint64_t last_seq;
 	bool reported;
-	bool disabled; /* EPOLLONESHOT fired */
-	struct epitem *next_in_ep, *next_in_file;
+	bool disabled;				/* EPOLLONESHOT fired */
+	struct epitem *prev_in_ep, *next_in_ep; /* the epoll's ring */
+	struct epitem *next_in_file, **pprev_in_file;
+	struct epitem *next_in_hash;
 };
 
+/* An epoll's items are a ring in the order they were added; a wait
+ * starts at the head and leaves it after the last item it reported, so
+ * that with more ready items than maxevents each comes round in turn, as
+ * Linux's ready list moves reported items to its tail. */
 struct epoll {
-	struct epitem *items;
+	struct epitem *head;
 	int nitems;
 };
 
 static const struct file_ops epoll_ops;
 
-static void unlink_from_file(struct epitem *it)
-{
-	struct epitem **pp;
+/* ---- finding an item: (epoll, file, fd) -> item, in O(1) ------------------
+ *
+ * One table for every epoll of the sandbox, so that EPOLL_CTL_MOD and DEL
+ * on an epoll of thousands of items, or on a file dup'ed thousands of
+ * times into one, do not walk them. Chained, grown by doubling past one
+ * item a bucket. */
+static struct epitem **ep_hash;
+static size_t ep_hash_cap, ep_watches;
 
-	for (pp = &it->target->epitems; *pp; pp = &(*pp)->next_in_file)
+static size_t ep_hash_of(const struct file *ep, const struct file *target,
+			 int fd, size_t cap)
+{
+	uint64_t h = (uint64_t)(uintptr_t)ep * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (uint64_t)(uintptr_t)target * 0xc2b2ae3d27d4eb4fULL;
+	h ^= (uint64_t)(unsigned)fd * 0x165667b19e3779f9ULL;
+	h ^= h >> 29;
+	return (size_t)(h & (cap - 1));
+}
+
+static struct epitem *ep_find(struct file *ep, struct file *target, int fd)
+{
+	struct epitem *it;
+
+	if (!ep_hash_cap)
+		return NULL;
+	for (it = ep_hash[ep_hash_of(ep, target, fd, ep_hash_cap)]; it;
+	     it = it->next_in_hash)
+		if (it->ep == ep && it->target == target && it->fd == fd)
+			return it;
+	return NULL;
+}
+
+static int ep_hash_grow(void)
+{
+	size_t ncap = ep_hash_cap ? ep_hash_cap * 2 : 256, i;
+	struct epitem **n = calloc(ncap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < ep_hash_cap; i++)
+		while (ep_hash[i]) {
+			struct epitem *it = ep_hash[i];
+			size_t b = ep_hash_of(it->ep, it->target, it->fd, ncap);
+			ep_hash[i] = it->next_in_hash;
+			it->next_in_hash = n[b];
+			n[b] = it;
+		}
+	free(ep_hash);
+	ep_hash = n;
+	ep_hash_cap = ncap;
+	return 0;
+}
+
+static void ep_hash_del(struct epitem *it)
+{
+	struct epitem **pp =
+		&ep_hash[ep_hash_of(it->ep, it->target, it->fd, ep_hash_cap)];
+
+	for (; *pp; pp = &(*pp)->next_in_hash)
 		if (*pp == it) {
-			*pp = it->next_in_file;
+			*pp = it->next_in_hash;
 			return;
 		}
 }
 
-static void unlink_from_ep(struct epitem *it)
+/* Link a new item into its epoll's ring (at the tail), its file's list
+ * and the table. The caller has made room in the table. */
+static void ep_link(struct epoll *ep, struct epitem *it)
+{
+	size_t b = ep_hash_of(it->ep, it->target, it->fd, ep_hash_cap);
+
+	if (!ep->head) {
+		it->prev_in_ep = it->next_in_ep = it;
+		ep->head = it;
+	} else {
+		it->next_in_ep = ep->head;
+		it->prev_in_ep = ep->head->prev_in_ep;
+		it->prev_in_ep->next_in_ep = it;
+		ep->head->prev_in_ep = it;
+	}
+	ep->nitems++;
+	it->next_in_file = it->target->epitems;
+	if (it->next_in_file)
+		it->next_in_file->pprev_in_file = &it->next_in_file;
+	it->pprev_in_file = &it->target->epitems;
+	it->target->epitems = it;
+	it->next_in_hash = ep_hash[b];
+	ep_hash[b] = it;
+	ep_watches++;
+}
+
+/* Unlink it from everything and free it: O(1) but for its hash bucket. */
+static void ep_unlink(struct epitem *it)
 {
 	struct epoll *ep = it->ep->priv;
-	struct epitem **pp;
 
-	for (pp = &ep->items; *pp; pp = &(*pp)->next_in_ep)
-		if (*pp == it) {
-			*pp = it->next_in_ep;
-			ep->nitems--;
-			return;
-		}
+	if (it->next_in_ep == it) {
+		ep->head = NULL;
+	} else {
+		it->prev_in_ep->next_in_ep = it->next_in_ep;
+		it->next_in_ep->prev_in_ep = it->prev_in_ep;
+		if (ep->head == it)
+			ep->head = it->next_in_ep;
+	}
+	ep->nitems--;
+	*it->pprev_in_file = it->next_in_file;
+	if (it->next_in_file)
+		it->next_in_file->pprev_in_file = it->pprev_in_file;
+	ep_hash_del(it);
+	ep_watches--;
+	free(it);
 }
 
 void epoll_file_gone(struct file *f)
 {
-	while (f->epitems) {
-		struct epitem *it = f->epitems;
-		f->epitems = it->next_in_file;
-		unlink_from_ep(it);
-		free(it);
-	}
+	while (f->epitems)
+		ep_unlink(f->epitems);
 }
 
 static void epoll_release(struct file *f)
 {
 	struct epoll *ep = f->priv;
 
-	while (ep->items) {
-		struct epitem *it = ep->items;
-		ep->items = it->next_in_ep;
-		unlink_from_file(it);
-		free(it);
-	}
+	while (ep->head)
+		ep_unlink(ep->head);
 	free(ep);
 }
 
@@ -117,10 +213,12 @@ static short epoll_poll(struct file *f, short events)
 	struct epitem *it;
 	short r = 0;
 
+	int i;
+
 	if (poll_depth > EP_MAX_NEST)
 		return 0;
 	poll_depth++;
-	for (it = ep->items; it; it = it->next_in_ep)
+	for (it = ep->head, i = 0; i < ep->nitems; it = it->next_in_ep, i++)
 		if (item_ready(it)) {
 			r = events & (POLLIN | POLLRDNORM);
 			break;
@@ -151,10 +249,11 @@ static bool ep_reaches(struct file *from, struct file *to, int depth)
 {
 	struct epoll *ep = from->priv;
 	struct epitem *it;
+	int i;
 
 	if (depth > EP_MAX_NEST)
 		return true;
-	for (it = ep->items; it; it = it->next_in_ep) {
+	for (it = ep->head, i = 0; i < ep->nitems; it = it->next_in_ep, i++) {
 		if (it->target == to)
 			return true;
 		if (it->target->ops == &epoll_ops &&
@@ -242,19 +341,19 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 			  EPOLLHUP | EPOLLWAKEUP | EPOLLET | EPOLLRDNORM |
 			  EPOLLWRNORM | EPOLLRDBAND | EPOLLWRBAND | EPOLLPRI))))
 		return -EINVAL;
-	for (it = ep->items; it; it = it->next_in_ep)
-		if (it->target == target && it->fd == fd)
-			break;
+	it = ep_find(epf, target, fd);
 	if (op == EPOLL_CTL_MOD && it && (it->events & EPOLLEXCLUSIVE))
 		return -EINVAL; /* an exclusive item cannot be modified */
 	switch (op) {
 	case EPOLL_CTL_ADD:
 		if (it)
 			return -EEXIST;
-		if (ep->nitems >= EP_MAX_ITEMS)
+		if (ep_watches >= EP_MAX_WATCHES)
 			return -ENOSPC;
 		if (target->ops == &epoll_ops && ep_reaches(target, epf, 1))
 			return -ELOOP;
+		if (ep_watches >= ep_hash_cap && ep_hash_grow() < 0)
+			return -ENOMEM;
 		it = calloc(1, sizeof(*it));
 		if (!it)
 			return -ENOMEM;
@@ -263,11 +362,7 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 		it->fd = fd;
 		it->events = ev.events;
 		it->data = ev.data.u64;
-		it->next_in_ep = ep->items;
-		ep->items = it;
-		ep->nitems++;
-		it->next_in_file = target->epitems;
-		target->epitems = it;
+		ep_link(ep, it);
 		return 0;
 	case EPOLL_CTL_MOD:
 		if (!it)
@@ -280,23 +375,24 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 	case EPOLL_CTL_DEL:
 		if (!it)
 			return -ENOENT;
-		unlink_from_ep(it);
-		unlink_from_file(it);
-		free(it);
+		ep_unlink(it);
 		return 0;
 	default:
 		return -EINVAL;
 	}
 }
 
+/* One look at every item, from the ring's head: O(items) a call (no
+ * file here tells its epolls when it changes), with what is reported
+ * written out through a buffer of EP_OUT_CHUNK. */
 static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
 			  int64_t timeout_ns)
 {
-	static struct epoll_event out[EP_MAX_EVENTS];
+	static struct epoll_event out[EP_OUT_CHUNK];
 	struct file *epf = fd_get(t, epfd);
+	struct epitem *it, *last = NULL;
 	struct epoll *ep;
-	struct epitem *it;
-	int n = 0;
+	int n = 0, nout = 0, i, nitems;
 
 	if (!epf)
 		return -EBADF;
@@ -304,7 +400,9 @@ static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
 		return -EINVAL;
 	ep = epf->priv;
 	t->wait_hostfd = -1;
-	for (it = ep->items; it && n < max; it = it->next_in_ep) {
+	nitems = ep->nitems;
+	for (it = ep->head, i = 0; i < nitems && n < max;
+	     it = it->next_in_ep, i++) {
 		uint32_t r = item_ready(it);
 		bool edge = true;
 		uint64_t seq = 0;
@@ -332,9 +430,19 @@ static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
 		it->reported = true;
 		if (it->events & EPOLLONESHOT)
 			it->disabled = true;
-		out[n].events = r;
-		out[n].data.u64 = it->data;
+		if (nout == EP_OUT_CHUNK) {
+			if (task_write(t,
+				       uev + (uint64_t)(n - nout) *
+						       sizeof(out[0]),
+				       out, sizeof(out)) < 0)
+				return n - nout ? n - nout : -EFAULT;
+			nout = 0;
+		}
+		out[nout].events = r;
+		out[nout].data.u64 = it->data;
+		nout++;
 		n++;
+		last = it;
 	}
 	if (n == 0) {
 		if (timeout_ns == 0)
@@ -347,8 +455,10 @@ static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
 		}
 		return SYS_BLOCK;
 	}
-	if (task_write(t, uev, out, sizeof(out[0]) * (size_t)n) < 0)
-		return -EFAULT;
+	ep->head = last->next_in_ep;
+	if (task_write(t, uev + (uint64_t)(n - nout) * sizeof(out[0]), out,
+		       sizeof(out[0]) * (size_t)nout) < 0)
+		return n - nout ? n - nout : -EFAULT;
 	return n;
 }
 

@@ -96,12 +96,21 @@ static long dev_read(struct task *t, struct file *f, void *buf, size_t n,
 		memset(buf, 0, n);
 		return (long)n;
 	case DK_RANDOM:
-	case DK_URANDOM:
-		/* A short read is fine: both devices may return less. */
-		do {
-			r = getrandom(buf, n, 0);
-		} while (r < 0 && errno == EINTR);
-		return r < 0 ? -errno : (long)r;
+	case DK_URANDOM: {
+		/* All n, as Linux's (/dev/random too since 5.6): a short
+		 * getrandom here is the sentry's own tick interrupting it,
+		 * never the guest's business. */
+		size_t done = 0;
+
+		while (done < n) {
+			r = getrandom((char *)buf + done, n - done, 0);
+			if (r < 0 && errno != EINTR)
+				return done ? (long)done : -errno;
+			if (r > 0)
+				done += (size_t)r;
+		}
+		return (long)done;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -357,9 +366,10 @@ int devfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 	} else {
 		if (flags & O_DIRECTORY)
 			return -ENOTDIR;
+		/* Not a stream: like Linux's memory devices these read the
+		 * whole count (do_read goes on past its first chunk) and
+		 * take pread at any offset. */
 		f = file_new(&dev_chr_ops, flags);
-		if (f)
-			f->stream = true;
 	}
 	if (!f)
 		return -ENOMEM;

@@ -143,6 +143,7 @@ static void complete(struct task *t, long ret)
 		strace_exit(t, d, ret == SYS_RESTART ? -EINTR : ret);
 	t->state = TS_RUNNING;
 	t->block_started = false;
+	t->io_done = 0;
 	if (t->fifo_wait)
 		fifo_unwait(t); /* the open was interrupted */
 	t->deadline_ns = 0;
@@ -180,6 +181,7 @@ static void handle_syscall_stop(struct task *t)
 	t->sc.a[4] = t->regs.r8;
 	t->sc.a[5] = t->regs.r9;
 	t->block_started = false;
+	t->io_done = 0;
 	if (t->booting) {
 		/* The first task's own execveat of the stub (see
 		 * platform/ptrace.c guest_boot): the only host exec a task
@@ -210,6 +212,10 @@ static void retry_blocked(void)
 			if (t->state != TS_BLOCKED)
 				continue;
 			t->block_started = true;
+			/* Running again, as at its first dispatch: a signal its
+			 * own handler raises on it (a write's SIGPIPE) is for
+			 * after the call, not an interruption of it. */
+			t->state = TS_RUNNING;
 			complete(t, syscall_dispatch(t));
 		}
 	} while (gen != S->generation);

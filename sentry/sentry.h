@@ -133,6 +133,10 @@ struct task {
 	int wait_hostfd; /* host fd the blocked task waits on, -1 */
 	short wait_events;
 	uint64_t block_scratch[4];
+	/* a blocking write that waits for all its bytes (a pipe's): how many
+	 * had gone in when it blocked. Retries go on from there, and a signal
+	 * that ends the wait makes it the result (Linux's partial write). */
+	size_t io_done;
 	struct pipe *fifo_wait; /* FIFO whose open this task waits in */
 	struct vnode *fifo_vn;	/* its node: retries open the same one */
 	int fifo_side;		/* 1: as a reader, 2: as a writer */

@@ -116,9 +116,11 @@ struct usock {
 	bool shut_rd, shut_wr; /* this end's shutdowns */
 	bool peer_shut_wr;     /* the peer will send no more */
 	bool connected;	       /* was ever connected (EPIPE vs ENOTCONN) */
-	bool reset;	       /* the listener went away before accept */
-	bool pair;	       /* made by socketpair: the peer's close is EOF */
-	struct ucred cred;     /* for SO_PEERCRED: at socket/connect/listen */
+	/* a reset came (the listener went away before accept, or TCP's
+	 * answer to a send after the peer closed): its errno, 0 if none */
+	int reset;
+	bool pair;	   /* made by socketpair: the peer's close is EOF */
+	struct ucred cred; /* for SO_PEERCRED: at socket/connect/listen */
 	unsigned long ino;
 	struct saddr name;  /* bound name (len 0: unbound) */
 	struct saddr pname; /* stream peer's name; dgram default destination */
@@ -161,6 +163,12 @@ static unsigned *eph_slot(const struct usock *u);
 bool file_is_socket(struct file *f)
 {
 	return f && f->ops == &usock_ops;
+}
+
+bool file_is_stream_socket(struct file *f)
+{
+	return file_is_socket(f) &&
+	       ((struct usock *)f->priv)->type == SOCK_STREAM;
 }
 
 /* Drop the references of an array of passed files, and the array. */
@@ -256,6 +264,11 @@ static void usock_free(struct usock *u)
 	ext_drop(u);
 	unbind(u);
 	if (u->peer) {
+		/* TCP closed with data unread resets the connection, as
+		 * Linux's tcp_close does, rather than ending it with a FIN. */
+		if (is_inet(u) && u->type == SOCK_STREAM && u->head &&
+		    !u->peer->reset)
+			u->peer->reset = ECONNRESET;
 		u->peer->peer = NULL;
 		u->peer->peer_shut_wr = true;
 		u->peer->seq++;
@@ -270,7 +283,7 @@ static void usock_free(struct usock *u)
 		struct usock *p = u->pend_head;
 		u->pend_head = p->pend_next;
 		if (p->peer)
-			p->peer->reset = true;
+			p->peer->reset = ECONNRESET;
 		usock_free(p);
 	}
 	free(u);
@@ -1683,6 +1696,18 @@ static size_t msg_max(const struct usock *u)
 	return USOCK_BUF - 32;
 }
 
+/* A reset is reported once, to the first send or receive that sees it,
+ * as Linux's sk_err; the connection is closed after it (tcp_done), so
+ * later sends fail EPIPE, with SIGPIPE, and never go out again. */
+static long take_reset(struct usock *u)
+{
+	int err = u->reset;
+
+	u->reset = 0;
+	u->shut_wr = true;
+	return -err;
+}
+
 /* Send; files (references, taken over on success) ride with the data. */
 static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 		     int flags, const struct sendmeta *sm,
@@ -1738,14 +1763,15 @@ static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 	p = u->peer;
 	if (is_inet(u) && u->connected && !p && !u->shut_wr && !u->reset) {
 		/* TCP in CLOSE_WAIT: the first send after the peer closed goes
-		 * out and is answered with a reset; the next one fails. */
-		u->reset = true;
+		 * out and is answered with a reset; the next one fails,
+		 * EPIPE (Linux's tcp_reset in CLOSE_WAIT). */
+		u->reset = EPIPE;
 		return (long)n;
 	}
 	if (u->shut_wr || !p || p->shut_rd || u->reset) {
 		if (!u->connected)
 			return -ENOTCONN;
-		if (u->reset)
+		if (u->reset && take_reset(u) == -ECONNRESET)
 			return -ECONNRESET;
 		if (!(flags & MSG_NOSIGNAL))
 			send_signal_task(t, SIGPIPE, t->proc->pid);
@@ -1830,10 +1856,10 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 		u->so_error = 0;
 		return err;
 	}
-	if (u->reset) {
-		u->reset = false;
-		return -ECONNRESET;
-	}
+	/* a reset after what was queued; after a FIN (CLOSE_WAIT's EPIPE)
+	 * a receive sees the end, not the reset */
+	if (u->reset == ECONNRESET && !u->head)
+		return take_reset(u);
 	if (!u->head) {
 		if (u->ext_connecting)
 			return nonblock ? -EAGAIN : SYS_BLOCK;
@@ -1987,7 +2013,9 @@ static short usock_poll(struct file *f, short events)
 		return (POLLOUT | POLLHUP) & (events | POLLHUP);
 	if (u->head || eof(u) || u->reset)
 		r |= POLLIN | POLLRDNORM;
-	if (u->peer && !u->shut_wr && !u->peer->shut_rd && send_room(u->peer))
+	/* writable when a send would not wait: there is room, or it fails
+	 * (Linux's tcp_poll past SEND_SHUTDOWN, unix_poll's writable) */
+	if (!u->peer || u->shut_wr || u->peer->shut_rd || send_room(u->peer))
 		r |= POLLOUT | POLLWRNORM;
 	if (!u->peer || (u->shut_wr && (u->shut_rd || u->peer_shut_wr)))
 		r |= POLLHUP;

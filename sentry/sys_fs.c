@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <linux/mman.h>
 #include <sys/select.h>
 #include <sys/stat.h>
@@ -26,6 +27,9 @@
 #include "sentry/vfs.h"
 
 #define IO_CHUNK (1 << 20)
+/* The most one read or write moves on Linux (read(2)): INT_MAX less a
+ * page. */
+#define MAX_RW_COUNT (INT_MAX & ~4095)
 #define IOV_MAX_GUEST 1024
 
 static int read_path(struct task *t, uint64_t addr, char *buf)
@@ -47,8 +51,8 @@ static long do_read(struct task *t, struct file *f, uint64_t ubuf, size_t n,
 		return -EBADF;
 	if (!f->ops || !f->ops->read)
 		return -EINVAL;
-	if (n > INT32_MAX)
-		n = INT32_MAX;
+	if (n > MAX_RW_COUNT)
+		n = MAX_RW_COUNT;
 	while (done < n) {
 		size_t chunk = n - done > sizeof(buf) ? sizeof(buf) : n - done;
 		r = f->ops->read(t, f, buf, chunk, off);
@@ -79,8 +83,8 @@ static long do_write(struct task *t, struct file *f, uint64_t ubuf, size_t n,
 		return -EBADF;
 	if (!f->ops || !f->ops->write)
 		return -EINVAL;
-	if (n > INT32_MAX)
-		n = INT32_MAX;
+	if (n > MAX_RW_COUNT)
+		n = MAX_RW_COUNT;
 	while (done < n) {
 		size_t chunk = n - done > sizeof(buf) ? sizeof(buf) : n - done;
 		if (task_read(t, ubuf + done, buf, chunk) < 0)
@@ -94,6 +98,52 @@ static long do_write(struct task *t, struct file *f, uint64_t ubuf, size_t n,
 	}
 	if (done && f->vn && inotify_active())
 		inotify_report_vn(f->vn, IN_MODIFY);
+	return done ? (long)done : r;
+}
+
+/* A blocking write to a pipe returns only once every byte has gone in, or
+ * the readers have gone, as Linux's pipe_write: a short write blocks for
+ * room, and t->io_done carries what was written into the retries, which
+ * go on after it. A signal that ends the wait returns that count
+ * (maybe_interrupt in task.c), or EINTR or a restart if it is 0. */
+static bool write_waits_for_all(struct file *f)
+{
+	return file_is_pipe(f) && (f->flags & O_ACCMODE) != O_RDONLY &&
+	       !(f->flags & O_NONBLOCK);
+}
+
+static long write_all_iov(struct task *t, struct file *f,
+			  const struct iovec *iov, int cnt)
+{
+	size_t done = t->block_started ? t->io_done : 0, pos = 0;
+	long r = 0;
+	int i;
+
+	for (i = 0; i < cnt && pos < MAX_RW_COUNT; i++) {
+		size_t len = iov[i].iov_len, skip;
+
+		if (len > MAX_RW_COUNT - pos)
+			len = MAX_RW_COUNT - pos;
+		if (pos + len <= done) {
+			pos += len;
+			continue;
+		}
+		skip = done - pos;
+		r = do_write(t, f, (uint64_t)(uintptr_t)iov[i].iov_base + skip,
+			     len - skip, NULL);
+		if (r < 0 || r == SYS_BLOCK)
+			break;
+		done += (size_t)r;
+		pos += len;
+		if ((size_t)r < len - skip) {
+			r = SYS_BLOCK; /* the pipe is full: wait for the rest */
+			break;
+		}
+	}
+	if (r == SYS_BLOCK) {
+		t->io_done = done;
+		return SYS_BLOCK;
+	}
 	return done ? (long)done : r;
 }
 
@@ -112,6 +162,10 @@ long sys_write(struct task *t, struct syscall_args *a)
 
 	if (!f)
 		return -EBADF;
+	if (write_waits_for_all(f)) {
+		struct iovec one = { (void *)(uintptr_t)a->a[1], a->a[2] };
+		return write_all_iov(t, f, &one, 1);
+	}
 	return do_write(t, f, a->a[1], a->a[2], f->stream ? NULL : &f->pos);
 }
 
@@ -159,6 +213,8 @@ static long do_iov_at(struct task *t, struct file *f, struct syscall_args *a,
 		return -EINVAL;
 	if (task_read(t, a->a[1], iov, sizeof(struct iovec) * (size_t)cnt) < 0)
 		return -EFAULT;
+	if (write && write_waits_for_all(f))
+		return write_all_iov(t, f, iov, cnt);
 	for (i = 0; i < cnt; i++) {
 		if (!iov[i].iov_len)
 			continue;
@@ -998,7 +1054,11 @@ long sys_pipe2(struct task *t, struct syscall_args *a)
 
 /* ---- poll and select ------------------------------------------------------- */
 
-#define POLL_MAX 4096
+/* poll and select read the guest's array in chunks of these, so that
+ * what the sentry holds stays the same however many fds are asked about:
+ * nfds may be RLIMIT_NOFILE, and is mostly -1 or the same fd. */
+#define POLL_CHUNK 4096
+#define SELECT_CHUNK 4096 /* fds, a multiple of 64 */
 
 /* Start or check the deadline of a blocking wait. timeout_ns < 0: none. */
 static bool deadline_passed(struct task *t, int64_t timeout_ns)
@@ -1024,19 +1084,18 @@ static short file_poll(struct task *t, struct file *f, short events)
 	return r;
 }
 
-static long do_poll(struct task *t, uint64_t ufds, uint64_t nfds,
-		    int64_t timeout_ns)
+/* One look at entries [from, from + n) of the guest's pollfd array, into
+ * pfds: the number of them with events. */
+static long poll_chunk(struct task *t, uint64_t ufds, uint64_t from, size_t n,
+		       struct pollfd *pfds)
 {
-	static struct pollfd pfds[POLL_MAX];
 	long ready = 0;
-	uint64_t i;
+	size_t i;
 
-	if (nfds > POLL_MAX)
-		return -EINVAL;
-	if (task_read(t, ufds, pfds, sizeof(struct pollfd) * nfds) < 0)
+	if (task_read(t, ufds + from * sizeof(*pfds), pfds, n * sizeof(*pfds)) <
+	    0)
 		return -EFAULT;
-	t->wait_hostfd = -1;
-	for (i = 0; i < nfds; i++) {
+	for (i = 0; i < n; i++) {
 		struct file *f;
 		pfds[i].revents = 0;
 		if (pfds[i].fd < 0)
@@ -1051,10 +1110,48 @@ static long do_poll(struct task *t, uint64_t ufds, uint64_t nfds,
 		if (pfds[i].revents)
 			ready++;
 	}
+	return ready;
+}
+
+/* A first pass counts; only a call that returns writes revents, in a
+ * second pass (the sentry is single-threaded, so the files it looks at
+ * again are as they were). One chunk, the usual case, is one pass. Cost:
+ * O(nfds) a call, as Linux's. */
+static long do_poll(struct task *t, uint64_t ufds, uint64_t nfds_arg,
+		    int64_t timeout_ns)
+{
+	static struct pollfd pfds[POLL_CHUNK];
+	unsigned nfds = (unsigned)nfds_arg; /* Linux's is an unsigned int */
+	long ready = 0, r;
+	uint64_t i;
+
+	if (nfds > t->proc->rlim[RLIMIT_NOFILE].cur)
+		return -EINVAL;
+	t->wait_hostfd = -1;
+	for (i = 0; i < nfds; i += POLL_CHUNK) {
+		size_t n = nfds - i < POLL_CHUNK ? nfds - i : POLL_CHUNK;
+		r = poll_chunk(t, ufds, i, n, pfds);
+		if (r < 0)
+			return r;
+		ready += r;
+	}
 	if (!ready && !deadline_passed(t, timeout_ns))
 		return SYS_BLOCK;
-	if (task_write(t, ufds, pfds, sizeof(struct pollfd) * nfds) < 0)
-		return -EFAULT;
+	if (nfds <= POLL_CHUNK)
+		return task_write(t, ufds, pfds, sizeof(*pfds) * nfds) < 0 ?
+			       -EFAULT :
+			       ready;
+	ready = 0;
+	for (i = 0; i < nfds; i += POLL_CHUNK) {
+		size_t n = nfds - i < POLL_CHUNK ? nfds - i : POLL_CHUNK;
+		r = poll_chunk(t, ufds, i, n, pfds);
+		if (r < 0)
+			return r;
+		if (task_write(t, ufds + i * sizeof(*pfds), pfds,
+			       n * sizeof(*pfds)) < 0)
+			return -EFAULT;
+		ready += r;
+	}
 	return ready;
 }
 
@@ -1086,58 +1183,109 @@ long sys_ppoll(struct task *t, struct syscall_args *a)
 	return do_poll(t, a->a[0], a->a[1], timeout);
 }
 
-static long do_select(struct task *t, int nfds, uint64_t urd, uint64_t uwr,
-		      uint64_t uex, int64_t timeout_ns)
+/* One look at fds [base, base + n) of select's three sets (n a multiple
+ * of 64 but for the last chunk), the results into out: the count, or
+ * -errno. */
+static long select_chunk(struct task *t, const uint64_t uset[3], int base,
+			 int n, uint64_t out[3][SELECT_CHUNK / 64])
 {
-	fd_set in[3], out[3];
-	uint64_t uset[3] = { urd, uwr, uex };
+	uint64_t in[3][SELECT_CHUNK / 64];
+	size_t bytes = (size_t)((n + 63) / 64) * 8;
 	long ready = 0;
-	int fd, k;
-	size_t bytes;
+	int i, k;
 
-	if (nfds < 0 || nfds > FD_SETSIZE)
-		return -EINVAL;
-	bytes = (size_t)((nfds + 63) / 64) * 8;
 	for (k = 0; k < 3; k++) {
-		FD_ZERO(&in[k]);
-		FD_ZERO(&out[k]);
-		if (uset[k] && task_read(t, uset[k], &in[k], bytes) < 0)
+		memset(in[k], 0, bytes);
+		memset(out[k], 0, bytes);
+		if (uset[k] && task_read(t, uset[k] + (uint64_t)base / 8, in[k],
+					 bytes) < 0)
 			return -EFAULT;
 	}
-	t->wait_hostfd = -1;
-	for (fd = 0; fd < nfds; fd++) {
+	for (i = 0; i < n; i++) {
+		uint64_t bit = 1ULL << (i % 64);
 		struct file *f;
 		short ev = 0, r;
-		if (FD_ISSET(fd, &in[0]))
+		if (in[0][i / 64] & bit)
 			ev |= POLLIN;
-		if (FD_ISSET(fd, &in[1]))
+		if (in[1][i / 64] & bit)
 			ev |= POLLOUT;
-		if (FD_ISSET(fd, &in[2]))
+		if (in[2][i / 64] & bit)
 			ev |= POLLPRI;
 		if (!ev)
 			continue;
-		f = fd_get(t, fd);
+		f = fd_get(t, base + i);
 		if (!f)
 			return -EBADF;
 		r = file_poll(t, f, ev);
 		if ((ev & POLLIN) && (r & (POLLIN | POLLHUP | POLLERR))) {
-			FD_SET(fd, &out[0]);
+			out[0][i / 64] |= bit;
 			ready++;
 		}
 		if ((ev & POLLOUT) && (r & (POLLOUT | POLLERR))) {
-			FD_SET(fd, &out[1]);
+			out[1][i / 64] |= bit;
 			ready++;
 		}
 		if ((ev & POLLPRI) && (r & POLLPRI)) {
-			FD_SET(fd, &out[2]);
+			out[2][i / 64] |= bit;
 			ready++;
 		}
 	}
+	return ready;
+}
+
+static long select_store(struct task *t, const uint64_t uset[3], int base,
+			 int n, uint64_t out[3][SELECT_CHUNK / 64])
+{
+	size_t bytes = (size_t)((n + 63) / 64) * 8;
+	int k;
+
+	for (k = 0; k < 3; k++)
+		if (uset[k] && task_write(t, uset[k] + (uint64_t)base / 8,
+					  out[k], bytes) < 0)
+			return -EFAULT;
+	return 0;
+}
+
+/* As poll: a pass that counts, and a second that writes when the call
+ * returns and the sets are more than one chunk. nfds past the fd table's
+ * size is cut to it, as Linux cuts it to its table's max_fds (which grows
+ * the same way, in powers of two from 64); the sets are read and written
+ * only that far. */
+static long do_select(struct task *t, int nfds, uint64_t urd, uint64_t uwr,
+		      uint64_t uex, int64_t timeout_ns)
+{
+	static uint64_t out[3][SELECT_CHUNK / 64];
+	const uint64_t uset[3] = { urd, uwr, uex };
+	int cap = t->proc->fdt ? t->proc->fdt->cap : 0, base;
+	long ready = 0, r;
+
+	if (nfds < 0)
+		return -EINVAL;
+	if (nfds > cap)
+		nfds = cap;
+	t->wait_hostfd = -1;
+	for (base = 0; base < nfds; base += SELECT_CHUNK) {
+		int n = nfds - base < SELECT_CHUNK ? nfds - base : SELECT_CHUNK;
+		r = select_chunk(t, uset, base, n, out);
+		if (r < 0)
+			return r;
+		ready += r;
+	}
 	if (!ready && !deadline_passed(t, timeout_ns))
 		return SYS_BLOCK;
-	for (k = 0; k < 3; k++)
-		if (uset[k] && task_write(t, uset[k], &out[k], bytes) < 0)
+	if (nfds <= SELECT_CHUNK)
+		return select_store(t, uset, 0, nfds, out) < 0 ? -EFAULT :
+								 ready;
+	ready = 0;
+	for (base = 0; base < nfds; base += SELECT_CHUNK) {
+		int n = nfds - base < SELECT_CHUNK ? nfds - base : SELECT_CHUNK;
+		r = select_chunk(t, uset, base, n, out);
+		if (r < 0)
+			return r;
+		if (select_store(t, uset, base, n, out) < 0)
 			return -EFAULT;
+		ready += r;
+	}
 	return ready;
 }
 

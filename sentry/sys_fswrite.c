@@ -993,13 +993,18 @@ long sys_memfd_create(struct task *t, struct syscall_args *a)
 }
 
 /* sendfile and copy_file_range: a copy through the sentry, in chunks, with
- * the same offsets and blocking rules as read and write. */
+ * the same offsets and blocking rules as read and write. Returns the bytes
+ * moved, or -errno or SYS_BLOCK when none were; *stalled says it stopped
+ * because out took less than it was given (it is full), not at the end of
+ * in or on an error. */
 static long copy_between(struct task *t, struct file *in, int64_t *ioff,
-			 struct file *out, int64_t *ooff, size_t count)
+			 struct file *out, int64_t *ooff, size_t count,
+			 bool *stalled)
 {
 	static char buf[1 << 16];
 	size_t done = 0;
 
+	*stalled = false;
 	if ((in->flags & O_ACCMODE) == O_WRONLY ||
 	    (out->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
@@ -1020,22 +1025,32 @@ static long copy_between(struct task *t, struct file *in, int64_t *ioff,
 		w = out->ops->write(t, out, buf, (size_t)r, ooff);
 		if (w < 0 || w == SYS_BLOCK) {
 			*ioff = isave; /* nothing of this chunk was taken */
+			*stalled = w == SYS_BLOCK;
 			return done ? (long)done : w;
 		}
 		done += (size_t)w;
 		if (w < r) {
 			*ioff = isave + w;
+			*stalled = true;
 			break;
 		}
 	}
 	return (long)done;
 }
 
+/* To a blocking stream socket, sendfile returns once all count bytes are
+ * sent, at the end of the file, or on an error (after what was sent; the
+ * error is the next call's), as Linux's splice loop does: while the
+ * socket is full it blocks, t->io_done counting what went, and the
+ * offset written back as it moves, so that a signal can end the call
+ * with that count (task.c maybe_interrupt). Elsewhere one pass. */
 long sys_sendfile(struct task *t, struct syscall_args *a)
 {
 	struct file *out = fd_get(t, (int)a->a[0]),
 		    *in = fd_get(t, (int)a->a[1]);
+	size_t count = a->a[3], done = 0, moved;
 	int64_t off, *ioff;
+	bool wait_all, stalled;
 	long r;
 
 	if (!out || !in)
@@ -1051,12 +1066,24 @@ long sys_sendfile(struct task *t, struct syscall_args *a)
 	} else {
 		ioff = &in->pos;
 	}
+	if (count > (INT_MAX & ~4095))
+		count = INT_MAX & ~4095; /* MAX_RW_COUNT */
+	wait_all = file_is_stream_socket(out) && !(out->flags & O_NONBLOCK);
+	if (wait_all && t->block_started)
+		done = t->io_done;
 	r = copy_between(t, in, ioff, out, out->stream ? NULL : &out->pos,
-			 a->a[3]);
-	if (a->a[2] && r >= 0 && r != SYS_BLOCK &&
-	    task_write(t, a->a[2], &off, sizeof(off)) < 0)
+			 count - done, &stalled);
+	moved = r > 0 ? (size_t)r : 0;
+	if (a->a[2] && moved && task_write(t, a->a[2], &off, sizeof(off)) < 0)
 		return -EFAULT;
-	return r;
+	if (wait_all && done + moved < count &&
+	    (r == SYS_BLOCK || (moved && stalled))) {
+		t->io_done = done + moved;
+		return SYS_BLOCK;
+	}
+	if (r < 0 || r == SYS_BLOCK)
+		return done ? (long)done : r;
+	return (long)(done + moved);
 }
 
 long sys_copy_file_range(struct task *t, struct syscall_args *a)
@@ -1064,14 +1091,16 @@ long sys_copy_file_range(struct task *t, struct syscall_args *a)
 	struct file *in = fd_get(t, (int)a->a[0]),
 		    *out = fd_get(t, (int)a->a[2]);
 	int64_t ioffv, ooffv, *ioff, *ooff;
+	bool stalled;
 	long r;
 
 	if (!in || !out)
 		return -EBADF;
 	if (a->a[5])
 		return -EINVAL;
+	/* regular files only (the memory devices are not streams either) */
 	if (in->stream || out->stream || !in->vn || !out->vn ||
-	    S_ISDIR(in->vn->mode) || S_ISDIR(out->vn->mode))
+	    !S_ISREG(in->vn->mode) || !S_ISREG(out->vn->mode))
 		return -EINVAL;
 	if (out->flags & O_APPEND)
 		return -EBADF;
@@ -1091,7 +1120,7 @@ long sys_copy_file_range(struct task *t, struct syscall_args *a)
 	}
 	if (*ioff < 0 || *ooff < 0)
 		return -EINVAL;
-	r = copy_between(t, in, ioff, out, ooff, a->a[4]);
+	r = copy_between(t, in, ioff, out, ooff, a->a[4], &stalled);
 	if (r >= 0 && a->a[1] &&
 	    task_write(t, a->a[1], &ioffv, sizeof(ioffv)) < 0)
 		return -EFAULT;

@@ -125,7 +125,8 @@ EMU(syncfs, sys_syncfs, FULL, "F",
 EMU(flock, sys_flock, FULL, "Fx", "between the sandbox's processes")
 EMU(memfd_create, sys_memfd_create, PARTIAL, "sx",
     "a tmpfs file of no directory; no seals, no hugetlb")
-EMU(sendfile, sys_sendfile, FULL, "FFpu", "a copy through the sentry")
+EMU(sendfile, sys_sendfile, FULL, "FFpu",
+    "a copy through the sentry; to a blocking stream socket it waits for all of it, as Linux")
 EMU(copy_file_range, sys_copy_file_range, FULL, "FpFpux",
     "a copy through the sentry")
 EMU(splice, sys_splice, FULL, "FpFpux", "through the sentry, in 64 KiB chunks")

@@ -725,9 +725,16 @@ static void maybe_interrupt(struct task *t, int sig)
 		return;
 	if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN)
 		return;
+	if (sa->handler == (uint64_t)(uintptr_t)SIG_DFL &&
+	    sig_default_ignored(sig))
+		return;
+	if (t->io_done) {
+		/* A write that had moved bytes before it blocked returns their
+		 * count, whatever the handler or SA_RESTART (pipe(7)). */
+		sentry_complete(t, (long)t->io_done);
+		return;
+	}
 	if (sa->handler == (uint64_t)(uintptr_t)SIG_DFL) {
-		if (sig_default_ignored(sig))
-			return;
 		if (!interrupt_with_mask(t))
 			sentry_complete(t, -EINTR); /* it dies or stops */
 		return;

@@ -247,6 +247,7 @@ void file_release_priv(struct file *f);
 struct epitem;
 void epoll_file_gone(struct file *f); /* f is being freed: unregister it */
 bool file_is_socket(struct file *f);
+bool file_is_stream_socket(struct file *f); /* SOCK_STREAM: unix or TCP */
 
 /* Pipes (sentry/pipe.c) */
 int pipe_create(struct file **rd, struct file **wr, int flags);

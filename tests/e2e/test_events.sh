@@ -338,6 +338,23 @@ True
 on an epoll 22" "$OUT" "EPOLLEXCLUSIVE: reported, and its rules"
 }
 
+# RLIMIT_NOFILE raised to its hard limit and 11 000 pipes and eventfds:
+# poll up to nfds = RLIMIT_NOFILE, select past FD_SETSIZE, epoll_wait up
+# to maxevents = INT_MAX / sizeof(struct epoll_event), each the same as
+# natively (tests/e2e/many_fds.c says what it checks).
+t_many_fds_match_native()
+{
+	gcc -O1 -Wall -o "$E2E_TMP/many_fds" "$HERE/many_fds.c" ||
+		fail "cannot build many_fds.c"
+	chmod 755 "$E2E_TMP/many_fds"
+	# natively, root may raise the hard limit past the invoking shell's
+	capture native bash -c 'ulimit -n 65536 2>/dev/null; exec "$0"' "$E2E_TMP/many_fds"
+	local want=$OUT
+	assert_contains "$want" "epoll_wait blocked on" "the native run went to the end"
+	capture moat do -- "$E2E_TMP/many_fds"
+	assert_eq "$want" "$OUT" "thousands of fds: poll, select and epoll as natively"
+}
+
 run_test "FIFOs" t_fifo
 run_test "FIFO opens that end early" t_fifo_abandoned
 run_test "pipe sizes" t_pipe_size
@@ -352,4 +369,5 @@ run_test "nested epoll" t_epoll_nest
 run_test "eventfd" t_eventfd
 run_test "asyncio" t_asyncio
 run_test epoll_exclusive t_epoll_exclusive
+run_test "poll, select and epoll over thousands of fds" t_many_fds_match_native
 e2e_done

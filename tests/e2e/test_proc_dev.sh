@@ -128,6 +128,52 @@ print(len(os.read(os.open("/dev/full", os.O_RDONLY), 8)))'
 8" "$OUT" "/dev/full fails writes with ENOSPC and reads as zeros"
 }
 
+# A read of the memory devices returns the whole count, as Linux's (no
+# cap but MAX_RW_COUNT; /dev/random too since 5.6), and getrandom (the
+# host's, run natively) its own: whatever the native run prints.
+t_dev_random_full_reads()
+{
+	capture moat do -- /bin/sh -c 'dd if=/dev/urandom bs=64k count=64 of=/tmp/x 2>/dev/null; wc -c </tmp/x; dd if=/dev/random bs=1M count=40 2>/dev/null | wc -c'
+	assert_eq "4194304
+41943040" "$OUT" "dd of /dev/urandom and /dev/random writes every block in full"
+	local prog='
+import os
+for n, devs in ((65536, ("/dev/urandom", "/dev/random", "/dev/zero")),
+                (4 << 20, ("/dev/urandom", "/dev/random", "/dev/zero")),
+                ((32 << 20) + 1, ("/dev/urandom",))):   # past the old 32 MiB-1
+    row = [len(os.getrandom(n))]
+    for dev in devs:
+        fd = os.open(dev, os.O_RDONLY)
+        row.append(len(os.read(fd, n)))
+        row.append(len(os.pread(fd, 16, 1 << 40)))
+        os.close(fd)
+    print(n, *row)'
+	assert_same_as_native $PY -c "$prog"
+}
+
+# The memory devices are not streams: pread, sendfile from them and
+# fadvise work, copy_file_range refuses them, as natively.
+t_dev_memory_not_streams()
+{
+	local prog='
+import os
+def t(name, f):
+    try:
+        print(name, f())
+    except OSError as e:
+        print(name, "error", e.errno)
+z = os.open("/dev/zero", os.O_RDONLY)
+u = os.open("/dev/urandom", os.O_RDONLY)
+out = os.open("/tmp/devout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+t("pread", lambda: len(os.pread(u, 8, 4096)))
+t("sendfile", lambda: os.sendfile(out, z, None, 100))
+t("sendfile at", lambda: os.sendfile(out, u, 5, 1 << 20))
+t("copy_file_range", lambda: os.copy_file_range(z, out, 100))
+t("fadvise", lambda: os.posix_fadvise(z, 0, 0, 0))
+t("lseek", lambda: os.lseek(z, 100, 0))'
+	assert_same_as_native $PY -c "$prog"
+}
+
 run_test "pid 1 has parent 0" t_pid1_ppid0
 run_test "child processes get small virtual pids" t_child_pids
 run_test "/proc/self/exe" t_proc_self_exe
@@ -143,4 +189,6 @@ run_test "/dev/zero" t_dev_zero
 run_test "/dev/urandom" t_dev_urandom
 run_test "/dev/random" t_dev_random_differs
 run_test "/dev/full" t_dev_full
+run_test "/dev/urandom and /dev/random: full reads" t_dev_random_full_reads
+run_test "memory devices are not streams" t_dev_memory_not_streams
 e2e_done

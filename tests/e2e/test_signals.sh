@@ -221,6 +221,53 @@ t_signalfd_matches_native()
 	assert_eq "$want" "$OUT" "signalfd reads inside what it reads natively"
 }
 
+t_pipe_write_interrupted_matches_native()
+{
+	gcc -O1 -Wall -o "$E2E_TMP/pipe_write_signal" "$HERE/pipe_write_signal.c" ||
+		fail "cannot build pipe_write_signal.c"
+	chmod 755 "$E2E_TMP/pipe_write_signal"
+	capture native "$E2E_TMP/pipe_write_signal"
+	local want=$OUT
+	assert_contains "$want" "drained: 167936  handled 1" "natively, a signal ends a big write with what went in"
+	capture moat do -- "$E2E_TMP/pipe_write_signal"
+	assert_eq "$want" "$OUT" "a blocking pipe write that a signal interrupts returns as natively"
+}
+
+# A handler that raises ends a write to a pipe that filled mid-write: the
+# exception reaches the writer (os.write, and a buffered file's write).
+t_pipe_write_handler_raises()
+{
+	local prog='
+import os, signal
+r, w = os.pipe()
+def boom(s, f):
+    raise ZeroDivisionError
+signal.signal(signal.SIGALRM, boom)
+for mode in ("os", "io"):
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    try:
+        if mode == "os":
+            n = os.write(w, b"x" * (1 << 20))
+        else:
+            n = open(w, "wb", closefd=False).write(b"x" * (1 << 20))
+        print(mode, "returned", n)
+    except ZeroDivisionError:
+        print(mode, "raised")
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    os.set_blocking(r, False)
+    try:
+        while os.read(r, 1 << 20):
+            pass
+    except BlockingIOError:
+        pass
+    os.set_blocking(r, True)'
+	assert_same_as_native $PY -c "$prog"
+	assert_eq "os raised
+io raised" "$OUT" "the handler ran, and its exception ended the write"
+}
+
+run_test pipe_write_interrupted_matches_native t_pipe_write_interrupted_matches_native
+run_test pipe_write_handler_raises t_pipe_write_handler_raises
 run_test signalfd_matches_native t_signalfd_matches_native
 run_test ppoll_mask t_ppoll_mask
 run_test timerfd t_timerfd

@@ -226,18 +226,22 @@ print(len(anc), bool(flags & socket.MSG_CTRUNC))'
 
 t_tcp_send_after_peer_closed()
 {
-	capture moat do -- $PY -c '
+	local prog='
 import socket
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 c = socket.create_connection(s.getsockname()); a, _ = s.accept()
 c.close()
 print(a.recv(10), a.send(b"first"))
-try:
-    a.send(b"second")
-except OSError as e:
-    print(type(e).__name__)'
+for op in ("send", "recv", "send"):
+    try:
+        print(op, a.send(b"second") if op == "send" else a.recv(10))
+    except OSError as e:
+        print(op, type(e).__name__)'
+	assert_same_as_native $PY -c "$prog"
 	assert_eq "b'' 5
-ConnectionResetError" "$OUT" "CLOSE_WAIT: the first send goes, the next is reset"
+send BrokenPipeError
+recv b''
+send BrokenPipeError" "$OUT" "CLOSE_WAIT: the first send goes; the reset it meets fails the next, EPIPE, as natively"
 }
 
 t_empty_scm_rights_are_ignored()
@@ -492,3 +496,44 @@ t_tcp_info_and_congestion_match_native()
 }
 
 run_test tcp_info_and_congestion_match_native t_tcp_info_and_congestion_match_native
+
+# A blocking sendfile to a socket whose peer closes mid-transfer: what was
+# sent, then EPIPE and SIGPIPE, as natively; from a file of the rootfs (the
+# host's, through the gofer) and from the sandbox's /tmp.
+t_sendfile_peer_close_matches_native()
+{
+	gcc -O1 -Wall -o "$E2E_TMP/sendfile_peer_close" "$E2E_ROOT/tests/e2e/sendfile_peer_close.c" ||
+		fail "cannot build sendfile_peer_close.c"
+	chmod 755 "$E2E_TMP/sendfile_peer_close"
+	head -c 32M /dev/urandom >"$E2E_TMP/big.dat"
+	chmod 644 "$E2E_TMP/big.dat"
+	capture native "$E2E_TMP/sendfile_peer_close" "$E2E_TMP/big.dat"
+	local want=$OUT
+	assert_contains "$want" "tcp, SIGPIPE SIG_IGN: part of it, then -1 Broken pipe" "natively: what was sent, then EPIPE"
+	capture moat do -- "$E2E_TMP/sendfile_peer_close" "$E2E_TMP/big.dat"
+	assert_eq "$want" "$OUT" "sendfile from the rootfs to a socket whose peer closes"
+	capture moat do -- /bin/sh -c 'head -c 32M /dev/urandom >/tmp/big.dat && exec "$0" /tmp/big.dat' "$E2E_TMP/sendfile_peer_close"
+	assert_eq "$want" "$OUT" "sendfile from /tmp to a socket whose peer closes"
+}
+
+# asyncio's loop.sock_sendfile (non-blocking sockets, os.sendfile in a
+# loop) fails with EPIPE or ECONNRESET when the peer closes early, and
+# delivers every byte when it does not.
+t_sock_sendfile_asyncio_matches_native()
+{
+	cp "$E2E_ROOT/tests/e2e/sendfile_asyncio.py" "$E2E_TMP/sendfile_asyncio.py"
+	chmod 644 "$E2E_TMP/sendfile_asyncio.py"
+	head -c 16M /dev/urandom >"$E2E_TMP/big.dat"
+	chmod 644 "$E2E_TMP/big.dat"
+	assert_same_as_native $PY "$E2E_TMP/sendfile_asyncio.py" "$E2E_TMP/big.dat"
+	local want="AF_UNIX closes early peer gone True
+AF_UNIX reads all sent 16777216 True
+AF_INET closes early peer gone True
+AF_INET reads all sent 16777216 True"
+	assert_eq "$want" "$OUT" "sock_sendfile from the rootfs"
+	capture moat do -- $PY "$E2E_TMP/sendfile_asyncio.py" /tmp/big.dat
+	assert_eq "$want" "$OUT" "sock_sendfile from /tmp"
+}
+
+run_test sendfile_peer_close_matches_native t_sendfile_peer_close_matches_native
+run_test sock_sendfile_asyncio_matches_native t_sock_sendfile_asyncio_matches_native
