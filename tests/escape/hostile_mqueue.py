@@ -49,6 +49,10 @@ def drop(prefix, fds):
         rt.mq_unlink(("/%s%d" % (prefix, i)).encode())
 
 
+# RLIMIT_MSGQUEUE counts per real uid, across IPC namespaces: a real uid
+# of this run's own (root still, by the effective one) keeps other queues
+# of the host's root out of the count.
+os.setresuid(40000 + os.getpid() % 20000, 0, 0)
 if RAISED:
     resource.setrlimit(resource.RLIMIT_MSGQUEUE,
                        (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
