@@ -325,9 +325,11 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 		return -EINVAL;
 	if (target == epf)
 		return -EINVAL;
-	if (target->vn &&
+	/* Regular files and directories: not pollable; but a message queue
+	 * is a regular file that polls (Linux's file_can_poll). */
+	if (target->vn && !target->vn->mq &&
 	    (S_ISREG(target->vn->mode) || S_ISDIR(target->vn->mode)))
-		return -EPERM; /* regular files and directories: not pollable */
+		return -EPERM;
 	ep = epf->priv;
 	if (op != EPOLL_CTL_DEL && task_read(t, a->a[3], &ev, sizeof(ev)) < 0)
 		return -EFAULT;

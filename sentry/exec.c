@@ -540,6 +540,7 @@ static int load(struct task *t, struct exec_plan *p)
 	maps_clear(proc);
 	timers_exec(proc);
 	sysv_exec(proc);
+	mqueue_exec(proc);
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = (uint64_t)now_ns();
 	rc = map_image(t, p->main, &p->mi, p->main_vn->path,

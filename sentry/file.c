@@ -163,6 +163,15 @@ int fd_install(struct task *t, struct file *f, bool cloexec, int minfd)
 	return -EMFILE;
 }
 
+/* A descriptor of f closes in p: its POSIX locks go, and the file hears
+ * (file_ops.flush), whether or not it was the last descriptor. */
+static void fd_closed_by(struct process *p, struct file *f)
+{
+	locks_closed_by(p, f);
+	if (f->ops && f->ops->flush)
+		f->ops->flush(p, f);
+}
+
 /* Install f at exactly fd, closing what was there (dup2 semantics). */
 int fd_install_at(struct task *t, struct file *f, int fd, bool cloexec)
 {
@@ -180,7 +189,7 @@ int fd_install_at(struct task *t, struct file *f, int fd, bool cloexec)
 	fdt->ents[fd].f = file_get(f);
 	fdt->ents[fd].cloexec = cloexec;
 	if (old)
-		locks_closed_by(t->proc, old);
+		fd_closed_by(t->proc, old);
 	file_put(old);
 	sentry_wake();
 	return fd;
@@ -195,7 +204,7 @@ int fd_close(struct task *t, int fd)
 		return -EBADF;
 	f = fdt->ents[fd].f;
 	fdt->ents[fd].f = NULL;
-	locks_closed_by(t->proc, f);
+	fd_closed_by(t->proc, f);
 	file_put(f);
 	sentry_wake();
 	return 0;
@@ -207,7 +216,7 @@ void fd_close_on_exec(struct process *p, struct fdtable *fdt)
 
 	for (i = 0; i < fdt->cap; i++) {
 		if (fdt->ents[i].f && fdt->ents[i].cloexec) {
-			locks_closed_by(p, fdt->ents[i].f);
+			fd_closed_by(p, fdt->ents[i].f);
 			file_put(fdt->ents[i].f);
 			fdt->ents[i].f = NULL;
 		}
@@ -451,6 +460,8 @@ int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 		return devfs_open(t, vn, flags, out);
 	case VN_TMPFS:
 		return tmpfs_open(t, vn, flags, out);
+	case VN_MQUEUE:
+		return mqueuefs_open(t, vn, flags, out);
 	}
 	return -ENXIO;
 }

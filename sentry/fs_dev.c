@@ -33,7 +33,7 @@ enum dev_kind {
 	DK_RANDOM,
 	DK_URANDOM,
 	DK_LINK,
-	DK_DIR,	 /* shm: empty (a tmpfs is mounted over it) */
+	DK_DIR,	 /* shm, mqueue: empty (their filesystems are mounted over) */
 	DK_PTS,	 /* /dev/pts: the live ptys */
 	DK_PTMX, /* a new pty's master */
 	DK_TTY,	 /* the caller's controlling terminal */
@@ -59,6 +59,7 @@ static const struct dent dev_ents[] = {
 	{ "stdout", DK_LINK, S_IFLNK | 0777, 0, "/proc/self/fd/1" },
 	{ "stderr", DK_LINK, S_IFLNK | 0777, 0, "/proc/self/fd/2" },
 	{ "shm", DK_DIR, S_IFDIR | 01777, 0, NULL },
+	{ "mqueue", DK_DIR, S_IFDIR | 01777, 0, NULL },
 	{ "pts", DK_PTS, S_IFDIR | 0755, 0, NULL },
 	{ "ptmx", DK_PTMX, S_IFCHR | 0666, 0, NULL },
 	{ "tty", DK_TTY, S_IFCHR | 0666, 0, NULL },

@@ -13,6 +13,7 @@
  * File contents are generated once at open into f->data (seq_file-like
  * snapshot); the file owns them and file_put frees them.
  */
+#include "sentry/mqueue.h"
 #include "sentry/vfs.h"
 
 #include <dirent.h>
@@ -52,6 +53,9 @@ enum proc_kind {
 	PK_OSRELEASE,
 	PK_OSTYPE,
 	PK_PID_MAX,
+	PK_SYS_FS,
+	PK_SYS_FS_MQUEUE,
+	PK_MQ_SYSCTL, /* /proc/sys/fs/mqueue/<num: index in mqueue_sysctls> */
 	/* per process; vn->num is the tid the view is about (fd number for
 	 * PK_FD) */
 	PK_PID_DIR,
@@ -99,7 +103,12 @@ static const struct pent root_ents[] = {
 };
 
 static const struct pent sys_ents[] = {
+	{ "fs", PK_SYS_FS, S_IFDIR | 0555 },
 	{ "kernel", PK_SYS_KERNEL, S_IFDIR | 0555 },
+};
+
+static const struct pent sys_fs_ents[] = {
+	{ "mqueue", PK_SYS_FS_MQUEUE, S_IFDIR | 0555 },
 };
 
 static const struct pent sys_kernel_ents[] = {
@@ -807,7 +816,8 @@ static void gen_mounts(struct sbuf *b)
 		"proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n"
 		"devtmpfs /dev devtmpfs rw,nosuid,relatime,mode=755 0 0\n"
 		"tmpfs /tmp tmpfs rw,nosuid,nodev,relatime,mode=1777 0 0\n"
-		"tmpfs /dev/shm tmpfs rw,nosuid,nodev,relatime,mode=1777 0 0\n");
+		"tmpfs /dev/shm tmpfs rw,nosuid,nodev,relatime,mode=1777 0 0\n"
+		"mqueue /dev/mqueue mqueue rw,nosuid,nodev,noexec,relatime 0 0\n");
 }
 
 static void gen_mountinfo(struct sbuf *b)
@@ -818,7 +828,8 @@ static void gen_mountinfo(struct sbuf *b)
 		"2 1 %u:%u / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw\n"
 		"3 1 0:5 / /dev rw,nosuid,relatime - devtmpfs devtmpfs rw,mode=755\n"
 		"4 1 0:48 / /tmp rw,nosuid,nodev,relatime - tmpfs tmpfs rw,mode=1777\n"
-		"5 3 0:48 / /dev/shm rw,nosuid,nodev,relatime - tmpfs tmpfs rw,mode=1777\n",
+		"5 3 0:48 / /dev/shm rw,nosuid,nodev,relatime - tmpfs tmpfs rw,mode=1777\n"
+		"6 3 0:42 / /dev/mqueue rw,nosuid,nodev,noexec,relatime - mqueue mqueue rw\n",
 		major(PROC_DEV), minor(PROC_DEV));
 }
 
@@ -969,6 +980,11 @@ static int generate(struct vnode *vn, struct process *p, struct sbuf *b)
 		return 0;
 	case PK_PID_MAX:
 		sb_puts(b, "4194304\n");
+		return 0;
+	case PK_MQ_SYSCTL:
+		if (vn->num < 0 || (size_t)vn->num >= mqueue_nsysctls)
+			return -EINVAL;
+		sb_printf(b, "%ld\n", mqueue_sysctls[vn->num].value);
 		return 0;
 	case PK_HOSTNAME:
 		sb_printf(b, "%s\n", S->hostname);
@@ -1219,6 +1235,20 @@ fd_out:
 		emit_table(s, vn->path, sys_kernel_ents,
 			   ARRAY_SIZE(sys_kernel_ents), false);
 		break;
+	case PK_SYS_FS:
+		emit_table(s, vn->path, sys_fs_ents, ARRAY_SIZE(sys_fs_ents),
+			   false);
+		break;
+	case PK_SYS_FS_MQUEUE: {
+		size_t i;
+		for (i = 0; i < mqueue_nsysctls; i++)
+			if (!dirent_emit(s,
+					 child_ino(vn->path,
+						   mqueue_sysctls[i].name),
+					 DT_REG, mqueue_sysctls[i].name))
+				break;
+		break;
+	}
 	case PK_PID_DIR:
 	case PK_TID_DIR:
 		emit_table(s, vn->path, pid_ents, ARRAY_SIZE(pid_ents),
@@ -1328,6 +1358,17 @@ int procfs_lookup(struct task *t, struct vnode *dir, const char *name,
 		e = find_ent(sys_kernel_ents, ARRAY_SIZE(sys_kernel_ents),
 			     name);
 		break;
+	case PK_SYS_FS:
+		e = find_ent(sys_fs_ents, ARRAY_SIZE(sys_fs_ents), name);
+		break;
+	case PK_SYS_FS_MQUEUE: {
+		size_t i;
+		for (i = 0; i < mqueue_nsysctls; i++)
+			if (!strcmp(mqueue_sysctls[i].name, name))
+				return new_node(dir->path, name, PK_MQ_SYSCTL,
+						S_IFREG | 0444, 0, (int)i, out);
+		return -ENOENT;
+	}
 	case PK_PID_DIR:
 	case PK_TID_DIR:
 		e = find_ent(pid_ents, ARRAY_SIZE(pid_ents), name);

@@ -244,6 +244,7 @@ int ovl_write_dir(struct vnode *dir, struct vnode **udir)
 		return upper_dir(dir->path, udir);
 	case VN_PROC:
 	case VN_DEV:
+	case VN_MQUEUE: /* queues are made and removed by mqueuefs_* alone */
 		return -EPERM;
 	case VN_HOST: /* a host directory: ro, or rw (sentry/fs_host.c) */
 		return -EROFS;
@@ -276,6 +277,7 @@ int ovl_write_target(struct vnode *vn, struct vnode **uvn)
 		return copy_up(vn, uvn);
 	case VN_PROC:
 	case VN_DEV:
+	case VN_MQUEUE:
 		return -EPERM;
 	case VN_HOST: /* a host directory: ro, or rw (sentry/fs_host.c) */
 		return -EROFS;

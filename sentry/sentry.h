@@ -335,6 +335,11 @@ void task_poll_host_signals(void);
 void sysv_fork(struct process *parent, struct process *child);
 void sysv_exec(struct process *p);
 void sysv_proc_gone(struct process *p);
+/* POSIX message queues (sentry/mqueue.c): a notification registered by
+ * p is kept over exec, but sends no signal after it (Linux's
+ * self_exec_id); it goes when p does. */
+void mqueue_exec(struct process *p);
+void mqueue_proc_gone(struct process *p);
 
 /* Wall-clock timers (sentry/timer.c): alarm, ITIMER_REAL, timer_create. */
 int64_t timers_next(void); /* earliest deadline, CLOCK_MONOTONIC ns; 0: none */

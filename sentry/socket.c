@@ -1394,6 +1394,25 @@ static long nl_queue(struct task *t, struct usock *u, struct nlbuf *nb)
 	return enqueue(t, u, u, nb->b, nb->len, NULL, &kernel);
 }
 
+int netlink_sock_check(struct file *f)
+{
+	if (!file_is_socket(f))
+		return -ENOTSOCK;
+	return ((struct usock *)f->priv)->domain == AF_NETLINK ? 0 : -EINVAL;
+}
+
+void netlink_kernel_send(struct file *f, const void *buf, size_t n)
+{
+	struct saddr kernel;
+
+	if (netlink_sock_check(f) < 0)
+		return;
+	memset(&kernel, 0, sizeof(kernel));
+	kernel.u.sa.sa_family = AF_NETLINK;
+	kernel.len = sizeof(struct sockaddr_nl);
+	ext_enqueue(f->priv, buf, n, &kernel);
+}
+
 static void nl_link(struct nlbuf *nb, const struct nlmsghdr *req, int flags,
 		    unsigned portid)
 {

@@ -395,7 +395,7 @@ static long open_tmpfile(struct task *t, int dirfd, const char *path, int flags,
 		return -ENOTDIR;
 	}
 	if (dir->kind == VN_HOST || dir->kind == VN_PROC ||
-	    dir->kind == VN_DEV) {
+	    dir->kind == VN_DEV || dir->kind == VN_MQUEUE) {
 		vnode_put(dir);
 		return -EOPNOTSUPP;
 	}

@@ -117,6 +117,11 @@ int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
 		vnode_put(dir);
 		return rc;
 	}
+	if (dir->kind == VN_MQUEUE) {
+		rc = mqueuefs_create(t, dir, name, mode & ~t->proc->umask, out);
+		vnode_put(dir);
+		return rc;
+	}
 	rc = to_upper_dir(&dir);
 	if (rc == 0)
 		rc = tmpfs_create(t, dir, name, mode & ~t->proc->umask, out);
@@ -276,6 +281,11 @@ static long do_unlink(struct task *t, int dirfd, uint64_t upath, bool rmdir)
 	vnode_put(vn);
 	if (rc == 0 && dir->kind == VN_HOST) {
 		rc = host_unlink(t, dir, name, rmdir, owner);
+		vnode_put(dir);
+		return rc;
+	}
+	if (rc == 0 && dir->kind == VN_MQUEUE) {
+		rc = mqueuefs_unlink(t, dir, name);
 		vnode_put(dir);
 		return rc;
 	}
@@ -673,11 +683,14 @@ static long chmod_vn(struct task *t, struct vnode *vn, mode_t mode)
 		vnode_put(vn);
 		return rc;
 	}
-	if (rc == 0)
-		rc = to_upper(&vn);
-
-	if (rc == 0)
-		rc = tmpfs_chmod(t, vn, mode);
+	if (rc == 0 && vn->kind == VN_MQUEUE) {
+		rc = mqueuefs_chmod(t, vn, mode);
+	} else {
+		if (rc == 0)
+			rc = to_upper(&vn);
+		if (rc == 0)
+			rc = tmpfs_chmod(t, vn, mode);
+	}
 	if (rc == 0) {
 		notify_parent(vn, DN_ATTRIB);
 		inotify_report_vn(vn, IN_ATTRIB);
@@ -730,11 +743,14 @@ static long chown_vn(struct task *t, struct vnode *vn, uid_t u, gid_t g)
 		vnode_put(vn);
 		return rc;
 	}
-	if (rc == 0)
-		rc = to_upper(&vn);
-
-	if (rc == 0)
-		rc = tmpfs_chown(t, vn, u, g);
+	if (rc == 0 && vn->kind == VN_MQUEUE) {
+		rc = mqueuefs_chown(t, vn, u, g);
+	} else {
+		if (rc == 0)
+			rc = to_upper(&vn);
+		if (rc == 0)
+			rc = tmpfs_chown(t, vn, u, g);
+	}
 	if (rc == 0) {
 		notify_parent(vn, DN_ATTRIB);
 		inotify_report_vn(vn, IN_ATTRIB);

@@ -311,6 +311,15 @@ EMU(msgget, sys_msgget, FULL, "dx", "")
 EMU(msgsnd, sys_msgsnd, FULL, "dpux", "")
 EMU(msgrcv, sys_msgrcv, FULL, "dpudx", "")
 EMU(msgctl, sys_msgctl, FULL, "ddp", "")
+/* POSIX message queues (sentry/mqueue.c): the sandbox's own, /dev/mqueue */
+EMU(mq_open, sys_mq_open, FULL, "sfop",
+    "Linux's default limits, fixed and without CAP_SYS_RESOURCE: 256 queues of 10 messages of 8 KiB; RLIMIT_MSGQUEUE as Linux charges")
+EMU(mq_unlink, sys_mq_unlink, FULL, "s", "")
+EMU(mq_timedsend, sys_mq_timedsend, FULL, "Fpuup", "")
+EMU(mq_timedreceive, sys_mq_timedreceive, FULL, "Fpupp", "")
+EMU(mq_notify, sys_mq_notify, FULL, "Fp",
+    "SIGEV_SIGNAL, SIGEV_NONE, and SIGEV_THREAD in glibc's netlink form")
+EMU(mq_getsetattr, sys_mq_getsetattr, FULL, "Fpp", "")
 EMU(signalfd, sys_signalfd, FULL, "dpu", "")
 EMU(signalfd4, sys_signalfd4, FULL, "dpux",
     "reads dequeue the reading task's signals; poll reports the creator's")

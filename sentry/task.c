@@ -363,6 +363,7 @@ static void proc_exited(struct process *p, int status)
 	locks_proc_gone(p);
 	notify_proc_gone(p);
 	sysv_proc_gone(p);
+	mqueue_proc_gone(p);
 	/* Its files close at the top of the event loop, not here: a handler
 	 * that learnt of this death in the middle of an injection may still
 	 * hold one of them (found by the ASan end-to-end run). */
@@ -866,14 +867,15 @@ static bool fix_info(struct process *p, siginfo_t *si)
 	if (sig <= 0 || sig > 64)
 		return false;
 	if (si->si_code != SI_USER && si->si_code != SI_TKILL &&
-	    si->si_code != SI_QUEUE)
+	    si->si_code != SI_QUEUE && si->si_code != SI_MESGQ)
 		return false;
 	if (si->si_pid != 0)
 		return false;
 	si->si_pid = p->sig_sender[sig];
 	from = si->si_pid ? proc_by_pid(si->si_pid) : NULL;
 	si->si_uid = from ? from->cred.ruid : 0;
-	if (sig == SIGCHLD && p->chld_pid && si->si_code != SI_QUEUE) {
+	if (sig == SIGCHLD && p->chld_pid && si->si_code != SI_QUEUE &&
+	    si->si_code != SI_MESGQ) {
 		int cs = p->chld_status;
 		si->si_pid = p->chld_pid;
 		if (cs == 0xffff) {

@@ -29,7 +29,8 @@ static size_t idle_count;
 static struct vnode *dcache[DCACHE_BUCKETS];
 /* root_vn: the rootfs's "/" (the overlay's lower root); top_vn: the "/"
  * that paths start from, the merged one. */
-static struct vnode *root_vn, *top_vn, *proc_vn, *dev_vn, *tmp_vn, *shm_vn;
+static struct vnode *root_vn, *top_vn, *proc_vn, *dev_vn, *tmp_vn, *shm_vn,
+	*mq_vn;
 
 /* `--mount`s, in the order given (a later one may sit inside an earlier). */
 #define VFS_MOUNTS_MAX 64
@@ -67,6 +68,8 @@ void vnode_put(struct vnode *vn)
 		close(vn->hostfd);
 	if (vn->tn)
 		tmpfs_free(vn);
+	if (vn->mq)
+		mqueuefs_vnode_gone(vn);
 	if ((vn->kind == VN_GOFER || vn->kind == VN_HOST) && !vn->negative &&
 	    vn_p9(vn) && vn->fid != (vn->mnt ? vn->mnt->rootfid : S->rootfid))
 		p9c_clunk(vn_p9(vn), vn->fid);
@@ -204,12 +207,13 @@ int vfs_init(uint32_t rootfid, struct moat_error *err)
 		return moat_error_set(err, ENOMEM, "overlay");
 	proc_vn = procfs_root();
 	dev_vn = devfs_root();
+	mq_vn = mqueuefs_root();
 	/* Writable scratch space that never reaches the host's disk. */
 	tmp_vn = tmpfs_new_root("/tmp", 01777);
 	shm_vn = tmpfs_new_root("/dev/shm", 01777);
 	if (!tmp_vn || !shm_vn)
 		return moat_error_set(err, ENOMEM, "vfs");
-	if (!proc_vn || !dev_vn)
+	if (!proc_vn || !dev_vn || !mq_vn)
 		return moat_error_set(err, ENOMEM, "vfs");
 	top_vn = ovl_root();
 	S->root = top_vn;
@@ -234,6 +238,8 @@ static struct vnode *mount_at(const char *path)
 		return tmp_vn;
 	if (!strcmp(path, "/dev/shm"))
 		return shm_vn;
+	if (!strcmp(path, "/dev/mqueue"))
+		return mq_vn;
 	return NULL;
 }
 
@@ -524,6 +530,8 @@ static int lookup_child(struct task *t, struct vnode *dir, const char *name,
 		return devfs_lookup(dir, name, out);
 	case VN_TMPFS:
 		return tmpfs_lookup(dir, name, out);
+	case VN_MQUEUE:
+		return mqueuefs_lookup(dir, name, out);
 	}
 	return -ENOENT;
 }
@@ -792,6 +800,8 @@ int vfs_stat(struct vnode *vn, struct stat *st)
 		return devfs_stat(vn, st);
 	case VN_TMPFS:
 		return tmpfs_stat(vn, st);
+	case VN_MQUEUE:
+		return mqueuefs_stat(vn, st);
 	}
 	return -EINVAL;
 }
@@ -874,6 +884,9 @@ int vfs_statfs(struct vnode *vn, struct statfs *st)
 		break;
 	case VN_DEV:
 		st->f_type = 0x01021994; /* TMPFS_MAGIC */
+		break;
+	case VN_MQUEUE:
+		st->f_type = 0x19800202; /* MQUEUE_MAGIC */
 		break;
 	case VN_TMPFS: {
 		int rc = tmpfs_statfs(vn, st);

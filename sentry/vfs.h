@@ -29,6 +29,7 @@ enum vn_kind {
 	VN_DEV,	  /* devfs (sentry/fs_dev.c) */
 	VN_TMPFS, /* tmpfs in the sentry's memory (sentry/fs_tmpfs.c) */
 	VN_HOST,  /* a host directory bound ro or rw (sentry/fs_host.c) */
+	VN_MQUEUE, /* /dev/mqueue and its POSIX message queues (sentry/mqueue.c) */
 };
 
 /* `--mount SRC:DST:MODE`: a host directory, served by a gofer of its own
@@ -70,6 +71,7 @@ struct vnode {
 	int pid;	  /* procfs: virtual pid the node is about */
 	int num;	  /* procfs: fd number; devfs: minor */
 	struct tnode *tn; /* VN_TMPFS: the node's data (fs_tmpfs.c) */
+	struct mqueue *mq; /* VN_MQUEUE: the queue (a reference); NULL: the dir */
 	struct vnode *hash_next;
 };
 
@@ -166,6 +168,9 @@ struct file_ops {
 		      uint64_t arg);
 	int (*stat)(struct file *f, struct stat *st);
 	void (*release)(struct file *f);
+	/* Every close of a descriptor of f by p, not only the last one
+	 * (Linux's flush). Optional. */
+	void (*flush)(struct process *p, struct file *f);
 	/* A counter that moves on every event a waiter on f may care about
 	 * (data in, room out, a hangup): edge-triggered epoll reports an
 	 * item when it moved. Optional: without it, an edge is a new bit. */
@@ -248,6 +253,11 @@ struct epitem;
 void epoll_file_gone(struct file *f); /* f is being freed: unregister it */
 bool file_is_socket(struct file *f);
 bool file_is_stream_socket(struct file *f); /* SOCK_STREAM: unix or TCP */
+/* mq_notify's SIGEV_THREAD (sentry/mqueue.c): 0 if f is a netlink socket,
+ * else -ENOTSOCK or -EINVAL (as Linux's netlink_getsockbyfd); a datagram
+ * from the kernel's port on it, dropped when it does not fit. */
+int netlink_sock_check(struct file *f);
+void netlink_kernel_send(struct file *f, const void *buf, size_t n);
 
 /* Pipes (sentry/pipe.c) */
 int pipe_create(struct file **rd, struct file **wr, int flags);
@@ -279,6 +289,21 @@ struct vnode *devfs_root(void);
 int devfs_lookup(struct vnode *dir, const char *name, struct vnode **out);
 int devfs_stat(struct vnode *vn, struct stat *st);
 int devfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
+
+/* The mqueue filesystem at /dev/mqueue (sentry/mqueue.c): its root, and
+ * the queues as files. create makes a queue with the default attributes
+ * (open O_CREAT there); unlink removes a name (unlink(2) there). */
+struct vnode *mqueuefs_root(void);
+int mqueuefs_lookup(struct vnode *dir, const char *name, struct vnode **out);
+int mqueuefs_stat(struct vnode *vn, struct stat *st);
+int mqueuefs_open(struct task *t, struct vnode *vn, int flags,
+		  struct file **out);
+int mqueuefs_create(struct task *t, struct vnode *dir, const char *name,
+		    mode_t mode, struct vnode **out);
+int mqueuefs_unlink(struct task *t, struct vnode *dir, const char *name);
+int mqueuefs_chmod(struct task *t, struct vnode *vn, mode_t mode);
+int mqueuefs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid);
+void mqueuefs_vnode_gone(struct vnode *vn); /* vn's last reference went */
 
 /* process mappings, for /proc/<pid>/maps */
 void maps_copy(struct process *dst, struct process *src);

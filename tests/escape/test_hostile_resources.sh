@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Robustness: requests that once hung or corrupted the sentry (a timer
 # interval that overflowed, unbounded message queues, a double free on
-# EMFILE) give what Linux gives, and the sandbox runs to its end.
+# EMFILE) give what Linux gives, and the sandbox runs to its end; POSIX
+# message queues made and filled to their limits stop where Linux's do.
 . "$(dirname "$0")/../e2e/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -14,4 +15,34 @@ t_hostile_resources_match_native()
 	assert_contains "$OUT" "sentry alive"
 }
 
+# Natively in an IPC namespace of its own: the host's queues neither count
+# nor get touched.
+t_mqueue_limits_match_native()
+{
+	cp "$HERE/hostile_mqueue.py" "$E2E_TMP/hostile_mqueue.py"
+	chmod 644 "$E2E_TMP/hostile_mqueue.py"
+	capture native unshare --ipc $PY "$E2E_TMP/hostile_mqueue.py"
+	local want=$OUT
+	assert_contains "$want" "sentry alive" "the native run ends"
+	capture moat do -- $PY "$E2E_TMP/hostile_mqueue.py"
+	assert_eq "$want" "$OUT" "queues and messages stop at Linux's limits"
+}
+
+# Root may lift its RLIMIT_MSGQUEUE in the sandbox (not on this host, so
+# there is no native run to compare): queues_max and the per-queue limits
+# still bound what the sentry holds, 256 queues of 10 messages of 8 KiB.
+t_mqueue_limits_hold_with_rlimit_raised()
+{
+	cp "$HERE/hostile_mqueue.py" "$E2E_TMP/hostile_mqueue.py"
+	chmod 644 "$E2E_TMP/hostile_mqueue.py"
+	capture moat do -- $PY "$E2E_TMP/hostile_mqueue.py" raised
+	assert_contains "$OUT" "largest queues: 256 ENOSPC" "queues_max holds"
+	assert_contains "$OUT" "8 KiB messages queued: 2560 EAGAIN" \
+		"msg_max and msgsize_max hold"
+	assert_contains "$OUT" "received back: 2560 EAGAIN" "nothing is lost"
+	assert_contains "$OUT" "sentry alive" "the sentry answers after"
+}
+
 run_test hostile_resources_match_native t_hostile_resources_match_native
+run_test mqueue_limits_match_native t_mqueue_limits_match_native
+run_test mqueue_limits_hold_with_rlimit_raised t_mqueue_limits_hold_with_rlimit_raised
