@@ -55,10 +55,13 @@ struct sigact_rec {
 	uint64_t flags;
 };
 
-/* A recorded file mapping, for /proc/<pid>/maps names. */
+/* A recorded file mapping, for /proc/<pid>/maps: its guest path and the
+ * device and inode the guest's stat() gives for it. */
 struct map_rec {
 	uint64_t start, end;
 	char *path;
+	dev_t dev;
+	uint64_t ino;
 	struct map_rec *next;
 };
 

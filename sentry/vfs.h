@@ -279,10 +279,14 @@ int devfs_lookup(struct vnode *dir, const char *name, struct vnode **out);
 int devfs_stat(struct vnode *vn, struct stat *st);
 int devfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
 
-/* process mappings, for /proc/<pid>/maps */
+/* process mappings, for /proc/<pid>/maps: path, dev and ino are what the
+ * guest sees of the mapped file (never the host's fd behind it). */
 void maps_copy(struct process *dst, struct process *src);
 void maps_clear(struct process *p);
-void maps_add(struct process *p, uint64_t start, uint64_t end,
-	      const char *path);
+void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path,
+	      dev_t dev, uint64_t ino);
+/* The same for a mapping of vn. */
+void maps_add_vn(struct process *p, uint64_t start, uint64_t end,
+		 const struct vnode *vn);
 
 #endif
