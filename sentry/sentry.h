@@ -178,6 +178,9 @@ struct sentry_opts {
 	const char *audit_path;
 	char **env;
 	const char *cwd;
+	/* `moat do`: the guest's HOME, made a directory it can write at setup
+	 * (sentry/boot.c); NULL: the rootfs's, as it is (OCI). */
+	const char *home;
 	/* Limits (0: none). memory, pids and cpus are enforced by cgroups
 	 * (sentry/limits.c); pids also by the sentry; disk bounds tmpfs. */
 	uint64_t memory;
