@@ -266,6 +266,40 @@ mine" "$OUT" "create and stat below a new directory whose rootfs path is unreada
 	[ ! -e "$E2E_TMP/priv/new" ] || fail "the new directory reached the host"
 }
 
+# Compat: a rename that fails (EEXIST, EXDEV, EISDIR, ENOTDIR, EINVAL,
+# ENOTEMPTY, ...) once copied its source up into the overlay first: a
+# failed `mv` of a big rootfs file filled memory, and the copy showed
+# (st_nlink of a hard-linked file, st_blocks, a directory's st_nlink). The
+# same renames of the same tree natively, in a scratch copy: the same
+# errnos, and nothing changed.
+make_rename_tree()
+{
+	mkdir -p "$1/d/sub" "$1/e" "$1/z"
+	head -c 5000 /dev/zero | tr '\0' a >"$1/f"
+	ln "$1/f" "$1/f2"
+	echo g >"$1/g"
+	head -c 8388608 /dev/zero >"$1/big"
+	echo x >"$1/d/x"
+	echo y >"$1/e/y"
+	chmod -R a+rX "$1"
+}
+
+t_failed_rename_copies_nothing()
+{
+	local nout
+	cp "$HERE/rename_fail.py" "$E2E_TMP/rename_fail.py"
+	chmod 644 "$E2E_TMP/rename_fail.py"
+	make_rename_tree "$E2E_TMP/rn-native"
+	make_rename_tree "$E2E_TMP/rn-lower"
+	capture native $PY "$E2E_TMP/rename_fail.py" "$E2E_TMP/rn-native"
+	assert_eq 0 "$STATUS" "the native run"
+	assert_contains "$OUT" "unchanged: everything" "natively, failed renames change nothing"
+	nout=$OUT
+	capture moat do -- $PY "$E2E_TMP/rename_fail.py" "$E2E_TMP/rn-lower" --space
+	assert_eq "$nout
+space: same" "$OUT" "the same errnos as natively, nothing copied up, no space used"
+}
+
 run_test "writes to /etc stay in the sandbox" t_write_etc
 run_test "rm -rf of a rootfs tree leaves the host's intact" t_rm_rf_python
 run_test "merged directories and renames" t_merged_dirs
@@ -280,4 +314,5 @@ run_test "python writes into site-packages" t_python_site_packages
 run_test "the guest's home is writable" t_home_is_writable
 run_test "HOME from --env, and under --rootfs" t_home_env_and_rootfs
 run_test "new directories below an unreadable rootfs one" t_upper_dir_below_unreadable
+run_test "a failed rename copies nothing up" t_failed_rename_copies_nothing
 e2e_done

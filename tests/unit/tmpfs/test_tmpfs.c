@@ -2335,6 +2335,31 @@ static void lower_file(const char *rel, const char *data)
 	fclose(f);
 }
 
+/* Is name an entry (or a whiteout) of the upper layer's directory at
+ * path? (Upper directories are found by path, as overlay.c does.) */
+static bool in_upper(const char *dir, const char *name)
+{
+	struct vnode *d = ovl_root(), *up = NULL;
+	char buf[PATH_MAX], *save = NULL, *c;
+	int rc = 1;
+
+	d = vnode_get(d);
+	snprintf(buf, sizeof(buf), "%s", dir);
+	for (c = strtok_r(buf, "/", &save); c && rc == 1;
+	     c = strtok_r(NULL, "/", &save)) {
+		rc = tmpfs_lookup_ov(d, c, &up);
+		vnode_put(d);
+		d = rc == 1 ? up : NULL;
+	}
+	if (rc != 1)
+		return false;
+	rc = tmpfs_lookup_ov(d, name, &up);
+	vnode_put(d);
+	if (rc == 1)
+		vnode_put(up);
+	return rc != 0;
+}
+
 /* Regression (a directory made under the host's /root, which the gofer
  * cannot read, gave EACCES for every name in it): one the guest makes in
  * the overlay is its own, and hides the rootfs below it; one setup makes
@@ -2390,4 +2415,55 @@ TT(private_dir_hides_the_rootfs_one)
 	ERR(ovl_private_dir("/made"), ENOENT);
 	MKDIR("/made", 0755);
 	OK(ovl_private_dir("/made"));
+}
+
+/* Regression (a failing rename copied its source, and both directories,
+ * up first): every check comes before the copy-up. */
+TT(failed_rename_copies_nothing_up)
+{
+	static const struct {
+		const char *from, *to;
+		unsigned flags;
+		int err;
+	} cases[] = {
+		{ "/l/f", "/l/g", RENAME_NOREPLACE, EEXIST },
+		{ "/l/f", "/l/e", 0, EISDIR },
+		{ "/l/d", "/l/f", 0, ENOTDIR },
+		{ "/l/d", "/l/d/new", 0, EINVAL },
+		{ "/l/d/x", "/l/d", 0, ENOTEMPTY },
+		{ "/l/f", "/l/nosuch/", 0, ENOTDIR },
+		{ "/l/f/", "/l/h", 0, ENOTDIR },
+		{ "/l/f", "/l/nosuch", RENAME_EXCHANGE, ENOENT },
+		{ "/l/f", "/tmp/f", 0, EXDEV },
+		{ "/l/d", "/l/h", 0, EXDEV }, /* a rootfs directory */
+		{ "/l/nosuch", "/l/h", 0, ENOENT },
+	};
+	size_t i;
+
+	lower_mkdir("l");
+	lower_mkdir("l/d");
+	lower_mkdir("l/e");
+	lower_file("l/f", "f");
+	lower_file("l/g", "g");
+	lower_file("l/d/x", "x");
+	lower_file("l/e/y", "y");
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		long rc = SC(sys_renameat2, (uint64_t)AT_FDCWD,
+			     U(cases[i].from), (uint64_t)AT_FDCWD,
+			     U(cases[i].to), cases[i].flags);
+		cr_assert_eq(rc, -cases[i].err, "rename %s %s: %s, want %s",
+			     cases[i].from, cases[i].to, err_name((int)rc),
+			     strerror(cases[i].err));
+		cr_assert(!in_upper("/", "l"), "rename %s %s copied /l up",
+			  cases[i].from, cases[i].to);
+	}
+	as_user(1000, 1000);
+	ERR(SC(sys_rename, U("/l/f"), U("/l/h")), EACCES);
+	as_root();
+	cr_assert(!in_upper("/", "l"));
+	/* what succeeds does copy up (a file's copy would keep a host fd
+	 * on the idle list: a directory shows it) */
+	OK(SC(sys_mkdir, U("/l/new"), 0755));
+	cr_assert(in_upper("/", "l") && in_upper("/l", "new"));
+	cr_assert(!in_upper("/l", "f"));
 }
