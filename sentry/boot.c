@@ -648,13 +648,15 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		return moat_error_wrap(err, "gofer");
 	if (vfs_init(S->rootfid, err) < 0)
 		return -1;
+	/* Before the mounts: one under HOME (--mount DIR:/root/work) needs
+	 * its mount point made in the guest's own home. */
+	home_prepare(opts->home);
 	if (start_mounts(opts, err) < 0)
 		return -1;
 	for (size_t i = 0; i < opts->ntmpfs; i++)
 		if (vfs_add_tmpfs(&opts->tmpfs[i], err) < 0)
 			return -1;
 	hosts_add_hostname();
-	home_prepare(opts->home);
 	if (net_setup(opts, err) < 0)
 		return -1;
 	/* After /etc/hosts and /etc/resolv.conf: a file the bundle binds

@@ -64,6 +64,12 @@ static int upper_walk(const char *path, struct vnode **out, bool *hidden)
 			vnode_put(cur);
 			return -ENOTDIR;
 		}
+		/* A clone mount is grafted into the lower layer at its mount
+		 * point: an opaque directory above it (a private home) does
+		 * not hide it; one at or below it (the guest replaced it)
+		 * does. */
+		if (i > 0 && vfs_is_clone_root(cur->path))
+			*hidden = false;
 		if (tmpfs_is_opaque(cur))
 			*hidden = true;
 		rc = tmpfs_lookup_ov(cur, comp[i], &next);

@@ -125,6 +125,8 @@ int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
 	      struct vnode **out);
 /* The rootfs alone (the overlay's lower layer), by canonical path. */
 int vfs_lower_lookup(const char *path, struct vnode **out);
+/* Is path where a clone mount is grafted into that lower layer? */
+bool vfs_is_clone_root(const char *path);
 int vfs_stat(struct vnode *vn, struct stat *st);
 int vfs_readlink(struct vnode *vn, char *buf,
 		 size_t cap); /* length or -errno */
