@@ -284,8 +284,9 @@ bench-net: $(MOAT)
 DEPS_PKGS := build-essential binutils clang libclang-rt-14-dev clang-format pkg-config libseccomp-dev \
 	libcap-dev liburing-dev libunwind-dev libcriterion-dev libjson-c-dev liblwip-dev libslirp-dev \
 	busybox-static python3 libpython3.11-testsuite bash coreutils procps iproute2 nftables curl
-# The OCI engines tests/oci drives moat under, and runc to compare with.
-TEST_PKGS  := runc podman containerd
+# The OCI engines tests/oci drives moat under, and runc to compare with;
+# a notebook's client and kernel (tests/e2e/test_notebook.sh).
+TEST_PKGS  := runc podman containerd python3-nbclient python3-nbformat python3-ipykernel
 BENCH_PKGS := runsc proot hyperfine iperf3 slirp4netns passt
 
 deps:

@@ -343,6 +343,9 @@ int cmd_do(int argc, char **argv)
 		}
 	free(rules);
 	o.env = env;
+	for (i = 0; i < nenv; i++)
+		if (!strncmp(env[i], "HOME=", 5))
+			o.home = env[i] + 5;
 	rc = sentry_run(&o, argv + optind, &err);
 	if (rc < 0) {
 		fprintf(stderr, "moat: %s\n", err.msg);

@@ -158,6 +158,60 @@ static void hosts_add_hostname(void)
 	vnode_put(vn);
 }
 
+/* `moat do`'s guest is root with HOME=/root (or the --env HOME it was
+ * given), and programs keep caches and state there (Jupyter, pip, torch,
+ * matplotlib): it must be a directory the guest can list and write. The
+ * host's /root, served as nobody, is neither: the guest gets an empty one
+ * of its own instead, in the overlay (its entries were never visible; it
+ * keeps its owner and mode). A home the rootfs lacks is made, in memory.
+ * A home that is a mount, tmpfs, or a readable rootfs directory is left
+ * as it is (writes to a rootfs one copy up). Best effort: a home that
+ * cannot be made is the guest's own business, as on a host. */
+static void home_prepare(const char *home)
+{
+	char buf[PATH_MAX];
+	struct vnode *vn;
+	char *p;
+	int rc;
+
+	if (!home || home[0] != '/' || strlen(home) >= sizeof(buf))
+		return;
+	strcpy(buf, home);
+	/* Each rootfs directory on the way: one the gofer cannot list hides
+	 * the rest of the path (HOME=/root/work). */
+	for (p = buf + 1;; p++) {
+		char save = *p;
+		if (save != '/' && save)
+			continue;
+		*p = 0;
+		rc = vfs_resolve(NULL, AT_FDCWD, buf, LOOKUP_FOLLOW, &vn);
+		if (rc == 0) {
+			bool dir = S_ISDIR(vn->mode);
+			if (dir && vn->kind == VN_GOFER &&
+			    !ovl_lower_listable(vn->path))
+				ovl_private_dir(vn->path);
+			vnode_put(vn);
+			if (!dir)
+				return;
+		} else if (rc == -ENOENT || rc == -EACCES) {
+			*p = save;
+			if (vfs_mkdir_p(home, NULL) == 0 &&
+			    vfs_resolve(NULL, AT_FDCWD, home, LOOKUP_FOLLOW,
+					&vn) == 0) {
+				if (tmpfs_is_overlay(vn))
+					ovl_private_dir(vn->path);
+				vnode_put(vn);
+			}
+			return;
+		} else {
+			return;
+		}
+		*p = save;
+		if (!save)
+			return;
+	}
+}
+
 /* An OCI bind mount of a host file: its contents, copied into the
  * container at setup (docs/oci.md: later changes on the host are not
  * seen). At most 1 MiB: these are /etc/hosts, /etc/resolv.conf and the
@@ -601,6 +655,9 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		return moat_error_wrap(err, "gofer");
 	if (vfs_init(S->rootfid, err) < 0)
 		return -1;
+	/* Before the mounts: one under HOME (--mount DIR:/root/work) needs
+	 * its mount point made in the guest's own home. */
+	home_prepare(opts->home);
 	if (start_mounts(opts, err) < 0)
 		return -1;
 	for (size_t i = 0; i < opts->ntmpfs; i++)

@@ -427,7 +427,8 @@ static int map_image(struct task *t, struct file *f, struct elf_info *ei,
 			if (r < 0 && r > -4096)
 				goto out;
 			maps_add(t->proc, ops[i].addr, ops[i].addr + ops[i].len,
-				 path);
+				 path, f->vn ? f->vn->st.st_dev : 0,
+				 f->vn ? f->vn->st.st_ino : 0);
 			break;
 		case ELF_MAP_ANON:
 			r = inj_mmap(t, ops[i].addr, ops[i].len, ops[i].prot,

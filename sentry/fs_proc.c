@@ -495,7 +495,8 @@ void maps_clear(struct process *p)
  * dropped, and the list is bounded (munmap is native, so the sentry never
  * learns of unmaps; the oldest records go first). Allocation failure loses
  * the name only, which shows as an anonymous mapping: never a wrong one. */
-void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path)
+void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path,
+	      dev_t dev, uint64_t ino)
 {
 	struct map_rec *m = malloc(sizeof(*m)), **pp;
 	int n = 0;
@@ -509,6 +510,8 @@ void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path)
 	}
 	m->start = start;
 	m->end = end;
+	m->dev = dev;
+	m->ino = ino;
 	m->next = p->maps;
 	p->maps = m;
 	for (pp = &m->next; *pp;) {
@@ -521,6 +524,14 @@ void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path)
 		}
 		pp = &x->next;
 	}
+}
+
+void maps_add_vn(struct process *p, uint64_t start, uint64_t end,
+		 const struct vnode *vn)
+{
+	/* vn->st holds what vfs_stat gives the guest for every kind that
+	 * can be mapped (rootfs, tmpfs, a mounted host directory). */
+	maps_add(p, start, end, vn->path, vn->st.st_dev, vn->st.st_ino);
 }
 
 void maps_copy(struct process *dst, struct process *src)
@@ -540,24 +551,31 @@ void maps_copy(struct process *dst, struct process *src)
 		}
 		c->start = m->start;
 		c->end = m->end;
+		c->dev = m->dev;
+		c->ino = m->ino;
 		c->next = NULL;
 		*tail = c;
 		tail = &c->next;
 	}
 }
 
-static const char *maps_name(struct process *p, uint64_t addr)
+static const struct map_rec *maps_find(struct process *p, uint64_t addr)
 {
 	struct map_rec *m;
 
 	for (m = p->maps; m; m = m->next)
 		if (addr >= m->start && addr < m->end)
-			return m->path;
+			return m;
 	return NULL;
 }
 
-/* /proc/<pid>/maps: the host's lines with every pathname accounted for.
- * Host line: "start-end perms offset maj:min inode   name". */
+/* /proc/<pid>/maps: the host's lines, with every pathname, device and
+ * inode the sandbox's own. Host line: "start-end perms offset maj:min
+ * inode   name". The host's device and inode numbers are never copied:
+ * a file mapping shows what stat() of its guest path shows; anything
+ * else (anonymous memory, [heap], [stack], [vdso], a name the sentry
+ * cannot account for) shows 00:00 0, as Linux does for anonymous
+ * memory. */
 static void gen_maps(struct process *p, struct sbuf *b)
 {
 	struct sbuf host = { 0 };
@@ -570,6 +588,7 @@ static void gen_maps(struct process *p, struct sbuf *b)
 	for (line = host.p; *line; line = nl ? nl + 1 : line + strlen(line)) {
 		unsigned long long start, end, off, ino;
 		unsigned int maj, min;
+		const struct map_rec *rec = NULL;
 		char perms[8];
 		const char *name;
 		int pos = 0, w;
@@ -587,12 +606,12 @@ static void gen_maps(struct process *p, struct sbuf *b)
 		} else if (name[0] != '[') {
 			/* A file mapping: the guest path the sentry mapped
 			 * there, or no name at all. */
-			name = maps_name(p, start);
-			if (!name) {
-				maj = min = 0;
-				ino = 0;
-			}
+			rec = maps_find(p, start);
+			name = rec ? rec->path : NULL;
 		}
+		maj = rec ? major(rec->dev) : 0;
+		min = rec ? minor(rec->dev) : 0;
+		ino = rec ? rec->ino : 0;
 		w = (int)b->len;
 		sb_printf(b, "%08llx-%08llx %s %08llx %02x:%02x %llu ", start,
 			  end, perms, off, maj, min, ino);

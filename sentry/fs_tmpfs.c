@@ -497,8 +497,7 @@ int tmpfs_create(struct task *t, struct vnode *dir, const char *name,
 	return 0;
 }
 
-/* A node with no contents of its own yet (a directory, a FIFO), entered
- * in dir. */
+/* A node with no contents of its own yet (a FIFO), entered in dir. */
 static int add_new(struct task *t, struct vnode *dir, const char *name,
 		   mode_t mode)
 {
@@ -549,7 +548,22 @@ void tmpfs_set_sock(struct vnode *vn, void *sock)
 int tmpfs_mkdir(struct task *t, struct vnode *dir, const char *name,
 		mode_t mode)
 {
-	return add_new(t, dir, name, S_IFDIR | (mode & 07777));
+	struct vnode *vn;
+	int rc = new_child(t, dir, name, S_IFDIR | (mode & 07777), &vn);
+
+	if (rc < 0)
+		return rc;
+	/* A directory the guest makes in the overlay is its own: nothing of
+	 * the rootfs is below it (mkdir found no such name there, or one the
+	 * gofer may not see, as under the host's /root), so lookups in it
+	 * never ask the rootfs, and never get its EACCES. Setup's mount
+	 * points (t NULL) stay merged: a clone mount is grafted below. */
+	if (t && tmpfs_is_overlay(dir))
+		vn->tn->opaque = true;
+	rc = add_entry(dir, name, vn);
+	if (rc < 0)
+		vnode_put(vn);
+	return rc;
 }
 
 int tmpfs_symlink(struct task *t, struct vnode *dir, const char *name,

@@ -64,6 +64,12 @@ static int upper_walk(const char *path, struct vnode **out, bool *hidden)
 			vnode_put(cur);
 			return -ENOTDIR;
 		}
+		/* A clone mount is grafted into the lower layer at its mount
+		 * point: an opaque directory above it (a private home) does
+		 * not hide it; one at or below it (the guest replaced it)
+		 * does. */
+		if (i > 0 && vfs_is_clone_root(cur->path))
+			*hidden = false;
 		if (tmpfs_is_opaque(cur))
 			*hidden = true;
 		rc = tmpfs_lookup_ov(cur, comp[i], &next);
@@ -223,6 +229,41 @@ static bool ovl_ro;
 bool ovl_readonly(void)
 {
 	return ovl_ro;
+}
+
+int ovl_private_dir(const char *path)
+{
+	struct vnode *up;
+	int rc;
+
+	if (!ovl_enabled() || ovl_ro)
+		return -EROFS;
+	rc = upper_dir(path, &up);
+	if (rc < 0)
+		return rc;
+	tmpfs_set_opaque(up);
+	vnode_put(up);
+	return 0;
+}
+
+bool ovl_lower_listable(const char *path)
+{
+	struct vnode *dir;
+	uint32_t fid;
+	int fd, rc;
+
+	if (vfs_lower_lookup(path, &dir) < 0)
+		return false;
+	rc = S_ISDIR(dir->mode) ? p9c_clone(vn_p9(dir), dir->fid, &fid) :
+				  -ENOTDIR;
+	if (rc == 0) {
+		rc = p9c_lopen(vn_p9(dir), fid, O_RDONLY | O_DIRECTORY, &fd);
+		p9c_clunk(vn_p9(dir), fid);
+		if (rc == 0)
+			close(fd);
+	}
+	vnode_put(dir);
+	return rc == 0;
 }
 
 void ovl_set_readonly(void)

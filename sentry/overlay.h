@@ -36,6 +36,13 @@ int ovl_hide_lower(struct vnode *udir, const char *name);
 /* The same when the caller already knows the rootfs has the name (it
  * resolved it to a rootfs node): no second lookup. */
 int ovl_hide_known_lower(struct vnode *udir, const char *name);
+/* May the gofer list the rootfs directory at path? (The host's /root,
+ * served as nobody, is not listable.) */
+bool ovl_lower_listable(const char *path);
+/* The directory at path (a rootfs one, or one of the upper layer) becomes
+ * the sandbox's own: an upper directory, with the rootfs one's attributes
+ * if there is one, that hides whatever the rootfs has there. */
+int ovl_private_dir(const char *path);
 /* Is the directory at path empty in the merged view? */
 bool ovl_dir_empty(struct vnode *dir);
 

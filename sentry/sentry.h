@@ -55,10 +55,13 @@ struct sigact_rec {
 	uint64_t flags;
 };
 
-/* A recorded file mapping, for /proc/<pid>/maps names. */
+/* A recorded file mapping, for /proc/<pid>/maps: its guest path and the
+ * device and inode the guest's stat() gives for it. */
 struct map_rec {
 	uint64_t start, end;
 	char *path;
+	dev_t dev;
+	uint64_t ino;
 	struct map_rec *next;
 };
 
@@ -179,6 +182,9 @@ struct sentry_opts {
 	const char *audit_path;
 	char **env;
 	const char *cwd;
+	/* `moat do`: the guest's HOME, made a directory it can write at setup
+	 * (sentry/boot.c); NULL: the rootfs's, as it is (OCI). */
+	const char *home;
 	/* Limits (0: none). memory, pids and cpus are enforced by cgroups
 	 * (sentry/limits.c); pids also by the sentry; disk bounds tmpfs. */
 	uint64_t memory;

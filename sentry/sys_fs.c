@@ -1403,8 +1403,8 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 			(uint64_t)gfd, off);
 	plat_inject(t, SYS_close, (uint64_t)gfd, 0, 0, 0, 0, 0);
 	if (r >= 0 || r < -4095)
-		maps_add(t->proc, (uint64_t)r,
-			 (uint64_t)r + ((len + 4095) & ~4095ULL), f->vn->path);
+		maps_add_vn(t->proc, (uint64_t)r,
+			    (uint64_t)r + ((len + 4095) & ~4095ULL), f->vn);
 	return r;
 }
 

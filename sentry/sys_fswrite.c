@@ -387,17 +387,65 @@ static long host_do_rename(struct task *t, struct vnode *odir,
 	return rc;
 }
 
+static bool in_overlay(struct vnode *vn)
+{
+	return vn->kind == VN_GOFER || tmpfs_is_overlay(vn);
+}
+
+/* Do directories a and b lie in one filesystem, as rename needs? The
+ * overlay is one: its rootfs nodes and its upper layer together. */
+static bool rename_same_fs(struct vnode *a, struct vnode *b)
+{
+	if (in_overlay(a) || in_overlay(b))
+		return in_overlay(a) && in_overlay(b);
+	if (a->kind == VN_TMPFS || b->kind == VN_TMPFS)
+		return tmpfs_same_fs(a, b);
+	return a->kind == b->kind; /* procfs, devfs: EPERM further on */
+}
+
+static bool read_only_dir(struct vnode *dir)
+{
+	if (dir->kind == VN_GOFER)
+		return ovl_readonly();
+	return dir->kind == VN_TMPFS && tmpfs_readonly(dir);
+}
+
+/* Is the canonical path p dir itself or below it? (No symlinks in
+ * canonical paths: a prefix is an ancestor.) */
+static bool at_or_below(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return true;
+	return !strncmp(p, dir, n) && (p[n] == '/' || !p[n]);
+}
+
+/* Both name one file of the rootfs (hard links: the same inode). */
+static bool same_lower_file(struct vnode *a, struct vnode *b)
+{
+	return a->kind == VN_GOFER && b->kind == VN_GOFER &&
+	       a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino;
+}
+
+/* Every check is made before anything is copied up, in the order Linux's
+ * do_renameat2 and vfs_rename make them, then overlayfs's own (EXDEV for
+ * a directory with rootfs contents, emptiness): a rename that fails must
+ * leave the upper layer as it was, or a failed `mv` of a model file would
+ * copy gigabytes into memory, and a copied rootfs file or directory
+ * would show a changed st_nlink. */
 static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 		      uint64_t unew, unsigned flags)
 {
 	char oname[NAME_MAX + 1], nname[NAME_MAX + 1], full[PATH_MAX];
+	const struct creds *c = &t->proc->cred;
 	struct vnode *odir, *ndir, *src = NULL, *dst = NULL;
-	bool otr, ntr;
+	bool otr, ntr, exchange = flags & RENAME_EXCHANGE;
 	long rc;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
 		return -EINVAL;
-	if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
+	if ((flags & RENAME_NOREPLACE) && exchange)
 		return -EINVAL;
 	rc = parent_of(t, ofd, uold, &odir, oname, &otr);
 	if (rc < 0)
@@ -413,49 +461,66 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 		vnode_put(ndir);
 		return rc;
 	}
-	rc = vfs_child_path(odir, oname, full, sizeof(full));
+	if (!rename_same_fs(odir, ndir))
+		rc = -EXDEV;
+	else if (read_only_dir(odir) || read_only_dir(ndir))
+		rc = -EROFS;
 	if (rc == 0)
-		rc = may_write_in(t, odir);
-	if (rc == 0)
-		rc = may_write_in(t, ndir);
+		rc = vfs_child_path(odir, oname, full, sizeof(full));
 	if (rc == 0)
 		rc = vfs_resolve(t, AT_FDCWD, full, 0, &src);
-	/* A directory with rootfs contents is not moved (overlayfs without
-	 * redirect_dir: EXDEV, and mv copies instead); files and links are
-	 * copied up. */
-	if (rc == 0 && has_lower_dir(src))
-		rc = -EXDEV;
-	if (rc == 0 && src->kind == VN_GOFER) {
-		rc = vfs_sticky_ok(&t->proc->cred, odir, src->st.st_uid);
-		if (rc == 0)
-			rc = to_upper(&src);
-	}
 	if (rc == 0)
 		rc = vfs_child_path(ndir, nname, full, sizeof(full));
-	if (rc == 0 && (flags & RENAME_EXCHANGE)) {
-		rc = vfs_resolve(t, AT_FDCWD, full, 0, &dst);
-		if (rc == 0 && has_lower_dir(dst))
-			rc = -EXDEV;
-		if (rc == 0 && dst->kind == VN_GOFER)
-			rc = to_upper(&dst);
-	} else if (rc == 0 && vfs_resolve(t, AT_FDCWD, full, 0, &dst) == 0 &&
-		   dst != src) {
-		/* The upper layer alone may not know the target: check it
-		 * in the merged view. */
-		if (flags & RENAME_NOREPLACE)
+	if (rc == 0) {
+		int r = vfs_resolve(t, AT_FDCWD, full, 0, &dst);
+		if (r < 0)
+			dst = NULL; /* a new name (or one that cannot be) */
+		if (dst && (flags & RENAME_NOREPLACE))
 			rc = -EEXIST;
-		else if (S_ISDIR(src->mode) && !S_ISDIR(dst->mode))
+		else if (!dst && exchange)
+			rc = r;
+	}
+	/* Trailing slashes name directories only. */
+	if (rc == 0 && exchange && !S_ISDIR(dst->mode) && ntr)
+		rc = -ENOTDIR;
+	if (rc == 0 && !S_ISDIR(src->mode) && (otr || (!exchange && ntr)))
+		rc = -ENOTDIR;
+	/* Neither may move below itself: the source below the source, or
+	 * the target over a directory the source is in. */
+	if (rc == 0 && S_ISDIR(src->mode) && at_or_below(ndir->path, src->path))
+		rc = -EINVAL;
+	if (rc == 0 && dst && S_ISDIR(dst->mode) &&
+	    at_or_below(odir->path, dst->path))
+		rc = exchange ? -EINVAL : -ENOTEMPTY;
+	if (rc == 0 && dst && (dst == src || same_lower_file(src, dst)))
+		goto out; /* one file: nothing to do, as Linux */
+	if (rc == 0)
+		rc = vfs_access(c, odir, W_OK | X_OK);
+	if (rc == 0)
+		rc = vfs_sticky_ok(c, odir, src->st.st_uid);
+	if (rc == 0)
+		rc = vfs_access(c, ndir, W_OK | X_OK);
+	if (rc == 0 && dst)
+		rc = vfs_sticky_ok(c, ndir, dst->st.st_uid);
+	if (rc == 0 && dst && !exchange) {
+		if (S_ISDIR(src->mode) && !S_ISDIR(dst->mode))
 			rc = -ENOTDIR;
 		else if (!S_ISDIR(src->mode) && S_ISDIR(dst->mode))
 			rc = -EISDIR;
-		else if (S_ISDIR(dst->mode) &&
-			 (dst->kind == VN_GOFER || tmpfs_is_overlay(dst)) &&
-			 !ovl_dir_empty(dst))
-			rc = -ENOTEMPTY;
-		else if (dst->kind == VN_GOFER)
-			rc = vfs_sticky_ok(&t->proc->cred, ndir,
-					   dst->st.st_uid);
 	}
+	/* A directory with rootfs contents is not moved (overlayfs without
+	 * redirect_dir: EXDEV, and mv copies instead); files and links are
+	 * copied up. */
+	if (rc == 0 && (has_lower_dir(src) || (exchange && has_lower_dir(dst))))
+		rc = -EXDEV;
+	if (rc == 0 && dst && !exchange && S_ISDIR(dst->mode) &&
+	    in_overlay(dst) && !ovl_dir_empty(dst))
+		rc = -ENOTEMPTY;
+	/* Only now: copy up what the rename acts on. */
+	if (rc == 0 && src->kind == VN_GOFER)
+		rc = to_upper(&src);
+	if (rc == 0 && exchange && dst->kind == VN_GOFER)
+		rc = to_upper(&dst);
 	if (rc == 0)
 		rc = to_upper_dir(&odir);
 	if (rc == 0)
@@ -465,11 +530,12 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 	if (rc == 0)
 		rc = tmpfs_rename(t, odir, oname, ndir, nname, flags);
 	/* A directory moved over an (empty) rootfs one hides it. */
-	if (rc == 0 && !(flags & RENAME_EXCHANGE) && S_ISDIR(src->mode) &&
+	if (rc == 0 && !exchange && S_ISDIR(src->mode) &&
 	    tmpfs_is_overlay(src) && ovl_lower_exists(full))
 		tmpfs_set_opaque(src);
-	if (rc == 0 && !(flags & RENAME_EXCHANGE))
+	if (rc == 0 && !exchange)
 		rc = ovl_hide_lower(odir, oname);
+out:
 	vnode_put(src);
 	vnode_put(dst);
 	vnode_put(odir);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
@@ -336,8 +337,10 @@ long sys_shmat(struct task *t, struct syscall_args *a)
 	o->nattch++;
 	o->atime = now_s();
 	o->lpid = t->proc->pid;
-	maps_add(t->proc, (uint64_t)r, (uint64_t)r + o->size,
-		 "/SYSV (deleted)");
+	/* Linux: the shm filesystem's device, and the segment's id as the
+	 * inode. */
+	maps_add(t->proc, (uint64_t)r, (uint64_t)r + o->size, "/SYSV (deleted)",
+		 makedev(0, 1), (uint64_t)o->id);
 	return r;
 }
 

@@ -466,6 +466,14 @@ static struct vnode *clone_at(const char *path)
 	return NULL;
 }
 
+bool vfs_is_clone_root(const char *path)
+{
+	struct vnode *vn = clone_at(path);
+
+	vnode_put(vn);
+	return vn != NULL;
+}
+
 int vfs_lower_lookup(const char *path, struct vnode **out)
 {
 	char buf[PATH_MAX], sub[PATH_MAX] = "";

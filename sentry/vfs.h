@@ -127,6 +127,8 @@ int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
 	      struct vnode **out);
 /* The rootfs alone (the overlay's lower layer), by canonical path. */
 int vfs_lower_lookup(const char *path, struct vnode **out);
+/* Is path where a clone mount is grafted into that lower layer? */
+bool vfs_is_clone_root(const char *path);
 int vfs_stat(struct vnode *vn, struct stat *st);
 int vfs_readlink(struct vnode *vn, char *buf,
 		 size_t cap); /* length or -errno */
@@ -305,10 +307,14 @@ int mqueuefs_chmod(struct task *t, struct vnode *vn, mode_t mode);
 int mqueuefs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid);
 void mqueuefs_vnode_gone(struct vnode *vn); /* vn's last reference went */
 
-/* process mappings, for /proc/<pid>/maps */
+/* process mappings, for /proc/<pid>/maps: path, dev and ino are what the
+ * guest sees of the mapped file (never the host's fd behind it). */
 void maps_copy(struct process *dst, struct process *src);
 void maps_clear(struct process *p);
-void maps_add(struct process *p, uint64_t start, uint64_t end,
-	      const char *path);
+void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path,
+	      dev_t dev, uint64_t ino);
+/* The same for a mapping of vn. */
+void maps_add_vn(struct process *p, uint64_t start, uint64_t end,
+		 const struct vnode *vn);
 
 #endif

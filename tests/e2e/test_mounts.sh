@@ -181,6 +181,27 @@ t_bad_mount_arguments()
 	done
 }
 
+# A workspace under the guest's home (--mount DIR:/root/work): the host's
+# /root, which the gofer serves as nobody, could not be searched, so its
+# mount point could not be made (EACCES at setup). The home is the
+# guest's own now; each mode works there, and a clone's files show
+# through the home that hides the host's /root.
+t_mount_under_home()
+{
+	local m
+	for m in ro rw clone; do
+		make_src "home-$m"
+		capture moat do --mount "$SRC:/root/work:$m" -- sh -c 'cat ~/work/a.txt ~/work/sub/b.txt && ls -A ~ && touch ~/mine && ls ~'
+		assert_eq 0 "$STATUS" "--mount at /root/work:$m starts"
+		assert_eq "hello
+inner
+work
+mine
+work" "$OUT" "a $m mount under HOME, and the rest of HOME writable"
+		src_unchanged "$m under HOME"
+	done
+}
+
 run_test ro_reads_and_every_write_is_erofs t_ro_reads_and_every_write_is_erofs
 run_test default_mode_is_ro t_default_mode_is_ro
 run_test rw_writes_reach_the_host t_rw_writes_reach_the_host
@@ -189,3 +210,4 @@ run_test xattrs_through_the_gofer t_xattrs_through_the_gofer
 run_test clone_is_private t_clone_is_private
 run_test mount_point_is_listed t_mount_point_is_listed
 run_test bad_mount_arguments t_bad_mount_arguments
+run_test mount_under_home t_mount_under_home

@@ -192,6 +192,114 @@ print(moat_probe_mod.VALUE)'
 	! ls /usr/lib/python3/dist-packages/moat_probe_mod.py 2>/dev/null || fail "it reached the host"
 }
 
+# Compat: HOME was the host's /root, which the gofer (serving / as nobody)
+# cannot read: mkdir in it worked, but a file in the new directory, or a
+# stat of a missing name, gave EACCES. Jupyter's kernel died of it, and
+# every cache under ~ failed.
+t_home_is_writable()
+{
+	capture moat do -- /bin/sh -c '
+		cd && pwd && ls -A | wc -l
+		mkdir d && echo data > d/f && cat d/f
+		stat d/missing 2>&1 | grep -c "No such file"
+		stat missing 2>&1 | grep -c "No such file"
+		mkdir -p .cache/a/b && touch .cache/a/b/c && ls -A
+		ls -ld . | cut -c1-10'
+	assert_eq "/root
+0
+data
+1
+1
+.cache
+d
+drwx------" "$OUT" "the guest's HOME is an empty directory it can list and write"
+	capture moat do -- $PY -c '
+import os
+home = os.path.expanduser("~")
+os.makedirs(os.path.join(home, ".cache", "torch", "hub"))
+p = os.path.join(home, ".cache", "torch", "hub", "m.txt")
+open(p, "w").write("cached")
+print(home, open(p).read(), os.access(home, os.W_OK))'
+	assert_eq "/root cached True" "$OUT" "python's expanduser(\"~\") is writable"
+	[ ! -e /root/d ] && [ ! -e /root/.cache/torch ] || fail "the guest's home reached the host's /root"
+}
+
+t_home_env_and_rootfs()
+{
+	local root=$E2E_TMP/bbroot
+	capture moat do --env HOME=/home/moat-user -- /bin/sh -c 'cd && pwd && touch f && ls'
+	assert_eq "/home/moat-user
+f" "$OUT" "a --env HOME the rootfs lacks is made, writable"
+	[ ! -e /home/moat-user ] || fail "the made home reached the host"
+	make_busybox_rootfs "$root"
+	capture moat do --rootfs "$root" -- /bin/sh -c 'cd && pwd && echo x > f && cat f'
+	assert_eq "/root
+x" "$OUT" "a --rootfs without /root gets one"
+	[ ! -e "$root/root" ] || fail "the rootfs was changed"
+	capture moat do --env HOME=/tmp -- /bin/sh -c 'cd && pwd && ls -ld . | cut -c1-10'
+	assert_eq "/tmp
+drwxrwxrwt" "$OUT" "a HOME on tmpfs is left as it is"
+}
+
+# A directory the guest makes is its own: below it the rootfs is never
+# asked, even where a rootfs directory the gofer cannot read (mode 0700,
+# owned by root: nobody may not search it) holds the same path.
+t_upper_dir_below_unreadable()
+{
+	mkdir -p "$E2E_TMP/priv/sub" && echo secret >"$E2E_TMP/priv/sub/inner"
+	chmod 700 "$E2E_TMP/priv"
+	capture moat do -- /bin/sh -c '
+		cd "$1" || exit 9
+		mkdir new && echo a > new/f && cat new/f
+		stat new/missing 2>&1 | grep -c "No such file"
+		mkdir new/deeper && touch new/deeper/g && ls new
+		mkdir sub && ls -A sub | wc -l
+		cat sub/inner 2>&1 | grep -c "No such file"
+		touch sub/mine && ls sub' sh "$E2E_TMP/priv"
+	assert_eq "a
+1
+deeper
+f
+0
+1
+mine" "$OUT" "create and stat below a new directory whose rootfs path is unreadable"
+	[ ! -e "$E2E_TMP/priv/new" ] || fail "the new directory reached the host"
+}
+
+# Compat: a rename that fails (EEXIST, EXDEV, EISDIR, ENOTDIR, EINVAL,
+# ENOTEMPTY, ...) once copied its source up into the overlay first: a
+# failed `mv` of a big rootfs file filled memory, and the copy showed
+# (st_nlink of a hard-linked file, st_blocks, a directory's st_nlink). The
+# same renames of the same tree natively, in a scratch copy: the same
+# errnos, and nothing changed.
+make_rename_tree()
+{
+	mkdir -p "$1/d/sub" "$1/e" "$1/z"
+	head -c 5000 /dev/zero | tr '\0' a >"$1/f"
+	ln "$1/f" "$1/f2"
+	echo g >"$1/g"
+	head -c 8388608 /dev/zero >"$1/big"
+	echo x >"$1/d/x"
+	echo y >"$1/e/y"
+	chmod -R a+rX "$1"
+}
+
+t_failed_rename_copies_nothing()
+{
+	local nout
+	cp "$HERE/rename_fail.py" "$E2E_TMP/rename_fail.py"
+	chmod 644 "$E2E_TMP/rename_fail.py"
+	make_rename_tree "$E2E_TMP/rn-native"
+	make_rename_tree "$E2E_TMP/rn-lower"
+	capture native $PY "$E2E_TMP/rename_fail.py" "$E2E_TMP/rn-native"
+	assert_eq 0 "$STATUS" "the native run"
+	assert_contains "$OUT" "unchanged: everything" "natively, failed renames change nothing"
+	nout=$OUT
+	capture moat do -- $PY "$E2E_TMP/rename_fail.py" "$E2E_TMP/rn-lower" --space
+	assert_eq "$nout
+space: same" "$OUT" "the same errnos as natively, nothing copied up, no space used"
+}
+
 run_test "writes to /etc stay in the sandbox" t_write_etc
 run_test "rm -rf of a rootfs tree leaves the host's intact" t_rm_rf_python
 run_test "merged directories and renames" t_merged_dirs
@@ -203,4 +311,8 @@ run_test "stale fds of removed rootfs files" t_stale_fd_no_resurrection
 run_test "sticky rootfs directories" t_sticky_rootfs_dir
 run_test "rmdir of rootfs directories" t_rmdir_and_recreate
 run_test "python writes into site-packages" t_python_site_packages
+run_test "the guest's home is writable" t_home_is_writable
+run_test "HOME from --env, and under --rootfs" t_home_env_and_rootfs
+run_test "new directories below an unreadable rootfs one" t_upper_dir_below_unreadable
+run_test "a failed rename copies nothing up" t_failed_rename_copies_nothing
 e2e_done

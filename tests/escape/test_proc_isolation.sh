@@ -6,6 +6,7 @@
 ROOT=$E2E_TMP/root
 make_busybox_rootfs "$ROOT"
 HOSTPID=$$
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 # check_pid_listing LISTING: numeric entries exist, include 1, are all small
 # and none is the host test shell's pid.
@@ -70,10 +71,37 @@ t_proc_self_status_small()
 	[ -n "$pid" ] && [ "$pid" -le 64 ] || fail "Pid in status is not a small sandbox pid: $OUT"
 }
 
+# Security: /proc/<pid>/maps once copied the host's device and inode
+# numbers (the host's disk, and the inode of the sentry's memfd behind a
+# /tmp file). Each line must show what stat() of its path shows in the
+# guest, 00:00 0 for anything not a file, and never the host's identity
+# of the file.
+t_maps_show_guest_numbers()
+{
+	local line name dev ino hdev hino
+	cp "$HERE/proc_maps.py" "$E2E_TMP/proc_maps.py"
+	chmod 644 "$E2E_TMP/proc_maps.py"
+	capture moat do -- $PY "$E2E_TMP/proc_maps.py" /tmp/maps-probe
+	assert_eq 0 "$STATUS" "the maps probe runs"
+	assert_contains "$OUT" "checked" "the probe read its maps"
+	assert_not_contains "$OUT" "bad " "every maps line shows the guest's own numbers"
+	assert_match "$OUT" '^map /tmp/maps-probe ' "the mmapped /tmp file is in maps"
+	assert_match "$OUT" '^map /usr/lib/.*/libc\.so\.6 ' "libc is in maps"
+	while read -r line name dev ino; do
+		[ "$line" = map ] && [ -e "$name" ] || continue
+		hdev=$(stat -L -c '%t:%T' "$name" | awk -F: '{ printf "%02x:%02x", strtonum("0x" $1), strtonum("0x" $2) }')
+		hino=$(stat -L -c '%i' "$name")
+		[ "$dev $ino" != "$hdev $hino" ] ||
+			fail "maps shows the host's device and inode of $name: $dev $ino"
+		assert_ne "$hdev" "$dev" "maps shows the host's device of $name"
+	done <<<"$OUT"
+}
+
 run_test "ls /proc in a rootfs shows only sandbox pids" t_ls_proc_rootfs
 run_test "ls /proc on the host root shows only sandbox pids" t_ls_proc_hostroot
 run_test "the guest's children appear, nothing else" t_ls_proc_with_children
 run_test "python os.listdir(/proc) shows only sandbox pids" t_python_listdir
 run_test "a host pid is neither readable nor signalable" t_host_pid_unreachable
 run_test "/proc/self/status holds virtual pids" t_proc_self_status_small
+run_test "/proc/self/maps shows the sandbox's device and inode numbers" t_maps_show_guest_numbers
 e2e_done

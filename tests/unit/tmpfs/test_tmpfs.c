@@ -42,6 +42,7 @@
 
 #include "gofer/gofer.h"
 #include "sentry/fs_tmpfs.h"
+#include "sentry/overlay.h"
 #include "sentry/p9client.h"
 #include "sentry/sentry.h"
 #include "sentry/syscalls.h"
@@ -2308,4 +2309,161 @@ TT(names_longer_than_name_max_are_enametoolong)
 	OK(t_rename("/tmp/short", path, 0));
 	OK(t_unlink(path));
 	vnode_put(tmp);
+}
+
+/* ---- the overlay's upper layer ------------------------------------------- */
+
+/* A file or directory in the gofer's tree: the rootfs, the overlay's
+ * lower layer (made before the sandbox looks, or its dcache says no). */
+static void lower_mkdir(const char *rel)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", tree, rel);
+	cr_assert_eq(mkdir(p, 0755), 0, "mkdir %s: %m", p);
+}
+
+static void lower_file(const char *rel, const char *data)
+{
+	char p[PATH_MAX];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", tree, rel);
+	f = fopen(p, "w");
+	cr_assert(f, "%s: %m", p);
+	fputs(data, f);
+	fclose(f);
+}
+
+/* Is name an entry (or a whiteout) of the upper layer's directory at
+ * path? (Upper directories are found by path, as overlay.c does.) */
+static bool in_upper(const char *dir, const char *name)
+{
+	struct vnode *d = ovl_root(), *up = NULL;
+	char buf[PATH_MAX], *save = NULL, *c;
+	int rc = 1;
+
+	d = vnode_get(d);
+	snprintf(buf, sizeof(buf), "%s", dir);
+	for (c = strtok_r(buf, "/", &save); c && rc == 1;
+	     c = strtok_r(NULL, "/", &save)) {
+		rc = tmpfs_lookup_ov(d, c, &up);
+		vnode_put(d);
+		d = rc == 1 ? up : NULL;
+	}
+	if (rc != 1)
+		return false;
+	rc = tmpfs_lookup_ov(d, name, &up);
+	vnode_put(d);
+	if (rc == 1)
+		vnode_put(up);
+	return rc != 0;
+}
+
+/* Regression (a directory made under the host's /root, which the gofer
+ * cannot read, gave EACCES for every name in it): one the guest makes in
+ * the overlay is its own, and hides the rootfs below it; one setup makes
+ * (a mount point, t NULL) stays merged, as a clone mount is grafted there. */
+TT(guest_mkdir_in_the_overlay_hides_the_rootfs)
+{
+	struct vnode *vn, *root = RES("/");
+
+	MKDIR("/new", 0755);
+	vn = RES("/new");
+	cr_assert(tmpfs_is_overlay(vn) && tmpfs_is_opaque(vn));
+	vnode_put(vn);
+	OK(SC(sys_mkdir, U("/new/sub"), 0755));
+	vn = RES("/new/sub");
+	cr_assert(tmpfs_is_opaque(vn), "mkdir(2) makes it opaque too");
+	vnode_put(vn);
+	ERR(res_rc("/new/sub/missing", 0), ENOENT);
+	OK(tmpfs_mkdir(NULL, root, "setup", 0755));
+	vn = RES("/setup");
+	cr_assert(!tmpfs_is_opaque(vn), "a setup directory stays merged");
+	vnode_put(vn);
+	MKDIR("/tmp/plain", 0755);
+	vn = RES("/tmp/plain");
+	cr_assert(!tmpfs_is_overlay(vn) && !tmpfs_is_opaque(vn));
+	vnode_put(vn);
+	OK(t_rmdir("/tmp/plain"));
+	vnode_put(root);
+}
+
+/* The guest's home when the gofer cannot read the host's: an upper
+ * directory with the rootfs one's attributes, hiding its entries. */
+TT(private_dir_hides_the_rootfs_one)
+{
+	char p[PATH_MAX];
+	struct ent e[8];
+
+	lower_mkdir("home");
+	lower_file("home/dot", "host");
+	snprintf(p, sizeof(p), "%s/home", tree);
+	cr_assert_eq(chmod(p, 0700), 0);
+	cr_assert(ovl_lower_listable("/home"), "the test's gofer is root");
+	cr_assert(!ovl_lower_listable("/nosuch"));
+	cr_assert(!ovl_lower_listable("/home/dot"), "not a directory");
+	OK(res_rc("/home/dot", 0));
+	OK(ovl_private_dir("/home"));
+	cr_assert_eq(list_dir("/home", e, 8), 2, "only . and ..");
+	ERR(res_rc("/home/dot", 0), ENOENT);
+	cr_assert_eq(LSTAT("/home").st_mode, S_IFDIR | 0700, "its mode kept");
+	MKFILE("/home/f", 0644, "mine");
+	cr_assert_eq(count_entries("/home"), 3);
+	OK(t_unlink("/home/f")); /* its memfd goes */
+	/* made in the upper layer first (boot.c's missing home), or not */
+	ERR(ovl_private_dir("/made"), ENOENT);
+	MKDIR("/made", 0755);
+	OK(ovl_private_dir("/made"));
+}
+
+/* Regression (a failing rename copied its source, and both directories,
+ * up first): every check comes before the copy-up. */
+TT(failed_rename_copies_nothing_up)
+{
+	static const struct {
+		const char *from, *to;
+		unsigned flags;
+		int err;
+	} cases[] = {
+		{ "/l/f", "/l/g", RENAME_NOREPLACE, EEXIST },
+		{ "/l/f", "/l/e", 0, EISDIR },
+		{ "/l/d", "/l/f", 0, ENOTDIR },
+		{ "/l/d", "/l/d/new", 0, EINVAL },
+		{ "/l/d/x", "/l/d", 0, ENOTEMPTY },
+		{ "/l/f", "/l/nosuch/", 0, ENOTDIR },
+		{ "/l/f/", "/l/h", 0, ENOTDIR },
+		{ "/l/f", "/l/nosuch", RENAME_EXCHANGE, ENOENT },
+		{ "/l/f", "/tmp/f", 0, EXDEV },
+		{ "/l/d", "/l/h", 0, EXDEV }, /* a rootfs directory */
+		{ "/l/nosuch", "/l/h", 0, ENOENT },
+	};
+	size_t i;
+
+	lower_mkdir("l");
+	lower_mkdir("l/d");
+	lower_mkdir("l/e");
+	lower_file("l/f", "f");
+	lower_file("l/g", "g");
+	lower_file("l/d/x", "x");
+	lower_file("l/e/y", "y");
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		long rc = SC(sys_renameat2, (uint64_t)AT_FDCWD,
+			     U(cases[i].from), (uint64_t)AT_FDCWD,
+			     U(cases[i].to), cases[i].flags);
+		cr_assert_eq(rc, -cases[i].err, "rename %s %s: %s, want %s",
+			     cases[i].from, cases[i].to, err_name((int)rc),
+			     strerror(cases[i].err));
+		cr_assert(!in_upper("/", "l"), "rename %s %s copied /l up",
+			  cases[i].from, cases[i].to);
+	}
+	as_user(1000, 1000);
+	ERR(SC(sys_rename, U("/l/f"), U("/l/h")), EACCES);
+	as_root();
+	cr_assert(!in_upper("/", "l"));
+	/* what succeeds does copy up (a file's copy would keep a host fd
+	 * on the idle list: a directory shows it) */
+	OK(SC(sys_mkdir, U("/l/new"), 0755));
+	cr_assert(in_upper("/", "l") && in_upper("/l", "new"));
+	cr_assert(!in_upper("/l", "f"));
 }
