@@ -362,7 +362,7 @@ int devfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 			f->stream = true;
 	}
 	if (!f)
-		return -ENOMEM;
+		return -errno;
 	f->vn = vnode_get(vn);
 	*out = f;
 	return 0;
