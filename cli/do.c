@@ -173,6 +173,7 @@ int cmd_do(int argc, char **argv)
 		{ "deny", required_argument, NULL, 'X' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "dns", required_argument, NULL, 'd' },
+		{ "store", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sentry_opts o;
@@ -275,6 +276,15 @@ int cmd_do(int argc, char **argv)
 			break;
 		case 'd':
 			o.dns = optarg;
+			break;
+		case 'S':
+			if (optarg[0] != '/') {
+				fprintf(stderr,
+					"moat: --store `%s`: expected an absolute path\n",
+					optarg);
+				return 2;
+			}
+			o.store = optarg;
 			break;
 		case 'M':
 		case 'D': {

@@ -8,6 +8,36 @@
 #include <sys/uio.h>
 #include <sys/syscall.h>
 
+static int admit_line; /* 0: no line */
+
+int fd_admit(int fd)
+{
+	if (fd >= 0 && admit_line > 0 && fd >= admit_line) {
+		close(fd);
+		return -ENFILE;
+	}
+	return fd;
+}
+
+void fd_admit_set(int line)
+{
+	admit_line = line > 0 ? line : 0;
+}
+
+int fd_admit_line(void)
+{
+	return admit_line;
+}
+
+void fd_admit_reserve(long limit, int reserve)
+{
+	long line = limit - reserve;
+
+	if (line < limit / 2)
+		line = limit / 2;
+	fd_admit_set(line > 0x7fffffff ? 0x7fffffff : (int)line);
+}
+
 void moat_assert_fail(const char *cond, const char *file, int line)
 {
 	fprintf(stderr, "moat: internal assertion failed: %s (%s:%d)\n", cond,

@@ -106,6 +106,23 @@ ssize_t send_with_fds(int sock, struct iovec *iov, int niov, const int *fds,
  * terminal's signals; it should _exit when done. */
 int janitor_fork(void);
 
+/* The host fds of one process are one table shared by everything it does.
+ * In the sentry, what guests make it hold (donated files, stored tmpfs
+ * data, shm segments) may fill it only up to a line below its limit, so
+ * that the gofer's replies, the control socket and the netstack always
+ * find an fd free. Fds are allocated lowest first, so an fd at or above
+ * the line means at least that many are open.
+ *
+ * fd_admit(fd) returns fd while it is below the line; above it, closes
+ * fd and returns -ENFILE (Linux's "too many open files in system"). A
+ * negative fd is passed through. fd_admit_set(line): 0 means no line
+ * (tests, tools); fd_admit_reserve(limit, reserve) sets the line at
+ * limit - reserve (at least limit / 2). */
+int fd_admit(int fd);
+void fd_admit_set(int line);
+int fd_admit_line(void);
+void fd_admit_reserve(long limit, int reserve);
+
 /* Allocation that aborts: setup code only, never on a guest-reachable path. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);

@@ -29,6 +29,7 @@
 #include "sentry/p9client.h"
 #include "sentry/pty.h"
 #include "sentry/sentry.h"
+#include "sentry/store.h"
 #include "sentry/vfs.h"
 
 static pid_t start_gofer(const char *root, bool rw, int *sock_out,
@@ -109,6 +110,38 @@ static int start_mounts(const struct sentry_opts *opts, struct moat_error *err)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* The store (sentry/store.h): the sandbox's directory under the store's
+ * base, and a gofer of its own for it, --rw and confined to it, so that
+ * the sentry still opens no host path itself. Without --disk, the
+ * writable layers may hold TMPFS_DEFAULT_MAX, or half of what is free
+ * where the store lives if that is less: one sandbox never fills the
+ * host's disk. */
+static int start_store(const struct sentry_opts *opts, struct moat_error *err)
+{
+	const char *dir = NULL;
+	struct p9_client *c;
+	struct p9_qid rq;
+	uint64_t free_b = 0;
+	uint32_t rootfid;
+	int sock = -1;
+	pid_t pid;
+
+	if (store_prepare(opts->store, &dir, &free_b, err) < 0)
+		return -1;
+	if (free_b / 2 < TMPFS_DEFAULT_MAX)
+		tmpfs_set_default_max(free_b / 2);
+	pid = start_gofer(dir, true, &sock, err);
+	if (pid < 0)
+		return moat_error_wrap(err, "store");
+	S->store_gofer = pid;
+	if (p9c_open(&c, sock, &rootfid, &rq, err) < 0) {
+		close(sock);
+		return moat_error_wrap(err, "store");
+	}
+	store_attach(c, rootfid);
 	return 0;
 }
 
@@ -624,6 +657,14 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 			rl.rlim_cur = rl.rlim_max;
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
+		/* What guests make the sentry hold stops SENTRY_FD_RESERVE
+		 * short of it (lib/util.h, fd_admit): the gofers' replies,
+		 * the control socket and the netstack keep their fds. */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+			fd_admit_reserve(rl.rlim_cur == RLIM_INFINITY ?
+						 1048576 :
+						 (long)rl.rlim_cur,
+					 SENTRY_FD_RESERVE);
 	}
 
 #define PHASE(name)                                                            \
@@ -653,6 +694,8 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	rc = p9c_open(&S->p9, gsock, &S->rootfid, &rq, err);
 	if (rc < 0)
 		return moat_error_wrap(err, "gofer");
+	if (start_store(opts, err) < 0)
+		return -1;
 	if (vfs_init(S->rootfid, err) < 0)
 		return -1;
 	/* Before the mounts: one under HOME (--mount DIR:/root/work) needs

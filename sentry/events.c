@@ -281,7 +281,7 @@ long install_anon(struct task *t, const struct file_ops *ops, int fflags,
 	f = file_new(ops, fflags);
 	if (!f) {
 		free(priv);
-		return -ENOMEM;
+		return -errno;
 	}
 	f->priv = priv;
 	f->stream = true;

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 
 #include "platform/platform.h"
+#include "sentry/fs_tmpfs.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
 
@@ -116,10 +117,20 @@ static int open_exec(struct task *t, struct vnode *cwd, int dirfd,
 		vnode_put(vn);
 		return rc;
 	}
+	/* A tmpfs file is read and mapped through a host fd of its own
+	 * for the exec's length. */
+	if (vn->kind == VN_TMPFS && S_ISREG(vn->mode)) {
+		rc = tmpfs_file_pin(f);
+		if (rc < 0) {
+			file_put(f);
+			vnode_put(vn);
+			return rc;
+		}
+	}
 	if (f->hostfd < 0) {
 		file_put(f);
 		vnode_put(vn);
-		return -EACCES; /* only rootfs files can be executed */
+		return -EACCES; /* only files of a filesystem can be executed */
 	}
 	*vn_out = vn;
 	*f_out = f;

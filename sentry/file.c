@@ -19,12 +19,22 @@
 
 #define FDT_MAX 65536
 
+static long files_live; /* open file descriptions, for FILES_MAX */
+
 struct file *file_new(const struct file_ops *ops, int flags)
 {
-	struct file *f = calloc(1, sizeof(*f));
+	struct file *f;
 
-	if (!f)
+	if (files_live >= FILES_MAX) {
+		errno = ENFILE;
 		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	files_live++;
 	f->refs = 1;
 	f->ops = ops;
 	f->flags = flags;
@@ -56,11 +66,21 @@ void file_put(struct file *f)
 		f->ops->release(f);
 	if (f->hostfd >= 0 && !f->hostfd_shared)
 		close(f->hostfd);
+	if (f->hostfd >= 0 && f->tmpfs)
+		tmpfs_file_unpin(f);
 	if (f->hostfd >= 0 && f->hostfd_shared && f->vn && !f->tmpfs)
 		vnode_hostfd_put(f->vn);
 	vnode_put(f->vn);
 	free(f->data);
-	free(f);
+	file_discard(f);
+}
+
+void file_discard(struct file *f)
+{
+	if (f) {
+		files_live--;
+		free(f);
+	}
 }
 
 /* ---- fd tables ---------------------------------------------------------- */
@@ -318,7 +338,7 @@ static int gofer_open(struct vnode *vn, int flags, struct file **out)
 	f = file_new(&gofer_ops, flags & ~(O_CREAT | O_EXCL | O_NOCTTY |
 					   O_TRUNC | O_CLOEXEC));
 	if (!f)
-		return -ENOMEM;
+		return -errno;
 	if (S_ISREG(vn->mode)) {
 		/* One host fd per regular file, shared by every open: reads use
 		 * pread at the guest's own offset. */
@@ -424,7 +444,7 @@ static int host_open(struct vnode *vn, int flags, struct file **out)
 					       O_TRUNC | O_CLOEXEC));
 	if (!f) {
 		close(hostfd);
-		return -ENOMEM;
+		return -errno;
 	}
 	f->hostfd = hostfd;
 	f->vn = vnode_get(vn);
@@ -437,7 +457,7 @@ static int path_open(struct vnode *vn, int flags, struct file **out)
 	struct file *f = file_new(NULL, O_PATH | (flags & O_NOFOLLOW));
 
 	if (!f)
-		return -ENOMEM;
+		return -errno;
 	f->vn = vnode_get(vn);
 	*out = f;
 	return 0;

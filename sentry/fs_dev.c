@@ -373,7 +373,7 @@ int devfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 		f = file_new(&dev_chr_ops, flags);
 	}
 	if (!f)
-		return -ENOMEM;
+		return -errno;
 	f->vn = vnode_get(vn);
 	*out = f;
 	return 0;

@@ -1538,7 +1538,7 @@ int procfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 			return rc;
 		f = file_new(&proc_dir_ops, flags);
 		if (!f)
-			return -ENOMEM;
+			return -errno;
 		f->vn = vnode_get(vn);
 		*out = f;
 		return 0;
@@ -1560,7 +1560,7 @@ int procfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 	f = file_new(&proc_data_ops, flags);
 	if (!f) {
 		free(b.p);
-		return -ENOMEM;
+		return -errno;
 	}
 	f->data = b.p;
 	f->data_len = b.len;

@@ -1,6 +1,7 @@
 /* sentry/fs_tmpfs.c: tmpfs (see fs_tmpfs.h). */
 #include "sentry/fs_tmpfs.h"
 #include "sentry/overlay.h"
+#include "sentry/store.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -44,8 +45,16 @@ struct tnode {
 	size_t hmask, hcount;
 	size_t nchildren;
 	uint64_t next_cookie;
-	int memfd;    /* regular files: the data */
-	char *target; /* symlinks */
+	/* Regular files: the data (see "file data" below). */
+	char *inl; /* inline bytes [0, st_size), inl_cap allocated */
+	size_t inl_cap;
+	uint64_t sid;	  /* its store file (sentry/store.h), 0: inline */
+	int fd;		  /* the store file's fd while open, else -1 */
+	int fd_users;	  /* handlers and pinned files using fd */
+	uint64_t charged; /* bytes of --disk this file holds */
+	bool shared_map;  /* mapped MAP_SHARED writable: growth preallocated */
+	bool no_falloc;	  /* the store cannot preallocate: charge the size */
+	char *target;	  /* symlinks */
 	bool mount_root;
 	bool overlay;	   /* root of the overlay's upper layer (overlay.c) */
 	struct pipe *fifo; /* FIFOs: the pipe while anyone has it open */
@@ -60,10 +69,15 @@ struct tnode {
 };
 
 static uint64_t next_ino = 2;
-static uint64_t tmpfs_bytes; /* sum of the sizes of all tmpfs files */
+static uint64_t next_sid = 1; /* store file ids */
+static uint64_t tmpfs_bytes;  /* charged to --disk by every file */
+static uint64_t inline_bytes; /* inline buffers, allocated */
+static uint64_t tmpfs_nodes;  /* live nodes, for TMPFS_NODES_MAX */
+static uint64_t default_max = TMPFS_DEFAULT_MAX;
 
 /* Bytes the sentry itself wrote while setting the sandbox up (its
- * /etc/hosts line): not the guest's, so not charged to --disk. */
+ * /etc/hosts line, files a bundle binds): not the guest's, so not
+ * charged to --disk. */
 static uint64_t setup_bytes;
 
 void tmpfs_setup_done(void)
@@ -71,11 +85,15 @@ void tmpfs_setup_done(void)
 	setup_bytes = tmpfs_bytes;
 }
 
+void tmpfs_set_default_max(uint64_t bytes)
+{
+	default_max = bytes;
+}
+
 /* --disk, or the default: what every tmpfs file of the sandbox may hold. */
 static uint64_t tmpfs_max(void)
 {
-	return (S && S->opts.disk ? S->opts.disk : TMPFS_MAX_BYTES) +
-	       setup_bytes;
+	return (S && S->opts.disk ? S->opts.disk : default_max) + setup_bytes;
 }
 
 static void stamp(struct stat *st, bool a, bool m, bool c)
@@ -104,7 +122,7 @@ static struct vnode *tnode_new(struct vnode *root, const char *path,
 		vnode_put(vn);
 		return NULL;
 	}
-	tn->memfd = -1;
+	tn->fd = -1;
 	tn->root = root ? root : vn;
 	vn->tn = tn;
 	memset(&vn->st, 0, sizeof(vn->st));
@@ -122,6 +140,7 @@ static struct vnode *tnode_new(struct vnode *root, const char *path,
 	}
 	vn->st.st_blksize = 4096;
 	stamp(&vn->st, true, true, true);
+	tmpfs_nodes++;
 	return vn;
 }
 
@@ -137,16 +156,593 @@ struct vnode *tmpfs_new_root(const char *mount_path, mode_t mode)
 	return vn;
 }
 
+/* ---- file data -------------------------------------------------------------
+ *
+ * A regular file's bytes live in one of two places:
+ *  - inline, a buffer of the sentry's heap, while the file is at most
+ *    TMPFS_INLINE_MAX bytes and the sandbox's inline buffers stay within
+ *    TMPFS_INLINE_TOTAL. Most temporary files (locks, sources, small
+ *    outputs) never leave it: no host fd, no round trip;
+ *  - stored, a file of the sandbox's store (sentry/store.h) on the host's
+ *    disk: larger files, and every file that is mapped or executed, since
+ *    a mapping needs a host fd. A file goes there once and stays.
+ * A stored file's fd is open only while a handler or a pinned file uses it,
+ * then kept on an LRU of TMPFS_IDLE_FDS: the sentry's host fds do not grow
+ * with the number of files (a guest made 20 000 of them once, when every
+ * file held a memfd, and the sentry's fd table was full).
+ *
+ * --disk counts allocated blocks, as Linux's tmpfs does, never sizes: an
+ * inline file holds its size in whole pages, a stored one its host file's
+ * st_blocks, so a sparse file costs what was written. Writes through a
+ * shared mapping would allocate blocks the sentry never sees: a file
+ * mapped MAP_SHARED from a writable open is preallocated over the range
+ * mapped and over every later growth, and those blocks are charged when
+ * they are taken, within --disk.
+ */
+
+#define PAGE_SZ 4096ULL
+
+static bool ro_node(const struct vnode *vn);
+
+static uint64_t pages_of(uint64_t n)
+{
+	return (n + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
+}
+
+static uint64_t disk_room(void)
+{
+	uint64_t max = tmpfs_max();
+
+	return tmpfs_bytes >= max ? 0 : max - tmpfs_bytes;
+}
+
+static void charge_set(struct tnode *tn, uint64_t bytes)
+{
+	tmpfs_bytes = tmpfs_bytes - tn->charged + bytes;
+	tn->charged = bytes;
+}
+
+/* Stored files whose fd is open and unused, oldest first (vnode idle_*). */
+static struct vnode *lru_head, *lru_tail;
+static int lru_count;
+
+static void lru_unlink(struct vnode *vn)
+{
+	if (vn->idle_prev)
+		vn->idle_prev->idle_next = vn->idle_next;
+	else if (lru_head == vn)
+		lru_head = vn->idle_next;
+	else
+		return; /* not on it */
+	if (vn->idle_next)
+		vn->idle_next->idle_prev = vn->idle_prev;
+	else
+		lru_tail = vn->idle_prev;
+	vn->idle_prev = vn->idle_next = NULL;
+	lru_count--;
+}
+
+/* Close idle fds until at most keep are left. */
+static void lru_trim(int keep)
+{
+	while (lru_count > keep) {
+		struct vnode *old = lru_head;
+		lru_unlink(old);
+		close(old->tn->fd);
+		old->tn->fd = -1;
+	}
+}
+
+/* The stored file's fd, opened again if it was closed; each get is matched
+ * by one sfd_put. -errno (ENFILE when the sentry has no fd to spare). */
+static int sfd_get(struct vnode *vn)
+{
+	struct tnode *tn = vn->tn;
+	int fd;
+
+	if (tn->fd < 0) {
+		fd = store_open(tn->sid, O_RDWR);
+		if (fd == -ENFILE && lru_count) {
+			lru_trim(0); /* our own idle fds first */
+			fd = store_open(tn->sid, O_RDWR);
+		}
+		if (fd < 0)
+			return fd;
+		tn->fd = fd;
+	}
+	lru_unlink(vn);
+	tn->fd_users++;
+	return tn->fd;
+}
+
+static void sfd_put(struct vnode *vn)
+{
+	struct tnode *tn = vn->tn;
+
+	if (--tn->fd_users > 0 || tn->fd < 0)
+		return;
+	vn->idle_prev = lru_tail;
+	vn->idle_next = NULL;
+	if (lru_tail)
+		lru_tail->idle_next = vn;
+	else
+		lru_head = vn;
+	lru_tail = vn;
+	lru_count++;
+	lru_trim(TMPFS_IDLE_FDS);
+}
+
+/* A stored file's charge: its allocated blocks, or its whole size where
+ * a shared mapping could fill it and the store cannot preallocate. */
+static void recharge(struct vnode *vn, int fd)
+{
+	struct tnode *tn = vn->tn;
+	struct stat st;
+	uint64_t b;
+
+	if (fstat(fd, &st) < 0)
+		return;
+	b = (uint64_t)st.st_blocks * 512;
+	if (tn->no_falloc && tn->shared_map &&
+	    b < pages_of((uint64_t)vn->st.st_size))
+		b = pages_of((uint64_t)vn->st.st_size);
+	charge_set(tn, b);
+}
+
+/* Bytes of [off, end) that the stored file has not allocated, rounded out
+ * to pages: an upper bound, from SEEK_HOLE/SEEK_DATA (extents allocated
+ * but never written may count as holes), giving up after 256 holes. */
+static uint64_t hole_bytes(int fd, uint64_t off, uint64_t end)
+{
+	uint64_t holes = 0;
+	int i;
+
+	off &= ~(PAGE_SZ - 1);
+	end = pages_of(end);
+	for (i = 0; off < end && i < 256; i++) {
+		off_t h = lseek(fd, (off_t)off, SEEK_HOLE), d;
+		uint64_t to;
+
+		if (h < 0)
+			break; /* past the end: all hole */
+		if ((uint64_t)h >= end)
+			return holes;
+		d = lseek(fd, h, SEEK_DATA);
+		to = d < 0 || (uint64_t)d > end ? end : (uint64_t)d;
+		holes += pages_of(to) - ((uint64_t)h & ~(PAGE_SZ - 1));
+		off = pages_of(to);
+	}
+	return off < end ? holes + (end - off) : holes;
+}
+
+/* Allocate [off, off + len) of a stored file ahead of a shared mapping's
+ * writes, within --disk (ENOSPC past it, nothing taken). */
+static int prealloc(struct vnode *vn, int fd, uint64_t off, uint64_t len)
+{
+	struct tnode *tn = vn->tn;
+	uint64_t room = disk_room();
+
+	if (!len)
+		return 0;
+	if (pages_of(off + len) - (off & ~(PAGE_SZ - 1)) > room &&
+	    hole_bytes(fd, off, off + len) > room)
+		return -ENOSPC;
+	if (!tn->no_falloc &&
+	    fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0) {
+		if (errno != EOPNOTSUPP)
+			return -errno;
+		/* Then the size is charged whole (recharge). */
+		tn->no_falloc = true;
+	}
+	recharge(vn, fd);
+	return 0;
+}
+
+/* Move an inline file to the store (no-op when it is there already). */
+static int to_store(struct vnode *vn)
+{
+	struct tnode *tn = vn->tn;
+	uint64_t size = (uint64_t)vn->st.st_size, off = 0;
+	int fd;
+
+	if (tn->sid)
+		return 0;
+	if (!store_ready())
+		return -ENOSPC; /* no store: only what fits inline */
+	fd = store_create(next_sid);
+	if (fd == -ENFILE && lru_count) {
+		lru_trim(0);
+		fd = store_create(next_sid);
+	}
+	if (fd < 0)
+		return fd;
+	while (off < size) {
+		ssize_t w = pwrite(fd, tn->inl + off, size - off, (off_t)off);
+		if (w <= 0) {
+			int rc = w < 0 ? -errno : -EIO;
+			close(fd);
+			store_remove(next_sid++);
+			return rc;
+		}
+		off += (uint64_t)w;
+	}
+	tn->sid = next_sid++;
+	tn->fd = fd;
+	free(tn->inl);
+	inline_bytes -= tn->inl_cap;
+	tn->inl = NULL;
+	tn->inl_cap = 0;
+	tn->fd_users = 1;
+	recharge(vn, fd);
+	sfd_put(vn); /* onto the LRU */
+	return 0;
+}
+
+/* Make the inline buffer hold at least n bytes. false: it cannot (the
+ * file must go to the store). */
+static bool inline_reserve(struct tnode *tn, size_t n)
+{
+	size_t cap = tn->inl_cap ? tn->inl_cap : 64;
+	char *p;
+
+	if (n <= tn->inl_cap)
+		return true;
+	if (n > TMPFS_INLINE_MAX)
+		return false;
+	while (cap < n)
+		cap *= 2;
+	if (cap > TMPFS_INLINE_MAX)
+		cap = TMPFS_INLINE_MAX;
+	if (inline_bytes - tn->inl_cap + cap > TMPFS_INLINE_TOTAL)
+		return false;
+	p = realloc(tn->inl, cap);
+	if (!p)
+		return false;
+	inline_bytes = inline_bytes - tn->inl_cap + cap;
+	tn->inl = p;
+	tn->inl_cap = cap;
+	return true;
+}
+
+static void data_free(struct vnode *vn)
+{
+	struct tnode *tn = vn->tn;
+
+	if (tn->sid) {
+		lru_unlink(vn);
+		if (tn->fd >= 0)
+			close(tn->fd);
+		tn->fd = -1;
+		store_remove(tn->sid);
+		tn->sid = 0;
+	}
+	free(tn->inl);
+	inline_bytes -= tn->inl_cap;
+	tn->inl = NULL;
+	tn->inl_cap = 0;
+	charge_set(tn, 0);
+}
+
+static long data_read(struct vnode *vn, void *buf, size_t n, int64_t at)
+{
+	struct tnode *tn = vn->tn;
+	int64_t size = vn->st.st_size;
+	ssize_t r;
+	int fd;
+
+	if (at >= size || !n)
+		return 0;
+	if ((uint64_t)(size - at) < n)
+		n = (size_t)(size - at);
+	if (!tn->sid) {
+		memcpy(buf, tn->inl + at, n);
+		return (long)n;
+	}
+	fd = sfd_get(vn);
+	if (fd < 0)
+		return fd;
+	r = pread(fd, buf, n, at);
+	if (r < 0)
+		r = -errno;
+	sfd_put(vn);
+	return (long)r;
+}
+
+/* Write n bytes at at, growing the file; what fits within --disk is
+ * written, as on a full disk (ENOSPC when nothing fits). No permission
+ * checks: the callers made them. */
+static long data_write(struct vnode *vn, const void *buf, size_t n, int64_t at)
+{
+	struct tnode *tn = vn->tn;
+	uint64_t size = (uint64_t)vn->st.st_size, end, need, room;
+	ssize_t r;
+	int fd, rc;
+
+	if (!n)
+		return 0;
+	if (at < 0 || __builtin_add_overflow((uint64_t)at, n, &end) ||
+	    end > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	room = disk_room();
+	if (!tn->sid && (end <= size || end <= TMPFS_INLINE_MAX)) {
+		uint64_t nsize = end > size ? end : size;
+		need = pages_of(nsize) > tn->charged ?
+			       pages_of(nsize) - tn->charged :
+			       0;
+		if (need > room) {
+			uint64_t lim = tn->charged + (room & ~(PAGE_SZ - 1));
+			if ((uint64_t)at >= lim)
+				return -ENOSPC;
+			n = (size_t)(lim - (uint64_t)at);
+			end = lim;
+			nsize = end > size ? end : size;
+		}
+		if (inline_reserve(tn, (size_t)nsize)) {
+			if ((uint64_t)at > size)
+				memset(tn->inl + size, 0, (size_t)at - size);
+			memcpy(tn->inl + at, buf, n);
+			vn->st.st_size = (off_t)nsize;
+			charge_set(tn, pages_of(nsize));
+			return (long)n;
+		}
+	}
+	rc = to_store(vn);
+	if (rc < 0)
+		return rc;
+	fd = sfd_get(vn);
+	if (fd < 0)
+		return fd;
+	/* Growth a shared mapping could write is allocated first. */
+	if (tn->shared_map && end > size) {
+		rc = prealloc(vn, fd, size, end - size);
+		if (rc < 0) {
+			sfd_put(vn);
+			return rc;
+		}
+		room = disk_room();
+	}
+	/* The blocks this write may take: none over a file without holes,
+	 * else at most every page it touches; ask the host only when that
+	 * bound does not fit. Past the room, write what fits. */
+	if (tn->charged >= pages_of(size) && end <= size)
+		need = 0;
+	else if (tn->charged >= pages_of(size) && (uint64_t)at <= size)
+		need = pages_of(end) - pages_of(size);
+	else
+		need = pages_of(end) - ((uint64_t)at & ~(PAGE_SZ - 1));
+	if (need > room && hole_bytes(fd, (uint64_t)at, end) > room) {
+		uint64_t lim = ((uint64_t)at & ~(PAGE_SZ - 1)) +
+			       (room & ~(PAGE_SZ - 1));
+		if (lim <= (uint64_t)at) {
+			sfd_put(vn);
+			return -ENOSPC;
+		}
+		if (lim < end) {
+			n = (size_t)(lim - (uint64_t)at);
+			end = lim;
+		}
+	}
+	r = pwrite(fd, buf, n, at);
+	if (r < 0) {
+		rc = -errno;
+		sfd_put(vn);
+		return rc;
+	}
+	if ((uint64_t)at + (uint64_t)r > size)
+		vn->st.st_size = (off_t)((uint64_t)at + (uint64_t)r);
+	recharge(vn, fd);
+	sfd_put(vn);
+	return (long)r;
+}
+
+long tmpfs_pwrite(struct vnode *vn, const void *buf, size_t n, int64_t off)
+{
+	long r;
+
+	if (!S_ISREG(vn->mode))
+		return -EINVAL;
+	r = data_write(vn, buf, n, off);
+	if (r > 0)
+		stamp(&vn->st, false, true, true);
+	return r;
+}
+
+long tmpfs_pread(struct vnode *vn, void *buf, size_t n, int64_t off)
+{
+	return S_ISREG(vn->mode) ? data_read(vn, buf, n, off) : -EINVAL;
+}
+
+static int data_truncate(struct vnode *vn, uint64_t len)
+{
+	struct tnode *tn = vn->tn;
+	uint64_t size = (uint64_t)vn->st.st_size;
+	int fd, rc = 0;
+
+	if (!tn->sid && len <= TMPFS_INLINE_MAX) {
+		if (pages_of(len) > tn->charged &&
+		    pages_of(len) - tn->charged > disk_room())
+			return -ENOSPC;
+		if (len > size) {
+			if (!inline_reserve(tn, (size_t)len))
+				goto stored;
+			memset(tn->inl + size, 0, (size_t)(len - size));
+		} else if (len == 0 && tn->inl) {
+			free(tn->inl);
+			inline_bytes -= tn->inl_cap;
+			tn->inl = NULL;
+			tn->inl_cap = 0;
+		}
+		vn->st.st_size = (off_t)len;
+		charge_set(tn, pages_of(len));
+		return 0;
+	}
+stored:
+	rc = to_store(vn);
+	if (rc < 0)
+		return rc;
+	fd = sfd_get(vn);
+	if (fd < 0)
+		return fd;
+	if (ftruncate(fd, (off_t)len) < 0) {
+		rc = -errno;
+	} else {
+		vn->st.st_size = (off_t)len;
+		if (tn->shared_map && len > size) {
+			rc = prealloc(vn, fd, size, len - size);
+			if (rc < 0 && ftruncate(fd, (off_t)size) == 0)
+				vn->st.st_size = (off_t)size;
+		}
+		recharge(vn, fd);
+	}
+	sfd_put(vn);
+	return rc;
+}
+
+int tmpfs_map_fd(struct vnode *vn, bool writable, uint64_t off, uint64_t len)
+{
+	struct tnode *tn = vn->tn;
+	uint64_t size = (uint64_t)vn->st.st_size, end;
+	int fd, rc;
+
+	if (!S_ISREG(vn->mode))
+		return -ENODEV;
+	rc = to_store(vn);
+	if (rc < 0)
+		return rc == -ENOSPC ? -ENOMEM : rc;
+	fd = sfd_get(vn);
+	if (fd < 0)
+		return fd;
+	if (writable) {
+		tn->shared_map = true;
+		if (__builtin_add_overflow(off, len, &end) || end > size)
+			end = size;
+		if (off < end) {
+			rc = prealloc(vn, fd, off, end - off);
+			if (rc < 0) {
+				sfd_put(vn);
+				return rc == -ENOSPC ? -ENOMEM : rc;
+			}
+		}
+	}
+	return fd;
+}
+
+void tmpfs_map_done(struct vnode *vn)
+{
+	sfd_put(vn);
+}
+
+int tmpfs_file_pin(struct file *f)
+{
+	int fd;
+
+	if (f->hostfd >= 0)
+		return f->hostfd;
+	fd = tmpfs_map_fd(f->vn, false, 0, 0);
+	if (fd < 0)
+		return fd;
+	f->hostfd = fd;
+	f->hostfd_shared = true;
+	f->tmpfs = true;
+	return fd;
+}
+
+void tmpfs_file_unpin(struct file *f)
+{
+	if (f->tmpfs && f->hostfd >= 0)
+		sfd_put(f->vn);
+	f->hostfd = -1;
+	f->tmpfs = false;
+}
+
+int tmpfs_fallocate(struct vnode *vn, int mode, int64_t off, int64_t len)
+{
+	struct tnode *tn = vn->tn;
+	uint64_t size = (uint64_t)vn->st.st_size, end = (uint64_t)(off + len);
+	int fd, rc = 0;
+
+	if (ro_node(vn))
+		return -EROFS;
+	switch (mode) {
+	case 0:
+	case FALLOC_FL_KEEP_SIZE:
+		if (!tn->sid && end <= TMPFS_INLINE_MAX) {
+			/* Inline bytes are allocated as they are kept. */
+			if (mode == 0 && end > size)
+				rc = data_truncate(vn, end);
+			return rc;
+		}
+		rc = to_store(vn);
+		if (rc < 0)
+			return rc;
+		fd = sfd_get(vn);
+		if (fd < 0)
+			return fd;
+		rc = prealloc(vn, fd, (uint64_t)off, (uint64_t)len);
+		if (rc == 0 && mode == 0 && end > size) {
+			if (ftruncate(fd, (off_t)end) < 0)
+				rc = -errno;
+			else
+				vn->st.st_size = (off_t)end;
+		}
+		recharge(vn, fd);
+		sfd_put(vn);
+		break;
+	case FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE:
+		if (!tn->sid) {
+			if ((uint64_t)off < size)
+				memset(tn->inl + off, 0,
+				       (size_t)((end < size ? end : size) -
+						(uint64_t)off));
+			return 0;
+		}
+		fd = sfd_get(vn);
+		if (fd < 0)
+			return fd;
+		if (fallocate(fd, mode, off, len) < 0)
+			rc = -errno;
+		recharge(vn, fd);
+		sfd_put(vn);
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (rc == 0)
+		stamp(&vn->st, false, true, true);
+	return rc;
+}
+
+int64_t tmpfs_seek_data(struct vnode *vn, int64_t off, int whence)
+{
+	int64_t r;
+	int fd;
+
+	if (off < 0)
+		return -ENXIO;
+	if (!vn->tn->sid) {
+		/* Inline bytes have no holes: data up to the end. */
+		if (off >= vn->st.st_size)
+			return -ENXIO;
+		return whence == SEEK_DATA ? off : vn->st.st_size;
+	}
+	fd = sfd_get(vn);
+	if (fd < 0)
+		return fd;
+	r = lseek(fd, off, whence);
+	if (r < 0)
+		r = -errno;
+	sfd_put(vn);
+	return r;
+}
+
 void tmpfs_free(struct vnode *vn)
 {
 	struct tnode *tn = vn->tn;
 
 	if (!tn)
 		return;
-	if (tn->memfd >= 0) {
-		tmpfs_bytes -= (uint64_t)vn->st.st_size;
-		close(tn->memfd);
-	}
+	data_free(vn);
+	tmpfs_nodes--;
 	free(tn->hash);
 	tn->hash = NULL;
 	while (tn->children) { /* only at teardown: removal needs empty dirs */
@@ -325,7 +921,10 @@ int tmpfs_lookup(struct vnode *dir, const char *name, struct vnode **out)
 int tmpfs_stat(struct vnode *vn, struct stat *st)
 {
 	*st = vn->st;
-	st->st_blocks = (st->st_size + 511) / 512;
+	/* What the file holds of --disk: its allocated blocks (see "file
+	 * data"); other nodes none, as on Linux's tmpfs. */
+	st->st_blocks = S_ISREG(vn->mode) ? (blkcnt_t)(vn->tn->charged / 512) :
+					    0;
 	return 0;
 }
 
@@ -455,6 +1054,8 @@ static int new_child(struct task *t, struct vnode *dir, const char *name,
 	rc = vfs_child_path(dir, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
+	if (tmpfs_nodes >= TMPFS_NODES_MAX)
+		return -ENOSPC; /* out of inodes, as a full tmpfs says */
 	vn = tnode_new(dir->tn->root, path, mode, t ? t->proc->cred.fsuid : 0,
 		       t ? t->proc->cred.fsgid : 0);
 	if (!vn)
@@ -481,13 +1082,6 @@ int tmpfs_create(struct task *t, struct vnode *dir, const char *name,
 
 	if (rc < 0)
 		return rc;
-	vn->tn->memfd = memfd_create("moat-tmpfs", MFD_CLOEXEC);
-	if (vn->tn->memfd < 0) {
-		rc = -errno;
-		vnode_put(vn);
-		return rc == -EMFILE || rc == -ENFILE ? -ENOSPC : rc;
-	}
-	vn->hostfd = -1; /* the memfd is tn's, shared by every open */
 	rc = add_entry(dir, name, vn);
 	if (rc < 0) {
 		vnode_put(vn);
@@ -818,7 +1412,7 @@ int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
 
 int tmpfs_truncate(struct vnode *vn, int64_t len)
 {
-	int64_t old = vn->st.st_size;
+	int rc;
 
 	if (ro_node(vn))
 		return -EROFS;
@@ -828,14 +1422,10 @@ int tmpfs_truncate(struct vnode *vn, int64_t len)
 		return -EINVAL;
 	if (len < 0)
 		return -EINVAL;
-	if (len > old && tmpfs_bytes + (uint64_t)(len - old) > tmpfs_max())
-		return -ENOSPC;
-	if (ftruncate(vn->tn->memfd, len) < 0)
-		return -errno;
-	tmpfs_bytes = tmpfs_bytes - (uint64_t)old + (uint64_t)len;
-	vn->st.st_size = len;
-	stamp(&vn->st, false, true, true);
-	return 0;
+	rc = data_truncate(vn, (uint64_t)len);
+	if (rc == 0)
+		stamp(&vn->st, false, true, true);
+	return rc;
 }
 
 static bool is_owner(struct task *t, struct vnode *vn)
@@ -955,39 +1545,41 @@ int tmpfs_statfs(struct vnode *vn, struct statfs *st)
 	st->f_frsize = 4096;
 	st->f_blocks = tmpfs_max() / 4096;
 	st->f_bfree = st->f_bavail = (tmpfs_max() - tmpfs_bytes) / 4096;
-	st->f_files = 1 << 20;
-	st->f_ffree = st->f_files - next_ino;
+	st->f_files = TMPFS_NODES_MAX;
+	st->f_ffree = tmpfs_nodes < TMPFS_NODES_MAX ?
+			      TMPFS_NODES_MAX - tmpfs_nodes :
+			      0;
 	st->f_namelen = NAME_MAX;
 	return 0;
 }
 
 /* ---- open files ---------------------------------------------------------- */
 
+static long t_read(struct task *t, struct file *f, void *buf, size_t n,
+		   int64_t *off)
+{
+	long r;
+
+	(void)t;
+	if (S_ISDIR(f->vn->mode))
+		return -EISDIR;
+	r = data_read(f->vn, buf, n, *off);
+	if (r > 0)
+		*off += r;
+	return r;
+}
+
 static long t_write(struct task *t, struct file *f, const void *buf, size_t n,
 		    int64_t *off)
 {
 	struct vnode *vn = f->vn;
-	int64_t at = (f->flags & O_APPEND) ? vn->st.st_size : *off, end;
-	ssize_t r;
+	int64_t at = (f->flags & O_APPEND) ? vn->st.st_size : *off;
+	long r;
 
 	(void)t;
-	if (__builtin_add_overflow(at, (int64_t)n, &end))
-		return -EFBIG;
-	if (end > vn->st.st_size &&
-	    tmpfs_bytes + (uint64_t)(end - vn->st.st_size) > tmpfs_max()) {
-		/* Write what fits, as a full disk does. */
-		uint64_t room = tmpfs_max() - tmpfs_bytes;
-		if (at >= vn->st.st_size + (int64_t)room)
-			return -ENOSPC;
-		n = (size_t)(vn->st.st_size + (int64_t)room - at);
-	}
-	r = pwrite(f->hostfd, buf, n, at);
+	r = data_write(vn, buf, n, at);
 	if (r < 0)
-		return -errno;
-	if (at + r > vn->st.st_size) {
-		tmpfs_bytes += (uint64_t)(at + r - vn->st.st_size);
-		vn->st.st_size = at + r;
-	}
+		return r;
 	*off = at + r;
 	stamp(&vn->st, false, true, true);
 	return r;
@@ -1089,7 +1681,7 @@ static void t_release(struct file *f)
 }
 
 static const struct file_ops tmpfs_ops = {
-	.read = file_hostfd_read,
+	.read = t_read,
 	.write = t_write,
 	.poll = file_always_ready,
 	.getdents = t_getdents,
@@ -1132,12 +1724,7 @@ int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 	f = file_new(&tmpfs_ops, flags & ~(O_CREAT | O_EXCL | O_NOCTTY |
 					   O_TRUNC | O_CLOEXEC));
 	if (!f)
-		return -ENOMEM;
-	if (S_ISREG(vn->mode)) {
-		f->hostfd = vn->tn->memfd;
-		f->hostfd_shared = true;
-		f->tmpfs = true;
-	}
+		return -errno;
 	f->vn = vnode_get(vn);
 	*out = f;
 	return 0;
@@ -1247,14 +1834,7 @@ int tmpfs_make_raw(struct vnode *dir, const char *name, const struct stat *st,
 	vn->st.st_atim = st->st_atim;
 	vn->st.st_mtim = st->st_mtim;
 	vn->st.st_ctim = st->st_ctim;
-	if (S_ISREG(st->st_mode)) {
-		vn->tn->memfd = memfd_create("moat-upper", MFD_CLOEXEC);
-		if (vn->tn->memfd < 0) {
-			rc = -errno;
-			vnode_put(vn);
-			return rc;
-		}
-	} else if (S_ISLNK(st->st_mode)) {
+	if (S_ISLNK(st->st_mode)) {
 		vn->tn->target = strdup(target ? target : "");
 		vn->st.st_size = (off_t)strlen(vn->tn->target);
 	}
@@ -1265,11 +1845,6 @@ int tmpfs_make_raw(struct vnode *dir, const char *name, const struct stat *st,
 	}
 	*out = vnode_get(vn);
 	return 0;
-}
-
-int tmpfs_memfd(struct vnode *vn)
-{
-	return vn->tn->memfd;
 }
 
 /* An unnamed tmpfs file (memfd_create): it belongs to no directory. */
@@ -1290,6 +1865,8 @@ int tmpfs_tmpfile(struct task *t, struct vnode *dir, mode_t mode, bool linkable,
 	snprintf(path, sizeof(path), "%s/#%llu (deleted)",
 		 strcmp(dir->path, "/") ? dir->path : "",
 		 (unsigned long long)next_ino);
+	if (tmpfs_nodes >= TMPFS_NODES_MAX)
+		return -ENOSPC;
 	vn = tnode_new(dir->tn->root, path, S_IFREG | (mode & 07777),
 		       t ? t->proc->cred.fsuid : 0,
 		       t ? t->proc->cred.fsgid : 0);
@@ -1297,12 +1874,6 @@ int tmpfs_tmpfile(struct task *t, struct vnode *dir, mode_t mode, bool linkable,
 		return -ENOMEM;
 	vn->st.st_nlink = 0;
 	vn->tn->linkable = linkable;
-	vn->tn->memfd = memfd_create("moat-tmpfs", MFD_CLOEXEC);
-	if (vn->tn->memfd < 0) {
-		rc = -errno;
-		vnode_put(vn);
-		return rc;
-	}
 	*out = vn;
 	return 0;
 }
@@ -1313,16 +1884,12 @@ int tmpfs_anon_file(const char *name, struct vnode **out)
 	struct vnode *vn;
 
 	snprintf(path, sizeof(path), "/memfd:%s (deleted)", name);
+	if (tmpfs_nodes >= TMPFS_NODES_MAX)
+		return -ENFILE; /* memfd_create's word for it */
 	vn = tnode_new(NULL, path, S_IFREG | 0777, 0, 0);
 	if (!vn)
 		return -ENOMEM;
 	vn->st.st_nlink = 0;
-	vn->tn->memfd = memfd_create("moat-memfd", MFD_CLOEXEC);
-	if (vn->tn->memfd < 0) {
-		int rc = -errno;
-		vnode_put(vn);
-		return rc;
-	}
 	*out = vn;
 	return 0;
 }

@@ -1,9 +1,11 @@
 /* sentry/fs_tmpfs.h: tmpfs, a filesystem in the sentry's memory.
  *
- * Mounted at /tmp and /dev/shm. Each regular file's data lives in a memfd
- * of the sentry's: reads and writes are pread/pwrite on it, and a guest
- * mmap maps that memfd (donated like a gofer fd), so MAP_SHARED works and
- * nothing is copied. Nothing written here reaches the host's disk.
+ * Mounted at /tmp and /dev/shm, and the overlay's upper layer. A regular
+ * file's data is inline in the sentry's memory while small, else a file of
+ * the sandbox's store (sentry/store.h) on the host's disk, opened only
+ * while in use; a guest mmap maps the store file (donated like a gofer fd),
+ * so MAP_SHARED works and nothing is copied. See "file data" in
+ * fs_tmpfs.c, and docs/storage.md.
  *
  * Ownership: a directory entry holds one reference to its vnode; the mount
  * holds one to the root. A vnode unlinked while open lives until its last
@@ -14,8 +16,20 @@
 
 #include "sentry/vfs.h"
 
-/* Total bytes all tmpfs files of the sandbox may hold (ENOSPC past it). */
-#define TMPFS_MAX_BYTES (1ULL << 30)
+/* What all tmpfs files of the sandbox may hold without --disk (ENOSPC
+ * past it): at most this, and at most half the store's free space (set at
+ * setup with tmpfs_set_default_max). A 2 GiB checkpoint fits. */
+#define TMPFS_DEFAULT_MAX (10ULL << 30)
+/* Files, directories and other nodes, at most (ENOSPC past it). Each
+ * costs the sentry a few hundred bytes of memory. */
+#define TMPFS_NODES_MAX (1ULL << 20)
+/* A file stays inline in the sentry's memory up to this size, while all
+ * inline buffers together stay within TMPFS_INLINE_TOTAL. */
+#define TMPFS_INLINE_MAX (64 * 1024)
+#define TMPFS_INLINE_TOTAL (64ULL << 20)
+/* Host fds of stored files kept open while unused, at most. */
+#define TMPFS_IDLE_FDS 64
+void tmpfs_set_default_max(uint64_t bytes);
 
 struct vnode *tmpfs_new_root(const char *mount_path, mode_t mode);
 /* From now on no change (EROFS) to vn: a file, or an instance root and
@@ -81,7 +95,27 @@ bool tmpfs_has_whiteout(struct vnode *dir, const char *name);
 int tmpfs_add_whiteout(struct vnode *dir, const char *name);
 int tmpfs_make_raw(struct vnode *dir, const char *name, const struct stat *st,
 		   const char *target, struct vnode **out);
-int tmpfs_memfd(struct vnode *vn);
+
+/* A regular file's bytes, without permission checks (copy-up, setup):
+ * bytes moved or -errno; writes within --disk, what fits. */
+long tmpfs_pread(struct vnode *vn, void *buf, size_t n, int64_t off);
+long tmpfs_pwrite(struct vnode *vn, const void *buf, size_t n, int64_t off);
+/* A host fd of the file for a mapping (it moves to the store for good):
+ * writable (MAP_SHARED of a writable open) preallocates [off, off + len)
+ * within --disk and every later growth (ENOMEM when it does not fit).
+ * The fd stays the file's: tmpfs_map_done once it is donated. */
+int tmpfs_map_fd(struct vnode *vn, bool writable, uint64_t off, uint64_t len);
+void tmpfs_map_done(struct vnode *vn);
+/* f (a file of a tmpfs regular file) gets a host fd in f->hostfd for as
+ * long as it lives (exec reads and maps it): the fd or -errno. file_put
+ * lets go of it (tmpfs_file_unpin). */
+int tmpfs_file_pin(struct file *f);
+void tmpfs_file_unpin(struct file *f);
+/* fallocate(2) modes 0, KEEP_SIZE and PUNCH_HOLE|KEEP_SIZE (else
+ * EOPNOTSUPP); range already checked. */
+int tmpfs_fallocate(struct vnode *vn, int mode, int64_t off, int64_t len);
+/* lseek SEEK_DATA / SEEK_HOLE: the offset or -errno (ENXIO past the end). */
+int64_t tmpfs_seek_data(struct vnode *vn, int64_t off, int whence);
 
 /* Extended attributes of a tmpfs node (names already checked). */
 long tmpfs_getxattr(struct vnode *vn, const char *name, void *buf, size_t size);

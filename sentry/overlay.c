@@ -156,20 +156,24 @@ static int copy_data(struct vnode *lower, struct vnode *up)
 {
 	static char buf[1 << 20];
 	int64_t size = lower->st.st_size, off = 0;
-	int in = vnode_hostfd_get(lower), out = tmpfs_memfd(up), rc = 0;
+	int in = vnode_hostfd_get(lower), rc = 0;
 	struct timespec keep = up->st.st_mtim;
 
 	if (in < 0)
 		return in;
-	rc = tmpfs_truncate(up, size); /* accounts the bytes, may be ENOSPC */
+	/* Sized first, so that a large file goes to the store at once; a
+	 * copy past --disk fails with ENOSPC and copy_up removes it. */
+	rc = tmpfs_truncate(up, size);
 	while (rc == 0 && off < size) {
 		ssize_t r = pread(in, buf, sizeof(buf), off);
+		long w;
 		if (r <= 0) {
 			rc = r < 0 ? -errno : -EIO;
 			break;
 		}
-		if (pwrite(out, buf, (size_t)r, off) != r)
-			rc = -EIO;
+		w = tmpfs_pwrite(up, buf, (size_t)r, off);
+		if (w != r)
+			rc = w < 0 ? (int)w : -ENOSPC;
 		off += r;
 	}
 	vnode_hostfd_put(lower);

@@ -59,6 +59,8 @@ static void fid_put(struct p9_client *c, uint32_t fid)
 
 /* ---- transport ---------------------------------------------------------- */
 
+#define P9C_FDS_LOST (1 << 20) /* recv_exact's *extra: MSG_CTRUNC */
+
 static int send_all(struct p9_client *c, const uint8_t *p, size_t len)
 {
 	while (len) {
@@ -123,7 +125,8 @@ static int recv_exact(struct p9_client *c, uint8_t *p, size_t len, int *fd,
 			}
 		}
 		if (mh.msg_flags & MSG_CTRUNC)
-			(*extra)++; /* the kernel dropped fds we had no room for */
+			*extra = P9C_FDS_LOST; /* the kernel dropped fds: the
+						* sentry's fd table is full */
 		if (n == 0)
 			return -EIO; /* the gofer hung up mid-conversation */
 		p += n;
@@ -168,7 +171,7 @@ static int rpc(struct p9_client *c, struct p9_msg *t, uint8_t rtype,
 	if (r->tag != t->tag)
 		goto broken; /* a reply to something else: out of sync */
 	if (extra)
-		return -EPROTO;
+		return extra >= P9C_FDS_LOST ? -ENFILE : -EPROTO;
 	if (r->type == P9_RLERROR) {
 		uint32_t e = r->u.rlerror.ecode;
 
@@ -178,8 +181,14 @@ static int rpc(struct p9_client *c, struct p9_msg *t, uint8_t rtype,
 		return -EPROTO;
 	if (fd >= 0 && !fd_out)
 		return -EPROTO;
-	if (fd_out)
-		*fd_out = take_fd(&fd);
+	if (fd_out) {
+		/* Past the line of fds guests may make the sentry hold
+		 * (lib/util.h): ENFILE, and the reserve stays free. */
+		int got = take_fd(&fd);
+		if (got >= 0 && (got = fd_admit(got)) < 0)
+			return got;
+		*fd_out = got;
+	}
 	return 0;
 
 broken:

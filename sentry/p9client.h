@@ -8,7 +8,9 @@
  * Errors: every call below p9c_open returns >= 0 on success and -errno on
  * failure: the ecode of an Rlerror, -EPROTO for a malformed or unexpected
  * reply, -EIO once the connection is broken (socket error, EOF, lost
- * framing; all later calls then fail with -EIO too).
+ * framing; all later calls then fail with -EIO too), -ENFILE for a reply
+ * whose donated fd the sentry has no room for (fd_admit, lib/util.h: the
+ * file is not opened; the connection stays fine).
  *
  * Fids are allocated by the client (lowest freed first, at most
  * P9_MAX_FIDS live); a fid returned by p9c_open/p9c_walk1/p9c_clone is the

@@ -237,14 +237,15 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 	r = file_new(&pipe_ops, O_RDONLY | (flags & O_NONBLOCK));
 	w = file_new(&pipe_ops, O_WRONLY | (flags & O_NONBLOCK));
 	if (!r || !w) {
-		free(r);
-		free(w);
+		int rc = -errno;
+		file_discard(r);
+		file_discard(w);
 		free(p);
-		return -ENOMEM;
+		return rc;
 	}
 	if (pipe_total + PIPE_MIN_SIZE > PIPE_HARD_TOTAL) {
-		free(r);
-		free(w);
+		file_discard(r);
+		file_discard(w);
 		free(p);
 		return -ENFILE;
 	}
@@ -382,7 +383,7 @@ int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out)
 	}
 	f = file_new(&pipe_ops, acc | (flags & O_NONBLOCK));
 	if (!f)
-		return -ENOMEM;
+		return -errno;
 	if (acc != O_WRONLY)
 		p->readers++;
 	if (acc != O_RDONLY)

@@ -25,6 +25,10 @@ struct vnode;
 struct task;
 struct process;
 
+/* Host fds the sentry keeps for itself whatever guests do (fd_admit,
+ * lib/util.h): gofer replies, control connections, the netstack, /proc. */
+#define SENTRY_FD_RESERVE 256
+
 /* Internal return codes of syscall handlers (never seen by the guest). */
 #define SYS_BLOCK (-1000)	/* task waits; handler is re-run on wakeup */
 #define SYS_PASSTHROUGH (-1001) /* validated: let the host run it */
@@ -197,6 +201,9 @@ struct sentry_opts {
 	int net; /* enum net_mode */
 	struct moat_policy policy;
 	const char *dns;
+	/* --store: where the writable layers keep file data (sentry/store.h;
+	 * NULL: the default). */
+	const char *store;
 	/* As an OCI runtime (cli/oci.c): the control socket's path (NULL:
 	 * name's in control_dir, sentry/control.c); hold the first process until a
 	 * "start" request, and say "ok\n" on ready_fd (> 2) once it waits;
@@ -272,6 +279,7 @@ struct sentry {
 	int ncpus_possible;
 	pid_t gofer_pid;
 	pid_t *mount_gofers; /* one per opts.mounts entry */
+	pid_t store_gofer;   /* the store's (sentry/store.h) */
 	int64_t deadline_ns; /* --timeout: when the sandbox is killed */
 	bool timed_out;
 	int pids_refused; /* forks refused by --pids */

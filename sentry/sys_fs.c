@@ -342,6 +342,12 @@ long sys_lseek(struct task *t, struct syscall_args *a)
 		break;
 	case SEEK_DATA:
 	case SEEK_HOLE:
+		if (f->vn && f->vn->kind == VN_TMPFS && S_ISREG(f->vn->mode)) {
+			int64_t r = tmpfs_seek_data(f->vn, off, whence);
+			if (r >= 0)
+				f->pos = r;
+			return r;
+		}
 		if (f->hostfd >= 0 && !(f->vn && S_ISDIR(f->vn->mode))) {
 			off_t r = lseek(f->hostfd, off, whence);
 			if (r < 0)
@@ -1340,7 +1346,7 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 	int prot = (int)a->a[2], flags = (int)a->a[3], fd = (int)a->a[4];
 	struct file *f;
 	long r;
-	int gfd;
+	int gfd, hfd;
 
 	if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) &&
 	    stub_overlaps(addr, len))
@@ -1366,37 +1372,52 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 		return plat_inject(t, SYS_mmap, addr, len, (uint64_t)prot,
 				   (uint64_t)(flags | MAP_ANONYMOUS),
 				   (uint64_t)-1, 0);
-	if (f->hostfd < 0 || f->stream || !f->vn ||
+	if (f->stream || !f->vn ||
 	    (f->vn->kind != VN_GOFER && f->vn->kind != VN_TMPFS &&
-	     f->vn->kind != VN_HOST))
+	     f->vn->kind != VN_HOST) ||
+	    (f->hostfd < 0 && f->vn->kind != VN_TMPFS))
 		return -ENODEV;
 	if ((f->flags & O_ACCMODE) == O_WRONLY || (f->flags & O_PATH))
 		return -EACCES;
 	/* A shared writable mapping needs a file opened for writing: rootfs
-	 * files never are; a tmpfs memfd is writable, so check the guest's
-	 * own open mode. */
+	 * files never are; a tmpfs file's host fd is writable, so check the
+	 * guest's own open mode. */
 	if ((flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE) &&
 	    (f->vn->kind == VN_GOFER || (f->flags & O_ACCMODE) != O_RDWR))
 		return -EACCES;
+	hfd = f->hostfd;
+	if (f->vn->kind == VN_TMPFS) {
+		/* The file's store fd. A shared mapping of a writable open
+		 * may be written (mprotect runs natively, so PROT_READ now
+		 * says nothing): what it can reach is allocated first, so
+		 * that --disk counts it (fs_tmpfs.c, "file data"). */
+		bool shared_rw = (flags & MAP_TYPE) == MAP_SHARED &&
+				 (f->flags & O_ACCMODE) == O_RDWR;
+		hfd = tmpfs_map_fd(f->vn, shared_rw, off, len);
+		if (hfd < 0)
+			return hfd;
+	}
 	/* The donated host fd is mapped: the file is never copied. A tmpfs
-	 * memfd is open read-write on the host: a guest that opened the
+	 * file's fd is open read-write on the host: a guest that opened the
 	 * file without write access gets a read-only reopen of it, or a
-	 * shared mapping could be mprotect'ed writable (mprotect runs
-	 * natively) and write a file it may not write. */
+	 * shared mapping could be mprotect'ed writable and write a file it
+	 * may not write. */
 	if ((flags & MAP_TYPE) == MAP_SHARED && f->vn->kind == VN_TMPFS &&
 	    (f->flags & O_ACCMODE) != O_RDWR) {
 		char self[32];
 		int ro;
 
-		snprintf(self, sizeof(self), "self/fd/%d", f->hostfd);
-		ro = openat(S->host_proc_fd, self, O_RDONLY | O_CLOEXEC);
-		if (ro < 0)
-			return -ENOMEM;
-		gfd = plat_donate_fd(t, ro);
-		close(ro);
+		snprintf(self, sizeof(self), "self/fd/%d", hfd);
+		ro = fd_admit(
+			openat(S->host_proc_fd, self, O_RDONLY | O_CLOEXEC));
+		gfd = ro < 0 ? -ENOMEM : plat_donate_fd(t, ro);
+		if (ro >= 0)
+			close(ro);
 	} else {
-		gfd = plat_donate_fd(t, f->hostfd);
+		gfd = plat_donate_fd(t, hfd);
 	}
+	if (f->vn->kind == VN_TMPFS)
+		tmpfs_map_done(f->vn);
 	if (gfd < 0)
 		return gfd;
 	r = plat_inject(t, SYS_mmap, addr, len, (uint64_t)prot, (uint64_t)flags,

@@ -1236,18 +1236,8 @@ long sys_fallocate(struct task *t, struct syscall_args *a)
 		return fallocate(f->hostfd, mode, off, len) < 0 ? -errno : 0;
 	if (f->vn->kind != VN_TMPFS)
 		return -EOPNOTSUPP;
-	switch (mode) {
-	case 0:
-		/* A tmpfs file's blocks are its memfd's: growing the size is
-		 * the allocation, within --disk (ENOSPC past it). */
-		return end > f->vn->st.st_size ? tmpfs_truncate(f->vn, end) : 0;
-	case FALLOC_FL_KEEP_SIZE:
-		return 0;
-	case FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE:
-		return fallocate(f->hostfd, mode, off, len) < 0 ? -errno : 0;
-	default:
-		return -EOPNOTSUPP;
-	}
+	/* Blocks taken count against --disk (ENOSPC past it). */
+	return tmpfs_fallocate(f->vn, mode, off, len);
 }
 
 /* splice and tee: one end (tee: both) a pipe. Data moves through the

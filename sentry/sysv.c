@@ -278,12 +278,15 @@ long sys_shmget(struct task *t, struct syscall_args *a)
 		free(o);
 		return a->a[1] ? -ENOSPC : -EINVAL;
 	}
-	o->memfd = memfd_create("moat-sysv-shm", MFD_CLOEXEC);
+	/* One host fd a segment (SHMMNI of them at most), within the line
+	 * of fds guests may make the sentry hold. */
+	o->memfd = fd_admit(memfd_create("moat-sysv-shm", MFD_CLOEXEC));
 	if (o->memfd < 0 || ftruncate(o->memfd, (off_t)size) < 0) {
+		int rc = o->memfd == -ENFILE ? -ENFILE : -ENOMEM;
 		if (o->memfd >= 0)
 			close(o->memfd);
 		free(o);
-		return -ENOMEM;
+		return rc;
 	}
 	o->size = size;
 	shm_bytes += size;

@@ -65,7 +65,9 @@ struct vnode {
 	char *link; /* symlink target, read once */
 	int hostfd; /* shared O_RDONLY host fd of a regular file, or -1 */
 	int nopen;  /* open files using hostfd */
-	struct vnode *idle_prev, *idle_next; /* LRU of unused cached host fds */
+	/* LRU of unused host fds: of cached gofer files (vfs.c), of stored
+	 * tmpfs files (fs_tmpfs.c) */
+	struct vnode *idle_prev, *idle_next;
 	/* VN_PROC / VN_DEV */
 	int pk;		  /* node kind inside the synthetic fs */
 	int pid;	  /* procfs: virtual pid the node is about */
@@ -188,7 +190,8 @@ struct file {
 	struct vnode *vn;   /* may be NULL (pipes) */
 	int hostfd;	    /* owned host fd, or -1 */
 	bool hostfd_shared; /* hostfd belongs to vn, do not close */
-	bool tmpfs;	    /* hostfd is a tmpfs file's memfd (the vnode's) */
+	bool tmpfs;	    /* hostfd is a tmpfs file's store fd, pinned for
+			     * f's life (tmpfs_file_pin) */
 	void *priv;
 	char *data; /* generated contents (procfs) */
 	size_t data_len;
@@ -198,7 +201,13 @@ struct file {
 	int sig;		/* F_SETSIG: the signal instead of SIGIO */
 };
 
+/* The sandbox's open file descriptions, at most (Linux's fs.file-max):
+ * each is the sentry's memory, whoever holds it. */
+#define FILES_MAX (1L << 18)
+/* A new file with one reference; NULL with errno ENFILE past FILES_MAX, or
+ * ENOMEM. file_discard frees one that was never used (no ops ran). */
 struct file *file_new(const struct file_ops *ops, int flags);
+void file_discard(struct file *f);
 /* Shared file_ops pieces: pread from f->hostfd at *off (directories:
  * EISDIR); readiness of a file that never blocks. */
 long file_hostfd_read(struct task *t, struct file *f, void *buf, size_t n,
