@@ -506,13 +506,26 @@ void control_close(void)
 		}
 }
 
+/* accept4 failed for want of an fd or of memory: the connection waits in
+ * the backlog, so the socket stays readable, and polling it again at once
+ * would spin. It is left out of the poll set until then. */
+#define ACCEPT_BACKOFF_NS 100000000LL
+static int64_t accept_paused_until;
+
+int64_t control_deadline(void)
+{
+	return accept_paused_until;
+}
+
 int control_pollfds(struct pollfd *pfds, int max)
 {
 	int n = 0, i;
 
 	if (ctl_fd < 0)
 		return 0;
-	if (n < max) {
+	if (accept_paused_until && now_ns() >= accept_paused_until)
+		accept_paused_until = 0;
+	if (n < max && !accept_paused_until) {
 		pfds[n].fd = ctl_fd;
 		pfds[n].events = POLLIN;
 		n++;
@@ -1179,7 +1192,8 @@ void control_pump(void)
 
 	if (ctl_fd < 0)
 		return;
-	while ((fd = accept4(ctl_fd, NULL, NULL,
+	while (!accept_paused_until &&
+	       (fd = accept4(ctl_fd, NULL, NULL,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		struct ucred c;
 		socklen_t cl = sizeof(c);
@@ -1204,6 +1218,9 @@ void control_pump(void)
 		clients[i].exec_started = false;
 		clients[i].deadline = now_ns() + 2000000000LL;
 	}
+	if (!accept_paused_until && (errno == EMFILE || errno == ENFILE ||
+				     errno == ENOBUFS || errno == ENOMEM))
+		accept_paused_until = now_ns() + ACCEPT_BACKOFF_NS;
 	for (i = 0; i < CTL_CLIENTS; i++)
 		if (clients[i].fd >= 0 && client_pump(i)) {
 			close(clients[i].fd);

@@ -50,6 +50,9 @@ int control_wait_start(int ready_fd);
  * --timeout). */
 void control_wait_resume(void);
 int control_pollfds(struct pollfd *pfds, int max);
+/* When the listening socket is polled again after a failed accept (out of
+ * fds), CLOCK_MONOTONIC ns; 0: it is polled. */
+int64_t control_deadline(void);
 void control_pump(void);
 void control_close(void);
 

@@ -495,8 +495,9 @@ int sentry_loop(void)
 				next_deadline = t->deadline_ns;
 		}
 		{
-			int64_t due[3] = { timers_next(), netstack_deadline(),
-					   resolver_deadline() };
+			int64_t due[4] = { timers_next(), netstack_deadline(),
+					   resolver_deadline(),
+					   control_deadline() };
 			for (size_t i = 0; i < ARRAY_SIZE(due); i++)
 				if (due[i] &&
 				    (!next_deadline || due[i] < next_deadline))
