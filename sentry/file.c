@@ -17,8 +17,6 @@
 #include "sentry/fs_tmpfs.h"
 #include "sentry/p9client.h"
 
-#define FDT_MAX 65536
-
 static long files_live; /* open file descriptions, for FILES_MAX */
 
 struct file *file_new(const struct file_ops *ops, int flags)
@@ -73,6 +71,11 @@ void file_put(struct file *f)
 	vnode_put(f->vn);
 	free(f->data);
 	file_discard(f);
+}
+
+long files_open(void)
+{
+	return files_live;
 }
 
 void file_discard(struct file *f)

@@ -55,6 +55,9 @@ enum proc_kind {
 	PK_PID_MAX,
 	PK_SYS_FS,
 	PK_SYS_FS_MQUEUE,
+	PK_FILE_MAX, /* /proc/sys/fs/file-max, file-nr, nr_open */
+	PK_FILE_NR,
+	PK_NR_OPEN,
 	PK_MQ_SYSCTL, /* /proc/sys/fs/mqueue/<num: index in mqueue_sysctls> */
 	/* per process; vn->num is the tid the view is about (fd number for
 	 * PK_FD) */
@@ -108,7 +111,10 @@ static const struct pent sys_ents[] = {
 };
 
 static const struct pent sys_fs_ents[] = {
+	{ "file-max", PK_FILE_MAX, S_IFREG | 0444 },
+	{ "file-nr", PK_FILE_NR, S_IFREG | 0444 },
 	{ "mqueue", PK_SYS_FS_MQUEUE, S_IFDIR | 0555 },
+	{ "nr_open", PK_NR_OPEN, S_IFREG | 0444 },
 };
 
 static const struct pent sys_kernel_ents[] = {
@@ -999,6 +1005,15 @@ static int generate(struct vnode *vn, struct process *p, struct sbuf *b)
 		return 0;
 	case PK_PID_MAX:
 		sb_puts(b, "4194304\n");
+		return 0;
+	case PK_FILE_MAX: /* the sandbox's own (sentry/file.c) */
+		sb_printf(b, "%ld\n", FILES_MAX);
+		return 0;
+	case PK_FILE_NR:
+		sb_printf(b, "%ld\t0\t%ld\n", files_open(), FILES_MAX);
+		return 0;
+	case PK_NR_OPEN:
+		sb_printf(b, "%d\n", FDT_MAX);
 		return 0;
 	case PK_MQ_SYSCTL:
 		if (vn->num < 0 || (size_t)vn->num >= mqueue_nsysctls)

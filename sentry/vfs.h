@@ -208,6 +208,10 @@ struct file {
  * ENOMEM. file_discard frees one that was never used (no ops ran). */
 struct file *file_new(const struct file_ops *ops, int flags);
 void file_discard(struct file *f);
+long files_open(void); /* open file descriptions now */
+/* The most fds one process may have, whatever RLIMIT_NOFILE says (EMFILE:
+ * Linux's fs.nr_open). */
+#define FDT_MAX 65536
 /* Shared file_ops pieces: pread from f->hostfd at *off (directories:
  * EISDIR); readiness of a file that never blocks. */
 long file_hostfd_read(struct task *t, struct file *f, void *buf, size_t n,

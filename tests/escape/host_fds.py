@@ -5,6 +5,8 @@ many host objects as a guest can, report, then wait to be told to stop.
   host_fds.py small N      N one-byte files in /tmp
   host_fds.py large N      N files of 100 KiB in /tmp (in the store)
   host_fds.py opens        every regular file under /usr, held open
+  host_fds.py events N     N processes, each making eventfds until it
+                           cannot (the sandbox's file table: ENFILE)
 
 Prints "made N" (or "held N ERRNO"), then whether /etc/hostname opens,
 then "ready", and sleeps until SIGTERM (moat kill NAME)."""
@@ -24,6 +26,37 @@ if mode in ("small", "large"):
         with open("/tmp/f%d" % i, "wb") as f:
             f.write(data)
     out.append("made %d" % n)
+elif mode == "events":
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    r, w = os.pipe()
+    kids = []
+    for k in range(int(sys.argv[2])):
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            n, err = 0, 0
+            try:
+                while True:
+                    os.eventfd(0)
+                    n += 1
+            except OSError as e:
+                err = e.errno
+            os.write(w, b"%d %s\n" % (n, errno.errorcode.get(err, str(err)).encode()))
+            time.sleep(60)
+            os._exit(0)
+        kids.append(pid)
+    os.close(w)
+    lines = []
+    with os.fdopen(r) as f:
+        for _ in kids:
+            lines.append(f.readline().split())
+    total = sum(int(l[0]) for l in lines)
+    errs = sorted(set(l[1] for l in lines))
+    out.append("events %d %s" % (total, ",".join(errs)))
+    for pid in kids:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
 else:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

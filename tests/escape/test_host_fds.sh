@@ -120,6 +120,21 @@ t_open_files_are_the_guests_limit()
 	finish "$name"
 }
 
+# The sandbox's open file descriptions are bounded (the sentry's memory):
+# five processes making eventfds until they cannot end in EMFILE (their
+# own 65 536) or ENFILE (the sandbox's 262 144), and the sentry goes on.
+t_the_file_table_is_bounded()
+{
+	local name=hfd-events-$$ ev
+	start "$name" events 5 || fail "start"
+	ev=$(grep '^events' "$OUTF")
+	assert_match "$ev" '^events 26[0-9]{4} (EMFILE,)?ENFILE$' \
+		"262 144 files in all, then ENFILE"
+	assert_contains "$(cat "$OUTF")" "hostname ok" "the rootfs opens after"
+	finish "$name"
+}
+
 run_test "25 000 files in /tmp hold no host fd of the sentry's" t_many_small_files
 run_test "3000 stored files share a bounded few fds" t_many_large_files
 run_test "held-open files are the guest's limit, not the sentry's" t_open_files_are_the_guests_limit
+run_test "the sandbox's file table is bounded (ENFILE)" t_the_file_table_is_bounded
