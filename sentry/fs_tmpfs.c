@@ -177,6 +177,11 @@ bool tmpfs_same_fs(struct vnode *a, struct vnode *b)
 	       a->tn->root == b->tn->root;
 }
 
+struct vnode *tmpfs_instance_root(struct vnode *vn)
+{
+	return vn->tn->root;
+}
+
 bool tmpfs_is_mount_root(struct vnode *vn)
 {
 	return vn->tn->mount_root;

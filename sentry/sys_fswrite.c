@@ -99,12 +99,13 @@ static int parent_of(struct task *t, int dirfd, uint64_t upath,
 
 /* Called by open(O_CREAT) when the path does not exist. */
 int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
-	      struct vnode **out)
+	      int rflags, struct vnode **out)
 {
 	char name[NAME_MAX + 1];
 	struct vnode *dir;
 	bool trailing;
-	int rc = vfs_resolve_parent(t, dirfd, path, &dir, name, &trailing);
+	int rc = vfs_resolve_parent_flags(t, dirfd, path, rflags, &dir, name,
+					  &trailing);
 
 	if (rc < 0)
 		return rc == -EINVAL ? -EISDIR : rc;
@@ -916,7 +917,7 @@ static long do_mknod(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 		return -EEXIST;
 	}
 	if (!S_ISFIFO(mode)) {
-		rc = fs_create(t, dirfd, path, mode & 07777, &vn);
+		rc = fs_create(t, dirfd, path, mode & 07777, 0, &vn);
 		if (rc == 0)
 			vnode_put(vn);
 		return rc;
