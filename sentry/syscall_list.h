@@ -281,11 +281,18 @@ EMU(sched_rr_get_interval, sys_sched_rr_get_interval, FULL, "dp", "")
 NATIVE(sched_get_priority_max, "d", "")
 NATIVE(sched_get_priority_min, "d", "")
 NATIVE(nanosleep, "pp", "")
-NATIVE(clock_nanosleep, "dxpp", "")
-NATIVE(clock_gettime, "dp", "")
-NATIVE(clock_getres, "dp", "")
+EMU(clock_nanosleep, sys_clock_nanosleep, FULL, "dxpp",
+    "native for clock ids >= 0; a CPU clock of another thread or process runs on the host with its pid in the host's terms (sentry/clock.c)")
+EMU(clock_gettime, sys_clock_gettime, FULL, "dp", "as clock_nanosleep")
+EMU(clock_getres, sys_clock_getres, FULL, "dp", "as clock_nanosleep")
 NATIVE(gettimeofday, "pp", "")
 NATIVE(time, "p", "")
+EMU(clock_settime, sys_clock_settime, FULL, "dp",
+    "the host refuses it: EPERM, as for a process without CAP_SYS_TIME")
+EMU(settimeofday, sys_settimeofday, FULL, "pp", "as clock_settime")
+EMU(adjtimex, sys_adjtimex, FULL, "p",
+    "reads the host clock's state; setting it: EPERM, as clock_settime")
+EMU(clock_adjtime, sys_clock_adjtime, FULL, "dp", "as adjtimex")
 EMU(getitimer, sys_getitimer, FULL, "dp",
     "ITIMER_REAL in the sentry; CPU-time itimers native")
 EMU(setitimer, sys_setitimer, FULL, "dpp",

@@ -338,10 +338,24 @@ void task_fixup_result(struct task *t, struct user_regs_struct *r)
 	case 4: /* rt_sigtimedwait: the siginfo it returned */
 		fix_waited_info(t, (long)r->rax, t->fixup_addr);
 		break;
+	case 5: /* task_pass_arg0: the guest's own argument registers */
+		restore_arg_regs(r, &t->regs);
+		break;
 	default:
 		break;
 	}
 	t->fixup_kind = 0;
+}
+
+long task_pass_arg0(struct task *t, uint64_t a0)
+{
+	struct user_regs_struct r = t->regs;
+
+	r.rdi = a0;
+	if (ptrace(PTRACE_SETREGS, t->host_tid, 0, &r) < 0)
+		return -ESRCH;
+	t->fixup_kind = 5;
+	return SYS_PASSTHROUGH_FIXUP;
 }
 
 long sys_set_tid_address(struct task *t, struct syscall_args *a)
@@ -745,25 +759,63 @@ static void maybe_interrupt(struct task *t, int sig)
  * signal from outside the sandbox): the sentry did not send them, so it
  * looks for them, once a tick, and interrupts the syscall as Linux would.
  */
-static uint64_t host_pending(pid_t tid)
+/* The host's /proc/<tid>/status of a task, NUL-terminated in buf. */
+static ssize_t host_status(pid_t tid, char *buf, size_t cap)
 {
-	char rel[32], buf[4096], *p;
-	uint64_t set = 0;
+	char rel[32];
 	ssize_t n;
 	int fd;
 
 	snprintf(rel, sizeof(rel), "%d/status", (int)tid);
 	fd = openat(S->host_proc_fd, rel, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return -errno;
+	n = read(fd, buf, cap - 1);
 	close(fd);
-	if (n <= 0)
-		return 0;
+	if (n < 0)
+		return -errno;
 	buf[n] = 0;
+	return n;
+}
+
+static uint64_t host_pending(pid_t tid)
+{
+	char buf[4096], *p;
+	uint64_t set = 0;
+
+	if (host_status(tid, buf, sizeof(buf)) <= 0)
+		return 0;
 	for (p = buf; (p = strstr(p, "Pnd:\t")); p += 5)
 		set |= strtoull(p + 5, NULL, 16); /* SigPnd, then ShdPnd */
 	return set;
+}
+
+/* The last number of the NSpid line is the tid in the task's own (the
+ * innermost) pid namespace. Read once per host tid: one open and read of
+ * the host's /proc, only for the few calls that name another task. */
+int task_ns_tid(struct task *x)
+{
+	char buf[4096], *p, *end;
+	long v = 0;
+
+	if (x->ns_tid > 0 && x->ns_tid_of == x->host_tid)
+		return x->ns_tid;
+	if (host_status(x->host_tid, buf, sizeof(buf)) <= 0)
+		return -ESRCH;
+	p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return -ESRCH;
+	for (p += 7; *p && *p != '\n'; p = end) {
+		long n = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		v = n;
+	}
+	if (v <= 0)
+		return -ESRCH;
+	x->ns_tid = (pid_t)v;
+	x->ns_tid_of = x->host_tid;
+	return x->ns_tid;
 }
 
 void task_poll_host_signals(void)
