@@ -1023,9 +1023,8 @@ static long t_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 		last = 2;
 	}
 	for (e = dir->tn->children; e; e = e->next) {
-		unsigned char type = S_ISDIR(e->vn ? e->vn->mode : 0) ? DT_DIR :
-				     e->vn && S_ISLNK(e->vn->mode)    ? DT_LNK :
-									DT_REG;
+		/* every type (FIFOs, sockets), as find -type reads it */
+		unsigned char type = e->vn ? IFTODT(e->vn->mode) : DT_UNKNOWN;
 		if (e->cookie <= pos || e->whiteout)
 			continue;
 		if (!emit_at(s, e->cookie, e->vn->st.st_ino, type, e->name))

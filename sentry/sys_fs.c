@@ -963,7 +963,27 @@ long sys_readlinkat(struct task *t, struct syscall_args *a)
 	return do_readlink(t, (int)a->a[0], a->a[1], a->a[2], (long)a->a[3]);
 }
 
-long sys_getdents64(struct task *t, struct syscall_args *a)
+/* The legacy getdents's struct linux_dirent is getdents64's record with
+ * d_type moved from before the name to the record's last byte; both are
+ * offsetof(d_name) + name + NUL + a byte, rounded up to 8, so a buffer of
+ * one converts in place, with the same d_off cookies. */
+static void dirents_to_legacy(char *buf, size_t len)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		char *p = buf + pos;
+		uint16_t reclen;
+		unsigned char type = (unsigned char)p[18];
+
+		memcpy(&reclen, p + 16, sizeof(reclen));
+		memmove(p + 18, p + 19, strlen(p + 19) + 1);
+		p[reclen - 1] = (char)type;
+		pos += reclen;
+	}
+}
+
+static long do_getdents(struct task *t, struct syscall_args *a, bool legacy)
 {
 	struct file *f = fd_get(t, (int)a->a[0]);
 	struct dirent_sink s;
@@ -986,8 +1006,22 @@ long sys_getdents64(struct task *t, struct syscall_args *a)
 		return rc;
 	if (s.len == 0 && s.full)
 		return -EINVAL; /* buffer too small for one entry */
+	if (legacy)
+		dirents_to_legacy(buf, s.len);
 	rc = task_write(t, a->a[1], buf, s.len);
 	return rc < 0 ? rc : (long)s.len;
+}
+
+long sys_getdents64(struct task *t, struct syscall_args *a)
+{
+	return do_getdents(t, a, false);
+}
+
+/* What static binaries of old libcs call (glibc before 2.28 on x86-64,
+ * busybox's ls among them). */
+long sys_getdents(struct task *t, struct syscall_args *a)
+{
+	return do_getdents(t, a, true);
 }
 
 /* ---- cwd ------------------------------------------------------------------- */

@@ -46,6 +46,8 @@ EMU(dup2, sys_dup2, FULL, "FF", "")
 EMU(fcntl, sys_fcntl, PARTIAL, "Fdx",
     "dupfd, flags, POSIX and OFD record locks, F_NOTIFY, F_SETOWN/F_SETSIG kept; no SIGIO for O_ASYNC")
 EMU(getdents64, sys_getdents64, FULL, "Fpu", "")
+EMU(getdents, sys_getdents, FULL, "Fpu",
+    "struct linux_dirent, d_type in its last byte")
 EMU(getcwd, sys_getcwd, FULL, "pu", "")
 EMU(chdir, sys_chdir, FULL, "s", "")
 EMU(fchdir, sys_fchdir, FULL, "F", "")
@@ -106,6 +108,9 @@ EMU(truncate, sys_truncate, PARTIAL, "sd",
     "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(utimensat, sys_utimensat, PARTIAL, "Fspx",
     "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
+EMU(utime, sys_utime, PARTIAL, "sp", "as utimensat")
+EMU(utimes, sys_utimes, PARTIAL, "sp", "as utimensat")
+EMU(futimesat, sys_futimesat, PARTIAL, "Fsp", "as utimensat")
 EMU(mknod, sys_mknod, PARTIAL, "sox",
     "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(mknodat, sys_mknodat, PARTIAL, "Fsox",
