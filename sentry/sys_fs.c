@@ -1,6 +1,7 @@
 /* sentry/sys_fs.c: file syscalls. */
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/close_range.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <stdio.h>
@@ -582,8 +583,19 @@ long sys_close_range(struct task *t, struct syscall_args *a)
 	struct fdtable *fdt = t->proc->fdt;
 	unsigned i;
 
-	if (first > last || (flags & ~(4U /* CLOSE_RANGE_CLOEXEC */ | 2U)))
+	if (first > last ||
+	    (flags & ~(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)))
 		return -EINVAL;
+	if ((flags & CLOSE_RANGE_UNSHARE) && fdt->refs > 1) {
+		/* Shared with another process (CLONE_FILES): this one gets
+		 * its own copy first, and only that copy changes. The
+		 * threads of one process share its table whatever they ask. */
+		struct fdtable *own = fdtable_dup(fdt);
+		if (!own)
+			return -ENOMEM;
+		fdtable_put(fdt);
+		t->proc->fdt = fdt = own;
+	}
 	for (i = first; i <= last && i < (unsigned)fdt->cap; i++) {
 		if (!fdt->ents[i].f)
 			continue;
@@ -814,6 +826,11 @@ long sys_statx(struct task *t, struct syscall_args *a)
 	bool fdself;
 	long rc;
 
+	if ((flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH |
+		       AT_STATX_SYNC_TYPE)) ||
+	    (flags & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE ||
+	    ((unsigned)a->a[3] & STATX__RESERVED))
+		return -EINVAL;
 	rc = resolve_at_self(t, (int)a->a[0], a->a[1],
 			     flags & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH), &vn,
 			     &fdself);
@@ -1448,13 +1465,22 @@ long sys_syncfs(struct task *t, struct syscall_args *a)
 	return 0;
 }
 
+/* Advice only: every one Linux knows is taken, and none changes what a
+ * read gives. */
 long sys_fadvise64(struct task *t, struct syscall_args *a)
 {
 	struct file *f = fd_get(t, (int)a->a[0]);
+	int advice = (int)a->a[3];
 
 	if (!f)
 		return -EBADF;
-	return f->stream ? -ESPIPE : 0;
+	if (f->stream)
+		return -ESPIPE;
+	if ((int64_t)a->a[2] < 0)
+		return -EINVAL;
+	return advice >= POSIX_FADV_NORMAL && advice <= POSIX_FADV_NOREUSE ?
+		       0 :
+		       -EINVAL;
 }
 
 /* munmap, mprotect, mremap that the filter did not let run natively: they

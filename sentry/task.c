@@ -6,6 +6,7 @@
  * guest. Every syscall that takes or returns a pid is emulated.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -559,13 +560,25 @@ long sys_wait4(struct task *t, struct syscall_args *a)
 	return c->pid;
 }
 
+static int pidfd_target(struct task *t, int fd, int *pid, bool *nonblock);
+
+/* The rusage of a reported child: all zeros, as for wait4. */
+static long put_zero_rusage(struct task *t, uint64_t uru)
+{
+	struct rusage ru;
+
+	memset(&ru, 0, sizeof(ru));
+	return uru && task_write(t, uru, &ru, sizeof(ru)) < 0 ? -EFAULT : 0;
+}
+
 long sys_waitid(struct task *t, struct syscall_args *a)
 {
 	int idtype = (int)a->a[0], id = (int)a->a[1], options = (int)a->a[3];
 	int pid;
-	bool any;
+	bool any, nonblock, eagain = false;
 	struct process *c;
 	siginfo_t si;
+	long rc;
 
 	switch (idtype) {
 	case P_ALL:
@@ -578,6 +591,16 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 		break;
 	case P_PGID:
 		pid = id ? -id : 0;
+		break;
+	case P_PIDFD:
+		rc = pidfd_target(t, id, &pid, &nonblock);
+		if (rc < 0)
+			return rc;
+		/* Linux: an O_NONBLOCK pidfd waits as WNOHANG, and says
+		 * EAGAIN where WNOHANG itself would say 0. */
+		eagain = nonblock && !(options & WNOHANG);
+		if (nonblock)
+			options |= WNOHANG;
 		break;
 	default:
 		return -EINVAL;
@@ -595,7 +618,7 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 				if (task_write(t, a->a[2], &si, sizeof(si)) < 0)
 					return -EFAULT;
 			}
-			return 0;
+			return eagain ? -EAGAIN : 0;
 		}
 		return SYS_BLOCK;
 	}
@@ -608,6 +631,8 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 		si.si_code = stop ? CLD_STOPPED : CLD_CONTINUED;
 		si.si_status = stop ? c->stop_sig : SIGCONT;
 		if (a->a[2] && task_write(t, a->a[2], &si, sizeof(si)) < 0)
+			return -EFAULT;
+		if (put_zero_rusage(t, a->a[4]) < 0)
 			return -EFAULT;
 		if (!(options & WNOWAIT)) {
 			if (stop)
@@ -626,6 +651,8 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 		si.si_status = WTERMSIG(c->exit_status);
 	}
 	if (a->a[2] && task_write(t, a->a[2], &si, sizeof(si)) < 0)
+		return -EFAULT;
+	if (put_zero_rusage(t, a->a[4]) < 0)
 		return -EFAULT;
 	if (!(options & WNOWAIT))
 		c->reaped = true;
@@ -1281,6 +1308,21 @@ static const struct file_ops pidfd_ops = {
 	.stat = pidfd_stat,
 	.release = file_release_priv,
 };
+
+/* The pid a pidfd names, for waitid(P_PIDFD): Linux takes pidfds only
+ * (not /proc/<pid> directories), and EBADF for anything else. */
+static int pidfd_target(struct task *t, int fd, int *pid, bool *nonblock)
+{
+	struct file *f = fd_get(t, fd);
+
+	if (!f || f->ops != &pidfd_ops || !f->priv)
+		return -EBADF;
+	/* A process reaped since (its pid maybe another's now) is nobody's
+	 * child: ECHILD, as Linux says. */
+	*pid = pidfd_proc(f->priv) ? ((struct pidfd *)f->priv)->pid : INT_MAX;
+	*nonblock = (f->flags & O_NONBLOCK) != 0;
+	return 0;
+}
 
 long sys_pidfd_open(struct task *t, struct syscall_args *a)
 {
