@@ -185,6 +185,15 @@ static int build_guest_filter(struct sock_fprog *out, struct moat_error *err)
 		if (nr == SYS_mmap || nr == SYS_munmap || nr == SYS_mprotect ||
 		    nr == SYS_mremap || nr == SYS_madvise) {
 			rc = add_mm_rules(ctx, nr);
+		} else if (nr == SYS_clock_gettime || nr == SYS_clock_getres ||
+			   nr == SYS_clock_nanosleep) {
+			/* Native for clock ids >= 0: a negative one names a
+			 * virtual pid or a guest fd (sentry/clock.c). The id
+			 * is an int: only its low 32 bits count, as for the
+			 * kernel. */
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					      SCMP_A0(SCMP_CMP_MASKED_EQ,
+						      0x80000000, 0));
 		} else if (tab[i].status != SC_NATIVE) {
 			continue;
 		} else if (nr == SYS_sched_setaffinity ||

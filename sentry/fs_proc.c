@@ -1599,6 +1599,13 @@ struct file *procfs_fd_file(struct task *t, struct vnode *vn)
 	return proc_fd_file(p, vn->num);
 }
 
+bool procfs_is_magic(const struct vnode *vn)
+{
+	return vn->kind == VN_PROC &&
+	       (vn->pk == PK_FD || vn->pk == PK_EXE || vn->pk == PK_CWD ||
+		vn->pk == PK_ROOTLINK);
+}
+
 int procfs_pid_of_dir(struct vnode *vn)
 {
 	return vn && vn->kind == VN_PROC && vn->pk == PK_PID_DIR ? vn->pid : 0;

@@ -773,6 +773,11 @@ bool tmpfs_same_fs(struct vnode *a, struct vnode *b)
 	       a->tn->root == b->tn->root;
 }
 
+struct vnode *tmpfs_instance_root(struct vnode *vn)
+{
+	return vn->tn->root;
+}
+
 bool tmpfs_is_mount_root(struct vnode *vn)
 {
 	return vn->tn->mount_root;
@@ -1624,9 +1629,8 @@ static long t_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 		last = 2;
 	}
 	for (e = dir->tn->children; e; e = e->next) {
-		unsigned char type = S_ISDIR(e->vn ? e->vn->mode : 0) ? DT_DIR :
-				     e->vn && S_ISLNK(e->vn->mode)    ? DT_LNK :
-									DT_REG;
+		/* every type (FIFOs, sockets), as find -type reads it */
+		unsigned char type = e->vn ? IFTODT(e->vn->mode) : DT_UNKNOWN;
 		if (e->cookie <= pos || e->whiteout)
 			continue;
 		if (!emit_at(s, e->cookie, e->vn->st.st_ino, type, e->name))

@@ -46,6 +46,8 @@ int tmpfs_lookup(struct vnode *dir, const char *name, struct vnode **out);
 struct vnode *
 tmpfs_parent(struct vnode *vn); /* NULL: a mount root, or removed */
 bool tmpfs_is_mount_root(struct vnode *vn);
+/* The root of vn's instance (which mount it is part of); borrowed. */
+struct vnode *tmpfs_instance_root(struct vnode *vn);
 int tmpfs_stat(struct vnode *vn, struct stat *st);
 int tmpfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
 int tmpfs_readlink(struct vnode *vn, char *buf, size_t cap);

@@ -163,6 +163,9 @@ struct task {
 	 * (guest address and value; addr 0: none) */
 	uint64_t wait_mask_addr, wait_mask;
 	uint64_t clone_flags, clone_ptid, clone_ctid;
+	/* The task's tid in the guests' pid namespace (task_ns_tid), and
+	 * the host tid it was read for (an exec moves a thread's tid). */
+	pid_t ns_tid, ns_tid_of;
 	char strace_args[512]; /* --strace: arguments decoded at entry */
 	struct task *next;     /* all tasks list */
 	struct task *hash_next;
@@ -343,6 +346,14 @@ void task_group_cont(struct task *t);
 long task_wait_sigmask(struct task *t, uint64_t uaddr, uint64_t size);
 /* Interrupt blocked tasks the host queued a signal on (once a tick). */
 void task_poll_host_signals(void);
+/* x's tid in the guests' pid namespace, where the host kernel resolves a
+ * pid that a natively run or passed-through syscall names; -ESRCH when
+ * its host task is gone. */
+int task_ns_tid(struct task *x);
+/* Let the host run t's syscall with a0 in place of its first argument;
+ * the guest's own register comes back at the syscall's exit. Returns
+ * what the handler returns (SYS_PASSTHROUGH_FIXUP, or -ESRCH). */
+long task_pass_arg0(struct task *t, uint64_t a0);
 
 /* System V IPC (sentry/sysv.c): attachments follow fork, exec and exit;
  * SEM_UNDO adjustments apply at exit. */

@@ -1739,6 +1739,10 @@ static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 
 	if (u->domain == AF_NETLINK)
 		return netlink_request(t, u, buf, n);
+	/* No urgent data in the sandbox: sending some is refused rather
+	 * than mixed into the stream, which Linux would keep it out of. */
+	if (flags & MSG_OOB)
+		return -EOPNOTSUPP;
 	if (!is_stream(u)) {
 		if (u->shut_wr) {
 			if (!(flags & MSG_NOSIGNAL))
@@ -1868,6 +1872,10 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 	*trunc = false;
 	if (u->listening)
 		return -ENOTCONN;
+	/* None is ever pending (see usend_to): Linux's answer then, never
+	 * the ordinary data. */
+	if (flags & MSG_OOB)
+		return is_stream(u) ? -EINVAL : -EOPNOTSUPP;
 	if (u->so_error) {
 		/* A pending error (a netlink overrun) comes first, once,
 		 * before what is queued, as sock_error() does. */

@@ -1,6 +1,7 @@
 /* sentry/sys_fs.c: file syscalls. */
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/close_range.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <stdio.h>
@@ -384,7 +385,7 @@ long sys_lseek(struct task *t, struct syscall_args *a)
  * overlay; a host directory mounted in the sandbox: EOPNOTSUPP (callers
  * fall back to a named file). */
 static long open_tmpfile(struct task *t, int dirfd, const char *path, int flags,
-			 mode_t mode)
+			 mode_t mode, int rflags)
 {
 	struct vnode *dir, *udir, *vn;
 	struct file *f;
@@ -393,7 +394,7 @@ static long open_tmpfile(struct task *t, int dirfd, const char *path, int flags,
 
 	if ((flags & O_ACCMODE) == O_RDONLY)
 		return -EINVAL;
-	rc = vfs_resolve(t, dirfd, path, LOOKUP_FOLLOW, &dir);
+	rc = vfs_resolve(t, dirfd, path, LOOKUP_FOLLOW | rflags, &dir);
 	if (rc < 0)
 		return rc;
 	if (!S_ISDIR(dir->mode)) {
@@ -425,13 +426,14 @@ static long open_tmpfile(struct task *t, int dirfd, const char *path, int flags,
 	return fd;
 }
 
+/* rflags: LOOKUP_* resolve flags (openat2's RESOLVE_*), 0 for open(at). */
 static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
-		    mode_t mode, uint64_t resolve)
+		    mode_t mode, int rflags)
 {
 	char path[PATH_MAX];
 	struct vnode *vn;
 	struct file *f;
-	int rc, fd, lflags = 0;
+	int rc, fd, lflags = rflags;
 	bool created = false;
 
 	rc = read_path(t, upath, path);
@@ -440,7 +442,7 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 	if (flags & ~VALID_OPEN_FLAGS)
 		flags &= VALID_OPEN_FLAGS;
 	if ((flags & __O_TMPFILE) == __O_TMPFILE)
-		return open_tmpfile(t, dirfd, path, flags, mode);
+		return open_tmpfile(t, dirfd, path, flags, mode, rflags);
 	if (t->block_started && t->fifo_vn) {
 		/* A FIFO open waiting for its other end: it waits on the
 		 * node it opened (checked then), whatever the path now names. */
@@ -449,13 +451,12 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 	}
 	if (!(flags & O_NOFOLLOW))
 		lflags |= LOOKUP_FOLLOW;
-	(void)resolve;
 	if ((flags & O_CREAT) && (flags & O_EXCL))
 		lflags &=
 			~LOOKUP_FOLLOW; /* O_EXCL: a symlink there is EEXIST */
 	rc = vfs_resolve(t, dirfd, path, lflags, &vn);
 	if (rc == -ENOENT && (flags & O_CREAT)) {
-		rc = fs_create(t, dirfd, path, mode, &vn);
+		rc = fs_create(t, dirfd, path, mode, rflags, &vn);
 		if (rc < 0)
 			return rc;
 		created = true;
@@ -548,18 +549,88 @@ long sys_openat(struct task *t, struct syscall_args *a)
 		       0);
 }
 
+/* openat2's RESOLVE_* flags and the walk's LOOKUP_* ones. */
+static const struct {
+	uint64_t resolve;
+	int lookup;
+} resolve_flags[] = {
+	{ RESOLVE_NO_XDEV, LOOKUP_NO_XDEV },
+	{ RESOLVE_NO_MAGICLINKS, LOOKUP_NO_MAGICLINKS },
+	{ RESOLVE_NO_SYMLINKS, LOOKUP_NO_SYMLINKS },
+	{ RESOLVE_BENEATH, LOOKUP_BENEATH },
+	{ RESOLVE_IN_ROOT, LOOKUP_IN_ROOT },
+	{ RESOLVE_CACHED, LOOKUP_CACHED },
+};
+
+#define OPEN_HOW_MAX 4096 /* Linux: a page */
+/* O_PATH takes no other flags but these (Linux's O_PATH_FLAGS). */
+#define O_PATH_FLAGS (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
+
+/* A struct open_how larger than ours (a newer libc's): what lies past
+ * ours must be zero (copy_struct_from_user). */
+static long check_how_tail(struct task *t, uint64_t addr, uint64_t size)
+{
+	uint8_t buf[256];
+
+	while (size > 0) {
+		size_t n = size < sizeof(buf) ? size : sizeof(buf);
+		if (task_read(t, addr, buf, n) < 0)
+			return -EFAULT;
+		for (size_t i = 0; i < n; i++)
+			if (buf[i])
+				return -E2BIG;
+		addr += n;
+		size -= n;
+	}
+	return 0;
+}
+
+/* openat2 checks every argument that open and openat let pass (in
+ * build_open_flags' order), then resolves with the RESOLVE_* flags. */
 long sys_openat2(struct task *t, struct syscall_args *a)
 {
 	struct open_how how;
+	uint64_t size = a->a[3], flags;
+	int rflags = 0;
+	long rc;
 
-	if (a->a[3] < sizeof(how))
+	if (size < sizeof(how))
 		return -EINVAL;
+	if (size > OPEN_HOW_MAX)
+		return -E2BIG;
 	if (task_read(t, a->a[2], &how, sizeof(how)) < 0)
 		return -EFAULT;
-	if (how.flags >> 32 || how.resolve & ~0x3fULL)
+	rc = check_how_tail(t, a->a[2] + sizeof(how), size - sizeof(how));
+	if (rc < 0)
+		return rc;
+	flags = how.flags;
+	if (flags & ~(uint64_t)VALID_OPEN_FLAGS)
 		return -EINVAL;
-	return do_open(t, (int)a->a[0], a->a[1], (int)how.flags,
-		       (mode_t)how.mode, how.resolve);
+	for (size_t i = 0; i < ARRAY_SIZE(resolve_flags); i++)
+		if (how.resolve & resolve_flags[i].resolve) {
+			how.resolve &= ~resolve_flags[i].resolve;
+			rflags |= resolve_flags[i].lookup;
+		}
+	if (how.resolve)
+		return -EINVAL; /* a RESOLVE_* flag this kernel does not know */
+	if ((rflags & LOOKUP_SCOPED) == LOOKUP_SCOPED)
+		return -EINVAL;
+	if (flags & (O_CREAT | __O_TMPFILE) ? how.mode & ~(uint64_t)07777 :
+					      how.mode != 0)
+		return -EINVAL;
+	if ((flags & (O_DIRECTORY | O_CREAT)) == (O_DIRECTORY | O_CREAT))
+		return -EINVAL;
+	if ((flags & __O_TMPFILE) &&
+	    (!(flags & O_DIRECTORY) || (flags & O_ACCMODE) == O_RDONLY))
+		return -EINVAL;
+	if ((flags & O_PATH) && (flags & ~(uint64_t)O_PATH_FLAGS))
+		return -EINVAL;
+	/* Creating or truncating is never a cached lookup (Linux). */
+	if ((rflags & LOOKUP_CACHED) &&
+	    (flags & (O_TRUNC | O_CREAT | __O_TMPFILE)))
+		return -EAGAIN;
+	return do_open(t, (int)a->a[0], a->a[1], (int)flags, (mode_t)how.mode,
+		       rflags);
 }
 
 long sys_close(struct task *t, struct syscall_args *a)
@@ -574,8 +645,19 @@ long sys_close_range(struct task *t, struct syscall_args *a)
 	struct fdtable *fdt = t->proc->fdt;
 	unsigned i;
 
-	if (first > last || (flags & ~(4U /* CLOSE_RANGE_CLOEXEC */ | 2U)))
+	if (first > last ||
+	    (flags & ~(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)))
 		return -EINVAL;
+	if ((flags & CLOSE_RANGE_UNSHARE) && fdt->refs > 1) {
+		/* Shared with another process (CLONE_FILES): this one gets
+		 * its own copy first, and only that copy changes. The
+		 * threads of one process share its table whatever they ask. */
+		struct fdtable *own = fdtable_dup(fdt);
+		if (!own)
+			return -ENOMEM;
+		fdtable_put(fdt);
+		t->proc->fdt = fdt = own;
+	}
 	for (i = first; i <= last && i < (unsigned)fdt->cap; i++) {
 		if (!fdt->ents[i].f)
 			continue;
@@ -684,18 +766,23 @@ long sys_fcntl(struct task *t, struct syscall_args *a)
 
 /* ---- stat ------------------------------------------------------------------ */
 
-static int resolve_at(struct task *t, int dirfd, uint64_t upath, int atflags,
-		      struct vnode **vn)
+/* *fdself: vn is dirfd's own node (an empty path with AT_EMPTY_PATH), which
+ * is never followed: an O_PATH | O_NOFOLLOW descriptor of a link stats as
+ * the link. */
+static int resolve_at_self(struct task *t, int dirfd, uint64_t upath,
+			   int atflags, struct vnode **vn, bool *fdself)
 {
 	char path[PATH_MAX];
 	int rc = read_path(t, upath, path);
 	int lflags = (atflags & AT_SYMLINK_NOFOLLOW) ? 0 : LOOKUP_FOLLOW;
 
+	*fdself = false;
 	if (rc < 0)
 		return rc;
 	if (atflags & AT_EMPTY_PATH)
 		lflags |= LOOKUP_EMPTY;
 	if (!path[0] && (atflags & AT_EMPTY_PATH)) {
+		*fdself = true;
 		struct file *f;
 		if (dirfd == AT_FDCWD) {
 			*vn = vnode_get(t->proc->cwd);
@@ -710,6 +797,14 @@ static int resolve_at(struct task *t, int dirfd, uint64_t upath, int atflags,
 		return 0;
 	}
 	return vfs_resolve(t, dirfd, path, lflags, vn);
+}
+
+static int resolve_at(struct task *t, int dirfd, uint64_t upath, int atflags,
+		      struct vnode **vn)
+{
+	bool fdself;
+
+	return resolve_at_self(t, dirfd, upath, atflags, vn, &fdself);
 }
 
 static long fstat_file(struct file *f, struct stat *st)
@@ -743,11 +838,12 @@ static long stat_at(struct task *t, int dirfd, uint64_t upath, int flags,
 {
 	struct vnode *vn;
 	struct stat st;
+	bool fdself;
 	long rc;
 
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT))
 		return -EINVAL;
-	rc = resolve_at(t, dirfd, upath, flags, &vn);
+	rc = resolve_at_self(t, dirfd, upath, flags, &vn, &fdself);
 	if (rc == -EBADF && (flags & AT_EMPTY_PATH)) {
 		struct file *f = fd_get(t, dirfd);
 		if (!f)
@@ -757,7 +853,7 @@ static long stat_at(struct task *t, int dirfd, uint64_t upath, int flags,
 	}
 	if (rc < 0)
 		return rc;
-	if (S_ISLNK(vn->mode) && !(flags & AT_SYMLINK_NOFOLLOW) &&
+	if (S_ISLNK(vn->mode) && !(flags & AT_SYMLINK_NOFOLLOW) && !fdself &&
 	    procfs_fd_file(t, vn)) {
 		rc = fstat_file(procfs_fd_file(t, vn), &st);
 		vnode_put(vn);
@@ -789,17 +885,30 @@ long sys_statx(struct task *t, struct syscall_args *a)
 	struct vnode *vn = NULL;
 	struct stat st;
 	struct statx sx;
+	bool fdself;
 	long rc;
 
-	rc = resolve_at(t, (int)a->a[0], a->a[1],
-			flags & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH), &vn);
+	if ((flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH |
+		       AT_STATX_SYNC_TYPE)) ||
+	    (flags & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE ||
+	    ((unsigned)a->a[3] & STATX__RESERVED))
+		return -EINVAL;
+	rc = resolve_at_self(t, (int)a->a[0], a->a[1],
+			     flags & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH), &vn,
+			     &fdself);
 	if (rc == -EBADF && (flags & AT_EMPTY_PATH)) {
 		struct file *f = fd_get(t, (int)a->a[0]);
 		if (!f)
 			return -EBADF;
 		rc = fstat_file(f, &st);
 	} else if (rc == 0) {
-		rc = vfs_stat(vn, &st);
+		/* A magic link to a pipe or stream: its file, as stat_at. */
+		struct file *mf =
+			S_ISLNK(vn->mode) && !(flags & AT_SYMLINK_NOFOLLOW) &&
+					!fdself ?
+				procfs_fd_file(t, vn) :
+				NULL;
+		rc = mf ? fstat_file(mf, &st) : vfs_stat(vn, &st);
 		vnode_put(vn);
 	}
 	if (rc < 0)
@@ -933,7 +1042,27 @@ long sys_readlinkat(struct task *t, struct syscall_args *a)
 	return do_readlink(t, (int)a->a[0], a->a[1], a->a[2], (long)a->a[3]);
 }
 
-long sys_getdents64(struct task *t, struct syscall_args *a)
+/* The legacy getdents's struct linux_dirent is getdents64's record with
+ * d_type moved from before the name to the record's last byte; both are
+ * offsetof(d_name) + name + NUL + a byte, rounded up to 8, so a buffer of
+ * one converts in place, with the same d_off cookies. */
+static void dirents_to_legacy(char *buf, size_t len)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		char *p = buf + pos;
+		uint16_t reclen;
+		unsigned char type = (unsigned char)p[18];
+
+		memcpy(&reclen, p + 16, sizeof(reclen));
+		memmove(p + 18, p + 19, strlen(p + 19) + 1);
+		p[reclen - 1] = (char)type;
+		pos += reclen;
+	}
+}
+
+static long do_getdents(struct task *t, struct syscall_args *a, bool legacy)
 {
 	struct file *f = fd_get(t, (int)a->a[0]);
 	struct dirent_sink s;
@@ -956,8 +1085,22 @@ long sys_getdents64(struct task *t, struct syscall_args *a)
 		return rc;
 	if (s.len == 0 && s.full)
 		return -EINVAL; /* buffer too small for one entry */
+	if (legacy)
+		dirents_to_legacy(buf, s.len);
 	rc = task_write(t, a->a[1], buf, s.len);
 	return rc < 0 ? rc : (long)s.len;
+}
+
+long sys_getdents64(struct task *t, struct syscall_args *a)
+{
+	return do_getdents(t, a, false);
+}
+
+/* What static binaries of old libcs call (glibc before 2.28 on x86-64,
+ * busybox's ls among them). */
+long sys_getdents(struct task *t, struct syscall_args *a)
+{
+	return do_getdents(t, a, true);
 }
 
 /* ---- cwd ------------------------------------------------------------------- */
@@ -1491,13 +1634,22 @@ long sys_syncfs(struct task *t, struct syscall_args *a)
 	return 0;
 }
 
+/* Advice only: every one Linux knows is taken, and none changes what a
+ * read gives. */
 long sys_fadvise64(struct task *t, struct syscall_args *a)
 {
 	struct file *f = fd_get(t, (int)a->a[0]);
+	int advice = (int)a->a[3];
 
 	if (!f)
 		return -EBADF;
-	return f->stream ? -ESPIPE : 0;
+	if (f->stream)
+		return -ESPIPE;
+	if ((int64_t)a->a[2] < 0)
+		return -EINVAL;
+	return advice >= POSIX_FADV_NORMAL && advice <= POSIX_FADV_NOREUSE ?
+		       0 :
+		       -EINVAL;
 }
 
 /* munmap, mprotect, mremap that the filter did not let run natively: they

@@ -99,12 +99,13 @@ static int parent_of(struct task *t, int dirfd, uint64_t upath,
 
 /* Called by open(O_CREAT) when the path does not exist. */
 int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
-	      struct vnode **out)
+	      int rflags, struct vnode **out)
 {
 	char name[NAME_MAX + 1];
 	struct vnode *dir;
 	bool trailing;
-	int rc = vfs_resolve_parent(t, dirfd, path, &dir, name, &trailing);
+	int rc = vfs_resolve_parent_flags(t, dirfd, path, rflags, &dir, name,
+					  &trailing);
 
 	if (rc < 0)
 		return rc == -EINVAL ? -EISDIR : rc;
@@ -944,41 +945,104 @@ static long host_utimens(struct task *t, struct vnode *vn,
 	return rc;
 }
 
-long sys_utimensat(struct task *t, struct syscall_args *a)
+/* utimensat, and the legacy calls made over it: ts NULL means now. A
+ * NULL path names dirfd itself, which AT_FDCWD cannot be (Linux: EFAULT,
+ * from reading the path). */
+static long do_utimens(struct task *t, int dirfd, uint64_t upath,
+		       const struct timespec *ts, int flags)
 {
-	struct timespec ts[2];
 	struct vnode *vn;
-	int flags = (int)a->a[3];
 	long rc;
 
-	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
-		return -EINVAL;
-	if (a->a[2] && task_read(t, a->a[2], ts, sizeof(ts)) < 0)
+	if (!upath && dirfd == AT_FDCWD)
 		return -EFAULT;
-	rc = target_of(t, (int)a->a[0], a->a[1], flags, &vn);
+	if (!upath && flags)
+		return -EINVAL; /* an fd's own times take no flags */
+	rc = target_of(t, dirfd, upath, flags, &vn);
 	if (rc < 0)
 		return rc;
 	/* Explicit times need ownership, "now" write access (as tmpfs). */
 	rc = may_change(t, vn,
-			a->a[2] && ((ts[0].tv_nsec != UTIME_NOW &&
-				     ts[0].tv_nsec != UTIME_OMIT) ||
-				    (ts[1].tv_nsec != UTIME_NOW &&
-				     ts[1].tv_nsec != UTIME_OMIT)));
+			ts && ((ts[0].tv_nsec != UTIME_NOW &&
+				ts[0].tv_nsec != UTIME_OMIT) ||
+			       (ts[1].tv_nsec != UTIME_NOW &&
+				ts[1].tv_nsec != UTIME_OMIT)));
 	if (rc == 0 && vn->kind == VN_HOST) {
-		rc = host_utimens(t, vn, a->a[2] ? ts : NULL);
+		rc = host_utimens(t, vn, ts);
 		vnode_put(vn);
 		return rc;
 	}
 	if (rc == 0)
 		rc = to_upper(&vn);
 	if (rc == 0)
-		rc = tmpfs_utimens(t, vn, a->a[2] ? ts : NULL);
+		rc = tmpfs_utimens(t, vn, ts);
 	if (rc == 0) {
 		notify_parent(vn, DN_ATTRIB);
 		inotify_report_vn(vn, IN_ATTRIB);
 	}
 	vnode_put(vn);
 	return rc;
+}
+
+long sys_utimensat(struct task *t, struct syscall_args *a)
+{
+	struct timespec ts[2];
+	int flags = (int)a->a[3];
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	if (a->a[2] && task_read(t, a->a[2], ts, sizeof(ts)) < 0)
+		return -EFAULT;
+	return do_utimens(t, (int)a->a[0], a->a[1], a->a[2] ? ts : NULL, flags);
+}
+
+/* The legacy calls old static binaries make (busybox's touch, a uClibc's
+ * utime): whole seconds in struct utimbuf, or microseconds in struct
+ * timeval, which Linux checks before anything else (EINVAL also for the
+ * UTIME_NOW and UTIME_OMIT values only utimensat takes). */
+long sys_utime(struct task *t, struct syscall_args *a)
+{
+	struct {
+		int64_t actime, modtime;
+	} ub;
+	struct timespec ts[2] = { { 0, 0 }, { 0, 0 } };
+
+	if (a->a[1]) {
+		if (task_read(t, a->a[1], &ub, sizeof(ub)) < 0)
+			return -EFAULT;
+		ts[0].tv_sec = ub.actime;
+		ts[1].tv_sec = ub.modtime;
+	}
+	return do_utimens(t, AT_FDCWD, a->a[0], a->a[1] ? ts : NULL, 0);
+}
+
+static long do_futimesat(struct task *t, int dirfd, uint64_t upath,
+			 uint64_t utv)
+{
+	struct timeval tv[2];
+	struct timespec ts[2];
+
+	if (utv) {
+		if (task_read(t, utv, tv, sizeof(tv)) < 0)
+			return -EFAULT;
+		for (int i = 0; i < 2; i++) {
+			if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
+				return -EINVAL;
+			ts[i].tv_sec = tv[i].tv_sec;
+			ts[i].tv_nsec = tv[i].tv_usec * 1000;
+		}
+	}
+	return do_utimens(t, dirfd, upath, utv ? ts : NULL, 0);
+}
+
+long sys_utimes(struct task *t, struct syscall_args *a)
+{
+	return do_futimesat(t, AT_FDCWD, a->a[0], a->a[1]);
+}
+
+long sys_futimesat(struct task *t, struct syscall_args *a)
+{
+	return do_futimesat(t, (int)a->a[0], a->a[1], a->a[2]);
 }
 
 static long do_mknod(struct task *t, int dirfd, uint64_t upath, mode_t mode)
@@ -998,7 +1062,7 @@ static long do_mknod(struct task *t, int dirfd, uint64_t upath, mode_t mode)
 		return -EEXIST;
 	}
 	if (!S_ISFIFO(mode)) {
-		rc = fs_create(t, dirfd, path, mode & 07777, &vn);
+		rc = fs_create(t, dirfd, path, mode & 07777, 0, &vn);
 		if (rc == 0)
 			vnode_put(vn);
 		return rc;

@@ -31,13 +31,13 @@ EMU(madvise, sys_mm_checked, FULL, "pud",
 EMU(ioctl, sys_ioctl, PARTIAL, "Fxp",
     "TCGETS, TIOCGWINSZ, TIOCGPGRP, FIONREAD, FIOCLEX")
 EMU(pread64, sys_pread64, FULL, "Fpud", "")
-EMU(pwrite64, sys_pwrite64, PARTIAL, "Fpud", "")
+EMU(pwrite64, sys_pwrite64, FULL, "Fpud", "")
 EMU(readv, sys_readv, FULL, "Fpd", "")
 EMU(writev, sys_writev, FULL, "Fpd", "")
 EMU(preadv, sys_preadv, FULL, "Fpdd", "")
 EMU(pwritev, sys_pwritev, FULL, "Fpdd", "")
-EMU(preadv2, sys_preadv2, FULL, "Fpddux", "RWF_NOWAIT: EOPNOTSUPP")
-EMU(pwritev2, sys_pwritev2, FULL, "Fpddux", "RWF_NOWAIT: EOPNOTSUPP")
+EMU(preadv2, sys_preadv2, PARTIAL, "Fpddux", "RWF_NOWAIT: EOPNOTSUPP")
+EMU(pwritev2, sys_pwritev2, PARTIAL, "Fpddux", "RWF_NOWAIT: EOPNOTSUPP")
 EMU(access, sys_access, FULL, "so", "")
 EMU(pipe, sys_pipe, FULL, "p", "")
 EMU(select, sys_select, FULL, "dpppp", "")
@@ -46,6 +46,8 @@ EMU(dup2, sys_dup2, FULL, "FF", "")
 EMU(fcntl, sys_fcntl, PARTIAL, "Fdx",
     "dupfd, flags, POSIX and OFD record locks, F_NOTIFY, F_SETOWN/F_SETSIG kept; no SIGIO for O_ASYNC")
 EMU(getdents64, sys_getdents64, FULL, "Fpu", "")
+EMU(getdents, sys_getdents, FULL, "Fpu",
+    "struct linux_dirent, d_type in its last byte")
 EMU(getcwd, sys_getcwd, FULL, "pu", "")
 EMU(chdir, sys_chdir, FULL, "s", "")
 EMU(fchdir, sys_fchdir, FULL, "F", "")
@@ -59,10 +61,14 @@ EMU(faccessat2, sys_faccessat2, FULL, "Fsox", "")
 EMU(pselect6, sys_pselect6, FULL, "dppppp", "")
 EMU(ppoll, sys_ppoll, FULL, "pupp", "")
 EMU(dup3, sys_dup3, FULL, "FFx", "")
-EMU(pipe2, sys_pipe2, FULL, "px", "")
-EMU(statx, sys_statx, FULL, "Fsxxp", "")
-EMU(openat2, sys_openat2, FULL, "Fspu", "")
-EMU(close_range, sys_close_range, FULL, "uux", "")
+EMU(pipe2, sys_pipe2, PARTIAL, "px",
+    "O_DIRECT (packet mode) is accepted, but the pipe stays a byte stream")
+EMU(statx, sys_statx, PARTIAL, "Fsxxp",
+    "STATX_BASIC_STATS only: no birth time, attributes or mount id")
+EMU(openat2, sys_openat2, FULL, "Fspu",
+    "every RESOLVE_* flag as Linux; RESOLVE_CACHED: EAGAIN where the gofer would be asked")
+EMU(close_range, sys_close_range, PARTIAL, "uux",
+    "CLOSE_RANGE_UNSHARE copies a table shared with another process (CLONE_FILES); the threads of a process keep sharing theirs")
 EMU(statfs, sys_statfs, FULL, "sp", "")
 EMU(fstatfs, sys_fstatfs, FULL, "Fp", "")
 EMU(mkdir, sys_mkdir, PARTIAL, "so",
@@ -105,6 +111,9 @@ EMU(truncate, sys_truncate, PARTIAL, "sd",
     "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(utimensat, sys_utimensat, PARTIAL, "Fspx",
     "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
+EMU(utime, sys_utime, PARTIAL, "sp", "as utimensat")
+EMU(utimes, sys_utimes, PARTIAL, "sp", "as utimensat")
+EMU(futimesat, sys_futimesat, PARTIAL, "Fsp", "as utimensat")
 EMU(mknod, sys_mknod, PARTIAL, "sox",
     "tmpfs (/tmp, /dev/shm) and the rootfs's in-memory overlay")
 EMU(mknodat, sys_mknodat, PARTIAL, "Fsox",
@@ -131,7 +140,8 @@ EMU(copy_file_range, sys_copy_file_range, FULL, "FpFpux",
     "a copy through the sentry")
 EMU(splice, sys_splice, FULL, "FpFpux", "through the sentry, in 64 KiB chunks")
 EMU(tee, sys_tee, FULL, "FFux", "")
-EMU(fadvise64, sys_fadvise64, FULL, "Fddd", "")
+EMU(fadvise64, sys_fadvise64, FULL, "Fddd",
+    "advice is checked and has no effect")
 EMU(getxattr, sys_getxattr, PARTIAL, "sspu",
     "user.*: tmpfs and the overlay; other namespaces read as absent")
 EMU(lgetxattr, sys_lgetxattr, PARTIAL, "sspu", "as getxattr")
@@ -159,13 +169,16 @@ EMU(connect, sys_connect, FULL, "Fpu",
     "inet: the sandbox's loopback; elsewhere the netstack (--net=slirp) after the egress policy (ECONNREFUSED and an audit line when denied), or ENETUNREACH under --net=none")
 EMU(accept, sys_accept, FULL, "Fpp", "")
 EMU(accept4, sys_accept4, FULL, "Fppx", "")
-EMU(sendto, sys_sendto, FULL, "Fpuxpd", "")
-EMU(recvfrom, sys_recvfrom, FULL, "Fpuxpp", "")
-EMU(sendmsg, sys_sendmsg, FULL, "Fpx", "SCM_RIGHTS, SCM_CREDENTIALS")
-EMU(recvmsg, sys_recvmsg, FULL, "Fpx",
-    "SCM_RIGHTS; SCM_CREDENTIALS with SO_PASSCRED")
-EMU(sendmmsg, sys_sendmmsg, FULL, "Fpux",
-    "sendmsg for each, stopping at the first that would block")
+EMU(sendto, sys_sendto, PARTIAL, "Fpuxpd",
+    "no urgent data: MSG_OOB is EOPNOTSUPP")
+EMU(recvfrom, sys_recvfrom, PARTIAL, "Fpuxpp",
+    "no urgent data: MSG_OOB is EINVAL (streams) or EOPNOTSUPP")
+EMU(sendmsg, sys_sendmsg, PARTIAL, "Fpx",
+    "SCM_RIGHTS, SCM_CREDENTIALS; MSG_OOB as sendto")
+EMU(recvmsg, sys_recvmsg, PARTIAL, "Fpx",
+    "SCM_RIGHTS; SCM_CREDENTIALS with SO_PASSCRED; MSG_OOB as recvfrom")
+EMU(sendmmsg, sys_sendmmsg, PARTIAL, "Fpux",
+    "sendmsg for each, stopping at the first that would block (Linux waits on a blocking socket)")
 EMU(recvmmsg, sys_recvmmsg, PARTIAL, "Fpuxp",
     "recvmsg for each; only the first may block (as with MSG_WAITFORONE), the timeout is not used")
 EMU(shutdown, sys_shutdown, FULL, "Fd", "")
@@ -201,11 +214,12 @@ EMU(clone3, sys_clone3, NONE_HANDLED, "pu",
     "ENOSYS: its arguments live in guest memory (TOCTOU); libc falls back to clone")
 EMU(fork, sys_fork, FULL, "", "")
 EMU(vfork, sys_vfork, FULL, "", "")
-EMU(execve, sys_execve, FULL, "spp",
-    "the sentry's own loader: ELF static, static-PIE, PT_INTERP, #!")
-EMU(execveat, sys_execveat, FULL, "Fsppx", "")
-EMU(wait4, sys_wait4, FULL, "dpxp", "")
-EMU(waitid, sys_waitid, FULL, "ddpxp", "")
+EMU(execve, sys_execve, PARTIAL, "spp",
+    "the sentry's own loader: ELF static, static-PIE, PT_INTERP, #!; set-user-ID and set-group-ID bits are ignored, as under no_new_privs")
+EMU(execveat, sys_execveat, PARTIAL, "Fsppx", "as execve")
+EMU(wait4, sys_wait4, PARTIAL, "dpxp", "the rusage is all zeros")
+EMU(waitid, sys_waitid, PARTIAL, "ddpxp",
+    "P_ALL, P_PID, P_PGID, P_PIDFD; the rusage is all zeros")
 EMU(kill, sys_kill, FULL, "dS", "")
 EMU(tkill, sys_tkill, FULL, "dS", "")
 EMU(tgkill, sys_tgkill, FULL, "ddS", "")
@@ -245,7 +259,7 @@ EMU(getpgrp, sys_getpgrp, FULL, "", "")
 EMU(setsid, sys_setsid, FULL, "", "")
 EMU(getsid, sys_getsid, FULL, "d", "")
 EMU(prctl, sys_prctl, PARTIAL, "dxxxx",
-    "NAME, PDEATHSIG, DUMPABLE, NO_NEW_PRIVS, KEEPCAPS, CHILD_SUBREAPER, SECUREBITS, CAPBSET_READ")
+    "NAME, CAPBSET_READ; PDEATHSIG, DUMPABLE, NO_NEW_PRIVS, KEEPCAPS, CHILD_SUBREAPER, SECUREBITS and CAPBSET_DROP are accepted without effect (a get reads the default)")
 EMU(getpriority, sys_getpriority, PARTIAL, "dd",
     "nice values kept per process; the host schedules every task alike")
 EMU(setpriority, sys_setpriority, PARTIAL, "ddd",
@@ -281,11 +295,18 @@ EMU(sched_rr_get_interval, sys_sched_rr_get_interval, FULL, "dp", "")
 NATIVE(sched_get_priority_max, "d", "")
 NATIVE(sched_get_priority_min, "d", "")
 NATIVE(nanosleep, "pp", "")
-NATIVE(clock_nanosleep, "dxpp", "")
-NATIVE(clock_gettime, "dp", "")
-NATIVE(clock_getres, "dp", "")
+EMU(clock_nanosleep, sys_clock_nanosleep, FULL, "dxpp",
+    "native for clock ids >= 0; a CPU clock of another thread or process runs on the host with its pid in the host's terms (sentry/clock.c)")
+EMU(clock_gettime, sys_clock_gettime, FULL, "dp", "as clock_nanosleep")
+EMU(clock_getres, sys_clock_getres, FULL, "dp", "as clock_nanosleep")
 NATIVE(gettimeofday, "pp", "")
 NATIVE(time, "p", "")
+EMU(clock_settime, sys_clock_settime, FULL, "dp",
+    "the host refuses it: EPERM, as for a process without CAP_SYS_TIME")
+EMU(settimeofday, sys_settimeofday, FULL, "pp", "as clock_settime")
+EMU(adjtimex, sys_adjtimex, FULL, "p",
+    "reads the host clock's state; setting it: EPERM, as clock_settime")
+EMU(clock_adjtime, sys_clock_adjtime, FULL, "dp", "as adjtimex")
 EMU(getitimer, sys_getitimer, FULL, "dp",
     "ITIMER_REAL in the sentry; CPU-time itimers native")
 EMU(setitimer, sys_setitimer, FULL, "dpp",
@@ -293,7 +314,8 @@ EMU(setitimer, sys_setitimer, FULL, "dpp",
 EMU(alarm, sys_alarm, FULL, "u", "an ITIMER_REAL of the sentry's")
 EMU(timer_create, sys_timer_create, PARTIAL, "dpp",
     "CLOCK_REALTIME, MONOTONIC, BOOTTIME; CPU-time clocks EOPNOTSUPP")
-EMU(timer_settime, sys_timer_settime, FULL, "dxpp", "")
+EMU(timer_settime, sys_timer_settime, PARTIAL, "dxpp",
+    "an absolute CLOCK_REALTIME time is turned into a monotonic one when set: a later change of the host's clock does not move it")
 EMU(timer_gettime, sys_timer_gettime, FULL, "dp", "")
 EMU(timer_getoverrun, sys_timer_getoverrun, FULL, "d", "")
 EMU(timer_delete, sys_timer_delete, FULL, "d", "")
@@ -309,7 +331,7 @@ EMU(semtimedop, sys_semtimedop, FULL, "dpup", "")
 EMU(semctl, sys_semctl, PARTIAL, "dddx", "GETNCNT and GETZCNT are 0")
 EMU(msgget, sys_msgget, FULL, "dx", "")
 EMU(msgsnd, sys_msgsnd, FULL, "dpux", "")
-EMU(msgrcv, sys_msgrcv, FULL, "dpudx", "")
+EMU(msgrcv, sys_msgrcv, FULL, "dpudx", "MSG_EXCEPT, MSG_NOERROR, MSG_COPY")
 EMU(msgctl, sys_msgctl, FULL, "ddp", "")
 /* POSIX message queues (sentry/mqueue.c): the sandbox's own, /dev/mqueue */
 EMU(mq_open, sys_mq_open, FULL, "sfop",
@@ -330,14 +352,18 @@ EMU(inotify_add_watch, sys_inotify_add_watch, PARTIAL, "Fsx",
 EMU(inotify_rm_watch, sys_inotify_rm_watch, FULL, "Fd", "")
 EMU(timerfd_create, sys_timerfd_create, FULL, "dx",
     "REALTIME, MONOTONIC, BOOTTIME; the _ALARM clocks EPERM")
-EMU(timerfd_settime, sys_timerfd_settime, FULL, "dxpp", "")
+EMU(timerfd_settime, sys_timerfd_settime, PARTIAL, "dxpp",
+    "as timer_settime; TFD_TIMER_CANCEL_ON_SET is accepted and never cancels (no ECANCELED)")
 EMU(timerfd_gettime, sys_timerfd_gettime, FULL, "dp", "")
 EMU(rt_sigqueueinfo, sys_rt_sigqueueinfo, FULL, "dSp", "")
-EMU(pidfd_open, sys_pidfd_open, FULL, "dx", "readable once the process exits")
-EMU(pidfd_send_signal, sys_pidfd_send_signal, FULL, "FSpx", "")
+EMU(pidfd_open, sys_pidfd_open, PARTIAL, "dx",
+    "readable once the process exits; PIDFD_THREAD: EINVAL, as before Linux 6.9")
+EMU(pidfd_send_signal, sys_pidfd_send_signal, PARTIAL, "FSpx",
+    "flags (PIDFD_SIGNAL_*): EINVAL, as before Linux 6.9")
 EMU(rt_tgsigqueueinfo, sys_rt_tgsigqueueinfo, FULL, "ddSp", "")
-NATIVE(times, "p", "")
-NATIVE(getrusage, "dp", "")
+NATIVE(times, "p",
+       "the children's times are always zero (their host parent is the reaper)")
+NATIVE(getrusage, "dp", "RUSAGE_CHILDREN is always empty, as in times")
 NATIVE(arch_prctl, "xp", "")
 NATIVE(futex, "pdupup", "")
 NATIVE(set_robust_list, "pu", "")

@@ -797,15 +797,26 @@ long sys_msgrcv(struct task *t, struct syscall_args *a)
 	long type = (long)a->a[3], best = 0;
 	int flags = (int)a->a[4];
 	struct msg **pp, **pick = NULL, *m;
+	bool copy = (flags & MSG_COPY) != 0;
 	size_t n;
 
+	/* MSG_COPY (checkpoint/restore): a copy of the message at index
+	 * type, left in the queue; never waits. */
+	if (copy && ((flags & MSG_EXCEPT) || !(flags & IPC_NOWAIT)))
+		return -EINVAL;
 	if (!o)
 		return t->block_started ? -EIDRM : -EINVAL;
 	if ((long)sz < 0)
 		return -EINVAL;
 	if (may(t, o, true, false) < 0)
 		return -EACCES;
-	for (pp = &o->head; *pp; pp = &(*pp)->next) {
+	for (pp = &o->head; copy && *pp; pp = &(*pp)->next, type--) {
+		if (type == 0) {
+			pick = pp;
+			break;
+		}
+	}
+	for (pp = &o->head; !copy && *pp; pp = &(*pp)->next) {
 		long mt = (*pp)->type;
 		if (type == 0 ||
 		    (type > 0 &&
@@ -825,10 +836,14 @@ long sys_msgrcv(struct task *t, struct syscall_args *a)
 	m = *pick;
 	if (m->len > sz && !(flags & MSG_NOERROR))
 		return -E2BIG;
+	if (copy && m->len > sz)
+		return -EINVAL; /* Linux: a copy is never cut */
 	n = m->len < sz ? m->len : sz;
 	if (task_write(t, a->a[1], &m->type, sizeof(long)) < 0 ||
 	    (n && task_write(t, a->a[1] + sizeof(long), m->text, n) < 0))
 		return -EFAULT;
+	if (copy)
+		return (long)n;
 	*pick = m->next;
 	if (o->tail == m) {
 		struct msg *p = o->head;

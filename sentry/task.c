@@ -6,6 +6,7 @@
  * guest. Every syscall that takes or returns a pid is emulated.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -338,10 +339,24 @@ void task_fixup_result(struct task *t, struct user_regs_struct *r)
 	case 4: /* rt_sigtimedwait: the siginfo it returned */
 		fix_waited_info(t, (long)r->rax, t->fixup_addr);
 		break;
+	case 5: /* task_pass_arg0: the guest's own argument registers */
+		restore_arg_regs(r, &t->regs);
+		break;
 	default:
 		break;
 	}
 	t->fixup_kind = 0;
+}
+
+long task_pass_arg0(struct task *t, uint64_t a0)
+{
+	struct user_regs_struct r = t->regs;
+
+	r.rdi = a0;
+	if (ptrace(PTRACE_SETREGS, t->host_tid, 0, &r) < 0)
+		return -ESRCH;
+	t->fixup_kind = 5;
+	return SYS_PASSTHROUGH_FIXUP;
 }
 
 long sys_set_tid_address(struct task *t, struct syscall_args *a)
@@ -546,13 +561,25 @@ long sys_wait4(struct task *t, struct syscall_args *a)
 	return c->pid;
 }
 
+static int pidfd_target(struct task *t, int fd, int *pid, bool *nonblock);
+
+/* The rusage of a reported child: all zeros, as for wait4. */
+static long put_zero_rusage(struct task *t, uint64_t uru)
+{
+	struct rusage ru;
+
+	memset(&ru, 0, sizeof(ru));
+	return uru && task_write(t, uru, &ru, sizeof(ru)) < 0 ? -EFAULT : 0;
+}
+
 long sys_waitid(struct task *t, struct syscall_args *a)
 {
 	int idtype = (int)a->a[0], id = (int)a->a[1], options = (int)a->a[3];
 	int pid;
-	bool any;
+	bool any, nonblock, eagain = false;
 	struct process *c;
 	siginfo_t si;
+	long rc;
 
 	switch (idtype) {
 	case P_ALL:
@@ -565,6 +592,16 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 		break;
 	case P_PGID:
 		pid = id ? -id : 0;
+		break;
+	case P_PIDFD:
+		rc = pidfd_target(t, id, &pid, &nonblock);
+		if (rc < 0)
+			return rc;
+		/* Linux: an O_NONBLOCK pidfd waits as WNOHANG, and says
+		 * EAGAIN where WNOHANG itself would say 0. */
+		eagain = nonblock && !(options & WNOHANG);
+		if (nonblock)
+			options |= WNOHANG;
 		break;
 	default:
 		return -EINVAL;
@@ -582,7 +619,7 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 				if (task_write(t, a->a[2], &si, sizeof(si)) < 0)
 					return -EFAULT;
 			}
-			return 0;
+			return eagain ? -EAGAIN : 0;
 		}
 		return SYS_BLOCK;
 	}
@@ -595,6 +632,8 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 		si.si_code = stop ? CLD_STOPPED : CLD_CONTINUED;
 		si.si_status = stop ? c->stop_sig : SIGCONT;
 		if (a->a[2] && task_write(t, a->a[2], &si, sizeof(si)) < 0)
+			return -EFAULT;
+		if (put_zero_rusage(t, a->a[4]) < 0)
 			return -EFAULT;
 		if (!(options & WNOWAIT)) {
 			if (stop)
@@ -613,6 +652,8 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 		si.si_status = WTERMSIG(c->exit_status);
 	}
 	if (a->a[2] && task_write(t, a->a[2], &si, sizeof(si)) < 0)
+		return -EFAULT;
+	if (put_zero_rusage(t, a->a[4]) < 0)
 		return -EFAULT;
 	if (!(options & WNOWAIT))
 		c->reaped = true;
@@ -753,25 +794,63 @@ static void maybe_interrupt(struct task *t, int sig)
  * signal from outside the sandbox): the sentry did not send them, so it
  * looks for them, once a tick, and interrupts the syscall as Linux would.
  */
-static uint64_t host_pending(pid_t tid)
+/* The host's /proc/<tid>/status of a task, NUL-terminated in buf. */
+static ssize_t host_status(pid_t tid, char *buf, size_t cap)
 {
-	char rel[32], buf[4096], *p;
-	uint64_t set = 0;
+	char rel[32];
 	ssize_t n;
 	int fd;
 
 	snprintf(rel, sizeof(rel), "%d/status", (int)tid);
 	fd = openat(S->host_proc_fd, rel, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return -errno;
+	n = read(fd, buf, cap - 1);
 	close(fd);
-	if (n <= 0)
-		return 0;
+	if (n < 0)
+		return -errno;
 	buf[n] = 0;
+	return n;
+}
+
+static uint64_t host_pending(pid_t tid)
+{
+	char buf[4096], *p;
+	uint64_t set = 0;
+
+	if (host_status(tid, buf, sizeof(buf)) <= 0)
+		return 0;
 	for (p = buf; (p = strstr(p, "Pnd:\t")); p += 5)
 		set |= strtoull(p + 5, NULL, 16); /* SigPnd, then ShdPnd */
 	return set;
+}
+
+/* The last number of the NSpid line is the tid in the task's own (the
+ * innermost) pid namespace. Read once per host tid: one open and read of
+ * the host's /proc, only for the few calls that name another task. */
+int task_ns_tid(struct task *x)
+{
+	char buf[4096], *p, *end;
+	long v = 0;
+
+	if (x->ns_tid > 0 && x->ns_tid_of == x->host_tid)
+		return x->ns_tid;
+	if (host_status(x->host_tid, buf, sizeof(buf)) <= 0)
+		return -ESRCH;
+	p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return -ESRCH;
+	for (p += 7; *p && *p != '\n'; p = end) {
+		long n = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		v = n;
+	}
+	if (v <= 0)
+		return -ESRCH;
+	x->ns_tid = (pid_t)v;
+	x->ns_tid_of = x->host_tid;
+	return x->ns_tid;
 }
 
 void task_poll_host_signals(void)
@@ -1238,6 +1317,21 @@ static const struct file_ops pidfd_ops = {
 	.stat = pidfd_stat,
 	.release = file_release_priv,
 };
+
+/* The pid a pidfd names, for waitid(P_PIDFD): Linux takes pidfds only
+ * (not /proc/<pid> directories), and EBADF for anything else. */
+static int pidfd_target(struct task *t, int fd, int *pid, bool *nonblock)
+{
+	struct file *f = fd_get(t, fd);
+
+	if (!f || f->ops != &pidfd_ops || !f->priv)
+		return -EBADF;
+	/* A process reaped since (its pid maybe another's now) is nobody's
+	 * child: ECHILD, as Linux says. */
+	*pid = pidfd_proc(f->priv) ? ((struct pidfd *)f->priv)->pid : INT_MAX;
+	*nonblock = (f->flags & O_NONBLOCK) != 0;
+	return 0;
+}
 
 long sys_pidfd_open(struct task *t, struct syscall_args *a)
 {

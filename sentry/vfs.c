@@ -27,6 +27,11 @@ static struct vnode *idle_head, *idle_tail;
 static size_t idle_count;
 
 static struct vnode *dcache[DCACHE_BUCKETS];
+/* RESOLVE_CACHED is in force for the walk under way: a lookup that would
+ * ask the gofer fails with EAGAIN instead. A flag of the file rather than
+ * an argument threaded through the overlay: the sentry is single-threaded
+ * and a walk never yields, so no other walk can see it set. */
+static bool walk_cached_only;
 /* root_vn: the rootfs's "/" (the overlay's lower root); top_vn: the "/"
  * that paths start from, the merged one. */
 static struct vnode *root_vn, *top_vn, *proc_vn, *dev_vn, *tmp_vn, *shm_vn,
@@ -415,6 +420,8 @@ static int gofer_lookup(struct vnode *dir, const char *name, const char *path,
 		*out = vn;
 		return 0;
 	}
+	if (walk_cached_only)
+		return -EAGAIN; /* RESOLVE_CACHED: this needs the gofer */
 	rc = p9c_walk1(vn_p9(dir), dir->fid, name, &fid, &qid);
 	if (rc == -ENOENT && !cache)
 		return rc;
@@ -631,19 +638,71 @@ static int readlink_for(struct task *t, struct vnode *vn, char *buf, size_t cap)
 	return vfs_readlink(vn, buf, cap);
 }
 
-int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
+/* The mount vn belongs to, named by its root vnode (RESOLVE_NO_XDEV
+ * compares them). */
+static const struct vnode *mount_of(struct vnode *vn)
+{
+	switch (vn->kind) {
+	case VN_PROC:
+		return proc_vn;
+	case VN_DEV:
+		return dev_vn;
+	case VN_MQUEUE:
+		return mq_vn;
+	case VN_TMPFS:
+		/* The overlay's upper layer and the rootfs are one mount to
+		 * the guest, as overlayfs is. */
+		return tmpfs_is_overlay(vn) ? top_vn : tmpfs_instance_root(vn);
+	case VN_HOST:
+		return vn->mnt->root;
+	case VN_GOFER:
+		return top_vn; /* clone mounts are grafted into the rootfs */
+	}
+	return NULL;
+}
+
+/* What openat2's flags say of following the symlink vn: 0, or why not.
+ * The order is Linux's (pick_link, then nd_jump_link). */
+static int link_allowed(struct vnode *vn, int flags)
+{
+	if (flags & LOOKUP_NO_SYMLINKS)
+		return -ELOOP;
+	if (!procfs_is_magic(vn))
+		return 0;
+	if (flags & LOOKUP_CACHED)
+		return -EAGAIN; /* Linux cannot follow one in an RCU walk */
+	if (flags & LOOKUP_NO_MAGICLINKS)
+		return -ELOOP;
+	/* A magic link goes anywhere: no scope can be kept across it. */
+	return (flags & LOOKUP_SCOPED) ? -EXDEV : 0;
+}
+
+/* NO_XDEV: may the walk step from cur to next? */
+static bool xdev_ok(int flags, struct vnode *cur, struct vnode *next)
+{
+	return !(flags & LOOKUP_NO_XDEV) || mount_of(cur) == mount_of(next);
+}
+
+/* The walk itself (vfs_resolve). For BENEATH and IN_ROOT, depth counts the
+ * components below the start: ".." at depth 0 would leave it. The start
+ * can be reached again only through "..", since a magic link and an
+ * absolute symlink (outside IN_ROOT, which resets depth) end a scoped
+ * walk, so depth 0 is exactly "at the start". */
+static int walk(struct task *t, int dirfd, const char *path, int flags,
 		struct vnode **out)
 {
 	char rest[2 * PATH_MAX];
-	struct vnode *cur, *next;
-	int links = 0, rc;
+	struct vnode *cur, *next, *root = NULL;
+	int links = 0, depth = 0, rc;
 	size_t pos = 0;
 
 	if (!path[0] && !(flags & LOOKUP_EMPTY))
 		return -ENOENT;
 	if (strlen(path) >= PATH_MAX)
 		return -ENAMETOOLONG;
-	if (path[0] == '/' || !t) {
+	if (path[0] == '/' && (flags & LOOKUP_BENEATH))
+		return -EXDEV;
+	if (!t || (path[0] == '/' && !(flags & LOOKUP_IN_ROOT))) {
 		cur = vnode_get(top_vn);
 	} else if (dirfd == AT_FDCWD) {
 		cur = vnode_get(t->proc->cwd);
@@ -657,6 +716,8 @@ int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
 			return -ENOTDIR;
 		cur = vnode_get(f->vn);
 	}
+	if (flags & LOOKUP_IN_ROOT)
+		root = vnode_get(cur); /* what "/" means from here on */
 	strcpy(rest, path);
 	for (;;) {
 		char name[NAME_MAX + 2];
@@ -669,8 +730,8 @@ int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
 			break;
 		len = strcspn(rest + pos, "/");
 		if (len > NAME_MAX) {
-			vnode_put(cur);
-			return -ENAMETOOLONG;
+			rc = -ENAMETOOLONG;
+			goto fail;
 		}
 		memcpy(name, rest + pos, len);
 		name[len] = 0;
@@ -684,106 +745,153 @@ int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
 		}
 		if (!strcmp(name, ".")) {
 			if (!S_ISDIR(cur->mode)) {
-				vnode_put(cur);
-				return -ENOTDIR;
+				rc = -ENOTDIR;
+				goto fail;
 			}
 			continue;
 		}
 		/* Search permission on every directory walked through. */
 		if (t) {
 			rc = vfs_access(&t->proc->cred, cur, X_OK);
-			if (rc < 0) {
-				vnode_put(cur);
-				return rc;
-			}
+			if (rc < 0)
+				goto fail;
 		}
 		if (!strcmp(name, "..")) {
+			if ((flags & LOOKUP_SCOPED) && depth == 0) {
+				/* IN_ROOT: as "/.." is "/" */
+				if (flags & LOOKUP_BENEATH) {
+					rc = -EXDEV;
+					goto fail;
+				}
+				continue;
+			}
 			/* Clamped at the sandbox root: there is nothing above. */
 			rc = vnode_parent(t, cur, &next);
-			vnode_put(cur);
 			if (rc < 0)
-				return rc;
+				goto fail;
+			if (!xdev_ok(flags, cur, next)) {
+				vnode_put(next);
+				rc = -EXDEV;
+				goto fail;
+			}
+			vnode_put(cur);
 			cur = next;
+			if (depth > 0)
+				depth--;
 			continue;
 		}
 		rc = lookup_child(t, cur, name, &next);
-		if (rc < 0) {
-			vnode_put(cur);
-			return rc;
+		if (rc < 0)
+			goto fail;
+		if (!xdev_ok(flags, cur, next)) {
+			vnode_put(next);
+			rc = -EXDEV;
+			goto fail;
 		}
 		if (S_ISLNK(next->mode) &&
 		    (!last || trailing || (flags & LOOKUP_FOLLOW))) {
-			char target[PATH_MAX];
-			struct file *mf = procfs_fd_file(t, next);
+			char target[PATH_MAX], tmp[2 * PATH_MAX];
+			struct file *mf;
+			size_t rl;
+			int n;
 
+			rc = ++links > MAX_SYMLINKS ? -ELOOP : 0;
+			if (rc == 0 &&
+			    (flags & ~(LOOKUP_FOLLOW | LOOKUP_EMPTY)))
+				rc = link_allowed(next, flags);
+			if (rc < 0) {
+				vnode_put(next);
+				goto fail;
+			}
+			mf = procfs_fd_file(t, next);
 			if (mf) {
 				/* A magic link: go to the open file itself. */
-				if (++links > MAX_SYMLINKS) {
+				if (mf->vn ? !xdev_ok(flags, cur, mf->vn) :
+					     (flags & LOOKUP_NO_XDEV) != 0) {
 					vnode_put(next);
-					vnode_put(cur);
-					return -ELOOP;
+					rc = -EXDEV;
+					goto fail;
 				}
 				if (!mf->vn) {
 					/* A pipe or a host stream: no node to walk
 					 * into; callers open the link itself. */
-					vnode_put(cur);
 					if (!last) {
 						vnode_put(next);
-						return -ENOTDIR;
+						rc = -ENOTDIR;
+						goto fail;
 					}
-					*out = next;
-					return 0;
+					vnode_put(cur);
+					cur = next;
+					break;
 				}
 				vnode_put(next);
 				vnode_put(cur);
 				cur = vnode_get(mf->vn);
 				continue;
 			}
-			char tmp[2 * PATH_MAX];
-			int n;
-
-			if (++links > MAX_SYMLINKS) {
-				vnode_put(next);
-				vnode_put(cur);
-				return -ELOOP;
-			}
 			n = readlink_for(t, next, target, sizeof(target));
 			vnode_put(next);
-			if (n < 0) {
-				vnode_put(cur);
-				return n;
+			if (n <= 0) {
+				rc = n < 0 ? n : -ENOENT;
+				goto fail;
 			}
-			if (n == 0) {
-				vnode_put(cur);
-				return -ENOENT;
+			rl = strlen(rest + pos);
+			if (rl + (size_t)n + 2 >= sizeof(tmp)) {
+				rc = -ENAMETOOLONG;
+				goto fail;
 			}
-			if (strlen(rest + pos) + (size_t)n + 2 >= sizeof(tmp)) {
-				vnode_put(cur);
-				return -ENAMETOOLONG;
-			}
-			{
-				size_t rl = strlen(rest + pos);
-				memcpy(tmp, target, (size_t)n);
-				memcpy(tmp + n, rest + pos, rl + 1);
-				memcpy(rest, tmp, (size_t)n + rl + 1);
-			}
+			memcpy(tmp, target, (size_t)n);
+			memcpy(tmp + n, rest + pos, rl + 1);
+			memcpy(rest, tmp, (size_t)n + rl + 1);
 			pos = 0;
 			if (target[0] == '/') {
+				if (flags & LOOKUP_BENEATH) {
+					rc = -EXDEV;
+					goto fail;
+				}
+				next = vnode_get(root ? root : top_vn);
+				if (!xdev_ok(flags, cur, next)) {
+					vnode_put(next);
+					rc = -EXDEV;
+					goto fail;
+				}
 				vnode_put(cur);
-				cur = vnode_get(top_vn);
+				cur = next;
+				depth = 0;
 			}
 			continue;
 		}
 		if (trailing && !S_ISDIR(next->mode)) {
 			vnode_put(next);
-			vnode_put(cur);
-			return -ENOTDIR;
+			rc = -ENOTDIR;
+			goto fail;
 		}
 		vnode_put(cur);
 		cur = next;
+		depth++;
 	}
+	vnode_put(root);
 	*out = cur;
 	return 0;
+fail:
+	vnode_put(cur);
+	vnode_put(root);
+	return rc;
+}
+
+int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
+		struct vnode **out)
+{
+	int rc;
+
+	if (!(flags & LOOKUP_CACHED))
+		return walk(t, dirfd, path, flags, out);
+	walk_cached_only = true;
+	rc = walk(t, dirfd, path, flags, out);
+	walk_cached_only = false;
+	/* Linux: a name it does not find in the dcache needs a real lookup,
+	 * and even a negative dentry gives EAGAIN. */
+	return rc == -ENOENT ? -EAGAIN : rc;
 }
 
 int vfs_stat(struct vnode *vn, struct stat *st)
@@ -955,6 +1063,13 @@ bool dirent_emit(struct dirent_sink *s, uint64_t ino, unsigned char type,
 int vfs_resolve_parent(struct task *t, int dirfd, const char *path,
 		       struct vnode **dir, char *name, bool *trailing)
 {
+	return vfs_resolve_parent_flags(t, dirfd, path, 0, dir, name, trailing);
+}
+
+int vfs_resolve_parent_flags(struct task *t, int dirfd, const char *path,
+			     int rflags, struct vnode **dir, char *name,
+			     bool *trailing)
+{
 	char buf[PATH_MAX], full[PATH_MAX];
 	const char *dirpart, *last;
 	char *slash;
@@ -988,7 +1103,7 @@ int vfs_resolve_parent(struct task *t, int dirfd, const char *path,
 	if (!strcmp(last, ".") || !strcmp(last, ".."))
 		return -EINVAL;
 	memcpy(name, last, strlen(last) + 1);
-	rc = vfs_resolve(t, dirfd, dirpart, LOOKUP_FOLLOW, &d);
+	rc = vfs_resolve(t, dirfd, dirpart, LOOKUP_FOLLOW | rflags, &d);
 	if (rc < 0)
 		return rc;
 	if (!S_ISDIR(d->mode)) {

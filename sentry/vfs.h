@@ -112,6 +112,21 @@ void vfs_close_mounts(void);
 
 #define LOOKUP_FOLLOW 1 /* follow a symlink in the last component */
 #define LOOKUP_EMPTY 2	/* "" means dirfd itself (AT_EMPTY_PATH) */
+/* openat2's RESOLVE_* flags, as openat2(2) defines them (t must be set).
+ * BENEATH: never above the start (EXDEV for "/", an absolute symlink, ".."
+ * at the start, a magic link). IN_ROOT: the start is the root ("/",
+ * absolute symlinks and ".." stop there; magic links EXDEV). NO_SYMLINKS:
+ * ELOOP for any symlink followed; NO_MAGICLINKS: for /proc/<pid>/fd/N, exe,
+ * cwd and root. NO_XDEV: EXDEV for any step onto another mount. CACHED:
+ * EAGAIN where the walk needs the gofer or finds nothing (Linux: where it
+ * is not all in the dcache). */
+#define LOOKUP_BENEATH 4
+#define LOOKUP_IN_ROOT 8
+#define LOOKUP_NO_SYMLINKS 16
+#define LOOKUP_NO_MAGICLINKS 32
+#define LOOKUP_NO_XDEV 64
+#define LOOKUP_CACHED 128
+#define LOOKUP_SCOPED (LOOKUP_BENEATH | LOOKUP_IN_ROOT)
 /* Resolve path relative to dirfd (AT_FDCWD: the cwd) for task t (t may be
  * NULL for the CLI: resolves from the root). Returns 0 and a reference in
  * *out, or -errno. */
@@ -123,10 +138,15 @@ int vfs_resolve(struct task *t, int dirfd, const char *path, int flags,
  * (callers map it). A path that is a mount point gives -EBUSY. */
 int vfs_resolve_parent(struct task *t, int dirfd, const char *path,
 		       struct vnode **dir, char *name, bool *trailing);
+/* The same, walking with LOOKUP_* flags rflags (openat2's RESOLVE_*). */
+int vfs_resolve_parent_flags(struct task *t, int dirfd, const char *path,
+			     int rflags, struct vnode **dir, char *name,
+			     bool *trailing);
 /* Create a regular file at path (open O_CREAT on a missing name); mode is
- * masked with the umask here. Returns a reference in *out. */
+ * masked with the umask here; rflags: LOOKUP_* resolve flags for the
+ * walk to the directory. Returns a reference in *out. */
 int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
-	      struct vnode **out);
+	      int rflags, struct vnode **out);
 /* The rootfs alone (the overlay's lower layer), by canonical path. */
 int vfs_lower_lookup(const char *path, struct vnode **out);
 /* Is path where a clone mount is grafted into that lower layer? */
@@ -298,6 +318,9 @@ int procfs_readlink(struct task *t, struct vnode *vn, char *buf, size_t cap);
 int procfs_stat(struct vnode *vn, struct stat *st);
 /* The pid a /proc/<pid> directory names (it serves as a pidfd), else 0. */
 int procfs_pid_of_dir(struct vnode *vn);
+/* Is vn a magic link (/proc/<pid>/fd/N, exe, cwd, root): one that leads
+ * to an object rather than naming a path? */
+bool procfs_is_magic(const struct vnode *vn);
 struct file *procfs_fd_file(struct task *t, struct vnode *vn);
 int procfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
 struct vnode *devfs_root(void);

@@ -369,7 +369,7 @@ static struct stat lstat_at(int line, const char *path)
 static int t_create(const char *path, mode_t mode)
 {
 	struct vnode *vn;
-	int rc = fs_create(&T, AT_FDCWD, path, mode, &vn);
+	int rc = fs_create(&T, AT_FDCWD, path, mode, 0, &vn);
 
 	if (rc == 0)
 		vnode_put(vn);

@@ -1038,3 +1038,82 @@ TR(search_permission_root_passes)
 		  S_IFREG);
 	fake_fini();
 }
+
+/* ---- openat2's RESOLVE_* flags ------------------------------------------- */
+
+#define F LOOKUP_FOLLOW
+
+/* Regression (RESOLVE_* accepted and ignored): each of these escapes the
+ * start directory, and each reached its target. */
+TR(resolve_beneath_refuses_every_way_out)
+{
+	struct task *t = fake_init("/a");
+	int dfd = open_dirfd(t, "/a", O_PATH);
+
+	expect_at(t, dfd, "b/f", F | LOOKUP_BENEATH, "/a/b/f", S_IFREG);
+	expect_at(t, dfd, "b/../b/f", F | LOOKUP_BENEATH, "/a/b/f", S_IFREG);
+	expect_at(t, dfd, "l/f", F | LOOKUP_BENEATH, "/a/b/f", S_IFREG);
+	expect_err_at(t, dfd, "..", F | LOOKUP_BENEATH, EXDEV);
+	expect_err_at(t, dfd, "b/../../a", F | LOOKUP_BENEATH, EXDEV);
+	expect_err_at(t, dfd, "/a/b/f", F | LOOKUP_BENEATH, EXDEV);
+	expect_err_at(t, dfd, "abs/f", F | LOOKUP_BENEATH, EXDEV);
+	expect_err_at(t, dfd, "b/up", F | LOOKUP_BENEATH, EXDEV);
+	expect_err_at(t, AT_FDCWD, "../a/b", F | LOOKUP_BENEATH, EXDEV);
+	/* not followed: the link itself is beneath */
+	expect_at(t, dfd, "abs", LOOKUP_BENEATH, "/a/abs", S_IFLNK);
+	fake_fini();
+}
+
+TR(resolve_in_root_makes_the_start_the_root)
+{
+	struct task *t = fake_init("/");
+	int dfd = open_dirfd(t, "/a", O_PATH);
+
+	expect_at(t, dfd, "/b/f", F | LOOKUP_IN_ROOT, "/a/b/f", S_IFREG);
+	expect_at(t, dfd, "../../b/f", F | LOOKUP_IN_ROOT, "/a/b/f", S_IFREG);
+	expect_at(t, dfd, "..", F | LOOKUP_IN_ROOT, "/a", S_IFDIR);
+	/* /a/abs -> /a/b is /a/a/b from here; b/up clamps at /a */
+	expect_err_at(t, dfd, "abs/f", F | LOOKUP_IN_ROOT, ENOENT);
+	expect_err_at(t, dfd, "b/up", F | LOOKUP_IN_ROOT, ENOENT);
+	expect_at(t, AT_FDCWD, "pw", F | LOOKUP_IN_ROOT, "/etc/passwd",
+		  S_IFREG);
+	fake_fini();
+}
+
+TR(resolve_no_symlinks_and_no_xdev)
+{
+	struct task *t = fake_init("/dev");
+
+	expect_err_at(t, AT_FDCWD, "/a/l/f", F | LOOKUP_NO_SYMLINKS, ELOOP);
+	expect_err_at(t, AT_FDCWD, "/a/lf", F | LOOKUP_NO_SYMLINKS, ELOOP);
+	expect_at(t, AT_FDCWD, "/a/lf", LOOKUP_NO_SYMLINKS, "/a/lf", S_IFLNK);
+	expect_at(t, AT_FDCWD, "/a/b/f", F | LOOKUP_NO_SYMLINKS, "/a/b/f",
+		  S_IFREG);
+	/* /dev is a mount (devfs) over the rootfs */
+	expect_at(t, AT_FDCWD, "null", F | LOOKUP_NO_XDEV, "/dev/null",
+		  S_IFCHR);
+	expect_err_at(t, AT_FDCWD, "..", F | LOOKUP_NO_XDEV, EXDEV);
+	expect_err_at(t, AT_FDCWD, "/dev/null", F | LOOKUP_NO_XDEV, EXDEV);
+	/* an absolute symlink jumps to "/": from the rootfs, the same mount;
+	 * from devfs (/dev/fd -> /proc/self/fd), another */
+	expect_at(t, AT_FDCWD, "/a/abs/f", F | LOOKUP_NO_XDEV, "/a/b/f",
+		  S_IFREG);
+	expect_err_at(t, AT_FDCWD, "fd", F | LOOKUP_NO_XDEV, EXDEV);
+	fake_fini();
+}
+
+/* RESOLVE_CACHED never asks the gofer: EAGAIN until a plain walk has. */
+TR(resolve_cached_only_from_the_dcache)
+{
+	struct task *t = fake_init("/");
+
+	expect_err_at(t, AT_FDCWD, "/a/b/f", F | LOOKUP_CACHED, EAGAIN);
+	expect_at(t, AT_FDCWD, "/a/b/f", F, "/a/b/f", S_IFREG);
+	expect_at(t, AT_FDCWD, "/a/b/f", F | LOOKUP_CACHED, "/a/b/f", S_IFREG);
+	/* a name known to be missing is EAGAIN too, as on Linux */
+	expect_err_at(t, AT_FDCWD, "/a/nx", F, ENOENT);
+	expect_err_at(t, AT_FDCWD, "/a/nx", F | LOOKUP_CACHED, EAGAIN);
+	/* and the flag ends with its walk */
+	expect_at(t, AT_FDCWD, "/a/b/c", F, "/a/b/c", S_IFDIR);
+	fake_fini();
+}
