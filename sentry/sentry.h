@@ -126,6 +126,7 @@ struct task {
 	bool booting;	    /* bootstrap execveat of the stub */
 	bool fixup_pending; /* expecting a syscall-exit stop to fix rax */
 	bool fix_clone_regs; /* new child: restore the guest's argument registers */
+	bool clone_inflight; /* its clone is counted in S->nforking */
 	int fixup_kind;
 	/* blocking */
 	int64_t deadline_ns; /* CLOCK_MONOTONIC, 0 = none */
@@ -242,6 +243,7 @@ struct sentry {
 	int spawn_fd;  /* the reaper's request pipe (plat_spawn_more) */
 	int next_pid;
 	int nlive;	     /* tasks not yet dead */
+	int nforking;	     /* clones let through, child not yet known */
 	int ndead;	     /* dead tasks not yet freed */
 	bool fds_to_release; /* exited processes still hold their fd tables */
 	struct task *tasks;
