@@ -177,9 +177,12 @@ struct sentry_opts {
 	char **env;
 	const char *cwd;
 	/* Limits (0: none). memory, pids and cpus are enforced by cgroups
-	 * (sentry/limits.c); pids also by the sentry; disk bounds tmpfs. */
+	 * (sentry/limits.c); pids also by the sentry; disk bounds tmpfs.
+	 * *_default: the value is moat do's default, not asked for, so a
+	 * host that cannot apply it drops it with a warning. */
 	uint64_t memory;
 	int pids;
+	bool memory_default, pids_default;
 	double cpus;
 	int timeout_s;
 	uint64_t disk;
