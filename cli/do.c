@@ -186,6 +186,7 @@ int cmd_do(int argc, char **argv)
 	size_t nrules = 0;
 	char **env = NULL;
 	size_t nenv = 0, i;
+	bool memory_set = false, pids_set = false;
 	int c, rc;
 
 	memset(&o, 0, sizeof(o));
@@ -288,33 +289,53 @@ int cmd_do(int argc, char **argv)
 			break;
 		case 'M':
 		case 'D': {
-			int64_t v = limits_parse_size(optarg);
+			int64_t v;
+			/* "unlimited" lifts the default memory limit; 0 is
+			 * refused, so that it never reads as "no memory". */
+			if (c == 'M' && !strcmp(optarg, "unlimited")) {
+				o.memory = 0;
+				memory_set = true;
+				break;
+			}
+			v = limits_parse_size(optarg);
 			if (v <= 0) {
 				fprintf(stderr,
-					"moat: --%s `%s`: expected a size like 512M or 2G\n",
-					c == 'M' ? "memory" : "disk", optarg);
+					"moat: --%s `%s`: expected a size like 512M or 2G%s\n",
+					c == 'M' ? "memory" : "disk", optarg,
+					c == 'M' ? ", or unlimited" : "");
 				return 2;
 			}
-			if (c == 'M')
+			if (c == 'M') {
 				o.memory = (uint64_t)v;
-			else
+				memory_set = true;
+			} else {
 				o.disk = (uint64_t)v;
+			}
 			break;
 		}
 		case 'P':
 		case 'T': {
 			char *end;
-			long v = strtol(optarg, &end, 10);
+			long v;
+			if (c == 'P' && !strcmp(optarg, "unlimited")) {
+				o.pids = 0;
+				pids_set = true;
+				break;
+			}
+			v = strtol(optarg, &end, 10);
 			if (*end || v <= 0 || v > 1000000) {
 				fprintf(stderr,
-					"moat: --%s `%s`: expected a positive number\n",
-					c == 'P' ? "pids" : "timeout", optarg);
+					"moat: --%s `%s`: expected a positive number%s\n",
+					c == 'P' ? "pids" : "timeout", optarg,
+					c == 'P' ? ", or unlimited" : "");
 				return 2;
 			}
-			if (c == 'P')
+			if (c == 'P') {
 				o.pids = (int)v;
-			else
+				pids_set = true;
+			} else {
 				o.timeout_s = (int)v;
+			}
 			break;
 		}
 		case 'C': {
@@ -338,6 +359,18 @@ int cmd_do(int argc, char **argv)
 	if (optind >= argc) {
 		fprintf(stderr, "moat do: no command given\n");
 		return 2;
+	}
+	/* Secure by default: without these, one sandbox's fork or memory bomb
+	 * starves the host and every other sandbox (the values and their
+	 * reasons: sentry/limits.c). Only moat do: an OCI container's limits
+	 * are its config.json's. */
+	if (!memory_set) {
+		o.memory = limits_default_memory();
+		o.memory_default = true;
+	}
+	if (!pids_set) {
+		o.pids = limits_default_pids();
+		o.pids_default = true;
 	}
 	/* The policy file's rules, then the command line's: deny wins
 	 * whatever the order, so the order only matters for the audit. */

@@ -853,7 +853,7 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 		return -ESRCH;
 	if (npending == (int)ARRAY_SIZE(pending))
 		return -EAGAIN;
-	if (S->opts.pids && S->nlive + npending >= S->opts.pids)
+	if (S->opts.pids && S->nlive + S->nforking + npending >= S->opts.pids)
 		return -EAGAIN;
 	rc = vfs_resolve(NULL, AT_FDCWD, r->cwd, LOOKUP_FOLLOW, &cwd);
 	if (rc < 0)

@@ -11,18 +11,54 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_CG 6
+#define CG_V2 "/sys/fs/cgroup"
 
 static struct cg {
 	char path[PATH_MAX]; /* the cgroup this sandbox made */
-	const char *ctl;     /* controller ("memory", "pids", "cpu", "" v2) */
+	const char *ctl;     /* controller ("memory", "pids", "cpu", ...) */
+	bool v2; /* in the unified hierarchy: one cgroup, several entries */
 } cgs[MAX_CG];
 static int ncgs;
 static int oom_fd = -1; /* memory.oom_control (v1) or memory.events (v2) */
 static char oom_key[32];
+
+/* Memory: half the host's RAM, at most 8 GiB. Half, so that one runaway
+ * sandbox leaves the host and every other sandbox at least the other half;
+ * 8 GiB, because what moat do is for by default (a build, a test suite, a
+ * notebook) stays far below it (a make -j8 of googletest peaks at 360 MB,
+ * CPython's tests in tests/cpython/run.sh at 180 MB: docs/limits.md), and
+ * on a big host each of several runaway sandboxes takes no more than
+ * that. */
+uint64_t limits_default_memory(void)
+{
+	const uint64_t ceiling = 8ULL << 30;
+	struct sysinfo si;
+	uint64_t half;
+
+	if (sysinfo(&si) < 0)
+		return ceiling;
+	half = (uint64_t)si.totalram * (si.mem_unit ? si.mem_unit : 1) / 2;
+	return half < ceiling ? half : ceiling;
+}
+
+/* Processes and threads: 1024, or 32 per CPU where that is more. 1024 is
+ * far above what builds and test suites run at once (make -j8 peaks at 21
+ * tasks, an unbounded make -j of moat itself at 44, CPython's tests at 21:
+ * docs/limits.md) and far below the host's pid space (pid_max is at least
+ * 32768), so a fork bomb stops at EAGAIN while the host and the other
+ * sandboxes still fork. Thread pools (OpenMP, BLAS, PyTorch, Go, the JVM)
+ * each start a thread per CPU, hence the share per CPU on a big host. */
+int limits_default_pids(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return ncpu > 32 ? (int)(ncpu > 32768 ? 32768 * 32 : ncpu * 32) : 1024;
+}
 
 int64_t limits_parse_size(const char *s)
 {
@@ -113,12 +149,58 @@ static int own_cgroup(const char *ctl, char *out, size_t cap)
 	return found;
 }
 
+/* A v2-only host: /sys/fs/cgroup is the unified hierarchy itself. */
+static bool unified(void)
+{
+	return access(CG_V2 "/cgroup.controllers", F_OK) == 0;
+}
+
+/* The unified hierarchy: one cgroup, /sys/fs/cgroup/moat/moat-PID, with
+ * controller ctl enabled down to it. Not below moat's own cgroup: a v2
+ * cgroup that holds processes cannot hand controllers to children (the
+ * "no internal processes" rule), and moat's own (a login session, a
+ * service, a container's root) holds processes; moat/ holds none. */
+static int make_cg_v2(const char *ctl, struct moat_error *err)
+{
+	char path[PATH_MAX], on[32];
+	struct cg *c = &cgs[ncgs];
+	int rc, rc_root;
+
+	snprintf(path, sizeof(path), CG_V2 "/moat/moat-%d", getpid());
+	snprintf(on, sizeof(on), "+%s", ctl);
+	/* The root may hold processes; where systemd has enabled the
+	 * controller there already, this write changes nothing. Its error
+	 * matters only if moat/ then cannot have the controller. */
+	rc_root = write_str(CG_V2, "cgroup.subtree_control", on);
+	if ((mkdir(CG_V2 "/moat", 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(path, 0700) < 0 && errno != EEXIST))
+		return moat_error_set(err, errno, "limits: create cgroup `%s`",
+				      path);
+	/* Kept (for the janitor) before the controller is known to work;
+	 * named for it only once it does. */
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	c->ctl = "";
+	c->v2 = true;
+	ncgs++;
+	rc = write_str(CG_V2 "/moat", "cgroup.subtree_control", on);
+	if (rc < 0)
+		return moat_error_set(err, rc_root < 0 ? -rc_root : -rc,
+				      "limits: enable the %s controller in "
+				      "`" CG_V2 "/moat`",
+				      ctl);
+	c->ctl = ctl;
+	return 0;
+}
+
 static int make_cg(const char *ctl, struct moat_error *err)
 {
 	char parent[PATH_MAX];
 	struct cg *c = &cgs[ncgs];
-	int rc = own_cgroup(ctl, parent, sizeof(parent));
+	int rc;
 
+	if (unified())
+		return make_cg_v2(ctl, err);
+	rc = own_cgroup(ctl, parent, sizeof(parent));
 	if (rc < 0)
 		return moat_error_set(
 			err, -rc, "limits: no %s cgroup for this process", ctl);
@@ -157,25 +239,30 @@ static int stat_fds[ST_FILES] = { -1, -1, -1, -1, -1 };
 
 static void open_stat_files(void)
 {
+	/* file: v1's; v2: the unified hierarchy's, where it has the same
+	 * figure (cpu and the freezer are v1's only: docs/oci.md) */
 	static const struct {
-		const char *ctl, *file;
+		const char *ctl, *file, *v2;
 		int flags;
 	} files[ST_FILES] = {
-		[ST_CPU] = { "cpuacct", "cpuacct.usage", O_RDONLY },
-		[ST_MEM] = { "memory", "memory.usage_in_bytes", O_RDONLY },
+		[ST_CPU] = { "cpuacct", "cpuacct.usage", NULL, O_RDONLY },
+		[ST_MEM] = { "memory", "memory.usage_in_bytes",
+			     "memory.current", O_RDONLY },
 		[ST_MEM_MAX] = { "memory", "memory.max_usage_in_bytes",
-				 O_RDONLY },
-		[ST_PIDS] = { "pids", "pids.current", O_RDONLY },
-		[ST_FREEZER] = { "freezer", "freezer.state", O_RDWR },
+				 "memory.peak", O_RDONLY },
+		[ST_PIDS] = { "pids", "pids.current", "pids.current",
+			      O_RDONLY },
+		[ST_FREEZER] = { "freezer", "freezer.state", NULL, O_RDWR },
 	};
 	char p[PATH_MAX + 32];
 	int i;
 
 	for (i = 0; i < ST_FILES; i++) {
 		struct cg *c = find_cg(files[i].ctl);
-		if (!c)
+		const char *file = c && c->v2 ? files[i].v2 : files[i].file;
+		if (!c || !file)
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", c->path, files[i].file);
+		snprintf(p, sizeof(p), "%s/%s", c->path, file);
 		stat_fds[i] = open(p, files[i].flags | O_CLOEXEC);
 	}
 }
@@ -222,11 +309,79 @@ int limits_freeze(bool frozen)
 	return 0;
 }
 
+static int set_memory(uint64_t bytes, struct moat_error *err)
+{
+	char v[32], p[PATH_MAX + 32];
+	struct cg *c;
+	int rc;
+
+	if (!find_cg("memory") && make_cg("memory", err) < 0)
+		return -1;
+	c = find_cg("memory");
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)bytes);
+	rc = write_str(c->path, c->v2 ? "memory.max" : "memory.limit_in_bytes",
+		       v);
+	if (rc < 0)
+		return moat_error_set(err, -rc, "limits: memory limit %s", v);
+	/* No swap beyond the limit, where the host has swap accounting. */
+	if (c->v2)
+		write_str(c->path, "memory.swap.max", "0");
+	else
+		write_str(c->path, "memory.memsw.limit_in_bytes", v);
+	/* Both have an "oom_kill N" line. */
+	snprintf(p, sizeof(p), "%s/%s", c->path,
+		 c->v2 ? "memory.events" : "memory.oom_control");
+	oom_fd = open(p, O_RDONLY | O_CLOEXEC);
+	snprintf(oom_key, sizeof(oom_key), "oom_kill ");
+	return 0;
+}
+
+static int set_pids(int n, struct moat_error *err)
+{
+	char v[32];
+	int rc;
+
+	if (!find_cg("pids") && make_cg("pids", err) < 0)
+		return -1;
+	/* The kernel's bound sits a little above the sentry's own check
+	 * (threads of the reaper and races count there too). */
+	snprintf(v, sizeof(v), "%d", n + 2);
+	rc = write_str(find_cg("pids")->path, "pids.max", v);
+	if (rc < 0)
+		return moat_error_set(err, -rc, "limits: pids limit");
+	return 0;
+}
+
+static int set_cpus(double cpus, struct moat_error *err)
+{
+	long period = 100000, quota = (long)(cpus * (double)period);
+	struct cg *c;
+	char v[64];
+	int rc;
+
+	if (quota < 1000)
+		quota = 1000;
+	if (make_cg("cpu", err) < 0)
+		return -1;
+	c = &cgs[ncgs - 1];
+	if (c->v2) {
+		snprintf(v, sizeof(v), "%ld %ld", quota, period);
+		rc = write_str(c->path, "cpu.max", v);
+	} else {
+		snprintf(v, sizeof(v), "%ld", period);
+		write_str(c->path, "cpu.cfs_period_us", v);
+		snprintf(v, sizeof(v), "%ld", quota);
+		rc = write_str(c->path, "cpu.cfs_quota_us", v);
+	}
+	if (rc < 0)
+		return moat_error_set(err, -rc, "limits: cpu quota");
+	return 0;
+}
+
 int limits_setup(struct moat_error *err)
 {
 	struct sentry_opts *o = &S->opts;
-	char v[64];
-	int rc;
+	struct moat_error why = { 0 };
 
 	/* An OCI container has these even without limits: `moat events`
 	 * reads them, `moat pause` freezes the guests with the freezer. */
@@ -242,49 +397,30 @@ int limits_setup(struct moat_error *err)
 				return -1;
 	}
 
-	if (o->memory) {
-		struct cg *c;
-		if (!find_cg("memory") && make_cg("memory", err) < 0)
+	/* A default the host cannot apply (no cgroup may be made here: a
+	 * read-only /sys/fs/cgroup in a container, a v2 cgroup namespace
+	 * whose root holds processes) is dropped, not fatal: moat must still
+	 * run there. One asked for is applied or the sandbox does not start. */
+	if (o->memory &&
+	    set_memory(o->memory, o->memory_default ? &why : err) < 0) {
+		if (!o->memory_default)
 			return -1;
-		c = find_cg("memory");
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)o->memory);
-		rc = write_str(c->path, "memory.limit_in_bytes", v);
-		/* No swap beyond the limit, where the host has swap accounting. */
-		write_str(c->path, "memory.memsw.limit_in_bytes", v);
-		if (rc < 0)
-			return moat_error_set(err, -rc,
-					      "limits: memory limit %s", v);
-		{
-			char p[PATH_MAX + 32];
-			snprintf(p, sizeof(p), "%s/memory.oom_control",
-				 c->path);
-			oom_fd = open(p, O_RDONLY | O_CLOEXEC);
-			snprintf(oom_key, sizeof(oom_key), "oom_kill ");
-		}
+		fprintf(stderr,
+			"moat: warning: no default memory limit (%s): the "
+			"sandbox may use all of the host's memory "
+			"(--memory unlimited: the same, without this "
+			"warning)\n",
+			why.msg);
+		o->memory = 0;
 	}
-	if (o->pids) {
-		if (!find_cg("pids") && make_cg("pids", err) < 0)
-			return -1;
-		/* The kernel's bound sits a little above the sentry's own check
-		 * (threads of the reaper and races count there too). */
-		snprintf(v, sizeof(v), "%d", o->pids + 2);
-		rc = write_str(find_cg("pids")->path, "pids.max", v);
-		if (rc < 0)
-			return moat_error_set(err, -rc, "limits: pids limit");
-	}
-	if (o->cpus > 0) {
-		long period = 100000, quota = (long)(o->cpus * (double)period);
-		if (quota < 1000)
-			quota = 1000;
-		if (make_cg("cpu", err) < 0)
-			return -1;
-		snprintf(v, sizeof(v), "%ld", period);
-		write_str(cgs[ncgs - 1].path, "cpu.cfs_period_us", v);
-		snprintf(v, sizeof(v), "%ld", quota);
-		rc = write_str(cgs[ncgs - 1].path, "cpu.cfs_quota_us", v);
-		if (rc < 0)
-			return moat_error_set(err, -rc, "limits: cpu quota");
-	}
+	/* Without its cgroup the default pids limit still holds: the sentry
+	 * counts tasks at every fork and clone (S->pids_refused); only the
+	 * kernel's backstop a little above it is missing. */
+	if (o->pids && set_pids(o->pids, o->pids_default ? &why : err) < 0 &&
+	    !o->pids_default)
+		return -1;
+	if (o->cpus > 0 && set_cpus(o->cpus, err) < 0)
+		return -1;
 	open_stat_files();
 	return 0;
 }
@@ -353,15 +489,26 @@ void limits_report(int st)
 			S->opts.timeout_s);
 		return;
 	}
+	/* A default's message says where it came from and how to lift it:
+	 * the user never asked for it. */
 	if (S->opts.memory && oom_kills() > 0)
 		fprintf(stderr,
-			"moat: memory limit of %llu bytes reached; "
-			"the kernel killed a guest process\n",
-			(unsigned long long)S->opts.memory);
+			"moat: memory limit of %llu bytes%s reached; "
+			"the kernel killed a guest process%s\n",
+			(unsigned long long)S->opts.memory,
+			S->opts.memory_default ? " (moat do's default)" : "",
+			S->opts.memory_default ?
+				" (--memory SIZE or unlimited changes it)" :
+				"");
 	if (S->opts.pids && S->pids_refused)
 		fprintf(stderr,
-			"moat: process limit of %d reached; %d forks got "
-			"EAGAIN\n",
-			S->opts.pids, S->pids_refused);
+			"moat: process limit of %d%s reached; %d forks got "
+			"EAGAIN%s\n",
+			S->opts.pids,
+			S->opts.pids_default ? " (moat do's default)" : "",
+			S->pids_refused,
+			S->opts.pids_default ?
+				" (--pids N or unlimited changes it)" :
+				"");
 	(void)st;
 }

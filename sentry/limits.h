@@ -1,11 +1,19 @@
 /* sentry/limits.h: resource limits of a sandbox.
  *
  * Memory, pids and CPU are enforced by the host kernel through cgroups the
- * sentry creates below its own (cgroup v1 controllers, or the unified v2
- * hierarchy when that is what the host has); the guests' reaper joins them
- * before any guest exists. The process count is also checked by the sentry
- * at fork, so a fork bomb gets EAGAIN before the kernel has to refuse. The
- * wall-clock limit is the sentry's. tmpfs size (--disk) is fs_tmpfs.c's.
+ * sentry creates: below its own cgroup of each v1 controller, or, on a host
+ * whose /sys/fs/cgroup is the unified v2 hierarchy, one cgroup below
+ * /sys/fs/cgroup/moat/. The guests' reaper joins them before any guest
+ * exists. The process count is also checked by the sentry at fork, so a
+ * fork bomb gets EAGAIN before the kernel has to refuse, with or without a
+ * cgroup. The wall-clock limit is the sentry's. tmpfs size (--disk) is
+ * fs_tmpfs.c's.
+ *
+ * `moat do` has a memory and a pids limit by default (limits_default_*);
+ * a default that cannot be applied (no cgroup may be made here) is
+ * dropped with a warning, never fatal. A limit asked for is applied or
+ * the sandbox does not start. An OCI container has what its config.json
+ * says and nothing more.
  */
 #ifndef MOAT_LIMITS_H
 #define MOAT_LIMITS_H
@@ -28,6 +36,10 @@ struct limits_stats {
 void limits_stats(struct limits_stats *st);
 /* Freeze or thaw every guest (the freezer cgroup); 0 or -errno. */
 int limits_freeze(bool frozen);
+/* The defaults of `moat do`, from the host's RAM and CPUs (the reasons are
+ * beside them in limits.c). */
+uint64_t limits_default_memory(void);
+int limits_default_pids(void);
 /* Parse "512M", "2G", "100k", "4096" into bytes; -1 on a bad value. */
 int64_t limits_parse_size(const char *s);
 

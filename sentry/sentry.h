@@ -133,6 +133,7 @@ struct task {
 	bool booting;	    /* bootstrap execveat of the stub */
 	bool fixup_pending; /* expecting a syscall-exit stop to fix rax */
 	bool fix_clone_regs; /* new child: restore the guest's argument registers */
+	bool clone_inflight; /* its clone is counted in S->nforking */
 	int fixup_kind;
 	/* blocking */
 	int64_t deadline_ns; /* CLOCK_MONOTONIC, 0 = none */
@@ -193,9 +194,12 @@ struct sentry_opts {
 	 * (sentry/boot.c); NULL: the rootfs's, as it is (OCI). */
 	const char *home;
 	/* Limits (0: none). memory, pids and cpus are enforced by cgroups
-	 * (sentry/limits.c); pids also by the sentry; disk bounds tmpfs. */
+	 * (sentry/limits.c); pids also by the sentry; disk bounds tmpfs.
+	 * *_default: the value is moat do's default, not asked for, so a
+	 * host that cannot apply it drops it with a warning. */
 	uint64_t memory;
 	int pids;
+	bool memory_default, pids_default;
 	double cpus;
 	int timeout_s;
 	uint64_t disk;
@@ -262,6 +266,7 @@ struct sentry {
 	int spawn_fd;  /* the reaper's request pipe (plat_spawn_more) */
 	int next_pid;
 	int nlive;	     /* tasks not yet dead */
+	int nforking;	     /* clones let through, child not yet known */
 	int ndead;	     /* dead tasks not yet freed */
 	bool fds_to_release; /* exited processes still hold their fd tables */
 	struct task *tasks;

@@ -148,6 +148,17 @@ long sys_sysinfo(struct task *t, struct syscall_args *a)
 
 	if (sysinfo(&si) < 0)
 		return -EFAULT;
+	/* The memory limit is the guest's RAM, as in /proc/meminfo: glibc's
+	 * _SC_PHYS_PAGES (which sort, the JVM and others size from) reads it
+	 * here. */
+	if (S->opts.memory && si.mem_unit) {
+		unsigned long lim =
+			(unsigned long)(S->opts.memory / si.mem_unit);
+		if (si.totalram > lim)
+			si.totalram = lim;
+		if (si.freeram > lim)
+			si.freeram = lim;
+	}
 	si.uptime = (long)((now_ns() - S->boot_ns) / 1000000000LL);
 	for (p = S->procs; p; p = p->next)
 		if (!p->exited)

@@ -157,7 +157,11 @@ static long do_clone(struct task *t, uint64_t flags, uint64_t ptid,
 
 	if (flags & CLONE_NS_FLAGS)
 		return -EPERM;
-	if (S->opts.pids && S->nlive >= S->opts.pids) {
+	/* Clones let through whose child the sentry has not met yet count
+	 * too: a bomb's many forkers, each past the check before any child's
+	 * event, would overshoot it, and without a pids cgroup (one that
+	 * cannot be made) nothing else would stop them. */
+	if (S->opts.pids && S->nlive + S->nforking >= S->opts.pids) {
 		S->pids_refused++;
 		return -EAGAIN; /* as fork does past RLIMIT_NPROC or pids.max */
 	}
@@ -191,7 +195,19 @@ static long do_clone(struct task *t, uint64_t flags, uint64_t ptid,
 	}
 	if (ptrace(PTRACE_SETREGS, t->host_tid, 0, &r) < 0)
 		return -ESRCH;
+	t->clone_inflight = true;
+	S->nforking++;
 	return SYS_PASSTHROUGH_FIXUP;
+}
+
+/* The clone t made is settled: its child is known (the event), or it
+ * failed (the syscall returned without one), or t died. */
+static void clone_settled(struct task *t)
+{
+	if (t->clone_inflight) {
+		t->clone_inflight = false;
+		S->nforking--;
+	}
 }
 
 long sys_clone(struct task *t, struct syscall_args *a)
@@ -256,6 +272,7 @@ struct task *task_clone_event(struct task *parent, pid_t child_host, int ev)
 	uint64_t flags = parent->clone_flags;
 	int vtid;
 
+	clone_settled(parent); /* the child is counted in nlive from here */
 	if (task_by_host(child_host))
 		return NULL;
 	vtid = alloc_pid();
@@ -326,6 +343,7 @@ void task_fixup_result(struct task *t, struct user_regs_struct *r)
 {
 	switch (t->fixup_kind) {
 	case 1: /* clone: host pid -> virtual */
+		clone_settled(t);
 		if ((long)r->rax > 0)
 			r->rax = (unsigned long long)t->fixup_value;
 		restore_arg_regs(r, &t->regs);
@@ -427,6 +445,7 @@ void task_exited(struct task *t, int status)
 	if (t->fifo_wait)
 		fifo_unwait(t);
 	t->state = TS_DEAD;
+	clone_settled(t);
 	S->nlive--;
 	S->ndead++;
 	unhash_task(t);

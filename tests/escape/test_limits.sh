@@ -1,8 +1,136 @@
 #!/usr/bin/env bash
 # Limits: a fork bomb, a memory bomb, a runaway and a disk filler are
 # contained under --pids, --memory, --timeout and --disk; moat says which
-# limit ended the sandbox, and leaves no cgroup or process behind.
+# limit ended the sandbox, and leaves no cgroup or process behind. Under
+# moat do's default options too: a fork bomb and a memory bomb leave the
+# host and a second sandbox working.
 . "$(dirname "$0")/../e2e/lib.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+# What moat do's defaults must be on this host (sentry/limits.c). The bombs
+# are capped a little above them (tests/escape/bomb.c), so a limit that is
+# broken ends in "cap reached", never in a starved test machine.
+HOST_RAM=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024))
+DEF_MEMORY=$((HOST_RAM / 2 < 8 << 30 ? HOST_RAM / 2 : 8 << 30))
+NCPU=$(getconf _NPROCESSORS_ONLN)
+DEF_PIDS=$((NCPU > 32 ? NCPU * 32 : 1024))
+# A bomb allocates for a while on a loaded machine: a hang guard, not a
+# measure.
+BOMB_TIMEOUT=300
+
+build_bomb()
+{
+	[ -x "$E2E_TMP/bomb" ] ||
+		gcc -O1 -o "$E2E_TMP/bomb" "$HERE/bomb.c" || fail "cannot build the bomb"
+}
+
+# wait_for FILE ERE: until a line of FILE matches (a hang guard).
+wait_for()
+{
+	local i
+	for i in $(seq $((BOMB_TIMEOUT * 10))); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# steady_start: a second sandbox doing small work whose result is known
+# (a fork and exec, a 16 MiB buffer hashed) round after round, until a
+# line on fd 7 (or its EOF, if the case fails) stops it.
+steady_start()
+{
+	local want
+	want=$($PY -c 'import hashlib; print(hashlib.sha256(bytes(16 << 20)).hexdigest())')
+	cat >"$E2E_TMP/steady.py" <<'EOF'
+import hashlib, select, subprocess, sys
+want, rounds = sys.argv[1], 0
+while not select.select([sys.stdin], [], [], 0.05)[0]:
+    echo = subprocess.run(["/bin/echo", str(rounds)], capture_output=True, text=True)
+    digest = hashlib.sha256(bytes(bytearray(16 << 20))).hexdigest()
+    if echo.stdout != f"{rounds}\n" or digest != want:
+        sys.exit(f"round {rounds}: wrong result {echo.stdout!r} {digest}")
+    rounds += 1
+    print(f"round {rounds} ok", flush=True)
+print(f"steady: {rounds} rounds, all correct")
+EOF
+	rm -f "$E2E_TMP/steady.in"
+	mkfifo "$E2E_TMP/steady.in"
+	MOAT_TIMEOUT=$BOMB_TIMEOUT moat do -- $PY "$E2E_TMP/steady.py" "$want" \
+		<"$E2E_TMP/steady.in" >"$E2E_TMP/steady.out" 2>"$E2E_TMP/steady.err" &
+	STEADY=$!
+	exec 7>"$E2E_TMP/steady.in"
+	wait_for "$E2E_TMP/steady.out" '^round 1 ok' ||
+		fail "the second sandbox never did its first round"
+}
+
+# steady_progresses: it does another round (while the bomb holds).
+steady_progresses()
+{
+	local n
+	n=$(grep -c '^round' "$E2E_TMP/steady.out")
+	wait_for "$E2E_TMP/steady.out" "^round $((n + 1)) ok" ||
+		fail "the second sandbox stopped working: $(tail -3 "$E2E_TMP/steady.err")"
+}
+
+# steady_finish: stop it; it must have got every round right.
+steady_finish()
+{
+	echo stop >&7
+	exec 7>&-
+	wait "$STEADY"
+	STATUS=$?
+	OUT=$(tail -1 "$E2E_TMP/steady.out")
+	ERR=$(cat "$E2E_TMP/steady.err")
+	assert_eq 0 "$STATUS" "the second sandbox exits 0"
+	assert_match "$OUT" '^steady: [0-9]+ rounds, all correct$' "the second sandbox's results are right"
+}
+
+# host_still_works: the host forks and allocates as usual.
+host_still_works()
+{
+	local i out
+	for i in $(seq 20); do
+		/bin/true || fail "the host cannot fork"
+	done
+	out=$($PY -c 'x = b"x" * (512 << 20); print(len(x))') ||
+		fail "the host cannot allocate 512 MiB"
+	assert_eq $((512 << 20)) "$out" "the host allocates 512 MiB"
+}
+
+# bomb_start ARGS...: the bomb under moat do's default options, its stdin
+# on fd 8 (a line lets it go on; EOF, if the case fails, too).
+bomb_start()
+{
+	rm -f "$E2E_TMP/bomb.in"
+	mkfifo "$E2E_TMP/bomb.in"
+	MOAT_TIMEOUT=$BOMB_TIMEOUT moat do -- "$E2E_TMP/bomb" "$@" \
+		<"$E2E_TMP/bomb.in" >"$E2E_TMP/bomb.out" 2>"$E2E_TMP/bomb.err" &
+	BOMB=$!
+	exec 8>"$E2E_TMP/bomb.in"
+}
+
+bomb_finish()
+{
+	echo go >&8
+	exec 8>&-
+	wait "$BOMB"
+	STATUS=$?
+	OUT=$(cat "$E2E_TMP/bomb.out")
+	ERR=$(cat "$E2E_TMP/bomb.err")
+}
+
+# no_bomb_left: none of the bomb's processes outlives its sandbox.
+no_bomb_left()
+{
+	local i
+	for i in $(seq 50); do
+		pgrep -f "$E2E_TMP/bomb" >/dev/null || return 0
+		sleep 0.1
+	done
+	fail "$(pgrep -fc "$E2E_TMP/bomb") bomb processes outlived the sandbox"
+}
 
 t_timeout()
 {
@@ -50,17 +178,27 @@ t_fork_bomb()
 
 t_memory_bomb()
 {
-	capture moat do --memory 100M -- $PY -c '
+	local pid
+	# moat itself in the background (a simple command: $! is its pid, and
+	# its cgroups are named for it); its own --timeout and a cap of 2 GiB
+	# on the bomb guard against a broken limit.
+	"$MOAT" do --memory 100M --timeout 60 -- $PY -c '
 x = []
-while True:
+while len(x) < 200:
     x.append(bytearray(10 << 20))
-'
+' >"$E2E_TMP/out" 2>"$E2E_TMP/err" </dev/null &
+	pid=$!
+	wait "$pid"
+	STATUS=$?
+	OUT=$(cat "$E2E_TMP/out")
+	ERR=$(cat "$E2E_TMP/err")
 	assert_eq 137 "$STATUS" "the kernel kills the guest at the limit"
 	assert_contains "$ERR" "memory limit of 104857600 bytes" "moat names the limit"
-	# The janitor removes the cgroup once the last guest is gone.
+	# The janitor removes the cgroup once the last guest is gone. Only
+	# this sandbox's: every moat do has one now, and others may run.
 	local i
 	for i in $(seq 40); do
-		find /sys/fs/cgroup/memory -maxdepth 4 -name 'moat-*' 2>/dev/null | grep -q . || return 0
+		find /sys/fs/cgroup/memory -maxdepth 4 -name "moat-$pid" 2>/dev/null | grep -q . || return 0
 		sleep 0.1
 	done
 	fail "a memory cgroup of moat's was left behind"
@@ -73,9 +211,96 @@ t_disk()
 	assert_contains "$OUT" "1048576" "tmpfs holds exactly the limit"
 }
 
+t_default_fork_bomb()
+{
+	build_bomb
+	steady_start
+	bomb_start fork $((DEF_PIDS + 512))
+	wait_for "$E2E_TMP/bomb.out" '^forked ' || fail "the bomb never settled"
+	# Every process the bomb could make is there, waiting.
+	host_still_works
+	steady_progresses
+	bomb_finish
+	assert_eq "forked $((DEF_PIDS - 1)), EAGAIN $DEF_PIDS, other errors 0" "$OUT" \
+		"each of the bomb's processes gets EAGAIN at the default limit"
+	assert_eq 0 "$STATUS" "the bomb handles EAGAIN and exits"
+	assert_contains "$ERR" "process limit of $DEF_PIDS (moat do's default) reached" \
+		"moat names the default limit"
+	no_bomb_left
+	steady_finish
+}
+
+t_default_memory_bomb()
+{
+	local mib=$((DEF_MEMORY >> 20))
+	build_bomb
+	steady_start
+	# Hold 512 MiB below the default limit, then go on to 1 GiB above it.
+	bomb_start mem $((mib - 512)) $((mib + 1024))
+	wait_for "$E2E_TMP/bomb.out" '^holding ' ||
+		fail "the bomb never reached $((mib - 512)) MiB: $(cat "$E2E_TMP/bomb.out" "$E2E_TMP/bomb.err")"
+	host_still_works
+	steady_progresses
+	bomb_finish
+	assert_not_contains "$OUT" "cap reached" "the bomb stops at the default limit"
+	assert_eq 137 "$STATUS" "the kernel kills the bomb at the limit (SIGKILL: 137)"
+	assert_contains "$ERR" "memory limit of $DEF_MEMORY bytes (moat do's default) reached" \
+		"moat names the default limit"
+	no_bomb_left
+	steady_finish
+}
+
+# Where no cgroup can be made (here: read-only cgroup file systems, as in
+# an unprivileged container), moat still runs: the default pids limit holds
+# through the sentry's own count, exactly, and the missing memory limit is
+# said, not silent.
+t_defaults_without_cgroups()
+{
+	build_bomb
+	unshare -m true 2>/dev/null || { echo "skipped: no mount namespace"; return 0; }
+	# every cgroup mount (v1's per controller, or v2's one), read-only in
+	# a mount namespace of the test's own
+	capture unshare -m bash -c '
+		for m in $(findmnt -rn -o TARGET -R /sys/fs/cgroup); do
+			mount -o remount,bind,ro "$m" || exit 99
+		done
+		echo go | timeout -k 5 "$1" "$2" do -- "$3" fork "$4"' _ \
+		"$BOMB_TIMEOUT" "$MOAT" "$E2E_TMP/bomb" $((DEF_PIDS + 512))
+	[ "$STATUS" != 99 ] || fail "cannot make the cgroups read-only"
+	assert_eq 0 "$STATUS" "moat runs without cgroups"
+	assert_eq "forked $((DEF_PIDS - 1)), EAGAIN $DEF_PIDS, other errors 0" "$OUT" \
+		"the sentry alone holds the default pids limit, exactly"
+	assert_contains "$ERR" "warning: no default memory limit" \
+		"moat says that the sandbox has no memory limit"
+	no_bomb_left
+}
+
+t_defaults_lifted()
+{
+	build_bomb
+	capture moat do -- /bin/grep MemTotal /proc/meminfo
+	assert_eq "MemTotal: $((DEF_MEMORY >> 10)) kB" "$(echo $OUT)" "the guest's RAM is the default limit"
+	capture moat do --memory unlimited -- /bin/grep MemTotal /proc/meminfo
+	assert_eq "MemTotal: $((HOST_RAM >> 10)) kB" "$(echo $OUT)" "--memory unlimited: the host's RAM"
+	echo go | MOAT_TIMEOUT=$BOMB_TIMEOUT moat do --pids unlimited -- \
+		"$E2E_TMP/bomb" fork $((DEF_PIDS + 16)) >"$E2E_TMP/bomb.out" 2>&1
+	assert_eq "forked $((DEF_PIDS + 15)), EAGAIN 0, other errors 0" "$(cat "$E2E_TMP/bomb.out")" \
+		"--pids unlimited: past the default"
+	capture moat do --pids 0 -- /bin/true
+	assert_eq 2 "$STATUS" "--pids 0 is refused"
+	assert_contains "$ERR" "or unlimited" "and the error names the way to lift the limit"
+	capture moat do --memory 0 -- /bin/true
+	assert_eq 2 "$STATUS" "--memory 0 is refused"
+	assert_contains "$ERR" "or unlimited" "and the error names the way to lift the limit"
+}
+
 run_test "--timeout kills a runaway" t_timeout
 run_test "--pids refuses forks past the limit" t_pids
 run_test "a fork bomb is contained" t_fork_bomb
 run_test "a memory bomb is contained" t_memory_bomb
 run_test "--disk bounds /tmp" t_disk
+run_test "a fork bomb under the defaults leaves the host and a sandbox working" t_default_fork_bomb
+run_test "a memory bomb under the defaults leaves the host and a sandbox working" t_default_memory_bomb
+run_test "without cgroups the default pids limit holds, and no memory limit is said" t_defaults_without_cgroups
+run_test "--memory unlimited and --pids unlimited lift the defaults" t_defaults_lifted
 e2e_done
