@@ -192,6 +192,15 @@ int janitor_fork(void)
 	if (p[0] != 3 && dup2(p[0], 3) < 0)
 		_exit(1);
 	syscall(SYS_close_range, 4, ~0U, 0);
+	/* Nor the caller's stdio: a pipe on moat's stdout must end when the
+	 * sandbox does, not when its last janitor is done. */
+	{
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		for (int i = 0; null >= 0 && i < 3; i++)
+			dup2(null, i);
+		if (null > 3)
+			close(null);
+	}
 	setsid();
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);

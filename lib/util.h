@@ -102,8 +102,8 @@ ssize_t send_with_fds(int sock, struct iovec *iov, int niov, const int *fds,
 /* A janitor: a process that outlives the caller to clean up after it.
  * Returns 0 in the janitor once the caller is gone, however it ended (its
  * end of a pipe closed); 1 in the caller; -1 on error. The janitor keeps
- * no fd of the caller's, has a session of its own and ignores the
- * terminal's signals; it should _exit when done. */
+ * no fd of the caller's (its stdio is /dev/null), has a session of its
+ * own and ignores the terminal's signals; it should _exit when done. */
 int janitor_fork(void);
 
 /* The host fds of one process are one table shared by everything it does.

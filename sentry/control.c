@@ -425,15 +425,10 @@ static int claim(const char *path, const char *name, struct moat_error *err)
  * seccomp filter has no unlink. */
 static void start_janitor(const char *dir, const char *path)
 {
-	int fd, lock, tries, rc;
+	int lock, tries, rc;
 
 	if (janitor_fork() != 0)
 		return;
-	/* nothing of the caller's held open: a pipe on moat's stdout
-	 * ends when the sandbox does */
-	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	for (int i = 0; fd >= 0 && i < 3; i++)
-		dup2(fd, i);
 	/* The sentry's listening socket may close a moment after the
 	 * pipe that woke us: a few tries before a live one is believed. */
 	for (tries = 0; tries < 100; tries++) {
