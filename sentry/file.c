@@ -256,6 +256,17 @@ bool *fd_cloexec_ptr(struct task *t, int fd)
 	return &fdt->ents[fd].cloexec;
 }
 
+long file_read_isdir(struct task *t, struct file *f, void *buf, size_t n,
+		     int64_t *off)
+{
+	(void)t;
+	(void)f;
+	(void)buf;
+	(void)n;
+	(void)off;
+	return -EISDIR;
+}
+
 /* ---- gofer files ---------------------------------------------------------- */
 
 long file_hostfd_read(struct task *t, struct file *f, void *buf, size_t n,

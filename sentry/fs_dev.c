@@ -134,16 +134,6 @@ static short dev_poll(struct file *f, short events)
 	return events & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
 }
 
-static long dev_ioctl(struct task *t, struct file *f, unsigned long cmd,
-		      uint64_t arg)
-{
-	(void)t;
-	(void)f;
-	(void)cmd;
-	(void)arg;
-	return -ENOTTY;
-}
-
 static int dev_fstat(struct file *f, struct stat *st)
 {
 	return devfs_stat(f->vn, st);
@@ -153,22 +143,10 @@ static const struct file_ops dev_chr_ops = {
 	.read = dev_read,
 	.write = dev_write,
 	.poll = dev_poll,
-	.ioctl = dev_ioctl,
 	.stat = dev_fstat,
 };
 
 /* ---- directories ----------------------------------------------------------- */
-
-static long dir_read(struct task *t, struct file *f, void *buf, size_t n,
-		     int64_t *off)
-{
-	(void)t;
-	(void)f;
-	(void)buf;
-	(void)n;
-	(void)off;
-	return -EISDIR;
-}
 
 static long dir_write(struct task *t, struct file *f, const void *buf, size_t n,
 		      int64_t *off)
@@ -230,7 +208,7 @@ out:
 }
 
 static const struct file_ops dev_dir_ops = {
-	.read = dir_read,
+	.read = file_read_isdir,
 	.write = dir_write,
 	.poll = dev_poll,
 	.getdents = dev_getdents,

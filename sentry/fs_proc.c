@@ -1106,17 +1106,6 @@ static long no_write(struct task *t, struct file *f, const void *buf, size_t n,
 	return -EBADF;
 }
 
-static long dir_read(struct task *t, struct file *f, void *buf, size_t n,
-		     int64_t *off)
-{
-	(void)t;
-	(void)f;
-	(void)buf;
-	(void)n;
-	(void)off;
-	return -EISDIR;
-}
-
 static short proc_poll(struct file *f, short events)
 {
 	(void)f;
@@ -1309,7 +1298,7 @@ static const struct file_ops proc_data_ops = {
 };
 
 static const struct file_ops proc_dir_ops = {
-	.read = dir_read,
+	.read = file_read_isdir,
 	.write = no_write,
 	.poll = proc_poll,
 	.getdents = proc_getdents,

@@ -1441,15 +1441,7 @@ static bool is_owner(struct task *t, struct vnode *vn)
 
 static bool in_group(struct task *t, gid_t g)
 {
-	const struct creds *c = &t->proc->cred;
-	int i;
-
-	if (g == c->fsgid)
-		return true;
-	for (i = 0; i < c->ngroups; i++)
-		if (c->groups[i] == g)
-			return true;
-	return false;
+	return creds_in_group(&t->proc->cred, g);
 }
 
 int tmpfs_chmod(struct task *t, struct vnode *vn, mode_t mode)

@@ -414,16 +414,6 @@ static short mq_poll(struct file *f, short events)
 	return r & (events | POLLERR | POLLHUP);
 }
 
-static long mq_ioctl(struct task *t, struct file *f, unsigned long cmd,
-		     uint64_t arg)
-{
-	(void)t;
-	(void)f;
-	(void)cmd;
-	(void)arg;
-	return -ENOTTY;
-}
-
 static int mq_fstat(struct file *f, struct stat *st)
 {
 	return queue_stat(f->vn->mq, st);
@@ -446,7 +436,6 @@ static uint64_t mq_evseq(struct file *f)
 static const struct file_ops mq_file_ops = {
 	.read = mq_read,
 	.poll = mq_poll,
-	.ioctl = mq_ioctl,
 	.stat = mq_fstat,
 	.flush = mq_flush,
 	.evseq = mq_evseq,
@@ -927,18 +916,6 @@ int mqueuefs_unlink(struct task *t, struct vnode *dir, const char *name)
 	return 0;
 }
 
-static bool in_group(const struct creds *c, gid_t g)
-{
-	int i;
-
-	if (g == c->fsgid)
-		return true;
-	for (i = 0; i < c->ngroups; i++)
-		if (c->groups[i] == g)
-			return true;
-	return false;
-}
-
 int mqueuefs_chmod(struct task *t, struct vnode *vn, mode_t mode)
 {
 	const struct creds *c = &t->proc->cred;
@@ -949,7 +926,7 @@ int mqueuefs_chmod(struct task *t, struct vnode *vn, mode_t mode)
 	if (c->fsuid != 0 && c->fsuid != q->uid)
 		return -EPERM;
 	/* set-group-id needs the group, unless one is root (Linux) */
-	if (c->fsuid != 0 && !in_group(c, q->gid))
+	if (c->fsuid != 0 && !creds_in_group(c, q->gid))
 		mode &= ~(mode_t)S_ISGID;
 	q->mode = mode & 07777;
 	q->ctime = now_real();
@@ -968,8 +945,9 @@ int mqueuefs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid)
 	if (c->euid != 0) {
 		if (uid != (uid_t)-1 && (uid != q->uid || c->fsuid != q->uid))
 			return -EPERM;
-		if (gid != (gid_t)-1 && (c->fsuid != q->uid ||
-					 (gid != q->gid && !in_group(c, gid))))
+		if (gid != (gid_t)-1 &&
+		    (c->fsuid != q->uid ||
+		     (gid != q->gid && !creds_in_group(c, gid))))
 			return -EPERM;
 	}
 	if (uid != (uid_t)-1)
@@ -979,17 +957,6 @@ int mqueuefs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid)
 	q->mode &= ~(mode_t)(S_ISUID | S_ISGID);
 	q->ctime = now_real();
 	return 0;
-}
-
-static long dir_read(struct task *t, struct file *f, void *buf, size_t n,
-		     int64_t *off)
-{
-	(void)t;
-	(void)f;
-	(void)buf;
-	(void)n;
-	(void)off;
-	return -EISDIR;
 }
 
 static long dir_getdents(struct task *t, struct file *f, struct dirent_sink *s)
@@ -1021,7 +988,7 @@ static int dir_fstat(struct file *f, struct stat *st)
 }
 
 static const struct file_ops mq_dir_ops = {
-	.read = dir_read,
+	.read = file_read_isdir,
 	.poll = dir_poll,
 	.getdents = dir_getdents,
 	.stat = dir_fstat,

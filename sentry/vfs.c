@@ -946,20 +946,24 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 	}
 	if (st.st_uid == c->fsuid)
 		m >>= 6;
-	else if (st.st_gid == c->fsgid)
+	else if (creds_in_group(c, st.st_gid))
 		m >>= 3;
-	else {
-		int i;
-		for (i = 0; i < c->ngroups; i++)
-			if (c->groups[i] == st.st_gid) {
-				m >>= 3;
-				break;
-			}
-	}
 	if (((mask & R_OK) && !(m & 4)) || ((mask & W_OK) && !(m & 2)) ||
 	    ((mask & X_OK) && !(m & 1)))
 		return -EACCES;
 	return 0;
+}
+
+bool creds_in_group(const struct creds *c, gid_t g)
+{
+	int i;
+
+	if (g == c->fsgid)
+		return true;
+	for (i = 0; i < c->ngroups; i++)
+		if (c->groups[i] == g)
+			return true;
+	return false;
 }
 
 int vfs_child_path(struct vnode *dir, const char *name, char *out, size_t cap)

@@ -154,6 +154,8 @@ bool vfs_is_clone_root(const char *path);
 int vfs_stat(struct vnode *vn, struct stat *st);
 int vfs_readlink(struct vnode *vn, char *buf,
 		 size_t cap); /* length or -errno */
+/* Is g the fs group of c, or one of its supplementary groups? */
+bool creds_in_group(const struct creds *c, gid_t g);
 /* Permission check against the virtual credentials (mask: R_OK|W_OK|X_OK). */
 int vfs_access(const struct creds *c, struct vnode *vn, int mask);
 /* The canonical path of name in dir (0, or -ENAMETOOLONG). */
@@ -236,6 +238,9 @@ long files_open(void); /* open file descriptions now */
  * EISDIR); readiness of a file that never blocks. */
 long file_hostfd_read(struct task *t, struct file *f, void *buf, size_t n,
 		      int64_t *off);
+/* The read of a synthetic directory: EISDIR. */
+long file_read_isdir(struct task *t, struct file *f, void *buf, size_t n,
+		     int64_t *off);
 short file_always_ready(struct file *f, short events);
 struct file *file_get(struct file *f);
 void file_put(struct file *f);
