@@ -624,7 +624,7 @@ static void notify_fire(struct task *t, struct mqueue *q)
 		 * sandbox's is put back on delivery (task.c fix_info). */
 		si.si_pid = t->proc->pid;
 		si.si_uid = t->proc->cred.ruid;
-		owner->sig_sender[q->nt.signo] = t->proc->pid;
+		sig_note_sender(owner, q->nt.signo, t->proc->pid);
 		send_siginfo(owner, NULL, &si);
 		break;
 	case SIGEV_THREAD:

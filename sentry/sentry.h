@@ -74,6 +74,8 @@ struct process {
 	int pid;	    /* virtual */
 	pid_t host_pid;	    /* host tgid, never shown to the guest */
 	int sig_sender[65]; /* virtual pid of the last sender of each signal */
+	uid_t sig_sender_uid[65];  /* and its real uid then: it may be gone
+				   * by the time the signal is delivered */
 	int chld_pid, chld_status; /* last child exit, for SIGCHLD's siginfo */
 	int ppid;		   /* virtual pid of the (virtual) parent */
 	int pgid, sid;
@@ -338,6 +340,9 @@ struct task *task_new(pid_t host_tid, struct process *p);
 struct process *proc_new(struct process *parent);
 void task_exited(struct task *t, int status);
 int alloc_pid(void);
+/* Record who sends sig to p (its pid, and its uid now), for the siginfo
+ * the guest sees on delivery. */
+void sig_note_sender(struct process *p, int sig, int sender_pid);
 int send_signal_task(struct task *t, int sig, int sender_pid);
 int send_signal_proc(struct process *p, int sig, int sender_pid);
 /* Queue a signal with its siginfo (a timer's, a sigqueue's) on p, or on

@@ -891,11 +891,19 @@ void task_poll_host_signals(void)
 	}
 }
 
+void sig_note_sender(struct process *p, int sig, int sender_pid)
+{
+	struct process *from = sender_pid ? proc_by_pid(sender_pid) : NULL;
+
+	p->sig_sender[sig] = sender_pid;
+	p->sig_sender_uid[sig] = from ? from->cred.ruid : 0;
+}
+
 int send_signal_task(struct task *t, int sig, int sender_pid)
 {
 	if (sig == 0)
 		return 0;
-	t->proc->sig_sender[sig] = sender_pid;
+	sig_note_sender(t->proc, sig, sender_pid);
 	if (plat_tkill(t->host_tid, sig) < 0)
 		return -ESRCH;
 	sentry_wake(); /* a signalfd may have become readable */
@@ -929,7 +937,7 @@ int send_signal_proc(struct process *p, int sig, int sender_pid)
 		return 0; /* zombie: accepted, no effect */
 	if (sig == 0)
 		return 0;
-	p->sig_sender[sig] = sender_pid;
+	sig_note_sender(p, sig, sender_pid);
 	if (plat_kill(p->host_pid, sig) < 0)
 		return -ESRCH;
 	sentry_wake(); /* a signalfd may have become readable */
@@ -960,7 +968,6 @@ int send_siginfo(struct process *p, struct task *t, const siginfo_t *si)
 static bool fix_info(struct process *p, siginfo_t *si)
 {
 	int sig = si->si_signo;
-	struct process *from;
 
 	if (sig <= 0 || sig > 64)
 		return false;
@@ -970,8 +977,7 @@ static bool fix_info(struct process *p, siginfo_t *si)
 	if (si->si_pid != 0)
 		return false;
 	si->si_pid = p->sig_sender[sig];
-	from = si->si_pid ? proc_by_pid(si->si_pid) : NULL;
-	si->si_uid = from ? from->cred.ruid : 0;
+	si->si_uid = p->sig_sender_uid[sig];
 	if (sig == SIGCHLD && p->chld_pid && si->si_code != SI_QUEUE &&
 	    si->si_code != SI_MESGQ) {
 		int cs = p->chld_status;
@@ -1050,7 +1056,7 @@ static long sigqueue_to(struct task *t, struct process *p, struct task *thr,
 	if (sig == 0)
 		return 0;
 	si.si_signo = sig;
-	p->sig_sender[sig] = t->proc->pid;
+	sig_note_sender(p, sig, t->proc->pid);
 	if (si.si_code >= 0 || si.si_code == SI_TKILL) {
 		/* To itself: the host would not take such a code from the
 		 * sentry, so it goes as a plain signal. */

@@ -221,6 +221,20 @@ t_signalfd_matches_native()
 	assert_eq "$want" "$OUT" "signalfd reads inside what it reads natively"
 }
 
+# The siginfo names a sender that is gone by the time the signal is taken:
+# its uid was looked up at delivery, and a reaped sender showed uid 0.
+t_siginfo_of_a_sender_gone()
+{
+	gcc -O1 -Wall -o "$E2E_TMP/signal_sender_gone" "$HERE/signal_sender_gone.c" -lrt ||
+		fail "cannot build signal_sender_gone.c"
+	chmod 755 "$E2E_TMP/signal_sender_gone"
+	capture unshare --ipc -- "$E2E_TMP/signal_sender_gone"
+	local want=$OUT
+	assert_contains "$want" "kill: signo 10 pid child uid 4321" "natively"
+	capture moat do -- "$E2E_TMP/signal_sender_gone"
+	assert_eq "$want" "$OUT" "the sender's pid and uid, as natively"
+}
+
 t_pipe_write_interrupted_matches_native()
 {
 	gcc -O1 -Wall -o "$E2E_TMP/pipe_write_signal" "$HERE/pipe_write_signal.c" ||
@@ -266,6 +280,7 @@ for mode in ("os", "io"):
 io raised" "$OUT" "the handler ran, and its exception ended the write"
 }
 
+run_test siginfo_of_a_sender_gone t_siginfo_of_a_sender_gone
 run_test pipe_write_interrupted_matches_native t_pipe_write_interrupted_matches_native
 run_test pipe_write_handler_raises t_pipe_write_handler_raises
 run_test signalfd_matches_native t_signalfd_matches_native
