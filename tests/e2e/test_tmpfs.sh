@@ -58,6 +58,32 @@ print(open("/tmp/f").read(8))
 	assert_contains "$OUT" "original" "the file is unchanged"
 }
 
+# MAP_SHARED_VALIDATE (0x03) is a shared mapping as MAP_SHARED is: a
+# writable one of a file opened read-only is EACCES, not a mapping of the
+# tmpfs file's read-write host fd that writes a file its opener may not.
+t_shared_validate_readonly_map()
+{
+	capture moat do -- $PY -c '
+import mmap, os
+with open("/tmp/f", "w") as f:
+    f.write("original" + "\0" * 4088)
+os.chmod("/tmp/f", 0o644)
+os.setuid(1000)
+fd = os.open("/tmp/f", os.O_RDONLY)
+try:
+    m = mmap.mmap(fd, 4096, 0x03, mmap.PROT_READ | mmap.PROT_WRITE)
+    m[0:8] = b"CHANGED!"
+    m.close()
+    print("mapped")
+except OSError as e:
+    print("refused", e.errno)
+print(open("/tmp/f").read(8))
+'
+	assert_eq 0 "$STATUS" "the script ran: $ERR"
+	assert_contains "$OUT" "refused 13" "MAP_SHARED_VALIDATE, PROT_WRITE: EACCES"
+	assert_contains "$OUT" "original" "the file is unchanged"
+}
+
 t_errors()
 {
 	capture moat do -- /bin/sh -c '
@@ -194,6 +220,7 @@ run_test "tar round trip" t_tar_round_trip
 run_test "sqlite, 100k rows" t_sqlite_100k
 run_test "errors in /tmp and on the rootfs" t_errors
 run_test "a read-only open cannot be mapped writable" t_mprotect_readonly_map
+run_test "nor with MAP_SHARED_VALIDATE" t_shared_validate_readonly_map
 run_test "python tempfile, mmap, sqlite in /tmp" t_python_tempfile_mmap_sqlite
 run_test "/dev/shm mappings are shared across fork" t_shm_shared_between_processes
 run_test "python venv in /tmp" t_venv
