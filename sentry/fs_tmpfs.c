@@ -1265,11 +1265,16 @@ int tmpfs_unlink(struct task *t, struct vnode *dir, const char *name,
 static void repath(struct vnode *dir)
 {
 	struct tdirent *e;
-	char path[PATH_MAX];
+	/* Not on the stack: this recurses once per level, and a chain of
+	 * directories as deep as PATH_MAX allows (2000 levels) with a
+	 * PATH_MAX buffer each overflowed the sentry's 8 MiB stack. */
+	char *path = malloc(PATH_MAX);
 
+	if (!path)
+		return;
 	for (e = dir->tn->children; e; e = e->next) {
 		char *np;
-		if (vfs_child_path(dir, e->name, path, sizeof(path)) < 0)
+		if (vfs_child_path(dir, e->name, path, PATH_MAX) < 0)
 			continue;
 		np = strdup(path);
 		if (!np)
@@ -1279,6 +1284,7 @@ static void repath(struct vnode *dir)
 		if (S_ISDIR(e->vn->mode))
 			repath(e->vn);
 	}
+	free(path);
 }
 
 static bool is_ancestor(struct vnode *a, struct vnode *d)

@@ -117,8 +117,11 @@ static bool stale(int base, const char *name)
 	}
 	lfd = openat(dfd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (lfd >= 0) {
-		/* Its sentry holds the lock for its life. */
-		gone = flock(lfd, LOCK_EX | LOCK_NB) == 0;
+		/* Its sentry holds the lock for its life, from just after
+		 * it made the file: a young directory may be one in that
+		 * window, whose lock is not taken yet. */
+		gone = flock(lfd, LOCK_EX | LOCK_NB) == 0 &&
+		       time(NULL) - st.st_mtime > STALE_AFTER_S;
 		close(lfd);
 	} else {
 		gone = time(NULL) - st.st_mtime > STALE_AFTER_S;

@@ -1487,6 +1487,10 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 {
 	uint64_t addr = a->a[0], len = a->a[1], off = a->a[5];
 	int prot = (int)a->a[2], flags = (int)a->a[3], fd = (int)a->a[4];
+	/* MAP_SHARED_VALIDATE (0x03) is a shared mapping too: the host
+	 * maps it writable from a writable fd like MAP_SHARED. */
+	bool shared = (flags & MAP_TYPE) == MAP_SHARED ||
+		      (flags & MAP_TYPE) == MAP_SHARED_VALIDATE;
 	struct file *f;
 	long r;
 	int gfd, hfd;
@@ -1525,7 +1529,7 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 	/* A shared writable mapping needs a file opened for writing: rootfs
 	 * files never are; a tmpfs file's host fd is writable, so check the
 	 * guest's own open mode. */
-	if ((flags & MAP_TYPE) == MAP_SHARED && (prot & PROT_WRITE) &&
+	if (shared && (prot & PROT_WRITE) &&
 	    (f->vn->kind == VN_GOFER || (f->flags & O_ACCMODE) != O_RDWR))
 		return -EACCES;
 	hfd = f->hostfd;
@@ -1534,8 +1538,7 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 		 * may be written (mprotect runs natively, so PROT_READ now
 		 * says nothing): what it can reach is allocated first, so
 		 * that --disk counts it (fs_tmpfs.c, "file data"). */
-		bool shared_rw = (flags & MAP_TYPE) == MAP_SHARED &&
-				 (f->flags & O_ACCMODE) == O_RDWR;
+		bool shared_rw = shared && (f->flags & O_ACCMODE) == O_RDWR;
 		hfd = tmpfs_map_fd(f->vn, shared_rw, off, len);
 		if (hfd < 0)
 			return hfd;
@@ -1545,7 +1548,7 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 	 * file without write access gets a read-only reopen of it, or a
 	 * shared mapping could be mprotect'ed writable and write a file it
 	 * may not write. */
-	if ((flags & MAP_TYPE) == MAP_SHARED && f->vn->kind == VN_TMPFS &&
+	if (shared && f->vn->kind == VN_TMPFS &&
 	    (f->flags & O_ACCMODE) != O_RDWR) {
 		char self[32];
 		int ro;

@@ -124,9 +124,14 @@ t_the_store_is_private_and_removed()
 	wait
 	for _ in $(seq 100); do [ -e "$d" ] || break; sleep 0.05; done
 	[ ! -e "$d" ] || fail "$d survived its sandbox"
-	# a directory whose lock nobody holds is swept at the next start
+	# a directory whose lock nobody holds is swept at the next start,
+	# unless it is young: a sandbox starting now has made its lock file
+	# and not flocked it yet
 	stale=$STORE_BASE/s.deadbeef
 	mkdir -m 700 "$stale" && : >"$stale/lock" && : >"$stale/0000000000000001"
+	assert_status 0 moat do --store "$STORE_BASE" -- true
+	[ -e "$stale/lock" ] || fail "a store just made was swept"
+	touch -d '-2 min' "$stale"
 	assert_status 0 moat do --store "$STORE_BASE" -- true
 	[ ! -e "$stale" ] || fail "a stale store was not swept"
 	# its own directory goes with its janitor, just after it ends

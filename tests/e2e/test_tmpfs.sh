@@ -58,6 +58,52 @@ print(open("/tmp/f").read(8))
 	assert_contains "$OUT" "original" "the file is unchanged"
 }
 
+# MAP_SHARED_VALIDATE (0x03) is a shared mapping as MAP_SHARED is: a
+# writable one of a file opened read-only is EACCES, not a mapping of the
+# tmpfs file's read-write host fd that writes a file its opener may not.
+t_shared_validate_readonly_map()
+{
+	capture moat do -- $PY -c '
+import mmap, os
+with open("/tmp/f", "w") as f:
+    f.write("original" + "\0" * 4088)
+os.chmod("/tmp/f", 0o644)
+os.setuid(1000)
+fd = os.open("/tmp/f", os.O_RDONLY)
+try:
+    m = mmap.mmap(fd, 4096, 0x03, mmap.PROT_READ | mmap.PROT_WRITE)
+    m[0:8] = b"CHANGED!"
+    m.close()
+    print("mapped")
+except OSError as e:
+    print("refused", e.errno)
+print(open("/tmp/f").read(8))
+'
+	assert_eq 0 "$STATUS" "the script ran: $ERR"
+	assert_contains "$OUT" "refused 13" "MAP_SHARED_VALIDATE, PROT_WRITE: EACCES"
+	assert_contains "$OUT" "original" "the file is unchanged"
+}
+
+# A rename gives every node below it its new path, one level at a time:
+# with a PATH_MAX buffer on the stack per level, a chain of directories as
+# deep as PATH_MAX allows overflowed the sentry's stack (SIGSEGV).
+t_rename_a_deep_tree()
+{
+	capture moat do -- $PY -c '
+import os
+os.chdir("/tmp")
+for i in range(2040):
+    os.mkdir("a")
+    os.chdir("a")
+os.chdir("/tmp")
+os.rename("/tmp/a", "/tmp/b")
+os.chdir("/tmp/b/a/a")
+print(os.getcwd())
+'
+	assert_eq 0 "$STATUS" "the rename of a 2040-deep tree: $ERR"
+	assert_eq "/tmp/b/a/a" "$OUT" "its nodes have their new paths"
+}
+
 t_errors()
 {
 	capture moat do -- /bin/sh -c '
@@ -194,6 +240,8 @@ run_test "tar round trip" t_tar_round_trip
 run_test "sqlite, 100k rows" t_sqlite_100k
 run_test "errors in /tmp and on the rootfs" t_errors
 run_test "a read-only open cannot be mapped writable" t_mprotect_readonly_map
+run_test "nor with MAP_SHARED_VALIDATE" t_shared_validate_readonly_map
+run_test "a rename of a tree as deep as PATH_MAX allows" t_rename_a_deep_tree
 run_test "python tempfile, mmap, sqlite in /tmp" t_python_tempfile_mmap_sqlite
 run_test "/dev/shm mappings are shared across fork" t_shm_shared_between_processes
 run_test "python venv in /tmp" t_venv
