@@ -52,9 +52,10 @@ struct tnode {
 	int fd;		  /* the store file's fd while open, else -1 */
 	int fd_users;	  /* handlers and pinned files using fd */
 	uint64_t charged; /* bytes of --disk this file holds */
-	bool shared_map;  /* mapped MAP_SHARED writable: growth preallocated */
+	bool shared_map;  /* mapped MAP_SHARED writable: all preallocated */
 	bool no_falloc;	  /* the store cannot preallocate: charge the size */
-	char *target;	  /* symlinks */
+	bool sparse;  /* may have holes below its size (or blocks past it) */
+	char *target; /* symlinks */
 	bool mount_root;
 	bool overlay;	   /* root of the overlay's upper layer (overlay.c) */
 	struct pipe *fifo; /* FIFOs: the pipe while anyone has it open */
@@ -222,6 +223,15 @@ static void lru_unlink(struct vnode *vn)
 	lru_count--;
 }
 
+static int lru_cap(void)
+{
+	int c = fd_admit_line() / 8;
+
+	return c < TMPFS_IDLE_FDS     ? TMPFS_IDLE_FDS :
+	       c > TMPFS_IDLE_FDS_MAX ? TMPFS_IDLE_FDS_MAX :
+					c;
+}
+
 /* Close idle fds until at most keep are left. */
 static void lru_trim(int keep)
 {
@@ -269,7 +279,7 @@ static void sfd_put(struct vnode *vn)
 		lru_head = vn;
 	lru_tail = vn;
 	lru_count++;
-	lru_trim(TMPFS_IDLE_FDS);
+	lru_trim(lru_cap());
 }
 
 /* A stored file's charge: its allocated blocks, or its whole size where
@@ -283,8 +293,10 @@ static void recharge(struct vnode *vn, int fd)
 	if (fstat(fd, &st) < 0)
 		return;
 	b = (uint64_t)st.st_blocks * 512;
-	if (tn->no_falloc && tn->shared_map &&
-	    b < pages_of((uint64_t)vn->st.st_size))
+	/* A shared writable mapping reaches every page of the file, whatever
+	 * range it was made over (mremap runs natively) and whatever a punch
+	 * or MADV_REMOVE freed since: its whole size stays charged. */
+	if (tn->shared_map && b < pages_of((uint64_t)vn->st.st_size))
 		b = pages_of((uint64_t)vn->st.st_size);
 	charge_set(tn, b);
 }
@@ -501,15 +513,18 @@ static long data_write(struct vnode *vn, const void *buf, size_t n, int64_t at)
 		}
 		room = disk_room();
 	}
-	/* The blocks this write may take: none over a file without holes,
-	 * else at most every page it touches; ask the host only when that
-	 * bound does not fit. Past the room, write what fits. */
-	if (tn->charged >= pages_of(size) && end <= size)
+	/* The blocks this write may take: none below the end of a file
+	 * without holes (or of a shared-mapped one, charged whole), else at
+	 * most every page it touches; ask the host only when that bound
+	 * does not fit. Past the room, write what fits. */
+	if (tn->shared_map || (!tn->sparse && end <= size))
 		need = 0;
-	else if (tn->charged >= pages_of(size) && (uint64_t)at <= size)
+	else if (!tn->sparse && (uint64_t)at <= size)
 		need = pages_of(end) - pages_of(size);
 	else
 		need = pages_of(end) - ((uint64_t)at & ~(PAGE_SZ - 1));
+	if ((uint64_t)at > size)
+		tn->sparse = true; /* the gap below at */
 	if (need > room && hole_bytes(fd, (uint64_t)at, end) > room) {
 		uint64_t lim = ((uint64_t)at & ~(PAGE_SZ - 1)) +
 			       (room & ~(PAGE_SZ - 1));
@@ -586,6 +601,8 @@ stored:
 	if (ftruncate(fd, (off_t)len) < 0) {
 		rc = -errno;
 	} else {
+		if (len > size)
+			tn->sparse = true;
 		vn->st.st_size = (off_t)len;
 		if (tn->shared_map && len > size) {
 			rc = prealloc(vn, fd, size, len - size);
@@ -598,10 +615,10 @@ stored:
 	return rc;
 }
 
-int tmpfs_map_fd(struct vnode *vn, bool writable, uint64_t off, uint64_t len)
+int tmpfs_map_fd(struct vnode *vn, bool writable)
 {
 	struct tnode *tn = vn->tn;
-	uint64_t size = (uint64_t)vn->st.st_size, end;
+	uint64_t size = (uint64_t)vn->st.st_size;
 	int fd, rc;
 
 	if (!S_ISREG(vn->mode))
@@ -612,17 +629,20 @@ int tmpfs_map_fd(struct vnode *vn, bool writable, uint64_t off, uint64_t len)
 	fd = sfd_get(vn);
 	if (fd < 0)
 		return fd;
-	if (writable) {
-		tn->shared_map = true;
-		if (__builtin_add_overflow(off, len, &end) || end > size)
-			end = size;
-		if (off < end) {
-			rc = prealloc(vn, fd, off, end - off);
-			if (rc < 0) {
-				sfd_put(vn);
-				return rc == -ENOSPC ? -ENOMEM : rc;
-			}
+	if (writable && !tn->shared_map) {
+		/* All of the file, not the range mapped: see recharge. */
+		if (pages_of(size) > tn->charged &&
+		    pages_of(size) - tn->charged > disk_room()) {
+			sfd_put(vn);
+			return -ENOMEM;
 		}
+		rc = prealloc(vn, fd, 0, size);
+		if (rc < 0) {
+			sfd_put(vn);
+			return rc == -ENOSPC ? -ENOMEM : rc;
+		}
+		tn->shared_map = true;
+		recharge(vn, fd);
 	}
 	return fd;
 }
@@ -638,7 +658,7 @@ int tmpfs_file_pin(struct file *f)
 
 	if (f->hostfd >= 0)
 		return f->hostfd;
-	fd = tmpfs_map_fd(f->vn, false, 0, 0);
+	fd = tmpfs_map_fd(f->vn, false);
 	if (fd < 0)
 		return fd;
 	f->hostfd = fd;
@@ -678,7 +698,15 @@ int tmpfs_fallocate(struct vnode *vn, int mode, int64_t off, int64_t len)
 		fd = sfd_get(vn);
 		if (fd < 0)
 			return fd;
-		rc = prealloc(vn, fd, (uint64_t)off, (uint64_t)len);
+		/* Growth of a shared-mapped file is allocated whole: the gap
+		 * between its end and off too. Blocks past the end make the
+		 * charge no guide to holes below it. */
+		if (tn->shared_map && mode == 0 && (uint64_t)off > size)
+			rc = prealloc(vn, fd, size, end - size);
+		else
+			rc = prealloc(vn, fd, (uint64_t)off, (uint64_t)len);
+		if (end > size || (uint64_t)off > size)
+			tn->sparse = true;
 		if (rc == 0 && mode == 0 && end > size) {
 			if (ftruncate(fd, (off_t)end) < 0)
 				rc = -errno;
@@ -689,17 +717,21 @@ int tmpfs_fallocate(struct vnode *vn, int mode, int64_t off, int64_t len)
 		sfd_put(vn);
 		break;
 	case FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE:
+		/* Past the end there is nothing to punch (and the store's
+		 * filesystem may not take an offset that large). */
+		if ((uint64_t)off >= size)
+			return 0;
+		if (end > size)
+			end = size;
 		if (!tn->sid) {
-			if ((uint64_t)off < size)
-				memset(tn->inl + off, 0,
-				       (size_t)((end < size ? end : size) -
-						(uint64_t)off));
+			memset(tn->inl + off, 0, (size_t)(end - (uint64_t)off));
 			return 0;
 		}
 		fd = sfd_get(vn);
 		if (fd < 0)
 			return fd;
-		if (fallocate(fd, mode, off, len) < 0)
+		tn->sparse = true;
+		if (fallocate(fd, mode, off, (off_t)(end - (uint64_t)off)) < 0)
 			rc = -errno;
 		recharge(vn, fd);
 		sfd_put(vn);

@@ -27,8 +27,11 @@
  * inline buffers together stay within TMPFS_INLINE_TOTAL. */
 #define TMPFS_INLINE_MAX (64 * 1024)
 #define TMPFS_INLINE_TOTAL (64ULL << 20)
-/* Host fds of stored files kept open while unused, at most. */
+/* Host fds of stored files kept open while unused, at most: an eighth of
+ * the fds guests may make the sentry hold (fd_admit), between these. A
+ * miss costs a reopen through the store's gofer (three round trips). */
 #define TMPFS_IDLE_FDS 64
+#define TMPFS_IDLE_FDS_MAX 1024
 void tmpfs_set_default_max(uint64_t bytes);
 
 struct vnode *tmpfs_new_root(const char *mount_path, mode_t mode);
@@ -103,10 +106,12 @@ int tmpfs_make_raw(struct vnode *dir, const char *name, const struct stat *st,
 long tmpfs_pread(struct vnode *vn, void *buf, size_t n, int64_t off);
 long tmpfs_pwrite(struct vnode *vn, const void *buf, size_t n, int64_t off);
 /* A host fd of the file for a mapping (it moves to the store for good):
- * writable (MAP_SHARED of a writable open) preallocates [off, off + len)
- * within --disk and every later growth (ENOMEM when it does not fit).
- * The fd stays the file's: tmpfs_map_done once it is donated. */
-int tmpfs_map_fd(struct vnode *vn, bool writable, uint64_t off, uint64_t len);
+ * writable (MAP_SHARED of a writable open) preallocates the whole file
+ * within --disk, and every later growth, and keeps its size charged
+ * whatever is punched (ENOMEM when it does not fit): such a mapping can
+ * reach every page of the file (mremap runs natively). The fd stays the
+ * file's: tmpfs_map_done once it is donated. */
+int tmpfs_map_fd(struct vnode *vn, bool writable);
 void tmpfs_map_done(struct vnode *vn);
 /* f (a file of a tmpfs regular file) gets a host fd in f->hostfd for as
  * long as it lives (exec reads and maps it): the fd or -errno. file_put

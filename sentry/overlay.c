@@ -165,8 +165,29 @@ static int copy_data(struct vnode *lower, struct vnode *up)
 	 * copy past --disk fails with ENOSPC and copy_up removes it. */
 	rc = tmpfs_truncate(up, size);
 	while (rc == 0 && off < size) {
-		ssize_t r = pread(in, buf, sizeof(buf), off);
+		/* Only the data: a sparse file's holes stay holes, as on
+		 * overlayfs (and cost no --disk). */
+		off_t d = lseek(in, off, SEEK_DATA), h = size;
+		size_t want = sizeof(buf);
+		ssize_t r;
 		long w;
+
+		if (d < 0 && errno == ENXIO)
+			break; /* a hole to the end */
+		if (d >= 0) {
+			off = d;
+			h = lseek(in, off, SEEK_HOLE);
+			if (h < 0 || h > size)
+				h = size;
+		} else if (errno != EINVAL) { /* EINVAL: no SEEK_DATA there */
+			rc = -errno;
+			break;
+		}
+		if (off >= size)
+			break;
+		if ((uint64_t)(h - off) < want)
+			want = (size_t)(h - off);
+		r = pread(in, buf, want, off);
 		if (r <= 0) {
 			rc = r < 0 ? -errno : -EIO;
 			break;

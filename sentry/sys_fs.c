@@ -1539,7 +1539,7 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 		 * says nothing): what it can reach is allocated first, so
 		 * that --disk counts it (fs_tmpfs.c, "file data"). */
 		bool shared_rw = shared && (f->flags & O_ACCMODE) == O_RDWR;
-		hfd = tmpfs_map_fd(f->vn, shared_rw, off, len);
+		hfd = tmpfs_map_fd(f->vn, shared_rw);
 		if (hfd < 0)
 			return hfd;
 	}

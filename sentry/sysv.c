@@ -10,6 +10,7 @@
  * by SHM_TOTAL so a guest cannot fill the host's memory through it.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/ipc.h>
@@ -320,7 +321,23 @@ long sys_shmat(struct task *t, struct syscall_args *a)
 	at = calloc(1, sizeof(*at));
 	if (!at)
 		return -ENOMEM;
-	gfd = plat_donate_fd(t, o->memfd);
+	if (flags & SHM_RDONLY) {
+		/* A read-only open of the segment, as Linux's shmat makes:
+		 * mprotect runs natively, and the memfd is open read-write,
+		 * so a reader could otherwise make the mapping writable. */
+		char self[32];
+		int ro;
+
+		snprintf(self, sizeof(self), "self/fd/%d", o->memfd);
+		ro = fd_admit(
+			openat(S->host_proc_fd, self, O_RDONLY | O_CLOEXEC));
+		gfd = ro < 0 ? (ro == -ENFILE ? ro : -ENOMEM) :
+			       plat_donate_fd(t, ro);
+		if (ro >= 0)
+			close(ro);
+	} else {
+		gfd = plat_donate_fd(t, o->memfd);
+	}
 	if (gfd < 0) {
 		free(at);
 		return gfd;

@@ -2712,7 +2712,7 @@ TT(a_shared_mapping_preallocates_what_it_can_write)
 	vn = RES("/tmp/m");
 	OK(tmpfs_truncate(vn, 512 << 10)); /* sparse */
 	cr_assert_eq(LSTAT("/tmp/m").st_blocks, 0);
-	fd = tmpfs_map_fd(vn, true, 0, 512 << 10);
+	fd = tmpfs_map_fd(vn, true);
 	cr_assert_geq(fd, 0, "%s", err_name(fd));
 	tmpfs_map_done(vn);
 	cr_assert_eq(LSTAT("/tmp/m").st_blocks, (512 << 10) / 512,
@@ -2729,9 +2729,9 @@ TT(a_shared_mapping_preallocates_what_it_can_write)
 		MKFILE("/tmp/n", 0644, NULL);
 		other = RES("/tmp/n");
 		OK(tmpfs_truncate(other, 1 << 20));
-		ERR(tmpfs_map_fd(other, true, 0, 1 << 20), ENOMEM);
+		ERR(tmpfs_map_fd(other, true), ENOMEM);
 		/* a read-only or private one needs nothing */
-		fd = tmpfs_map_fd(other, false, 0, 1 << 20);
+		fd = tmpfs_map_fd(other, false);
 		cr_assert_geq(fd, 0);
 		tmpfs_map_done(other);
 		vnode_put(other);
