@@ -29,6 +29,22 @@ t_sparse_files_are_free()
 	assert_eq "3221225472 0" "$OUT" "size 3 GiB, no blocks"
 }
 
+# A copy-up copies only the data of a sparse rootfs file: its holes stay
+# holes (as on overlayfs), where it was copied dense before, ENOSPC past
+# --disk and seconds of the sentry's time.
+t_sparse_copy_up()
+{
+	local f=$E2E_TMP/sparse-lower
+	truncate -s 3G "$f"
+	printf end >>"$f"
+	chmod 666 "$f"
+	capture moat do --disk 64M -- sh -c "printf X >>$f && stat -c '%s %b' $f && tail -c 4 $f"
+	assert_eq 0 "$STATUS" "appending to a 3 GiB sparse rootfs file under --disk 64M: $ERR"
+	assert_match "$(sed -n 1p <<<"$OUT")" '^3221225476 (8|16)$' "its copy holds one page or two"
+	assert_eq "endX" "$(sed -n 2p <<<"$OUT")" "the data is there"
+	assert_eq "3221225475" "$(stat -c %s "$f")" "the host's file is unchanged"
+}
+
 # A 2 GiB checkpoint, written and read back, under the default options.
 t_a_checkpoint_fits_by_default()
 {
@@ -192,6 +208,7 @@ t_a_bad_store_is_refused()
 }
 
 run_test "sparse files cost their blocks, not their size" t_sparse_files_are_free
+run_test "a sparse rootfs file is copied up sparse" t_sparse_copy_up
 run_test "a 2 GiB checkpoint fits by default" t_a_checkpoint_fits_by_default
 run_test "the writable layers are not the host's RAM" t_the_layers_are_not_host_ram
 run_test "shared mappings are bounded by --disk" t_shared_mappings_are_bounded
