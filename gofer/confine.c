@@ -382,7 +382,7 @@ static int parse_fd(const char *s, int *out)
 
 static void usage(void)
 {
-	fputs("usage: moat gofer --root DIR --fd N [--nobody] [--rw]\n",
+	fputs("usage: moat gofer --root DIR --fd N [--nobody] [--rw|--store]\n",
 	      stderr);
 }
 
@@ -392,7 +392,7 @@ int gofer_main(int argc, char **argv)
 	cleanup_close int rootfd = -1;
 	const char *root = NULL;
 	const char *fdarg = NULL;
-	bool writable = false;
+	bool writable = false, store = false;
 	struct stat st;
 	int sock = -1;
 	int i = 1, ret;
@@ -414,6 +414,8 @@ int gofer_main(int argc, char **argv)
 			serve_as_nobody = true;
 		else if (strcmp(a, "--rw") == 0)
 			writable = true;
+		else if (strcmp(a, "--store") == 0)
+			writable = store = true;
 		else {
 			usage();
 			return 2;
@@ -447,6 +449,9 @@ int gofer_main(int argc, char **argv)
 			fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
-	ret = gofer_serve(sock, rootfd, writable ? GOFER_WRITABLE : 0);
+	ret = gofer_serve(sock, rootfd,
+			  store	   ? GOFER_STORE :
+			  writable ? GOFER_WRITABLE :
+				     0);
 	return ret < 0 ? 3 : 0;
 }

@@ -85,6 +85,7 @@ struct gofer_fid {
 struct gofer {
 	struct gofer_file *root;
 	bool writable;	/* GOFER_WRITABLE: the write side is served */
+	bool store;	/* GOFER_STORE: only flat regular files */
 	uint32_t msize; /* negotiated; P9_MAX_MSIZE before Tversion */
 	bool versioned;
 	size_t nfids;
@@ -330,7 +331,8 @@ int gofer_new(struct gofer **out, int rootfd, unsigned flags)
 	if (!g)
 		return -ENOMEM;
 	g->msize = P9_MAX_MSIZE;
-	g->writable = (flags & GOFER_WRITABLE) != 0;
+	g->store = (flags & GOFER_STORE) != 0;
+	g->writable = (flags & GOFER_WRITABLE) != 0 || g->store;
 	g->dents = malloc(GOFER_DENTS_MAX);
 	if (!g->dents) {
 		free(g);
@@ -1402,6 +1404,14 @@ static const bool gofer_is_write[256] = {
 	[P9_TREMOVE] = true,   [P9_TWSTAT] = true,   [P9_TFSYNC] = true,
 };
 
+/* What a store gofer serves (GOFER_STORE). */
+static const bool gofer_store_ok[256] = {
+	[P9_TVERSION] = true, [P9_TATTACH] = true,  [P9_TWALK] = true,
+	[P9_TLOPEN] = true,   [P9_TLCREATE] = true, [P9_TUNLINKAT] = true,
+	[P9_TGETATTR] = true, [P9_TSTATFS] = true,  [P9_TCLUNK] = true,
+	[P9_TFSYNC] = true,
+};
+
 static int dispatch(struct gofer *g, const uint8_t *req, size_t len,
 		    struct gofer_out *o)
 {
@@ -1422,6 +1432,14 @@ static int dispatch(struct gofer *g, const uint8_t *req, size_t len,
 	/* Tversion must come first: it fixes msize and the dialect. */
 	if (!g->versioned && m.type != P9_TVERSION)
 		return -EPROTO;
+	if (g->store && !gofer_store_ok[m.type])
+		return -EPERM;
+	if (g->store && m.type == P9_TWALK && m.u.twalk.nwname > 1)
+		return -EPERM; /* one name, or none: its root is flat */
+	if (g->store && m.type == P9_TUNLINKAT && m.u.tunlinkat.flags)
+		return -EPERM; /* no AT_REMOVEDIR: there are no directories */
+	if (g->store && m.type == P9_TLCREATE && (m.u.tcreate.mode & 07177))
+		return -EPERM; /* 0600 or less: the owner's alone */
 	if (!gofer_handlers[m.type])
 		return -EPROTO; /* a decodable R-message sent to the server */
 	return gofer_handlers[m.type](g, &m, o);

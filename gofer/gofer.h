@@ -55,6 +55,12 @@ int gofer_serve(int sockfd, int rootfd, unsigned flags);
  * of FIFOs and regular files, Tunlinkat, Trenameat, Tlink, Tsetattr,
  * Tfsync; Tlopen for writing). Without it every one is EROFS. */
 #define GOFER_WRITABLE 1u
+/* A sandbox's store (sentry/store.h): writable, but only flat regular
+ * files of its root: walk, open, create and remove them, getattr, statfs.
+ * Every other request is EPERM, so that even a sentry taken over cannot
+ * make directories, links or symlinks there (which would outlive the
+ * sandbox's janitor) or change modes. */
+#define GOFER_STORE 2u
 
 /* Session state for gofer_handle. gofer_new dups rootfd (the caller keeps
  * its own); gofer_free clunks every fid. -errno on failure. */

@@ -32,7 +32,15 @@
 #include "sentry/store.h"
 #include "sentry/vfs.h"
 
-static pid_t start_gofer(const char *root, bool rw, int *sock_out,
+/* What a gofer may do to its tree: read it, write it (a `--mount ...:rw`),
+ * or keep the sandbox's store's flat files (sentry/store.h). */
+enum gofer_kind {
+	GOFER_RO,
+	GOFER_RW,
+	GOFER_FOR_STORE,
+};
+
+static pid_t start_gofer(const char *root, enum gofer_kind kind, int *sock_out,
 			 struct moat_error *err)
 {
 	int sv[2];
@@ -67,11 +75,14 @@ static pid_t start_gofer(const char *root, bool rw, int *sock_out,
 			_exit(126);
 		snprintf(fdbuf, sizeof(fdbuf), "3");
 		/* The host's own root: serve it as nobody (gofer/confine.c). */
-		if (host_root && !rw)
+		if (host_root && kind == GOFER_RO)
 			args[n++] = "--nobody";
-		/* Only a `--mount ...:rw` gofer may change its tree. */
-		if (rw)
+		/* Only a `--mount ...:rw` gofer may change its tree as the
+		 * guest asks; the store's makes and removes flat files. */
+		if (kind == GOFER_RW)
 			args[n++] = "--rw";
+		if (kind == GOFER_FOR_STORE)
+			args[n++] = "--store";
 		execv("/proc/self/exe", args);
 		_exit(126);
 	}
@@ -96,7 +107,9 @@ static int start_mounts(const struct sentry_opts *opts, struct moat_error *err)
 		int sock = -1;
 		pid_t pid;
 
-		pid = start_gofer(m->src, m->mode == MNT_RW, &sock, err);
+		pid = start_gofer(m->src,
+				  m->mode == MNT_RW ? GOFER_RW : GOFER_RO,
+				  &sock, err);
 		if (pid < 0)
 			return moat_error_wrap(err, "--mount `%s`", m->src);
 		S->mount_gofers[i] = pid;
@@ -133,7 +146,7 @@ static int start_store(const struct sentry_opts *opts, struct moat_error *err)
 		return -1;
 	if (free_b / 2 < TMPFS_DEFAULT_MAX)
 		tmpfs_set_default_max(free_b / 2);
-	pid = start_gofer(dir, true, &sock, err);
+	pid = start_gofer(dir, GOFER_FOR_STORE, &sock, err);
 	if (pid < 0)
 		return moat_error_wrap(err, "store");
 	S->store_gofer = pid;
@@ -674,7 +687,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 				(double)(now_ns() - S->boot_ns) / 1e6);        \
 	} while (0)
 	PHASE("start");
-	gofer = start_gofer(opts->rootfs ? opts->rootfs : "/", false, &gsock,
+	gofer = start_gofer(opts->rootfs ? opts->rootfs : "/", GOFER_RO, &gsock,
 			    err);
 	if (gofer < 0)
 		return -1;

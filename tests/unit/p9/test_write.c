@@ -357,3 +357,52 @@ Test(p9_write_ro, every_write_is_erofs, .fini = wteardown)
 	cr_assert_eq(lstat(path, &st), -1);
 	wend();
 }
+
+/* A store gofer (sentry/store.h): flat regular files of its root, made
+ * 0600 at most, opened and removed; every other change is EPERM, so that
+ * a sentry taken over cannot leave directories, links or symlinks behind
+ * (the janitor removes one level) or open modes up. */
+Test(p9_write_store, only_flat_files, .fini = wteardown)
+{
+	struct p9c_setattr a = { .valid = P9_SETATTR_MODE, .mode = 0777 };
+	char path[128];
+	struct stat st;
+	uint32_t fid, f2;
+	int fd;
+
+	start(GOFER_STORE);
+	cr_assert_eq(p9c_lcreate(wc, wroot, "0001", O_RDWR | O_EXCL, 0600, &fid,
+				 &fd),
+		     0);
+	cr_assert_eq(write(fd, "x", 1), 1);
+	close(fd);
+	cr_assert_eq(p9c_clunk(wc, fid), 0);
+	cr_assert_eq(p9c_walk1(wc, wroot, "0001", &fid, NULL), 0);
+	cr_assert_eq(p9c_lopen(wc, fid, O_RDWR, &fd), 0, "reopened");
+	close(fd);
+	cr_assert_eq(p9c_setattr(wc, fid, &a), -EPERM);
+	cr_assert_eq(p9c_link(wc, wroot, fid, "h"), -EPERM);
+	cr_assert_eq(p9c_xattr_set(wc, fid, "user.x", "1", 1, 0), -EPERM);
+	cr_assert_eq(p9c_clunk(wc, fid), 0);
+	cr_assert_eq(p9c_lcreate(wc, wroot, "0002", O_RDWR, 0755, &fid, &fd),
+		     -EPERM, "a mode past 0600");
+	cr_assert_eq(p9c_lcreate(wc, wroot, "0002", O_RDWR, 04600, &fid, &fd),
+		     -EPERM, "set-id");
+	cr_assert_eq(p9c_mkdir(wc, wroot, "d", 0700), -EPERM);
+	cr_assert_eq(p9c_symlink(wc, wroot, "s", "/etc/passwd"), -EPERM);
+	cr_assert_eq(p9c_mknod(wc, wroot, "n", S_IFIFO | 0600), -EPERM);
+	cr_assert_eq(p9c_renameat(wc, wroot, "0001", wroot, "0003"), -EPERM);
+	cr_assert_eq(p9c_unlinkat(wc, wroot, "dir", AT_REMOVEDIR), -EPERM);
+	/* one name at a time: never below the root */
+	cr_assert_eq(p9c_walk1(wc, wroot, "dir", &f2, NULL), 0);
+	cr_assert_eq(p9c_walk1(wc, f2, "inner.txt", &fid, NULL), 0,
+		     "walks are one name each");
+	cr_assert_eq(p9c_clunk(wc, fid), 0);
+	cr_assert_eq(p9c_clunk(wc, f2), 0);
+	cr_assert_eq(p9c_unlinkat(wc, wroot, "0001", 0), 0);
+	host_path(path, sizeof(path), "0001");
+	cr_assert_eq(lstat(path, &st), -1, "removed");
+	host_path(path, sizeof(path), "d");
+	cr_assert_eq(lstat(path, &st), -1, "no directory was made");
+	wend();
+}
