@@ -54,8 +54,9 @@ struct tnode {
 	uint64_t charged; /* bytes of --disk this file holds */
 	bool shared_map;  /* mapped MAP_SHARED writable: all preallocated */
 	bool no_falloc;	  /* the store cannot preallocate: charge the size */
-	bool sparse;  /* may have holes below its size (or blocks past it) */
-	char *target; /* symlinks */
+	bool sparse;   /* may have holes below its size (or blocks past it) */
+	uint64_t meta; /* --disk held by xattrs and a long symlink target */
+	char *target;  /* symlinks */
 	bool mount_root;
 	bool overlay;	   /* root of the overlay's upper layer (overlay.c) */
 	struct pipe *fifo; /* FIFOs: the pipe while anyone has it open */
@@ -74,6 +75,9 @@ static uint64_t next_sid = 1; /* store file ids */
 static uint64_t tmpfs_bytes;  /* charged to --disk by every file */
 static uint64_t inline_bytes; /* inline buffers, allocated */
 static uint64_t tmpfs_nodes;  /* live nodes, for TMPFS_NODES_MAX */
+/* Names of files past their first (hard links): each costs the sentry a
+ * name as a node does, and Linux's tmpfs takes an inode for each too. */
+static uint64_t tmpfs_links;
 static uint64_t default_max = TMPFS_DEFAULT_MAX;
 
 /* Bytes the sentry itself wrote while setting the sandbox up (its
@@ -201,6 +205,30 @@ static void charge_set(struct tnode *tn, uint64_t bytes)
 {
 	tmpfs_bytes = tmpfs_bytes - tn->charged + bytes;
 	tn->charged = bytes;
+}
+
+/* What a node's metadata holds of --disk, as Linux's tmpfs charges it: a
+ * page for a symlink target past 128 bytes; and, more than Linux, its
+ * xattrs in whole pages (they are the sentry's memory, up to 64 KiB a
+ * node). Growing it past the room is ENOSPC, and nothing changes. */
+#define SHORT_SYMLINK_LEN 128
+
+static uint64_t meta_of(const struct tnode *tn, size_t xattr_bytes)
+{
+	uint64_t m = pages_of(xattr_bytes);
+
+	if (tn->target && strlen(tn->target) > SHORT_SYMLINK_LEN)
+		m += PAGE_SZ;
+	return m;
+}
+
+static int meta_set(struct tnode *tn, uint64_t bytes)
+{
+	if (bytes > tn->meta && bytes - tn->meta > disk_room())
+		return -ENOSPC;
+	tmpfs_bytes = tmpfs_bytes - tn->meta + bytes;
+	tn->meta = bytes;
+	return 0;
 }
 
 /* Stored files whose fd is open and unused, oldest first (vnode idle_*). */
@@ -774,6 +802,7 @@ void tmpfs_free(struct vnode *vn)
 	if (!tn)
 		return;
 	data_free(vn);
+	meta_set(tn, 0);
 	tmpfs_nodes--;
 	free(tn->hash);
 	tn->hash = NULL;
@@ -961,6 +990,7 @@ int tmpfs_stat(struct vnode *vn, struct stat *st)
 	/* What the file holds of --disk: its allocated blocks (see "file
 	 * data"); other nodes none, as on Linux's tmpfs. */
 	st->st_blocks = S_ISREG(vn->mode) ? (blkcnt_t)(vn->tn->charged / 512) :
+			S_ISLNK(vn->mode) ? (blkcnt_t)(vn->tn->meta / 512) :
 					    0;
 	return 0;
 }
@@ -1091,7 +1121,7 @@ static int new_child(struct task *t, struct vnode *dir, const char *name,
 	rc = vfs_child_path(dir, name, path, sizeof(path));
 	if (rc < 0)
 		return rc;
-	if (tmpfs_nodes >= TMPFS_NODES_MAX)
+	if (tmpfs_nodes + tmpfs_links >= TMPFS_NODES_MAX)
 		return -ENOSPC; /* out of inodes, as a full tmpfs says */
 	vn = tnode_new(dir->tn->root, path, mode, t ? t->proc->cred.fsuid : 0,
 		       t ? t->proc->cred.fsgid : 0);
@@ -1214,6 +1244,11 @@ int tmpfs_symlink(struct task *t, struct vnode *dir, const char *name,
 		vnode_put(vn);
 		return -ENOMEM;
 	}
+	rc = meta_set(vn->tn, meta_of(vn->tn, 0));
+	if (rc < 0) {
+		vnode_put(vn);
+		return rc;
+	}
 	rc = add_entry(dir, name, vn);
 	if (rc < 0)
 		vnode_put(vn);
@@ -1244,12 +1279,16 @@ int tmpfs_link(struct task *t, struct vnode *dir, const char *name,
 		return rc;
 	if (find_live(dir, name))
 		return -EEXIST;
+	if (target->st.st_nlink && tmpfs_nodes + tmpfs_links >= TMPFS_NODES_MAX)
+		return -ENOSPC;
 	drop_whiteout(dir, name);
 	rc = add_entry(dir, name, vnode_get(target));
 	if (rc < 0) {
 		vnode_put(target);
 		return rc;
 	}
+	if (target->st.st_nlink)
+		tmpfs_links++;
 	target->st.st_nlink++;
 	target->tn->linkable = false;
 	stamp(&target->st, false, false, true);
@@ -1285,8 +1324,8 @@ int tmpfs_unlink(struct task *t, struct vnode *dir, const char *name,
 	vn = drop_entry(dir, pp);
 	if (S_ISDIR(vn->mode))
 		vn->st.st_nlink = 0;
-	else
-		vn->st.st_nlink--;
+	else if (vn->st.st_nlink-- > 1)
+		tmpfs_links--;
 	stamp(&vn->st, false, false, true);
 	vnode_put(vn);
 	sentry_wake();
@@ -1424,6 +1463,8 @@ int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
 		return -ENOMEM;
 	if (nvn) {
 		struct vnode *gone = drop_entry(ndir, np);
+		if (!S_ISDIR(gone->mode) && gone->st.st_nlink > 1)
+			tmpfs_links--;
 		gone->st.st_nlink = S_ISDIR(gone->mode) ? 0 :
 							  gone->st.st_nlink - 1;
 		vnode_put(gone);
@@ -1581,8 +1622,8 @@ int tmpfs_statfs(struct vnode *vn, struct statfs *st)
 	st->f_blocks = tmpfs_max() / 4096;
 	st->f_bfree = st->f_bavail = (tmpfs_max() - tmpfs_bytes) / 4096;
 	st->f_files = TMPFS_NODES_MAX;
-	st->f_ffree = tmpfs_nodes < TMPFS_NODES_MAX ?
-			      TMPFS_NODES_MAX - tmpfs_nodes :
+	st->f_ffree = tmpfs_nodes + tmpfs_links < TMPFS_NODES_MAX ?
+			      TMPFS_NODES_MAX - tmpfs_nodes - tmpfs_links :
 			      0;
 	st->f_namelen = NAME_MAX;
 	return 0;
@@ -1870,7 +1911,16 @@ int tmpfs_make_raw(struct vnode *dir, const char *name, const struct stat *st,
 	vn->st.st_ctim = st->st_ctim;
 	if (S_ISLNK(st->st_mode)) {
 		vn->tn->target = strdup(target ? target : "");
+		if (!vn->tn->target) {
+			vnode_put(vn);
+			return -ENOMEM;
+		}
 		vn->st.st_size = (off_t)strlen(vn->tn->target);
+		rc = meta_set(vn->tn, meta_of(vn->tn, 0));
+		if (rc < 0) {
+			vnode_put(vn);
+			return rc;
+		}
 	}
 	rc = add_entry(dir, name, vn);
 	if (rc < 0) {
@@ -1899,7 +1949,7 @@ int tmpfs_tmpfile(struct task *t, struct vnode *dir, mode_t mode, bool linkable,
 	snprintf(path, sizeof(path), "%s/#%llu (deleted)",
 		 strcmp(dir->path, "/") ? dir->path : "",
 		 (unsigned long long)next_ino);
-	if (tmpfs_nodes >= TMPFS_NODES_MAX)
+	if (tmpfs_nodes + tmpfs_links >= TMPFS_NODES_MAX)
 		return -ENOSPC;
 	vn = tnode_new(dir->tn->root, path, S_IFREG | (mode & 07777),
 		       t ? t->proc->cred.fsuid : 0,
@@ -1918,7 +1968,7 @@ int tmpfs_anon_file(const char *name, struct vnode **out)
 	struct vnode *vn;
 
 	snprintf(path, sizeof(path), "/memfd:%s (deleted)", name);
-	if (tmpfs_nodes >= TMPFS_NODES_MAX)
+	if (tmpfs_nodes + tmpfs_links >= TMPFS_NODES_MAX)
 		return -ENFILE; /* memfd_create's word for it */
 	vn = tnode_new(NULL, path, S_IFREG | 0777, 0, 0);
 	if (!vn)
@@ -1972,6 +2022,9 @@ long tmpfs_setxattr(struct vnode *vn, const char *name, const void *value,
 		return -ENODATA;
 	if (tn->xattr_bytes - old + add > TMPFS_XATTR_BYTES)
 		return -ENOSPC;
+	if (meta_of(tn, tn->xattr_bytes - old + add) > tn->meta &&
+	    meta_of(tn, tn->xattr_bytes - old + add) - tn->meta > disk_room())
+		return -ENOSPC;
 	x = malloc(sizeof(*x) + size);
 	if (!x)
 		return -ENOMEM;
@@ -1993,6 +2046,7 @@ long tmpfs_setxattr(struct vnode *vn, const char *name, const void *value,
 		tn->xattrs = x;
 	}
 	tn->xattr_bytes = tn->xattr_bytes - old + add;
+	meta_set(tn, meta_of(tn, tn->xattr_bytes)); /* room checked above */
 	stamp(&vn->st, false, false, true);
 	return 0;
 }
@@ -2009,6 +2063,7 @@ long tmpfs_removexattr(struct vnode *vn, const char *name)
 	x = *pp;
 	*pp = x->next;
 	tn->xattr_bytes -= strlen(x->name) + x->len;
+	meta_set(tn, meta_of(tn, tn->xattr_bytes));
 	free(x->name);
 	free(x);
 	stamp(&vn->st, false, false, true);
