@@ -4,8 +4,10 @@
  * needs no allocation. The signal is then re-raised with the default action
  * so the exit status still says what happened. */
 #define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <libunwind.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +16,15 @@
 
 static const char *crash_who = "moat";
 static char altstack[64 * 1024];
+/* libunwind finds a frame's name by opening its ELF file: not in a
+ * process whose seccomp filter allows no open (the sentry's). Then each
+ * frame is its file and the offset in it, for addr2line. */
+static bool no_names;
+
+void crash_handler_no_names(void)
+{
+	no_names = true;
+}
 
 static void crash_handler(int sig)
 {
@@ -31,9 +42,23 @@ static void crash_handler(int sig)
 		while (unw_step(&cur) > 0 && depth++ < 64) {
 			unw_word_t ip = 0, off = 0;
 			unw_get_reg(&cur, UNW_REG_IP, &ip);
-			if (unw_get_proc_name(&cur, name, sizeof(name), &off) !=
-			    0)
+			if (no_names) {
+				Dl_info di;
+				const char *f, *slash;
+				if (!dladdr((void *)ip, &di) || !di.dli_fname) {
+					snprintf(name, sizeof(name), "?");
+				} else {
+					f = di.dli_fname;
+					slash = strrchr(f, '/');
+					snprintf(name, sizeof(name), "%s",
+						 *f ? (slash ? slash + 1 : f) :
+						      "(moat)");
+					off = ip - (unw_word_t)di.dli_fbase;
+				}
+			} else if (unw_get_proc_name(&cur, name, sizeof(name),
+						     &off) != 0) {
 				snprintf(name, sizeof(name), "?");
+			}
 			n = snprintf(line, sizeof(line),
 				     "  #%d 0x%016lx %s+0x%lx\n", depth,
 				     (unsigned long)ip, name,

@@ -250,21 +250,6 @@ static uint64_t parent_ino(const char *path)
 	return path_ino(buf);
 }
 
-/* Number for objects without a path (pipe:[n]): keyed so that it reveals
- * nothing about sentry addresses or host inode numbers. */
-static uint32_t opaque_ino(uint64_t v)
-{
-	static uint64_t key;
-
-	if (!key && getrandom(&key, sizeof(key), 0) != sizeof(key))
-		key = (uint64_t)now_ns() | 1;
-	v ^= key;
-	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
-	v ^= v >> 31;
-	return (uint32_t)v ? (uint32_t)v : 1;
-}
-
 /* "123" -> 123; anything else (sign, leading zero, overflow) -> -1. */
 static int parse_num(const char *s)
 {
@@ -394,7 +379,7 @@ static int fd_target(struct file *f, char *buf, size_t cap)
 	if (f->vn) {
 		n = snprintf(buf, cap, "%s", f->vn->path);
 	} else if (f->ops && f->ops->stat && f->ops->stat(f, &st) == 0) {
-		uint64_t id = host ? opaque_ino(st.st_ino) : st.st_ino;
+		uint64_t id = st.st_ino; /* host stdio's: opaque already */
 		if (S_ISFIFO(st.st_mode)) {
 			n = snprintf(buf, cap, "pipe:[%llu]",
 				     (unsigned long long)id);
@@ -419,7 +404,7 @@ static int fd_target(struct file *f, char *buf, size_t cap)
 	} else {
 		void *obj = f->priv ? f->priv : f;
 		n = snprintf(buf, cap, "anon_inode:[%u]",
-			     opaque_ino((uint64_t)(uintptr_t)obj));
+			     opaque_id((uint64_t)(uintptr_t)obj));
 	}
 	if (n < 0 || (size_t)n >= cap)
 		return -ENAMETOOLONG;

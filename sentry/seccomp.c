@@ -3,8 +3,18 @@
  * Installed after setup (the gofer, namespaces and first task exist), so it
  * lists only what the event loop needs: ptrace and the calls that read and
  * write tracee memory, I/O on fds it already holds, memory for itself, and
- * signals to its own tasks. No open of a path except below the host /proc
- * fd (for /proc/<pid>/maps and cpuinfo), no socket, no exec.
+ * signals to its own tasks. No socket, no exec, and no open but one
+ * relative to the host /proc fd (a tracee's maps or status, cpuinfo, and
+ * reopens of its own fds through self/fd), without O_CREAT, O_TRUNC,
+ * O_APPEND or O_TMPFILE.
+ *
+ * What that last rule does not hold, and why it is worth writing down: the
+ * filter checks the directory fd and the flags, never the path, so a
+ * sentry taken over could still open an existing host file by "../" from
+ * /proc, read it (the sentry runs as the caller, root for containers) and
+ * write it in place. No guest string reaches these paths (they are built
+ * from integers); confining the sentry's view of the host's files
+ * (Landlock, or a mount namespace of its own) is the next step.
  *
  * The ASan/UBSan build (make e2e-asan) runs under the same filter, plus
  * what the sanitizer runtime needs to print a report (sanitizer_extra), so
@@ -19,6 +29,7 @@
 #include <seccomp.h>
 #include <sys/syscall.h>
 
+#include "lib/crash.h"
 #include "sentry/sentry.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -175,6 +186,8 @@ int sentry_seccomp_install(struct moat_error *err)
 		SYS_rt_tgsigqueueinfo,
 		SYS_accept4,	/* the control socket's requests */
 		SYS_getsockopt, /* and their SO_PEERCRED */
+		SYS_pipe2,	/* libunwind probes memory through one when the
+			    * crash handler prints a backtrace (lib/crash.c) */
 	};
 	/* TRAP, not KILL: the handler names the syscall before the sentry
 	 * exits, so a gap in this list is a clear bug report, not a riddle. */
@@ -191,11 +204,16 @@ int sentry_seccomp_install(struct moat_error *err)
 	sigaction(SIGSYS, &sa, NULL);
 	for (i = 0; i < ARRAY_SIZE(allow) && rc == 0; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allow[i], 0);
-	/* openat only relative to the host /proc fd kept for tracee maps. */
+	/* openat only relative to the host /proc fd kept for tracee maps,
+	 * and nothing that makes or empties a file. */
 	if (rc == 0 && S->host_proc_fd >= 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SYS_openat, 1,
-				      SCMP_A0(SCMP_CMP_EQ,
-					      (uint64_t)S->host_proc_fd));
+		rc = seccomp_rule_add(
+			ctx, SCMP_ACT_ALLOW, SYS_openat, 2,
+			SCMP_A0(SCMP_CMP_EQ, (uint64_t)S->host_proc_fd),
+			SCMP_A2(SCMP_CMP_MASKED_EQ,
+				(uint64_t)(O_CREAT | O_TRUNC | O_APPEND |
+					   __O_TMPFILE),
+				0));
 #if SENTRY_SANITIZED
 	if (rc == 0)
 		rc = sanitizer_extra(ctx);
@@ -208,5 +226,6 @@ int sentry_seccomp_install(struct moat_error *err)
 #if SENTRY_SANITIZED
 	filtered = true;
 #endif
+	crash_handler_no_names();
 	return 0;
 }

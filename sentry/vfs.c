@@ -2,6 +2,7 @@
 #include "sentry/vfs.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -952,6 +953,19 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 	    ((mask & X_OK) && !(m & 1)))
 		return -EACCES;
 	return 0;
+}
+
+uint32_t opaque_id(uint64_t v)
+{
+	static uint64_t key;
+
+	if (!key && getrandom(&key, sizeof(key), 0) != sizeof(key))
+		key = (uint64_t)now_ns() | 1;
+	v ^= key;
+	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
+	v ^= v >> 31;
+	return (uint32_t)v ? (uint32_t)v : 1;
 }
 
 bool creds_in_group(const struct creds *c, gid_t g)

@@ -154,6 +154,9 @@ bool vfs_is_clone_root(const char *path);
 int vfs_stat(struct vnode *vn, struct stat *st);
 int vfs_readlink(struct vnode *vn, char *buf,
 		 size_t cap); /* length or -errno */
+/* A number for an object the guest must not learn more of (a host inode,
+ * a sentry address): keyed per sandbox, equal for equal v, never 0. */
+uint32_t opaque_id(uint64_t v);
 /* Is g the fs group of c, or one of its supplementary groups? */
 bool creds_in_group(const struct creds *c, gid_t g);
 /* Permission check against the virtual credentials (mask: R_OK|W_OK|X_OK). */

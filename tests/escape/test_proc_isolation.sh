@@ -97,6 +97,27 @@ t_maps_show_guest_numbers()
 	done <<<"$OUT"
 }
 
+# The caller's stdio is the sentry's file: fstat of it showed the host's
+# device and inode numbers (those of the file it was redirected from),
+# which /proc/self/fd hides. Equal files still compare equal.
+t_host_stdio_numbers_are_hidden()
+{
+	local f=$E2E_TMP/stdio hdev hino
+	echo x >"$f"
+	hdev=$(stat -c %d "$f")
+	hino=$(stat -c %i "$f")
+	# stdin and stdout both the same host file; the answer on stderr
+	moat do -- python3 -c 'import os, sys; a, b = os.fstat(0), os.fstat(1)
+print(a.st_dev, a.st_ino, (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino), file=sys.stderr)' \
+		<"$f" >>"$f" 2>"$E2E_TMP/stdio.err"
+	STATUS=$?
+	OUT=$(cat "$E2E_TMP/stdio.err")
+	assert_eq 0 "$STATUS" "python: $OUT"
+	assert_not_contains " $OUT " " $hdev " "no host device number"
+	assert_not_contains " $OUT " " $hino " "no host inode number"
+	assert_contains "$OUT" "True" "the same host file twice is the same file"
+}
+
 run_test "ls /proc in a rootfs shows only sandbox pids" t_ls_proc_rootfs
 run_test "ls /proc on the host root shows only sandbox pids" t_ls_proc_hostroot
 run_test "the guest's children appear, nothing else" t_ls_proc_with_children
@@ -104,4 +125,5 @@ run_test "python os.listdir(/proc) shows only sandbox pids" t_python_listdir
 run_test "a host pid is neither readable nor signalable" t_host_pid_unreachable
 run_test "/proc/self/status holds virtual pids" t_proc_self_status_small
 run_test "/proc/self/maps shows the sandbox's device and inode numbers" t_maps_show_guest_numbers
+run_test "host stdio shows no host device or inode" t_host_stdio_numbers_are_hidden
 e2e_done
