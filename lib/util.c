@@ -168,7 +168,12 @@ char *xstrdup(const char *s)
 
 int janitor_fork(void)
 {
-	int p[2];
+	return janitor_fork_keep(-1);
+}
+
+int janitor_fork_keep(int keep)
+{
+	int p[2], r, k = -1;
 	pid_t pid;
 	char c;
 
@@ -187,11 +192,16 @@ int janitor_fork(void)
 		return 1;
 	}
 	close(p[1]);
-	/* p[0] to fd 3 first: closing everything from 3 up would close it
-	 * too, and an early EOF would clean up at once */
-	if (p[0] != 3 && dup2(p[0], 3) < 0)
+	/* p[0] to fd 3 and keep to 4 (out of each other's way first):
+	 * closing everything above would close them too, and an early EOF
+	 * would clean up at once */
+	r = fcntl(p[0], F_DUPFD, 64);
+	if (keep >= 0)
+		k = fcntl(keep, F_DUPFD, 64);
+	if (r < 0 || (keep >= 0 && k < 0) || dup2(r, 3) < 0 ||
+	    (k >= 0 && dup2(k, 4) < 0))
 		_exit(1);
-	syscall(SYS_close_range, 4, ~0U, 0);
+	syscall(SYS_close_range, k >= 0 ? 5 : 4, ~0U, 0);
 	/* Nor the caller's stdio: a pipe on moat's stdout must end when the
 	 * sandbox does, not when its last janitor is done. */
 	{

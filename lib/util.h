@@ -105,6 +105,9 @@ ssize_t send_with_fds(int sock, struct iovec *iov, int niov, const int *fds,
  * no fd of the caller's (its stdio is /dev/null), has a session of its
  * own and ignores the terminal's signals; it should _exit when done. */
 int janitor_fork(void);
+/* The same, and the janitor keeps the caller's fd keep as its fd 4 (a
+ * directory it checked, so that the cleanup need not trust a path). */
+int janitor_fork_keep(int keep);
 
 /* The host fds of one process are one table shared by everything it does.
  * In the sentry, what guests make it hold (donated files, stored tmpfs

@@ -211,12 +211,11 @@ int store_prepare(const char *base, const char **dir_out, uint64_t *free_out,
 	*free_out = fstatvfs(dfd, &vs) == 0 ?
 			    (uint64_t)vs.f_bavail * (uint64_t)vs.f_frsize :
 			    0;
-	/* The janitor removes the directory however the sentry ends. */
-	rc = janitor_fork();
+	/* The janitor removes the directory however the sentry ends,
+	 * through the base it has open (checked above), not by its path. */
+	rc = janitor_fork_keep(bfd);
 	if (rc == 0) {
-		int p = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (p >= 0)
-			remove_tree_at(p, name);
+		remove_tree_at(4, name);
 		_exit(0);
 	}
 	if (rc < 0) {
