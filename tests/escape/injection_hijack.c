@@ -24,8 +24,11 @@ static void *writer(void *a)
 			;
 		for (volatile int i = 0; i < 3000; i++)
 			;
-		page[7] = 0xeb;
-		page[8] = 0x37; /* jmp +0x37 -> attacker code at 0x40 */
+		/* One store for both bytes: a thread running the code while
+		 * two byte stores landed could fetch a torn jmp and die of
+		 * SIGSEGV, which is the test's own race, not a hijack. */
+		*(volatile uint16_t *)(page + 7) =
+			0x37eb; /* jmp +0x37 -> attacker code at 0x40 */
 		page[0x800] = 0;
 	}
 }
@@ -101,8 +104,7 @@ int main(int argc, char **argv)
 	int vpid = getpid();
 	printf("virtual getpid() = %d\n", vpid);
 	for (int i = 0; i < 20000; i++) {
-		page[7] = 0x0f;
-		page[8] = 0x05;
+		*(volatile uint16_t *)(page + 7) = 0x050f; /* syscall */
 		long r = call_mmap(fd);
 		/* The thread itself may reach X after the writer patched it
 		 * (preempted between the movb and the syscall): then it jumps
