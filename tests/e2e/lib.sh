@@ -53,6 +53,15 @@ native()
 	timeout -k 5 "$MOAT_TIMEOUT" "$@"
 }
 
+# asan_build: is $MOAT the ASan/UBSan build? Cases that only load the
+# machine (bombs, floods at scale) leave that run to the plain one:
+#     asan_build && { echo "skipped under the ASan build: ..."; return 0; }
+asan_build()
+{
+	case $MOAT in */asan/*) return 0 ;; esac
+	return 1
+}
+
 # capture CMD...: run CMD, set OUT, ERR (stdout/stderr, trailing newlines
 # stripped as by $(...)) and STATUS.  Never fails by itself.
 capture()
