@@ -108,7 +108,9 @@ struct process {
 	bool exited;	 /* all threads gone; zombie until reaped */
 	int exit_status; /* wait status */
 	bool reaped;
-	struct process *next; /* all processes list */
+	bool swept_used;	  /* task_sweep: a task still points here */
+	struct process *next;	  /* all processes list */
+	struct process *pid_next; /* S->by_pid chain */
 };
 
 enum task_state {
@@ -268,12 +270,15 @@ struct sentry {
 	int spawn_fd;  /* the reaper's request pipe (plat_spawn_more) */
 	int next_pid;
 	int nlive;	     /* tasks not yet dead */
+	int nzombies;	     /* processes exited, not yet reaped */
 	int nforking;	     /* clones let through, child not yet known */
 	int ndead;	     /* dead tasks not yet freed */
 	bool fds_to_release; /* exited processes still hold their fd tables */
 	struct task *tasks;
 	struct process *procs;
 	struct task *by_host[1024];
+	struct process *by_pid[1024]; /* by virtual pid, reaped ones too */
+	bool pids_wrapped;   /* next_pid went round: a pid may be in use */
 	uint64_t generation; /* bumped on any state change that may wake */
 	int audit_fd;
 	int init_status; /* wait status of virtual init */
@@ -340,6 +345,12 @@ struct task *task_new(pid_t host_tid, struct process *p);
 struct process *proc_new(struct process *parent);
 void task_exited(struct task *t, int status);
 int alloc_pid(void);
+/* Give p its virtual pid (and make proc_by_pid find it). */
+void proc_set_pid(struct process *p, int pid);
+/* Processes and tasks the pids limit counts now (zombies included). */
+int pids_in_use(void);
+/* Mark p reaped (waited for, or auto-reaped). */
+void proc_reap(struct process *p);
 /* Record who sends sig to p (its pid, and its uid now), for the siginfo
  * the guest sees on delivery. */
 void sig_note_sender(struct process *p, int sig, int sender_pid);

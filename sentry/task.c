@@ -47,25 +47,70 @@ struct task *task_by_vtid(int tid)
 	return NULL;
 }
 
+#define PID_HASH(pid) ((unsigned)(pid) % ARRAY_SIZE(S->by_pid))
+
 struct process *proc_by_pid(int pid)
 {
 	struct process *p;
 
-	for (p = S->procs; p; p = p->next)
+	for (p = S->by_pid[PID_HASH(pid)]; p; p = p->pid_next)
 		if (p->pid == pid && !p->reaped)
 			return p;
 	return NULL;
 }
 
+void proc_set_pid(struct process *p, int pid)
+{
+	p->pid = pid;
+	p->pid_next = S->by_pid[PID_HASH(pid)];
+	S->by_pid[PID_HASH(pid)] = p;
+}
+
+static void unhash_proc(struct process *p)
+{
+	struct process **pp;
+
+	for (pp = &S->by_pid[PID_HASH(p->pid)]; *pp; pp = &(*pp)->pid_next) {
+		if (*pp == p) {
+			*pp = p->pid_next;
+			return;
+		}
+	}
+}
+
+/* Pids are handed out in order: until they first wrap, the next one has
+ * never been used, and only after that is it looked for (a thread group
+ * that exec'd keeps its leader's pid, one of those handed out before). */
 int alloc_pid(void)
 {
 	for (;;) {
 		int pid = S->next_pid++;
-		if (S->next_pid >= 4194304)
+		if (S->next_pid >= 4194304) {
 			S->next_pid = 2;
-		if (!proc_by_pid(pid) && !task_by_vtid(pid))
+			S->pids_wrapped = true;
+		}
+		if (!S->pids_wrapped ||
+		    (!proc_by_pid(pid) && !task_by_vtid(pid)))
 			return pid;
 	}
+}
+
+/* What Linux's pids cgroup counts: tasks alive, zombies not yet reaped
+ * (a fork bomb of children never waited for is one too), and clones let
+ * through whose child the sentry has not met yet. */
+int pids_in_use(void)
+{
+	return S->nlive + S->nzombies + S->nforking;
+}
+
+/* p's parent (or the sentry) has collected it: it no longer counts. */
+void proc_reap(struct process *p)
+{
+	if (p->reaped)
+		return;
+	p->reaped = true;
+	if (p->exited)
+		S->nzombies--;
 }
 
 struct task *task_new(pid_t host_tid, struct process *p)
@@ -161,7 +206,7 @@ static long do_clone(struct task *t, uint64_t flags, uint64_t ptid,
 	 * too: a bomb's many forkers, each past the check before any child's
 	 * event, would overshoot it, and without a pids cgroup (one that
 	 * cannot be made) nothing else would stop them. */
-	if (S->opts.pids && S->nlive + S->nforking >= S->opts.pids) {
+	if (S->opts.pids && pids_in_use() >= S->opts.pids) {
 		S->pids_refused++;
 		return -EAGAIN; /* as fork does past RLIMIT_NPROC or pids.max */
 	}
@@ -282,7 +327,7 @@ struct task *task_clone_event(struct task *parent, pid_t child_host, int ev)
 		p = proc_new(parent->proc);
 		if (!p)
 			return NULL;
-		p->pid = vtid;
+		proc_set_pid(p, vtid);
 		p->host_pid = child_host;
 		if (flags & CLONE_FILES) {
 			p->fdt = parent->proc->fdt;
@@ -386,6 +431,25 @@ long sys_set_tid_address(struct task *t, struct syscall_args *a)
 
 /* ---- exit and wait -------------------------------------------------- */
 
+/* Zombie q was just reparented to init. */
+static void zombie_to_init(struct process *q)
+{
+	struct process *init = proc_by_pid(1);
+	struct sigact_rec *sa;
+
+	if (!init || init->exited)
+		return;
+	sa = &init->sigact[SIGCHLD];
+	if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
+	    (sa->flags & SA_NOCLDWAIT)) {
+		proc_reap(q);
+		return;
+	}
+	init->chld_pid = q->pid;
+	init->chld_status = q->exit_status;
+	send_signal_proc(init, SIGCHLD, q->pid);
+}
+
 static void proc_exited(struct process *p, int status)
 {
 	struct process *q, *parent;
@@ -401,10 +465,16 @@ static void proc_exited(struct process *p, int status)
 	 * that learnt of this death in the middle of an injection may still
 	 * hold one of them (found by the ASan end-to-end run). */
 	S->fds_to_release = true;
-	/* Orphans go to virtual init. */
-	for (q = S->procs; q; q = q->next)
-		if (q->ppid == p->pid && !q->reaped && q != p)
-			q->ppid = 1;
+	/* Orphans go to virtual init. One that is a zombie already is
+	 * init's to reap, as Linux's reparent_leader has it: init hears of
+	 * it, or, if it ignores SIGCHLD, it is reaped at once. */
+	for (q = S->procs; q; q = q->next) {
+		if (q->ppid != p->pid || q->reaped || q == p)
+			continue;
+		q->ppid = 1;
+		if (q->exited && p->pid != 1)
+			zombie_to_init(q);
+	}
 	if (p->pid == 1) {
 		S->init_exited = true;
 		S->init_status = status;
@@ -433,6 +503,8 @@ static void proc_exited(struct process *p, int status)
 			send_signal_proc(parent, SIGCHLD, p->pid);
 		}
 	}
+	if (!p->reaped)
+		S->nzombies++;
 	sentry_wake();
 }
 
@@ -576,7 +648,7 @@ long sys_wait4(struct task *t, struct syscall_args *a)
 		if (task_write(t, a->a[3], &ru, sizeof(ru)) < 0)
 			return -EFAULT;
 	}
-	c->reaped = true;
+	proc_reap(c);
 	return c->pid;
 }
 
@@ -675,7 +747,7 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 	if (put_zero_rusage(t, a->a[4]) < 0)
 		return -EFAULT;
 	if (!(options & WNOWAIT))
-		c->reaped = true;
+		proc_reap(c);
 	return 0;
 }
 
@@ -1284,12 +1356,16 @@ void task_sweep(void)
 			tp = &t->next;
 		}
 	}
+	/* One pass over each list, not one over the tasks per process: a
+	 * bomb's thousands of zombies made this quadratic. */
+	for (p = S->procs; p; p = p->next)
+		p->swept_used = false;
+	for (t = S->tasks; t; t = t->next)
+		t->proc->swept_used = true;
 	while ((p = *pp)) {
-		bool used = false;
-		for (t = S->tasks; t && !used; t = t->next)
-			used = t->proc == p;
-		if (p->reaped && !used) {
+		if (p->reaped && !p->swept_used) {
 			*pp = p->next;
+			unhash_proc(p);
 			vnode_put(p->cwd);
 			vnode_put(p->exe);
 			free(p->cmdline);
