@@ -24,6 +24,7 @@ struct file;
 struct vnode;
 struct task;
 struct process;
+struct map_list; /* file mappings, for /proc/<pid>/maps (sentry/fs_proc.c) */
 
 /* Host fds the sentry keeps for itself whatever guests do (fd_admit,
  * lib/util.h): gofer replies, control connections, the netstack, /proc. */
@@ -57,16 +58,6 @@ struct creds {
 struct sigact_rec {
 	uint64_t handler; /* SIG_DFL=0, SIG_IGN=1, else a guest address */
 	uint64_t flags;
-};
-
-/* A recorded file mapping, for /proc/<pid>/maps: its guest path and the
- * device and inode the guest's stat() gives for it. */
-struct map_rec {
-	uint64_t start, end;
-	char *path;
-	dev_t dev;
-	uint64_t ino;
-	struct map_rec *next;
 };
 
 /* A guest process (thread group). Virtual pid == tid of its leader. */
@@ -104,9 +95,9 @@ struct process {
 	struct rlimit_rec {
 		uint64_t cur, max;
 	} rlim[16];
-	struct map_rec *maps;
-	bool exited;	 /* all threads gone; zombie until reaped */
-	int exit_status; /* wait status */
+	struct map_list *maps; /* shared copy-on-write after fork */
+	bool exited;	       /* all threads gone; zombie until reaped */
+	int exit_status;       /* wait status */
 	bool reaped;
 	bool swept_used;	  /* task_sweep: a task still points here */
 	struct process *next;	  /* all processes list */

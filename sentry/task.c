@@ -456,6 +456,7 @@ static void proc_exited(struct process *p, int status)
 
 	p->exited = true;
 	p->exit_status = status;
+	maps_clear(p); /* a zombie has no maps to show */
 	timers_exit(p);
 	locks_proc_gone(p);
 	notify_proc_gone(p);

@@ -349,7 +349,9 @@ int mqueuefs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid);
 void mqueuefs_vnode_gone(struct vnode *vn); /* vn's last reference went */
 
 /* process mappings, for /proc/<pid>/maps: path, dev and ino are what the
- * guest sees of the mapped file (never the host's fd behind it). */
+ * guest sees of the mapped file (never the host's fd behind it). Bounded
+ * sandbox-wide: past the budget a mapping shows without a name. maps_copy
+ * (at fork) shares src's records with dst until either changes them. */
 void maps_copy(struct process *dst, struct process *src);
 void maps_clear(struct process *p);
 void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path,
