@@ -1111,8 +1111,8 @@ static void gen_stat(struct sbuf *b)
 
 static void gen_cmdline(struct process *p, struct sbuf *b)
 {
-	if (p->cmdline && p->cmdline_len)
-		sb_add(b, p->cmdline, p->cmdline_len);
+	if (p->cmdline && p->cmdline->len)
+		sb_add(b, p->cmdline->s, p->cmdline->len);
 }
 
 /* Generate the contents of a file node into b. */

@@ -60,6 +60,21 @@ struct sigact_rec {
 	uint64_t flags;
 };
 
+/* argv joined by NULs, as the last exec left it: never changed, shared by
+ * the processes forked since (a fork bomb under 120 KiB of arguments once
+ * copied them into each child). */
+struct cmdline {
+	int refs;
+	size_t len;
+	char s[];
+};
+
+static inline void cmdline_put(struct cmdline *c)
+{
+	if (c && --c->refs == 0)
+		free(c);
+}
+
 /* A guest process (thread group). Virtual pid == tid of its leader. */
 struct process {
 	int pid;	    /* virtual */
@@ -75,8 +90,7 @@ struct process {
 	struct fdtable *fdt;
 	struct vnode *cwd;
 	struct vnode *exe;
-	char *cmdline; /* argv joined by NULs */
-	size_t cmdline_len;
+	struct cmdline *cmdline; /* shared with the children forked since */
 	char comm[16];
 	struct creds cred;
 	mode_t umask;
@@ -368,8 +382,11 @@ int task_ns_tid(struct task *x);
 long task_pass_arg0(struct task *t, uint64_t a0);
 
 /* System V IPC (sentry/sysv.c): attachments follow fork, exec and exit;
- * SEM_UNDO adjustments apply at exit. */
-void sysv_fork(struct process *parent, struct process *child);
+ * SEM_UNDO adjustments apply at exit. sysv_fork copies parent's
+ * attachments to child, or none (-ENOMEM: past the sandbox's bound on
+ * attachments, which sysv_fork_fits checks first). */
+int sysv_fork(struct process *parent, struct process *child);
+bool sysv_fork_fits(const struct process *parent);
 void sysv_exec(struct process *p);
 void sysv_proc_gone(struct process *p);
 /* POSIX message queues (sentry/mqueue.c): a notification registered by
@@ -384,7 +401,11 @@ void timers_run(void);	   /* fire what is due */
 void timers_exit(struct process *p);
 void timers_exec(struct process *p);
 void fdtable_put(struct fdtable *fdt);
+/* A copy of src for a forked child, sized to src's highest open fd; NULL
+ * (out of memory, or past FDT_SLOTS_TOTAL) if it cannot be made. */
 struct fdtable *fdtable_dup(struct fdtable *src);
+/* Would fdtable_dup(src) fit in FDT_SLOTS_TOTAL now? (fork's ENOMEM) */
+bool fdtable_dup_fits(const struct fdtable *src);
 
 /* guest memory (platform) */
 int task_read(struct task *t, uint64_t addr, void *buf, size_t len);

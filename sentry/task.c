@@ -151,6 +151,10 @@ struct process *proc_new(struct process *parent)
 
 	if (!p)
 		return NULL;
+	if (parent && sysv_fork(parent, p) < 0) {
+		free(p);
+		return NULL;
+	}
 	if (parent) {
 		p->ppid = parent->pid;
 		p->pgid = parent->pgid;
@@ -166,16 +170,10 @@ struct process *proc_new(struct process *parent)
 		memcpy(p->comm, parent->comm, sizeof(p->comm));
 		p->cwd = vnode_get(parent->cwd);
 		p->exe = vnode_get(parent->exe);
-		if (parent->cmdline) {
-			p->cmdline = malloc(parent->cmdline_len);
-			if (p->cmdline) {
-				memcpy(p->cmdline, parent->cmdline,
-				       parent->cmdline_len);
-				p->cmdline_len = parent->cmdline_len;
-			}
-		}
+		p->cmdline = parent->cmdline;
+		if (p->cmdline)
+			p->cmdline->refs++;
 		maps_copy(p, parent);
-		sysv_fork(parent, p);
 	} else {
 		p->umask = 022;
 		p->ctty = -1;
@@ -210,6 +208,14 @@ static long do_clone(struct task *t, uint64_t flags, uint64_t ptid,
 		S->pids_refused++;
 		return -EAGAIN; /* as fork does past RLIMIT_NPROC or pids.max */
 	}
+	/* What a new process copies of its parent is the sentry's heap,
+	 * which no memory cgroup sees: it has budgets of its own, checked
+	 * here, where the fork can still fail as Linux's does when a kernel
+	 * allocation is refused. */
+	if (!(flags & CLONE_THREAD) &&
+	    ((!(flags & CLONE_FILES) && !fdtable_dup_fits(t->proc->fdt)) ||
+	     !sysv_fork_fits(t->proc)))
+		return -ENOMEM;
 	/* CLONE_UNTRACED would run a child outside the sentry; CLONE_PTRACE
 	 * and CLONE_PIDFD would hand the guest host objects. */
 	if (flags & (CLONE_UNTRACED | CLONE_PTRACE | CLONE_PIDFD))
@@ -324,6 +330,10 @@ struct task *task_clone_event(struct task *parent, pid_t child_host, int ev)
 	if (ev == PTRACE_EVENT_CLONE && (flags & CLONE_THREAD)) {
 		p = parent->proc;
 	} else {
+		/* Out of memory, or a budget another fork took since do_clone
+		 * checked it: the parent's clone fails with ENOMEM, and the
+		 * child, never known, is killed (reap_unclaimed). */
+		parent->fixup_value = -ENOMEM;
 		p = proc_new(parent->proc);
 		if (!p)
 			return NULL;
@@ -334,6 +344,12 @@ struct task *task_clone_event(struct task *parent, pid_t child_host, int ev)
 			p->fdt->refs++;
 		} else {
 			p->fdt = fdtable_dup(parent->proc->fdt);
+		}
+		if (!p->fdt) {
+			sysv_proc_gone(p);
+			maps_clear(p);
+			p->exited = p->reaped = true; /* never a zombie */
+			return NULL;
 		}
 	}
 	c = task_new(child_host, p);
@@ -1369,7 +1385,7 @@ void task_sweep(void)
 			unhash_proc(p);
 			vnode_put(p->cwd);
 			vnode_put(p->exe);
-			free(p->cmdline);
+			cmdline_put(p->cmdline);
 			maps_clear(p);
 			fdtable_put(p->fdt);
 			free(p);
