@@ -316,6 +316,15 @@ long sys_clone3(struct task *t, struct syscall_args *a)
 	return -ENOSYS;
 }
 
+/* A new process whose child the sentry gives up on: it never ran, nobody
+ * waits for it, and task_sweep frees it. */
+static void proc_unborn(struct process *p)
+{
+	sysv_proc_gone(p);
+	maps_clear(p);
+	p->exited = p->reaped = true; /* never a zombie */
+}
+
 struct task *task_clone_event(struct task *parent, pid_t child_host, int ev)
 {
 	struct process *p;
@@ -346,15 +355,16 @@ struct task *task_clone_event(struct task *parent, pid_t child_host, int ev)
 			p->fdt = fdtable_dup(parent->proc->fdt);
 		}
 		if (!p->fdt) {
-			sysv_proc_gone(p);
-			maps_clear(p);
-			p->exited = p->reaped = true; /* never a zombie */
+			proc_unborn(p);
 			return NULL;
 		}
 	}
 	c = task_new(child_host, p);
-	if (!c)
+	if (!c) {
+		if (p != parent->proc)
+			proc_unborn(p);
 		return NULL;
+	}
 	c->tid = vtid;
 	if (p->pid == vtid)
 		p->leader = c;
