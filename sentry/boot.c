@@ -736,7 +736,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 
 	/* The first process: pid 1, root in the sandbox. */
 	p = proc_new(NULL);
-	p->pid = 1;
+	proc_set_pid(p, 1);
 	p->pgid = p->sid = 1;
 	proc_limits_from_opts(p);
 	snprintf(p->comm, sizeof(p->comm), "init");
@@ -866,7 +866,7 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 		return -ESRCH;
 	if (npending == (int)ARRAY_SIZE(pending))
 		return -EAGAIN;
-	if (S->opts.pids && S->nlive + S->nforking + npending >= S->opts.pids)
+	if (S->opts.pids && pids_in_use() + npending >= S->opts.pids)
 		return -EAGAIN;
 	rc = vfs_resolve(NULL, AT_FDCWD, r->cwd, LOOKUP_FOLLOW, &cwd);
 	if (rc < 0)
@@ -895,7 +895,7 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 	}
 	/* Its parent is outside the container (ppid 0), as runc's exec's;
 	 * the sentry reaps it and tells the client how it ended. */
-	p->pid = alloc_pid();
+	proc_set_pid(p, alloc_pid());
 	p->pgid = p->sid = p->pid;
 	p->cwd = cwd;
 	proc_limits_from_opts(p);

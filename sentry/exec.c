@@ -632,19 +632,20 @@ static int load(struct task *t, struct exec_plan *p)
 	proc->exe = vnode_get(p->main_vn);
 	{
 		size_t total = 0, off = 0;
-		char *cl;
+		struct cmdline *cl;
 		for (i = 0; i < p->argc; i++)
 			total += strlen(p->argv[i]) + 1;
-		cl = malloc(total ? total : 1);
+		cl = malloc(sizeof(*cl) + total);
 		if (cl) {
 			for (i = 0; i < p->argc; i++) {
 				size_t l = strlen(p->argv[i]) + 1;
-				memcpy(cl + off, p->argv[i], l);
+				memcpy(cl->s + off, p->argv[i], l);
 				off += l;
 			}
-			free(proc->cmdline);
+			cl->refs = 1;
+			cl->len = total;
+			cmdline_put(proc->cmdline);
 			proc->cmdline = cl;
-			proc->cmdline_len = total;
 		}
 	}
 	{

@@ -89,6 +89,8 @@ void file_discard(struct file *f)
 
 /* ---- fd tables ---------------------------------------------------------- */
 
+static long fdt_slots; /* of all tables, for FDT_SLOTS_TOTAL */
+
 struct fdtable *fdtable_new(void)
 {
 	struct fdtable *fdt = calloc(1, sizeof(*fdt));
@@ -106,25 +108,52 @@ void fdtable_put(struct fdtable *fdt)
 		return;
 	for (i = 0; i < fdt->cap; i++)
 		file_put(fdt->ents[i].f);
+	fdt_slots -= fdt->cap;
 	free(fdt->ents);
 	free(fdt);
 }
 
+/* The slots a copy of src takes: up to its highest open fd, in the
+ * powers of two fdt_grow uses (a table that grew once and was closed
+ * down again is not copied whole). */
+static int dup_cap(const struct fdtable *src)
+{
+	int hi = src->cap, cap = 64;
+
+	while (hi > 0 && !src->ents[hi - 1].f)
+		hi--;
+	if (hi == 0)
+		return 0;
+	while (cap < hi)
+		cap *= 2;
+	return cap;
+}
+
+bool fdtable_dup_fits(const struct fdtable *src)
+{
+	return fdt_slots + dup_cap(src) <= FDT_SLOTS_TOTAL;
+}
+
 struct fdtable *fdtable_dup(struct fdtable *src)
 {
-	struct fdtable *fdt = fdtable_new();
-	int i;
+	int i, cap = dup_cap(src);
+	struct fdtable *fdt;
 
+	if (fdt_slots + cap > FDT_SLOTS_TOTAL)
+		return NULL;
+	fdt = fdtable_new();
 	if (!fdt)
 		return NULL;
-	fdt->ents =
-		calloc((size_t)(src->cap ? src->cap : 1), sizeof(*fdt->ents));
-	if (!fdt->ents) {
-		free(fdt);
-		return NULL;
+	if (cap) {
+		fdt->ents = calloc((size_t)cap, sizeof(*fdt->ents));
+		if (!fdt->ents) {
+			free(fdt);
+			return NULL;
+		}
 	}
-	fdt->cap = src->cap;
-	for (i = 0; i < src->cap; i++) {
+	fdt->cap = cap;
+	fdt_slots += cap;
+	for (i = 0; i < cap && i < src->cap; i++) {
 		fdt->ents[i] = src->ents[i];
 		file_get(fdt->ents[i].f);
 	}
@@ -158,10 +187,13 @@ static int fdt_grow(struct fdtable *fdt, int need)
 		ncap = FDT_MAX;
 	if (need >= ncap)
 		return -EMFILE;
+	if (fdt_slots + (ncap - fdt->cap) > FDT_SLOTS_TOTAL)
+		return -ENOMEM;
 	n = realloc(fdt->ents, (size_t)ncap * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
 	memset(n + fdt->cap, 0, (size_t)(ncap - fdt->cap) * sizeof(*n));
+	fdt_slots += ncap - fdt->cap;
 	fdt->ents = n;
 	fdt->cap = ncap;
 	return 0;

@@ -83,7 +83,6 @@ enum proc_kind {
 #define PROC_DEV makedev(0, 20)
 #define CAP_FULL 0x000001ffffffffffULL /* CAP_CHOWN .. CAP_CHECKPOINT_RESTORE */
 #define HOST_READ_MAX (16u << 20)      /* bound on a host /proc file we copy */
-#define MAPS_MAX 4096		       /* recorded file mappings per process */
 
 struct pent {
 	const char *name;
@@ -469,52 +468,227 @@ static int read_host_pid(struct process *p, const char *what, struct sbuf *b)
 
 /* ---- process mappings ---------------------------------------------------- */
 
+/* What the sentry remembers of file mappings is its own heap, outside the
+ * sandbox's memory cgroup (only the reaper and the guests are in it), so it
+ * is bounded here, for the whole sandbox. Copied whole at every fork, it
+ * once cost 15 MB a child (4096 records of 4 KB paths), zombies included.
+ * - A process's list is shared copy-on-write by the processes forked from
+ *   it: most exec or exit without mapping anything. It goes at exit: a
+ *   zombie has no maps to show.
+ * - A guest path is kept once, however many records name it.
+ * - Record slots and path bytes have a sandbox-wide budget (~28 MiB in
+ *   all). Past it a new mapping is not named: it shows as anonymous in
+ *   /proc/<pid>/maps (docs/compat.md), never with another mapping's name.
+ */
+#define MAPS_MAX 4096			 /* records per process */
+#define MAPS_SLOTS_TOTAL (1 << 19)	 /* of all lists: 40 bytes each */
+#define MAPS_PATH_BYTES_TOTAL (8u << 20) /* of all interned paths */
+
+struct map_path {
+	struct map_path *hnext;
+	uint32_t hash;
+	int refs; /* records that name it */
+	size_t len;
+	char s[];
+};
+
+/* A recorded file mapping: its guest path and the device and inode the
+ * guest's stat() gives for it. */
+struct map_rec {
+	uint64_t start, end;
+	struct map_path *path;
+	dev_t dev;
+	uint64_t ino;
+};
+
+struct map_list {
+	int refs; /* processes that share it */
+	int n, cap;
+	struct map_rec *recs; /* oldest first */
+};
+
+static struct map_path *map_paths[4096];
+static size_t map_path_bytes; /* of all map_paths, headers included */
+static long map_slots;	      /* record slots of all lists */
+
+static uint32_t path_hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	while (len--)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* A reference to the interned copy of path; NULL past the budget or out
+ * of memory. */
+static struct map_path *path_get(const char *path)
+{
+	size_t len = strlen(path), sz = sizeof(struct map_path) + len + 1;
+	uint32_t h = path_hash(path, len);
+	struct map_path **b = &map_paths[h % ARRAY_SIZE(map_paths)], *mp;
+
+	for (mp = *b; mp; mp = mp->hnext) {
+		if (mp->hash == h && mp->len == len &&
+		    !memcmp(mp->s, path, len)) {
+			mp->refs++;
+			return mp;
+		}
+	}
+	if (map_path_bytes + sz > MAPS_PATH_BYTES_TOTAL)
+		return NULL;
+	mp = malloc(sz);
+	if (!mp)
+		return NULL;
+	mp->hash = h;
+	mp->refs = 1;
+	mp->len = len;
+	memcpy(mp->s, path, len + 1);
+	mp->hnext = *b;
+	*b = mp;
+	map_path_bytes += sz;
+	return mp;
+}
+
+static void path_put(struct map_path *mp)
+{
+	struct map_path **pp;
+
+	if (--mp->refs > 0)
+		return;
+	for (pp = &map_paths[mp->hash % ARRAY_SIZE(map_paths)]; *pp != mp;
+	     pp = &(*pp)->hnext)
+		;
+	*pp = mp->hnext;
+	map_path_bytes -= sizeof(*mp) + mp->len + 1;
+	free(mp);
+}
+
+static void list_put(struct map_list *l)
+{
+	int i;
+
+	if (!l || --l->refs > 0)
+		return;
+	for (i = 0; i < l->n; i++)
+		path_put(l->recs[i].path);
+	map_slots -= l->cap;
+	free(l->recs);
+	free(l);
+}
+
+/* Room for one more record in l (whose n is below MAPS_MAX): grows it
+ * within the budget. */
+static bool list_room(struct map_list *l)
+{
+	int want = l->cap ? l->cap * 2 : 16;
+	long left = MAPS_SLOTS_TOTAL - map_slots;
+	struct map_rec *n;
+
+	if (l->n < l->cap)
+		return true;
+	if (want > MAPS_MAX)
+		want = MAPS_MAX;
+	if (want - l->cap > left)
+		want = l->cap + (int)left;
+	if (want <= l->cap)
+		return false;
+	n = realloc(l->recs, (size_t)want * sizeof(*n));
+	if (!n)
+		return false;
+	map_slots += want - l->cap;
+	l->recs = n;
+	l->cap = want;
+	return true;
+}
+
+/* p's own list, to be changed: a shared one is copied first. When the
+ * copy does not fit in the budget, p forgets the names of all its
+ * mappings instead (an empty list). NULL, with p's names forgotten, if
+ * not even that could be allocated. */
+static struct map_list *list_own(struct process *p)
+{
+	struct map_list *l = p->maps, *c;
+	int i;
+
+	if (l && l->refs == 1)
+		return l;
+	c = calloc(1, sizeof(*c));
+	if (c) {
+		c->refs = 1;
+		if (l && l->n && l->n <= MAPS_SLOTS_TOTAL - map_slots &&
+		    (c->recs = malloc((size_t)l->n * sizeof(*c->recs)))) {
+			memcpy(c->recs, l->recs,
+			       (size_t)l->n * sizeof(*c->recs));
+			for (i = 0; i < l->n; i++)
+				c->recs[i].path->refs++;
+			c->n = c->cap = l->n;
+			map_slots += c->cap;
+		}
+	}
+	list_put(l);
+	p->maps = c;
+	return c;
+}
+
 void maps_clear(struct process *p)
 {
-	struct map_rec *m, *next;
-
-	for (m = p->maps; m; m = next) {
-		next = m->next;
-		free(m->path);
-		free(m);
-	}
+	list_put(p->maps);
 	p->maps = NULL;
 }
 
-/* Newest first: a lookup takes the first record covering an address, which
- * is the latest mapping placed there. Records a new one covers entirely are
- * dropped, and the list is bounded (munmap is native, so the sentry never
- * learns of unmaps; the oldest records go first). Allocation failure loses
- * the name only, which shows as an anonymous mapping: never a wrong one. */
+/* Drop the records of l that [start, end) covers whole, or, with partly,
+ * every one it overlaps at all. */
+static void drop_overlapped(struct map_list *l, uint64_t start, uint64_t end,
+			    bool partly)
+{
+	int i, j;
+
+	for (i = j = 0; i < l->n; i++) {
+		struct map_rec *x = &l->recs[i];
+		bool gone = partly ? x->start < end && x->end > start :
+				     x->start >= start && x->end <= end;
+		if (gone)
+			path_put(x->path);
+		else
+			l->recs[j++] = *x;
+	}
+	l->n = j;
+}
+
+/* A lookup takes the newest record covering an address, which is the
+ * latest mapping placed there. Records a new one covers entirely are
+ * dropped, and a list holds MAPS_MAX at most (munmap is native, so the
+ * sentry never learns of unmaps; the oldest records go first). A mapping
+ * that cannot be recorded (the budget, or out of memory) takes the records
+ * it overlaps with it: what shows there then is an anonymous mapping,
+ * never a wrong name. */
 void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path,
 	      dev_t dev, uint64_t ino)
 {
-	struct map_rec *m = malloc(sizeof(*m)), **pp;
-	int n = 0;
+	struct map_list *l = list_own(p);
+	struct map_path *mp;
 
-	if (!m)
+	if (!l)
 		return;
-	m->path = strdup(path);
-	if (!m->path) {
-		free(m);
+	mp = path_get(path);
+	drop_overlapped(l, start, end, false);
+	if (mp && l->n == MAPS_MAX) {
+		path_put(l->recs[0].path);
+		memmove(l->recs, l->recs + 1,
+			(size_t)--l->n * sizeof(*l->recs));
+	}
+	if (mp && !list_room(l)) {
+		path_put(mp);
+		mp = NULL;
+	}
+	if (!mp) {
+		drop_overlapped(l, start, end, true);
 		return;
 	}
-	m->start = start;
-	m->end = end;
-	m->dev = dev;
-	m->ino = ino;
-	m->next = p->maps;
-	p->maps = m;
-	for (pp = &m->next; *pp;) {
-		struct map_rec *x = *pp;
-		if ((x->start >= start && x->end <= end) || ++n >= MAPS_MAX) {
-			*pp = x->next;
-			free(x->path);
-			free(x);
-			continue;
-		}
-		pp = &x->next;
-	}
+	l->recs[l->n++] = (struct map_rec){
+		.start = start, .end = end, .path = mp, .dev = dev, .ino = ino
+	};
 }
 
 void maps_add_vn(struct process *p, uint64_t start, uint64_t end,
@@ -525,38 +699,23 @@ void maps_add_vn(struct process *p, uint64_t start, uint64_t end,
 	maps_add(p, start, end, vn->path, vn->st.st_dev, vn->st.st_ino);
 }
 
+/* At fork: the child shares the parent's list until either changes it. */
 void maps_copy(struct process *dst, struct process *src)
 {
-	struct map_rec *m, **tail;
-
-	maps_clear(dst);
-	tail = &dst->maps;
-	for (m = src->maps; m; m = m->next) {
-		struct map_rec *c = malloc(sizeof(*c));
-		if (!c)
-			return;
-		c->path = strdup(m->path);
-		if (!c->path) {
-			free(c);
-			return;
-		}
-		c->start = m->start;
-		c->end = m->end;
-		c->dev = m->dev;
-		c->ino = m->ino;
-		c->next = NULL;
-		*tail = c;
-		tail = &c->next;
-	}
+	list_put(dst->maps);
+	dst->maps = src->maps;
+	if (dst->maps)
+		dst->maps->refs++;
 }
 
 static const struct map_rec *maps_find(struct process *p, uint64_t addr)
 {
-	struct map_rec *m;
+	struct map_list *l = p->maps;
+	int i;
 
-	for (m = p->maps; m; m = m->next)
-		if (addr >= m->start && addr < m->end)
-			return m;
+	for (i = l ? l->n - 1 : -1; i >= 0; i--)
+		if (addr >= l->recs[i].start && addr < l->recs[i].end)
+			return &l->recs[i];
 	return NULL;
 }
 
@@ -598,7 +757,7 @@ static void gen_maps(struct process *p, struct sbuf *b)
 			/* A file mapping: the guest path the sentry mapped
 			 * there, or no name at all. */
 			rec = maps_find(p, start);
-			name = rec ? rec->path : NULL;
+			name = rec ? rec->path->s : NULL;
 		}
 		maj = rec ? major(rec->dev) : 0;
 		min = rec ? minor(rec->dev) : 0;
@@ -937,8 +1096,8 @@ static void gen_stat(struct sbuf *b)
 
 static void gen_cmdline(struct process *p, struct sbuf *b)
 {
-	if (p->cmdline && p->cmdline_len)
-		sb_add(b, p->cmdline, p->cmdline_len);
+	if (p->cmdline && p->cmdline->len)
+		sb_add(b, p->cmdline->s, p->cmdline->len);
 }
 
 /* Generate the contents of a file node into b. */

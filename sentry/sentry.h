@@ -24,6 +24,7 @@ struct file;
 struct vnode;
 struct task;
 struct process;
+struct map_list; /* file mappings, for /proc/<pid>/maps (sentry/fs_proc.c) */
 
 /* Host fds the sentry keeps for itself whatever guests do (fd_admit,
  * lib/util.h): gofer replies, control connections, the netstack, /proc. */
@@ -59,15 +60,20 @@ struct sigact_rec {
 	uint64_t flags;
 };
 
-/* A recorded file mapping, for /proc/<pid>/maps: its guest path and the
- * device and inode the guest's stat() gives for it. */
-struct map_rec {
-	uint64_t start, end;
-	char *path;
-	dev_t dev;
-	uint64_t ino;
-	struct map_rec *next;
+/* argv joined by NULs, as the last exec left it: never changed, shared by
+ * the processes forked since (a fork bomb under 120 KiB of arguments once
+ * copied them into each child). */
+struct cmdline {
+	int refs;
+	size_t len;
+	char s[];
 };
+
+static inline void cmdline_put(struct cmdline *c)
+{
+	if (c && --c->refs == 0)
+		free(c);
+}
 
 /* A guest process (thread group). Virtual pid == tid of its leader. */
 struct process {
@@ -84,8 +90,7 @@ struct process {
 	struct fdtable *fdt;
 	struct vnode *cwd;
 	struct vnode *exe;
-	char *cmdline; /* argv joined by NULs */
-	size_t cmdline_len;
+	struct cmdline *cmdline; /* shared with the children forked since */
 	char comm[16];
 	struct creds cred;
 	mode_t umask;
@@ -104,11 +109,13 @@ struct process {
 	struct rlimit_rec {
 		uint64_t cur, max;
 	} rlim[16];
-	struct map_rec *maps;
-	bool exited;	 /* all threads gone; zombie until reaped */
-	int exit_status; /* wait status */
+	struct map_list *maps; /* shared copy-on-write after fork */
+	bool exited;	       /* all threads gone; zombie until reaped */
+	int exit_status;       /* wait status */
 	bool reaped;
-	struct process *next; /* all processes list */
+	bool swept_used;	  /* task_sweep: a task still points here */
+	struct process *next;	  /* all processes list */
+	struct process *pid_next; /* S->by_pid chain */
 };
 
 enum task_state {
@@ -268,12 +275,15 @@ struct sentry {
 	int spawn_fd;  /* the reaper's request pipe (plat_spawn_more) */
 	int next_pid;
 	int nlive;	     /* tasks not yet dead */
+	int nzombies;	     /* processes exited, not yet reaped */
 	int nforking;	     /* clones let through, child not yet known */
 	int ndead;	     /* dead tasks not yet freed */
 	bool fds_to_release; /* exited processes still hold their fd tables */
 	struct task *tasks;
 	struct process *procs;
 	struct task *by_host[1024];
+	struct process *by_pid[1024]; /* by virtual pid, reaped ones too */
+	bool pids_wrapped;   /* next_pid went round: a pid may be in use */
 	uint64_t generation; /* bumped on any state change that may wake */
 	int audit_fd;
 	int init_status; /* wait status of virtual init */
@@ -340,6 +350,12 @@ struct task *task_new(pid_t host_tid, struct process *p);
 struct process *proc_new(struct process *parent);
 void task_exited(struct task *t, int status);
 int alloc_pid(void);
+/* Give p its virtual pid (and make proc_by_pid find it). */
+void proc_set_pid(struct process *p, int pid);
+/* Processes and tasks the pids limit counts now (zombies included). */
+int pids_in_use(void);
+/* Mark p reaped (waited for, or auto-reaped). */
+void proc_reap(struct process *p);
 /* Record who sends sig to p (its pid, and its uid now), for the siginfo
  * the guest sees on delivery. */
 void sig_note_sender(struct process *p, int sig, int sender_pid);
@@ -366,8 +382,11 @@ int task_ns_tid(struct task *x);
 long task_pass_arg0(struct task *t, uint64_t a0);
 
 /* System V IPC (sentry/sysv.c): attachments follow fork, exec and exit;
- * SEM_UNDO adjustments apply at exit. */
-void sysv_fork(struct process *parent, struct process *child);
+ * SEM_UNDO adjustments apply at exit. sysv_fork copies parent's
+ * attachments to child, or none (-ENOMEM: past the sandbox's bound on
+ * attachments, which sysv_fork_fits checks first). */
+int sysv_fork(struct process *parent, struct process *child);
+bool sysv_fork_fits(const struct process *parent);
 void sysv_exec(struct process *p);
 void sysv_proc_gone(struct process *p);
 /* POSIX message queues (sentry/mqueue.c): a notification registered by
@@ -382,7 +401,11 @@ void timers_run(void);	   /* fire what is due */
 void timers_exit(struct process *p);
 void timers_exec(struct process *p);
 void fdtable_put(struct fdtable *fdt);
+/* A copy of src for a forked child, sized to src's highest open fd; NULL
+ * (out of memory, or past FDT_SLOTS_TOTAL) if it cannot be made. */
 struct fdtable *fdtable_dup(struct fdtable *src);
+/* Would fdtable_dup(src) fit in FDT_SLOTS_TOTAL now? (fork's ENOMEM) */
+bool fdtable_dup_fits(const struct fdtable *src);
 
 /* guest memory (platform) */
 int task_read(struct task *t, uint64_t addr, void *buf, size_t len);

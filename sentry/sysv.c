@@ -37,6 +37,12 @@
 #define MSG_TOTAL (64u << 20)	  /* bytes of all queued messages */
 #define SEM_TOTAL (1 << 20)	  /* SEMMNS: semaphores of all sets */
 #define IPC_CMD(c) ((c) & ~0x100) /* glibc adds IPC_64 */
+/* Attachments (which fork copies) and SEM_UNDO records are the sentry's
+ * heap, which no memory cgroup sees: bounded for the whole sandbox. Past
+ * them shmat, fork and a semop with SEM_UNDO fail with ENOMEM, as Linux's
+ * do when its memory cgroup refuses the kernel's allocation. */
+#define SHM_ATT_TOTAL 8192	    /* attachments of all processes */
+#define UNDO_BYTES_TOTAL (8u << 20) /* SEM_UNDO records of all processes */
 
 enum ipc_kind {
 	K_SHM,
@@ -100,6 +106,8 @@ struct semundo {
 static struct ipcobj *objs;
 static struct shmatt *atts;
 static struct semundo *undos;
+static long natts;	  /* for SHM_ATT_TOTAL */
+static size_t undo_bytes; /* for UNDO_BYTES_TOTAL */
 static int next_id[3] = { 0, 0, 0 };
 static size_t shm_bytes;
 
@@ -198,6 +206,29 @@ static void link_obj(struct ipcobj *o)
 static size_t msg_total; /* bytes queued in all queues, headers too */
 static long sem_total;	 /* semaphores in all sets */
 
+static void undo_free(struct semundo **pp)
+{
+	struct semundo *u = *pp;
+
+	*pp = u->next;
+	undo_bytes -= sizeof(*u) + sizeof(short) * (size_t)u->nsems;
+	free(u);
+}
+
+/* A set is removed: its adjustments go with it, as Linux's freeary
+ * drops them (the id may name another set later). */
+static void undo_drop_set(int id)
+{
+	struct semundo **pp = &undos;
+
+	while (*pp) {
+		if ((*pp)->id == id)
+			undo_free(pp);
+		else
+			pp = &(*pp)->next;
+	}
+}
+
 static void free_obj(struct ipcobj *o)
 {
 	struct ipcobj **pp;
@@ -218,6 +249,8 @@ static void free_obj(struct ipcobj *o)
 		free(m);
 	}
 	sem_total -= o->sems ? o->nsems : 0;
+	if (o->sems)
+		undo_drop_set(o->id);
 	free(o->sems);
 	free(o);
 }
@@ -295,6 +328,8 @@ long sys_shmget(struct task *t, struct syscall_args *a)
 	return o->id;
 }
 
+static void detach(struct shmatt **pp);
+
 long sys_shmat(struct task *t, struct syscall_args *a)
 {
 	struct ipcobj *o = find_id(K_SHM, (int)a->a[0]);
@@ -307,6 +342,8 @@ long sys_shmat(struct task *t, struct syscall_args *a)
 		return -EINVAL;
 	if (may(t, o, true, !(flags & SHM_RDONLY)) < 0)
 		return -EACCES;
+	if (natts >= SHM_ATT_TOTAL)
+		return -ENOMEM;
 	if (addr) {
 		if (flags & SHM_RND)
 			addr &= ~(uint64_t)(SHMLBA - 1);
@@ -349,11 +386,21 @@ long sys_shmat(struct task *t, struct syscall_args *a)
 		free(at);
 		return r;
 	}
+	/* munmap is native: an attachment of this process at the address
+	 * the host just gave out again is gone (shmat and munmap in a loop
+	 * would otherwise pile them up). */
+	for (struct shmatt **pp = &atts; *pp;) {
+		if ((*pp)->proc == t->proc && (*pp)->addr == (uint64_t)r)
+			detach(pp);
+		else
+			pp = &(*pp)->next;
+	}
 	at->proc = t->proc;
 	at->addr = (uint64_t)r;
 	at->seg = o;
 	at->next = atts;
 	atts = at;
+	natts++;
 	o->nattch++;
 	o->atime = now_s();
 	o->lpid = t->proc->pid;
@@ -370,6 +417,7 @@ static void detach(struct shmatt **pp)
 	struct ipcobj *o = at->seg;
 
 	*pp = at->next;
+	natts--;
 	o->nattch--;
 	o->dtime = now_s();
 	if (o->removed && o->nattch == 0)
@@ -393,23 +441,44 @@ long sys_shmdt(struct task *t, struct syscall_args *a)
 	return -EINVAL;
 }
 
+static long atts_of(const struct process *p)
+{
+	const struct shmatt *at;
+	long n = 0;
+
+	for (at = atts; at; at = at->next)
+		n += at->proc == p;
+	return n;
+}
+
+bool sysv_fork_fits(const struct process *parent)
+{
+	return natts + atts_of(parent) <= SHM_ATT_TOTAL;
+}
+
 /* fork copies the parent's attachments; exit and exec drop them. */
-void sysv_fork(struct process *parent, struct process *child)
+int sysv_fork(struct process *parent, struct process *child)
 {
 	struct shmatt *at, *n;
 
+	if (natts + atts_of(parent) > SHM_ATT_TOTAL)
+		return -ENOMEM;
 	for (at = atts; at; at = at->next) {
 		if (at->proc != parent)
 			continue;
 		n = calloc(1, sizeof(*n));
-		if (!n)
-			continue;
+		if (!n) {
+			sysv_exec(child); /* drops the copies made so far */
+			return -ENOMEM;
+		}
 		*n = *at;
 		n->proc = child;
 		n->next = atts;
 		atts = n;
+		natts++;
 		at->seg->nattch++;
 	}
+	return 0;
 }
 
 static void undo_apply(struct process *p);
@@ -520,12 +589,17 @@ static struct semundo *undo_of(struct process *p, struct ipcobj *o)
 {
 	struct semundo *u;
 
+	size_t sz = sizeof(*u) + sizeof(short) * (size_t)o->nsems;
+
 	for (u = undos; u; u = u->next)
 		if (u->proc == p && u->id == o->id)
 			return u;
-	u = calloc(1, sizeof(*u) + sizeof(short) * (size_t)o->nsems);
+	if (undo_bytes + sz > UNDO_BYTES_TOTAL)
+		return NULL;
+	u = calloc(1, sz);
 	if (!u)
 		return NULL;
+	undo_bytes += sz;
 	u->proc = p;
 	u->id = o->id;
 	u->nsems = o->nsems;
@@ -550,8 +624,7 @@ static void undo_apply(struct process *p)
 							  v > 32767 ? 32767 :
 								      v);
 		}
-		*pp = u->next;
-		free(u);
+		undo_free(pp);
 		sentry_wake();
 	}
 }
@@ -561,6 +634,7 @@ static long do_semop(struct task *t, int id, uint64_t usops, size_t nsops,
 {
 	struct sembuf sops[SEM_NSOPS_MAX];
 	struct ipcobj *o = find_id(K_SEM, id);
+	struct semundo *u = NULL;
 	bool alter = false, nowait = false;
 	size_t i;
 
@@ -594,15 +668,18 @@ static long do_semop(struct task *t, int id, uint64_t usops, size_t nsops,
 		if (op > 0 && v + op > 32767)
 			return -ERANGE;
 	}
+	/* The undo record first: without it nothing is done (ENOMEM, as
+	 * Linux's find_alloc_undo). */
+	for (i = 0; i < nsops; i++)
+		if ((sops[i].sem_flg & SEM_UNDO) && sops[i].sem_op &&
+		    !(u = undo_of(t->proc, o)))
+			return -ENOMEM;
 	for (i = 0; i < nsops; i++) {
 		struct semun_val *s = &o->sems[sops[i].sem_num];
 		s->val = (unsigned short)(s->val + sops[i].sem_op);
 		s->pid = t->proc->pid;
-		if ((sops[i].sem_flg & SEM_UNDO) && sops[i].sem_op) {
-			struct semundo *u = undo_of(t->proc, o);
-			if (u)
-				u->adj[sops[i].sem_num] -= sops[i].sem_op;
-		}
+		if ((sops[i].sem_flg & SEM_UNDO) && sops[i].sem_op)
+			u->adj[sops[i].sem_num] -= sops[i].sem_op;
 	}
 	o->otime = now_s();
 	sentry_wake();

@@ -47,25 +47,70 @@ struct task *task_by_vtid(int tid)
 	return NULL;
 }
 
+#define PID_HASH(pid) ((unsigned)(pid) % ARRAY_SIZE(S->by_pid))
+
 struct process *proc_by_pid(int pid)
 {
 	struct process *p;
 
-	for (p = S->procs; p; p = p->next)
+	for (p = S->by_pid[PID_HASH(pid)]; p; p = p->pid_next)
 		if (p->pid == pid && !p->reaped)
 			return p;
 	return NULL;
 }
 
+void proc_set_pid(struct process *p, int pid)
+{
+	p->pid = pid;
+	p->pid_next = S->by_pid[PID_HASH(pid)];
+	S->by_pid[PID_HASH(pid)] = p;
+}
+
+static void unhash_proc(struct process *p)
+{
+	struct process **pp;
+
+	for (pp = &S->by_pid[PID_HASH(p->pid)]; *pp; pp = &(*pp)->pid_next) {
+		if (*pp == p) {
+			*pp = p->pid_next;
+			return;
+		}
+	}
+}
+
+/* Pids are handed out in order: until they first wrap, the next one has
+ * never been used, and only after that is it looked for (a thread group
+ * that exec'd keeps its leader's pid, one of those handed out before). */
 int alloc_pid(void)
 {
 	for (;;) {
 		int pid = S->next_pid++;
-		if (S->next_pid >= 4194304)
+		if (S->next_pid >= 4194304) {
 			S->next_pid = 2;
-		if (!proc_by_pid(pid) && !task_by_vtid(pid))
+			S->pids_wrapped = true;
+		}
+		if (!S->pids_wrapped ||
+		    (!proc_by_pid(pid) && !task_by_vtid(pid)))
 			return pid;
 	}
+}
+
+/* What Linux's pids cgroup counts: tasks alive, zombies not yet reaped
+ * (a fork bomb of children never waited for is one too), and clones let
+ * through whose child the sentry has not met yet. */
+int pids_in_use(void)
+{
+	return S->nlive + S->nzombies + S->nforking;
+}
+
+/* p's parent (or the sentry) has collected it: it no longer counts. */
+void proc_reap(struct process *p)
+{
+	if (p->reaped)
+		return;
+	p->reaped = true;
+	if (p->exited)
+		S->nzombies--;
 }
 
 struct task *task_new(pid_t host_tid, struct process *p)
@@ -106,6 +151,10 @@ struct process *proc_new(struct process *parent)
 
 	if (!p)
 		return NULL;
+	if (parent && sysv_fork(parent, p) < 0) {
+		free(p);
+		return NULL;
+	}
 	if (parent) {
 		p->ppid = parent->pid;
 		p->pgid = parent->pgid;
@@ -121,16 +170,10 @@ struct process *proc_new(struct process *parent)
 		memcpy(p->comm, parent->comm, sizeof(p->comm));
 		p->cwd = vnode_get(parent->cwd);
 		p->exe = vnode_get(parent->exe);
-		if (parent->cmdline) {
-			p->cmdline = malloc(parent->cmdline_len);
-			if (p->cmdline) {
-				memcpy(p->cmdline, parent->cmdline,
-				       parent->cmdline_len);
-				p->cmdline_len = parent->cmdline_len;
-			}
-		}
+		p->cmdline = parent->cmdline;
+		if (p->cmdline)
+			p->cmdline->refs++;
 		maps_copy(p, parent);
-		sysv_fork(parent, p);
 	} else {
 		p->umask = 022;
 		p->ctty = -1;
@@ -161,10 +204,18 @@ static long do_clone(struct task *t, uint64_t flags, uint64_t ptid,
 	 * too: a bomb's many forkers, each past the check before any child's
 	 * event, would overshoot it, and without a pids cgroup (one that
 	 * cannot be made) nothing else would stop them. */
-	if (S->opts.pids && S->nlive + S->nforking >= S->opts.pids) {
+	if (S->opts.pids && pids_in_use() >= S->opts.pids) {
 		S->pids_refused++;
 		return -EAGAIN; /* as fork does past RLIMIT_NPROC or pids.max */
 	}
+	/* What a new process copies of its parent is the sentry's heap,
+	 * which no memory cgroup sees: it has budgets of its own, checked
+	 * here, where the fork can still fail as Linux's does when a kernel
+	 * allocation is refused. */
+	if (!(flags & CLONE_THREAD) &&
+	    ((!(flags & CLONE_FILES) && !fdtable_dup_fits(t->proc->fdt)) ||
+	     !sysv_fork_fits(t->proc)))
+		return -ENOMEM;
 	/* CLONE_UNTRACED would run a child outside the sentry; CLONE_PTRACE
 	 * and CLONE_PIDFD would hand the guest host objects. */
 	if (flags & (CLONE_UNTRACED | CLONE_PTRACE | CLONE_PIDFD))
@@ -265,6 +316,15 @@ long sys_clone3(struct task *t, struct syscall_args *a)
 	return -ENOSYS;
 }
 
+/* A new process whose child the sentry gives up on: it never ran, nobody
+ * waits for it, and task_sweep frees it. */
+static void proc_unborn(struct process *p)
+{
+	sysv_proc_gone(p);
+	maps_clear(p);
+	p->exited = p->reaped = true; /* never a zombie */
+}
+
 struct task *task_clone_event(struct task *parent, pid_t child_host, int ev)
 {
 	struct process *p;
@@ -279,10 +339,14 @@ struct task *task_clone_event(struct task *parent, pid_t child_host, int ev)
 	if (ev == PTRACE_EVENT_CLONE && (flags & CLONE_THREAD)) {
 		p = parent->proc;
 	} else {
+		/* Out of memory, or a budget another fork took since do_clone
+		 * checked it: the parent's clone fails with ENOMEM, and the
+		 * child, never known, is killed (reap_unclaimed). */
+		parent->fixup_value = -ENOMEM;
 		p = proc_new(parent->proc);
 		if (!p)
 			return NULL;
-		p->pid = vtid;
+		proc_set_pid(p, vtid);
 		p->host_pid = child_host;
 		if (flags & CLONE_FILES) {
 			p->fdt = parent->proc->fdt;
@@ -290,10 +354,17 @@ struct task *task_clone_event(struct task *parent, pid_t child_host, int ev)
 		} else {
 			p->fdt = fdtable_dup(parent->proc->fdt);
 		}
+		if (!p->fdt) {
+			proc_unborn(p);
+			return NULL;
+		}
 	}
 	c = task_new(child_host, p);
-	if (!c)
+	if (!c) {
+		if (p != parent->proc)
+			proc_unborn(p);
 		return NULL;
+	}
 	c->tid = vtid;
 	if (p->pid == vtid)
 		p->leader = c;
@@ -386,12 +457,32 @@ long sys_set_tid_address(struct task *t, struct syscall_args *a)
 
 /* ---- exit and wait -------------------------------------------------- */
 
+/* Zombie q was just reparented to init. */
+static void zombie_to_init(struct process *q)
+{
+	struct process *init = proc_by_pid(1);
+	struct sigact_rec *sa;
+
+	if (!init || init->exited)
+		return;
+	sa = &init->sigact[SIGCHLD];
+	if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
+	    (sa->flags & SA_NOCLDWAIT)) {
+		proc_reap(q);
+		return;
+	}
+	init->chld_pid = q->pid;
+	init->chld_status = q->exit_status;
+	send_signal_proc(init, SIGCHLD, q->pid);
+}
+
 static void proc_exited(struct process *p, int status)
 {
 	struct process *q, *parent;
 
 	p->exited = true;
 	p->exit_status = status;
+	maps_clear(p); /* a zombie has no maps to show */
 	timers_exit(p);
 	locks_proc_gone(p);
 	notify_proc_gone(p);
@@ -401,10 +492,16 @@ static void proc_exited(struct process *p, int status)
 	 * that learnt of this death in the middle of an injection may still
 	 * hold one of them (found by the ASan end-to-end run). */
 	S->fds_to_release = true;
-	/* Orphans go to virtual init. */
-	for (q = S->procs; q; q = q->next)
-		if (q->ppid == p->pid && !q->reaped && q != p)
-			q->ppid = 1;
+	/* Orphans go to virtual init. One that is a zombie already is
+	 * init's to reap, as Linux's reparent_leader has it: init hears of
+	 * it, or, if it ignores SIGCHLD, it is reaped at once. */
+	for (q = S->procs; q; q = q->next) {
+		if (q->ppid != p->pid || q->reaped || q == p)
+			continue;
+		q->ppid = 1;
+		if (q->exited && p->pid != 1)
+			zombie_to_init(q);
+	}
 	if (p->pid == 1) {
 		S->init_exited = true;
 		S->init_status = status;
@@ -433,6 +530,8 @@ static void proc_exited(struct process *p, int status)
 			send_signal_proc(parent, SIGCHLD, p->pid);
 		}
 	}
+	if (!p->reaped)
+		S->nzombies++;
 	sentry_wake();
 }
 
@@ -576,7 +675,7 @@ long sys_wait4(struct task *t, struct syscall_args *a)
 		if (task_write(t, a->a[3], &ru, sizeof(ru)) < 0)
 			return -EFAULT;
 	}
-	c->reaped = true;
+	proc_reap(c);
 	return c->pid;
 }
 
@@ -675,7 +774,7 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 	if (put_zero_rusage(t, a->a[4]) < 0)
 		return -EFAULT;
 	if (!(options & WNOWAIT))
-		c->reaped = true;
+		proc_reap(c);
 	return 0;
 }
 
@@ -1284,15 +1383,19 @@ void task_sweep(void)
 			tp = &t->next;
 		}
 	}
+	/* One pass over each list, not one over the tasks per process: a
+	 * bomb's thousands of zombies made this quadratic. */
+	for (p = S->procs; p; p = p->next)
+		p->swept_used = false;
+	for (t = S->tasks; t; t = t->next)
+		t->proc->swept_used = true;
 	while ((p = *pp)) {
-		bool used = false;
-		for (t = S->tasks; t && !used; t = t->next)
-			used = t->proc == p;
-		if (p->reaped && !used) {
+		if (p->reaped && !p->swept_used) {
 			*pp = p->next;
+			unhash_proc(p);
 			vnode_put(p->cwd);
 			vnode_put(p->exe);
-			free(p->cmdline);
+			cmdline_put(p->cmdline);
 			maps_clear(p);
 			fdtable_put(p->fdt);
 			free(p);

@@ -237,6 +237,13 @@ long files_open(void); /* open file descriptions now */
 /* The most fds one process may have, whatever RLIMIT_NOFILE says (EMFILE:
  * Linux's fs.nr_open). */
 #define FDT_MAX 65536
+/* Slots of all fd tables together (16 bytes each: 64 MiB). They are the
+ * sentry's heap, which no memory cgroup sees, and a fork copies its
+ * parent's table: 1023 processes each with fd 65535 open would otherwise
+ * hold 1 GiB. Past it a table does not grow (ENOMEM) and fork fails with
+ * ENOMEM, as Linux's do when the memory cgroup refuses a kernel
+ * allocation. */
+#define FDT_SLOTS_TOTAL (1L << 22)
 /* Shared file_ops pieces: pread from f->hostfd at *off (directories:
  * EISDIR); readiness of a file that never blocks. */
 long file_hostfd_read(struct task *t, struct file *f, void *buf, size_t n,
@@ -352,7 +359,9 @@ int mqueuefs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid);
 void mqueuefs_vnode_gone(struct vnode *vn); /* vn's last reference went */
 
 /* process mappings, for /proc/<pid>/maps: path, dev and ino are what the
- * guest sees of the mapped file (never the host's fd behind it). */
+ * guest sees of the mapped file (never the host's fd behind it). Bounded
+ * sandbox-wide: past the budget a mapping shows without a name. maps_copy
+ * (at fork) shares src's records with dst until either changes them. */
 void maps_copy(struct process *dst, struct process *src);
 void maps_clear(struct process *p);
 void maps_add(struct process *p, uint64_t start, uint64_t end, const char *path,

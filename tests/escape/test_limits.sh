@@ -162,6 +162,37 @@ except BlockingIOError:
 	assert_contains "$ERR" "process limit of 20" "moat names the limit"
 }
 
+# Linux's pids cgroup counts a zombie until it is reaped; the sentry's
+# count once dropped a process at its exit, so children never waited for
+# went on without bound (3000 under --pids 64). Natively, in a pids
+# cgroup of the test's own with the same limit, where one can be made.
+t_pids_count_zombies()
+{
+	local want="fork failed after 63 zombies: Resource temporarily unavailable
+reaped 63
+then fork: ok" cg=
+	gcc -O1 -o "$E2E_TMP/zombie_fork" "$HERE/zombie_fork.c" || fail "cannot build zombie_fork"
+	if [ -w /sys/fs/cgroup/pids ] && mkdir "/sys/fs/cgroup/pids/moat-test-$$" 2>/dev/null; then
+		cg=/sys/fs/cgroup/pids/moat-test-$$
+	elif grep -qw pids /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
+		grep -qw pids /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
+		mkdir "/sys/fs/cgroup/moat-test-$$" 2>/dev/null; then
+		cg=/sys/fs/cgroup/moat-test-$$
+	fi
+	if [ -n "$cg" ]; then
+		echo 64 >"$cg/pids.max"
+		capture native sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" 3000' _ "$cg" "$E2E_TMP/zombie_fork"
+		rmdir "$cg" 2>/dev/null || { sleep 0.5; rmdir "$cg"; }
+		assert_eq "$want" "$OUT" "natively, pids.max=64 counts the zombies"
+	else
+		echo "no pids cgroup of the test's own: the native run is skipped"
+	fi
+	capture moat do --pids 64 -- "$E2E_TMP/zombie_fork" 3000
+	assert_eq 0 "$STATUS" "the program exits 0"
+	assert_eq "$want" "$OUT" "--pids 64 counts the zombies, as Linux does"
+	assert_contains "$ERR" "process limit of 64" "moat names the limit"
+}
+
 t_fork_bomb()
 {
 	local marker
@@ -298,6 +329,7 @@ t_defaults_lifted()
 
 run_test "--timeout kills a runaway" t_timeout
 run_test "--pids refuses forks past the limit" t_pids
+run_test "zombies count against --pids until reaped, as natively" t_pids_count_zombies
 run_test "a fork bomb is contained" t_fork_bomb
 run_test "a memory bomb is contained" t_memory_bomb
 run_test "--disk bounds /tmp" t_disk

@@ -492,6 +492,56 @@ TF(rlimit_infinity_is_clamped)
 	file_put(f);
 }
 
+TF(dup_is_sized_to_the_highest_open_fd)
+{
+	struct file *f = new_file();
+	struct fdtable *dup;
+
+	P.rlim[RLIMIT_NOFILE].cur = FDT_MAX;
+	cr_assert_eq(fd_install_at(&T, f, 5000, false), 5000);
+	cr_assert_eq(fd_install(&T, f, false, 3), 3);
+	cr_assert_eq(P.fdt->cap, 8192);
+	cr_assert_eq(fd_close(&T, 5000), 0);
+	dup = fdtable_dup(P.fdt);
+	cr_assert_not_null(dup);
+	cr_assert_eq(dup->cap, 64,
+		     "a table closed down again is not copied whole");
+	cr_assert_eq(dup->ents[3].f, f);
+	fdtable_put(dup);
+	file_put(f);
+}
+
+/* The slots of all tables have one bound (they are the sentry's heap,
+ * which no memory cgroup sees): past FDT_SLOTS_TOTAL no table grows and a
+ * fork's copy is refused, until a table goes. */
+TF(all_tables_share_one_bound)
+{
+	struct fdtable *orig = P.fdt, *t[FDT_SLOTS_TOTAL / FDT_MAX];
+	struct file *f = new_file();
+	size_t i, n = ARRAY_SIZE(t);
+
+	P.rlim[RLIMIT_NOFILE].cur = FDT_MAX;
+	cr_assert_eq(fd_install_at(&T, f, FDT_MAX - 1, false), FDT_MAX - 1);
+	/* orig holds FDT_MAX slots: n - 1 copies fill the bound */
+	for (i = 0; i < n - 1; i++) {
+		cr_assert(fdtable_dup_fits(orig));
+		t[i] = fdtable_dup(orig);
+		cr_assert_not_null(t[i]);
+	}
+	cr_assert_not(fdtable_dup_fits(orig));
+	cr_assert_null(fdtable_dup(orig));
+	P.fdt = fdtable_new();
+	cr_assert_eq(fd_install(&T, f, false, 0), -ENOMEM, "nor does one grow");
+	fdtable_put(P.fdt);
+	P.fdt = orig;
+	fdtable_put(t[0]);
+	t[0] = fdtable_dup(orig);
+	cr_assert_not_null(t[0], "room again once a table went");
+	for (i = 0; i < n - 1; i++)
+		fdtable_put(t[i]);
+	file_put(f);
+}
+
 /* ---- pipes ------------------------------------------------------------------- */
 
 /* Install both ends into the fake task and drop the creator's references,
