@@ -80,7 +80,23 @@ t_empty_messages_are_charged()
 	assert_eq "$want" "$OUT" "every queue stops where Linux's does"
 }
 
+# Epolls that watch epolls: nesting, cycles and wakeup paths are refused
+# where Linux refuses them (ELOOP, EINVAL), and a DAG of 5 levels of 40
+# epolls, each watching all of the level below, is looked at in linear
+# time: the sentry once polled every path, 40^4 polls (about a second of
+# its CPU, outside the sandbox's cgroups) a look, so the 300 looks here
+# (waits, polls, and wake-ups of a blocked wait) ran past the timeout.
+t_epoll_nesting_matches_native()
+{
+	gcc -O1 -o "$E2E_TMP/epoll_nesting" "$HERE/epoll_nesting.c" ||
+		fail "cannot build epoll_nesting"
+	assert_same_as_native "$E2E_TMP/epoll_nesting"
+	assert_contains "$OUT" "an epoll over it: ELOOP" "a sixth level is refused"
+	assert_contains "$OUT" "the blocked wait: 1 ready" "the DAG ran to its end"
+}
+
 run_test hostile_resources_match_native t_hostile_resources_match_native
 run_test mqueue_limits_match_native t_mqueue_limits_match_native
 run_test mqueue_limits_hold_with_rlimit_raised t_mqueue_limits_hold_with_rlimit_raised
 run_test empty_messages_are_charged t_empty_messages_are_charged
+run_test epoll_nesting_matches_native t_epoll_nesting_matches_native
