@@ -6,6 +6,13 @@
  * triggered item reports when a readiness bit appeared since its last
  * report, or when the file's event counter (file_ops.evseq: data in, room
  * out, a hangup) moved, as Linux reports on every wakeup of the file.
+ *
+ * Epolls may watch epolls. Linux looks only at ready lists; here an epoll's
+ * readiness is a look at its items, so that a shape of epolls that share
+ * what they watch (a DAG) would cost a look a path, exponentially many:
+ * each epoll's readiness is kept for the rest of one look (ep_look_gen),
+ * so a look costs the items of the epolls below, once each. Nesting is
+ * bounded as Linux bounds it (EP_MAX_NESTS, ep_path_max).
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -27,7 +34,16 @@
  * many epolls each watching every fd would otherwise cost the sentry
  * their product. */
 #define EP_MAX_WATCHES (1 << 20)
-#define EP_MAX_NEST 5
+/* Linux's limits on nesting (fs/eventpoll.c): a chain of epolls watching
+ * epolls has at most EP_MAX_NESTS links (ELOOP past it, or for a cycle),
+ * and from any other file at most ep_path_max[n] paths of n links lead up
+ * to epolls that nothing watches (EINVAL past them), so that a wakeup
+ * reaches few. Paths of no link, straight to an unwatched epoll, are not
+ * counted; there are none past EP_MAX_NESTS. */
+#define EP_MAX_NESTS 4
+static const uint32_t ep_path_max[EP_MAX_NESTS + 2] = {
+	UINT32_MAX, 500, 100, 50, 10, 0,
+};
 
 struct epitem {
 	struct file *ep;     /* the epoll file */
@@ -53,6 +69,15 @@ struct epitem {
 struct epoll {
 	struct epitem *head;
 	int nitems;
+	/* readiness during the look ready_gen (ep_look_gen) */
+	uint64_t ready_gen;
+	bool ready;
+	/* EPOLL_CTL_ADD's walks (ep_walk_gen): the longest chain of links
+	 * below and above this epoll, and the paths up to unwatched epolls
+	 * by their links */
+	uint64_t below_gen, above_gen, paths_gen;
+	int below, above;
+	uint32_t paths[EP_MAX_NESTS + 2];
 };
 
 static const struct file_ops epoll_ops;
@@ -202,29 +227,51 @@ static uint32_t item_ready(struct epitem *it)
 }
 
 /* Polling an epoll polls what it watches, which may be another epoll.
- * Cycles are refused at EPOLL_CTL_ADD (ep_reaches); the depth guard is a
- * second line so a nesting we failed to refuse can never overflow the
- * sentry's stack. */
-static int poll_depth;
+ * Cycles and chains past EP_MAX_NESTS are refused at EPOLL_CTL_ADD; the
+ * depth guard is a second line so a nesting we failed to refuse can never
+ * overflow the sentry's stack.
+ *
+ * One look (ep_look_gen) is a poll or select call, an epoll_wait's pass
+ * over its items, or a lone poll of an epoll (from outside any look):
+ * nothing changes during it, so an epoll's readiness, once found, holds
+ * for the rest of it. */
+static int poll_depth, ep_looking;
+static uint64_t ep_look_gen = 1;
+
+void epoll_look_begin(void)
+{
+	if (ep_looking++ == 0)
+		ep_look_gen++;
+}
+
+void epoll_look_end(void)
+{
+	ep_looking--;
+}
 
 static short epoll_poll(struct file *f, short events)
 {
 	struct epoll *ep = f->priv;
 	struct epitem *it;
-	short r = 0;
-
+	bool ready = false;
 	int i;
 
-	if (poll_depth > EP_MAX_NEST)
+	if (!ep_looking && !poll_depth)
+		ep_look_gen++; /* a look of its own */
+	if (ep->ready_gen == ep_look_gen)
+		return ep->ready ? (short)(events & (POLLIN | POLLRDNORM)) : 0;
+	if (poll_depth > EP_MAX_NESTS)
 		return 0;
 	poll_depth++;
 	for (it = ep->head, i = 0; i < ep->nitems; it = it->next_in_ep, i++)
 		if (item_ready(it)) {
-			r = events & (POLLIN | POLLRDNORM);
+			ready = true;
 			break;
 		}
 	poll_depth--;
-	return r;
+	ep->ready_gen = ep_look_gen;
+	ep->ready = ready;
+	return ready ? (short)(events & (POLLIN | POLLRDNORM)) : 0;
 }
 
 static int ep_stat(struct file *f, struct stat *st)
@@ -243,24 +290,150 @@ static const struct file_ops epoll_ops = {
 	.release = epoll_release,
 };
 
-/* Does epoll `from` watch `to`, directly or through nested epolls?  Too
- * deep a chain counts as yes, as Linux's ELOOP does for paths over 5. */
-static bool ep_reaches(struct file *from, struct file *to, int depth)
+/* ---- EPOLL_CTL_ADD's checks of nesting ---------------------------------
+ *
+ * Each walk (ep_walk_gen) notes what it found in every epoll it visits,
+ * so that it visits each once however many paths lead there: its cost is
+ * the items of the epolls below (or above) the ones it starts from. Depth
+ * is bounded by the nesting limits (and the depth arguments, should they
+ * ever fail). */
+static uint64_t ep_walk_gen;
+
+static bool is_epoll(const struct file *f)
 {
-	struct epoll *ep = from->priv;
+	return f->ops == &epoll_ops;
+}
+
+/* The longest chain of links below epoll file x, or EP_MAX_NESTS + 1 if
+ * `into` is below it (an add of x into `into` would close a cycle) or a
+ * chain is too long. depth: x's links below where the walk began. */
+static int ep_below(struct file *x, const struct file *into, int depth)
+{
+	struct epoll *ep = x->priv;
+	struct epitem *it;
+	int i, d = 0;
+
+	if (ep->below_gen == ep_walk_gen)
+		return ep->below;
+	for (it = ep->head, i = 0; i < ep->nitems && d <= EP_MAX_NESTS;
+	     it = it->next_in_ep, i++) {
+		int c;
+		if (!is_epoll(it->target))
+			continue;
+		if (it->target == into || depth >= EP_MAX_NESTS)
+			c = EP_MAX_NESTS + 1;
+		else
+			c = 1 + ep_below(it->target, into, depth + 1);
+		if (c > d)
+			d = c;
+	}
+	ep->below_gen = ep_walk_gen;
+	ep->below = d;
+	return d;
+}
+
+/* The longest chain of links above epoll file x (epolls that watch it),
+ * or EP_MAX_NESTS + 1 past the limit. */
+static int ep_above(struct file *x, int depth)
+{
+	struct epoll *ep = x->priv;
+	struct epitem *it;
+	int d = 0;
+
+	if (ep->above_gen == ep_walk_gen)
+		return ep->above;
+	for (it = x->epitems; it && d <= EP_MAX_NESTS; it = it->next_in_file) {
+		int c = depth >= EP_MAX_NESTS ? EP_MAX_NESTS + 1 :
+						1 + ep_above(it->ep, depth + 1);
+		if (c > d)
+			d = c;
+	}
+	ep->above_gen = ep_walk_gen;
+	ep->above = d;
+	return d;
+}
+
+static uint32_t sat_add(uint32_t a, uint32_t b)
+{
+	return a > UINT32_MAX - b ? UINT32_MAX : a + b;
+}
+
+/* The paths from epoll file x up to epolls that nothing watches, by their
+ * number of links (the last slot: longer than EP_MAX_NESTS), saturating. */
+static const uint32_t *ep_paths_above(struct file *x, int depth)
+{
+	struct epoll *ep = x->priv;
+	struct epitem *it;
+	int n;
+
+	if (ep->paths_gen == ep_walk_gen)
+		return ep->paths;
+	memset(ep->paths, 0, sizeof(ep->paths));
+	if (!x->epitems)
+		ep->paths[0] = 1;
+	for (it = x->epitems; it; it = it->next_in_file) {
+		const uint32_t *c;
+		if (depth > EP_MAX_NESTS) {
+			ep->paths[EP_MAX_NESTS + 1] = 1;
+			break;
+		}
+		c = ep_paths_above(it->ep, depth + 1);
+		for (n = 0; n <= EP_MAX_NESTS; n++)
+			ep->paths[n + 1] = sat_add(ep->paths[n + 1], c[n]);
+		ep->paths[EP_MAX_NESTS + 1] = sat_add(
+			ep->paths[EP_MAX_NESTS + 1], c[EP_MAX_NESTS + 1]);
+	}
+	ep->paths_gen = ep_walk_gen;
+	return ep->paths;
+}
+
+/* Do the paths from file f (not an epoll) up through the epolls that
+ * watch it stay within ep_path_max? Each file is looked at once a walk;
+ * the cost is its items and the epolls above them, as Linux's
+ * reverse_path_check (which walks every path, to the limits). */
+static bool ep_file_paths_ok(struct file *f)
+{
+	uint32_t paths[EP_MAX_NESTS + 2] = { 0 };
+	struct epitem *it;
+	int n;
+
+	if (f->ep_walk == ep_walk_gen)
+		return true;
+	f->ep_walk = ep_walk_gen;
+	for (it = f->epitems; it; it = it->next_in_file) {
+		const uint32_t *c = ep_paths_above(it->ep, 0);
+		for (n = 1; n <= EP_MAX_NESTS + 1; n++) {
+			paths[n] = sat_add(paths[n], c[n]);
+			if (paths[n] > ep_path_max[n])
+				return false;
+		}
+	}
+	return true;
+}
+
+/* ep_file_paths_ok for every file (not an epoll) below epoll file x. It
+ * marks the epolls it has been through as ep_below does (below_gen), in a
+ * walk of its own. */
+static bool ep_files_below_ok(struct file *x, int depth)
+{
+	struct epoll *ep = x->priv;
 	struct epitem *it;
 	int i;
 
-	if (depth > EP_MAX_NEST)
+	if (ep->below_gen == ep_walk_gen)
 		return true;
+	ep->below_gen = ep_walk_gen;
 	for (it = ep->head, i = 0; i < ep->nitems; it = it->next_in_ep, i++) {
-		if (it->target == to)
-			return true;
-		if (it->target->ops == &epoll_ops &&
-		    ep_reaches(it->target, to, depth + 1))
-			return true;
+		bool ok;
+		if (!is_epoll(it->target))
+			ok = ep_file_paths_ok(it->target);
+		else /* never past EP_MAX_NESTS: ep_below refused it */
+			ok = depth >= EP_MAX_NESTS ||
+			     ep_files_below_ok(it->target, depth + 1);
+		if (!ok)
+			return false;
 	}
-	return false;
+	return true;
 }
 
 /* A new anonymous stream file around priv (freed here on failure),
@@ -348,12 +521,18 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 		return -EINVAL; /* an exclusive item cannot be modified */
 	switch (op) {
 	case EPOLL_CTL_ADD:
+		/* In Linux's order: the nesting (ELOOP) before EEXIST and
+		 * ENOSPC, the paths (EINVAL) once the item is in. */
+		if (is_epoll(target)) {
+			ep_walk_gen++;
+			if (ep_below(target, epf, 0) + 1 + ep_above(epf, 0) >
+			    EP_MAX_NESTS)
+				return -ELOOP;
+		}
 		if (it)
 			return -EEXIST;
 		if (ep_watches >= EP_MAX_WATCHES)
 			return -ENOSPC;
-		if (target->ops == &epoll_ops && ep_reaches(target, epf, 1))
-			return -ELOOP;
 		if (ep_watches >= ep_hash_cap && ep_hash_grow() < 0)
 			return -ENOMEM;
 		it = calloc(1, sizeof(*it));
@@ -365,6 +544,16 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 		it->events = ev.events;
 		it->data = ev.data.u64;
 		ep_link(ep, it);
+		/* New paths lead up from the files below target, or from
+		 * target if epf is watched (else its one new path has no
+		 * link, and paths of none are not counted). */
+		ep_walk_gen++;
+		if (is_epoll(target) ?
+			    !ep_files_below_ok(target, 0) :
+			    epf->epitems && !ep_file_paths_ok(target)) {
+			ep_unlink(it);
+			return -EINVAL;
+		}
 		return 0;
 	case EPOLL_CTL_MOD:
 		if (!it)
@@ -385,8 +574,9 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 }
 
 /* One look at every item, from the ring's head: O(items) a call (no
- * file here tells its epolls when it changes), with what is reported
- * written out through a buffer of EP_OUT_CHUNK. */
+ * file here tells its epolls when it changes), and for nested epolls the
+ * items below, each epoll once; what is reported is written out through
+ * a buffer of EP_OUT_CHUNK. */
 static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
 			  int64_t timeout_ns)
 {
@@ -403,6 +593,7 @@ static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
 	ep = epf->priv;
 	t->wait_hostfd = -1;
 	nitems = ep->nitems;
+	epoll_look_begin();
 	for (it = ep->head, i = 0; i < nitems && n < max;
 	     it = it->next_in_ep, i++) {
 		uint32_t r = item_ready(it);
@@ -436,8 +627,10 @@ static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
 			if (task_write(t,
 				       uev + (uint64_t)(n - nout) *
 						       sizeof(out[0]),
-				       out, sizeof(out)) < 0)
+				       out, sizeof(out)) < 0) {
+				epoll_look_end();
 				return n - nout ? n - nout : -EFAULT;
+			}
 			nout = 0;
 		}
 		out[nout].events = r;
@@ -446,6 +639,7 @@ static long do_epoll_wait(struct task *t, int epfd, uint64_t uev, int max,
 		n++;
 		last = it;
 	}
+	epoll_look_end();
 	if (n == 0) {
 		if (timeout_ns == 0)
 			return 0;

@@ -77,6 +77,8 @@ struct saddr {
 struct umsg {
 	struct umsg *next;
 	size_t len, off;
+	size_t cap;	     /* what data[] holds: len, or a TCP chunk's room */
+	size_t cost;	     /* charged to its socket: msg_cost(cap) */
 	struct file **files; /* SCM_RIGHTS in flight (references) */
 	int nfiles;
 	struct ucred cred;    /* the sender, for SCM_CREDENTIALS */
@@ -91,12 +93,46 @@ struct umsg {
 #define INFLIGHT_MAX 4096
 static int inflight;
 
-/* Bytes queued in every socket of the sandbox. Each socket holds at most
- * USOCK_BUF, but sockets passed over themselves stay alive with their
- * queues; the total is bounded too, so that such cycles cannot pin the
- * sentry's memory (a full sandbox behaves as a full socket buffer). */
+/* What is queued in every socket of the sandbox, in msg_cost()s. Each
+ * socket holds about USOCK_BUF, but sockets passed over themselves stay
+ * alive with their queues; the total is bounded too, so that such cycles
+ * cannot pin the sentry's memory (a full sandbox behaves as a full
+ * socket buffer). */
 #define QUEUED_MAX (64UL << 20)
 static size_t queued;
+
+/* What a message costs its socket's buffer, as Linux charges an skb's
+ * truesize rather than its bytes: a head from kmalloc (a power of two,
+ * 512 at least) that holds the data and a skb_shared_info (320 bytes),
+ * whole pages for what is past head_max (a page's worth for a stream's
+ * skb, four for a datagram's or a seqpacket's), and the sk_buff (256).
+ * So an empty datagram costs 768, and 278 of them fill a socket, as on
+ * Linux; counting only bytes let a guest queue millions of empty ones,
+ * ~200 bytes of sentry heap each. The cost is never less than what the
+ * sentry allocates for the message. */
+#define SKB_SHINFO 320
+#define SKB_HEAD_STREAM (4096 - SKB_SHINFO)
+#define SKB_HEAD_DGRAM (16384 - SKB_SHINFO)
+static size_t msg_cost(size_t len, size_t head_max)
+{
+	size_t paged = 0, head = 512;
+
+	if (len > head_max) {
+		paged = (len - head_max + 4095) & ~(size_t)4095;
+		if (paged > len)
+			paged = len;
+	}
+	while (head < len - paged + SKB_SHINFO)
+		head <<= 1;
+	return head + paged + 256;
+}
+
+/* TCP is a byte stream: writes fill chunks of at least TCP_CHUNK (whose
+ * cost is a page and the sk_buff), as Linux's tcp_sendmsg fills the tail
+ * skb, so that single-byte writes hold a buffer's worth of bytes, not of
+ * message headers. An AF_UNIX stream keeps a message a write, as Linux's
+ * unix_stream_sendmsg makes an skb a write. */
+#define TCP_CHUNK SKB_HEAD_STREAM
 
 /* Options a program may set and read back; they change nothing between
  * two ends in one sentry (no congestion, no keepalive probes on a
@@ -112,7 +148,8 @@ struct usock {
 	struct file *file;  /* this endpoint's file (not referenced); NULL
 			     * while it waits to be accepted */
 	struct umsg *head, *tail;
-	size_t bytes;
+	size_t bytes;	       /* data not yet read */
+	size_t charged;	       /* msg_cost()s of the queue, as sk_rmem_alloc */
 	bool shut_rd, shut_wr; /* this end's shutdowns */
 	bool peer_shut_wr;     /* the peer will send no more */
 	bool connected;	       /* was ever connected (EPIPE vs ENOTCONN) */
@@ -181,11 +218,13 @@ static void put_files(struct file **files, int n)
 	free(files);
 }
 
-static void umsg_free(struct umsg *m)
+/* Free m, unlinked from u's queue, and give back its cost. */
+static void umsg_free(struct usock *u, struct umsg *m)
 {
 	put_files(m->files, m->nfiles);
 	inflight -= m->nfiles;
-	queued -= m->len - m->off; /* what a reader has not consumed */
+	u->charged -= m->cost;
+	queued -= m->cost;
 	free(m);
 }
 
@@ -208,11 +247,14 @@ static bool eof(struct usock *u)
 
 static void ext_drop(struct usock *u);
 
-/* How many bytes a send to p may queue now: p's buffer, within what all
- * sockets together may still hold. Sends and poll's POLLOUT agree. */
+/* What a send to p may still charge: p's buffer, within what all
+ * sockets together may still hold. As on Linux (sk_wmem_alloc below
+ * sk_sndbuf), a send goes ahead while there is any room, and a
+ * datagram may then overshoot it by its own cost; a stream write takes
+ * at most the room. Sends and poll's POLLOUT agree. */
 static size_t send_room(const struct usock *p)
 {
-	size_t room = p->bytes < USOCK_BUF ? USOCK_BUF - p->bytes : 0;
+	size_t room = p->charged < USOCK_BUF ? USOCK_BUF - p->charged : 0;
 	size_t left = queued < QUEUED_MAX ? QUEUED_MAX - queued : 0;
 
 	return room < left ? room : left;
@@ -276,7 +318,7 @@ static void usock_free(struct usock *u)
 	while (u->head) {
 		struct umsg *m = u->head;
 		u->head = m->next;
-		umsg_free(m);
+		umsg_free(u, m);
 	}
 	/* Connections waiting to be accepted are reset. */
 	while (u->pend_head) {
@@ -764,12 +806,36 @@ struct sendmeta {
 
 static int kept_val(struct usock *u, int level, int opt, int dflt);
 
-/* Queue n bytes of buf (and files, taken over on success) on p. */
-/* m (its data filled in) to the end of p's queue; readers are woken. */
+/* A message for n bytes to p (zeroed but for len, cap and cost), or
+ * NULL. */
+static struct umsg *umsg_new(const struct usock *p, size_t n)
+{
+	size_t cap = n;
+	struct umsg *m;
+
+	if (is_inet(p) && p->type == SOCK_STREAM && cap < TCP_CHUNK)
+		cap = TCP_CHUNK;
+	m = malloc(sizeof(*m) + cap);
+	if (!m)
+		return NULL;
+	memset(m, 0, sizeof(*m));
+	m->len = n;
+	m->cap = cap;
+	m->cost = msg_cost(cap, p->type == SOCK_STREAM ? SKB_HEAD_STREAM :
+							 SKB_HEAD_DGRAM);
+	return m;
+}
+
+_Static_assert(sizeof(struct umsg) + 32 <= SKB_SHINFO + 256,
+	       "msg_cost() covers the sentry's allocation");
+
+/* m (its data filled in) to the end of p's queue, charged; readers are
+ * woken. */
 static void append_msg(struct usock *p, struct umsg *m)
 {
 	m->next = NULL;
-	queued += m->len;
+	queued += m->cost;
+	p->charged += m->cost;
 	if (p->tail)
 		p->tail->next = m;
 	else
@@ -780,6 +846,27 @@ static void append_msg(struct usock *p, struct umsg *m)
 	sentry_wake();
 }
 
+/* The first of n bytes of a TCP stream into the room of p's last chunk
+ * (which carries no files: TCP passes none): how many went there. */
+static size_t append_tcp(struct usock *p, const void *buf, size_t n)
+{
+	struct umsg *m = p->tail;
+	size_t c;
+
+	if (!is_inet(p) || p->type != SOCK_STREAM || !m || m->nfiles)
+		return 0;
+	c = m->cap - m->len < n ? m->cap - m->len : n;
+	memcpy(m->data + m->len, buf, c);
+	m->len += c;
+	p->bytes += c;
+	if (c) {
+		p->seq++;
+		sentry_wake();
+	}
+	return c;
+}
+
+/* Queue n bytes of buf (and files, taken over on success) on p. */
 static long enqueue(struct task *t, struct usock *u, struct usock *p,
 		    const void *buf, size_t n, const struct sendmeta *sm,
 		    const struct saddr *from)
@@ -787,16 +874,21 @@ static long enqueue(struct task *t, struct usock *u, struct usock *p,
 	struct file **files = sm ? sm->files : NULL;
 	int nfiles = sm ? sm->nfiles : 0;
 	const struct ucred *cred = sm ? sm->cred : NULL;
+	size_t done = 0;
 	struct umsg *m;
 
 	if (nfiles && inflight + nfiles > INFLIGHT_MAX)
 		return -ETOOMANYREFS;
-	m = malloc(sizeof(*m) + n);
+	if (!nfiles && n) {
+		done = append_tcp(p, buf, n);
+		if (done == n)
+			return (long)n;
+		buf = (const char *)buf + done;
+		n -= done;
+	}
+	m = umsg_new(p, n);
 	if (!m)
-		return -ENOMEM;
-	m->next = NULL;
-	m->len = n;
-	m->off = 0;
+		return done ? (long)done : -ENOMEM;
 	m->files = files;
 	m->nfiles = nfiles;
 	if (cred) {
@@ -819,7 +911,7 @@ static long enqueue(struct task *t, struct usock *u, struct usock *p,
 	inflight += nfiles;
 	memcpy(m->data, buf, n);
 	append_msg(p, m);
-	return (long)n;
+	return (long)(done + n);
 }
 
 /* ---- peers outside the sandbox: the netstack ---------------------------- */
@@ -883,13 +975,18 @@ static void ext_enqueue(struct usock *u, const void *buf, size_t n,
 {
 	struct umsg *m;
 
-	if (u->shut_rd || (from && send_room(u) < n))
+	if (u->shut_rd || (from && send_room(u) == 0))
 		return;
-	m = malloc(sizeof(*m) + n);
+	if (!from) {
+		size_t c = append_tcp(u, buf, n);
+		buf = (const char *)buf + c;
+		n -= c;
+		if (!n)
+			return;
+	}
+	m = umsg_new(u, n);
 	if (!m)
 		return;
-	memset(m, 0, sizeof(*m));
-	m->len = n;
 	if (from)
 		m->from = *from;
 	m->hoplimit = 64;
@@ -1382,7 +1479,7 @@ static long nl_queue(struct task *t, struct usock *u, struct nlbuf *nb)
 {
 	struct saddr kernel;
 
-	if (send_room(u) < nb->len) {
+	if (send_room(u) == 0) {
 		u->so_error = ENOBUFS;
 		u->seq++;
 		sentry_wake();
@@ -1770,7 +1867,7 @@ static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 		if (p->shut_rd)
 			return is_inet(u) ? (long)n : -EPIPE;
 		room = send_room(p);
-		if (room < n) {
+		if (room == 0) {
 			if (is_inet(u))
 				return (long)n; /* UDP drops, never waits */
 			return nonblock ? -EAGAIN : SYS_BLOCK;
@@ -1803,7 +1900,7 @@ static long usend_to(struct task *t, struct file *f, const void *buf, size_t n,
 	if (u->type == SOCK_SEQPACKET && n > msg_max(u))
 		return -EMSGSIZE;
 	room = send_room(p);
-	if (room == 0 || (u->type == SOCK_SEQPACKET && room < n))
+	if (room == 0)
 		return nonblock ? -EAGAIN : SYS_BLOCK;
 	if (u->type == SOCK_STREAM && n > room)
 		n = room; /* a partial write, as a full socket buffer gives */
@@ -1911,19 +2008,20 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 			if (!u->head)
 				u->tail = NULL;
 			u->bytes -= len;
-			umsg_free(m);
+			umsg_free(u, m);
 			room_made(u);
 		}
 		return (flags & MSG_TRUNC) ? (long)len : (long)done;
 	}
 	/* MSG_WAITALL on a blocking stream: wait for all of n, the end, or
-	 * an error, as Linux does; or for as much as the queue can ever hold
-	 * (the buffer, or for a peer outside the TCP window), so that a
-	 * request larger than that returns what came instead of waiting
-	 * forever: Linux copies as it goes, the sentry fills from one queue. */
+	 * an error, as Linux does; or until the queue is full (no sender
+	 * could add to it: its buffer, or all sockets', is charged; for a
+	 * peer outside, the TCP window), so that a request larger than that
+	 * returns what came instead of waiting forever: Linux copies as it
+	 * goes, the sentry fills from one queue. */
 	if ((flags & MSG_WAITALL) && !nonblock && !(flags & MSG_PEEK) &&
 	    u->bytes < n && !eof(u) && !u->so_error &&
-	    u->bytes < (u->ext ? WAITALL_EXT_MAX : USOCK_BUF))
+	    (u->ext ? u->bytes < WAITALL_EXT_MAX : send_room(u) > 0))
 		return SYS_BLOCK;
 	for (m = u->head; m && done < n;) {
 		size_t c = m->len - m->off;
@@ -1952,12 +2050,11 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 		}
 		m->off += c;
 		u->bytes -= c;
-		queued -= c;
 		if (m->off == m->len) {
 			u->head = m->next;
 			if (!u->head)
 				u->tail = NULL;
-			umsg_free(m);
+			umsg_free(u, m);
 			m = u->head;
 		}
 	}

@@ -1265,9 +1265,10 @@ static long poll_chunk(struct task *t, uint64_t ufds, uint64_t from, size_t n,
 /* A first pass counts; only a call that returns writes revents, in a
  * second pass (the sentry is single-threaded, so the files it looks at
  * again are as they were). One chunk, the usual case, is one pass. Cost:
- * O(nfds) a call, as Linux's. */
-static long do_poll(struct task *t, uint64_t ufds, uint64_t nfds_arg,
-		    int64_t timeout_ns)
+ * O(nfds) a call, as Linux's (and the items of the epolls among them,
+ * each epoll once: do_poll makes the call one look). */
+static long poll_look(struct task *t, uint64_t ufds, uint64_t nfds_arg,
+		      int64_t timeout_ns)
 {
 	static struct pollfd pfds[POLL_CHUNK];
 	unsigned nfds = (unsigned)nfds_arg; /* Linux's is an unsigned int */
@@ -1302,6 +1303,17 @@ static long do_poll(struct task *t, uint64_t ufds, uint64_t nfds_arg,
 		ready += r;
 	}
 	return ready;
+}
+
+static long do_poll(struct task *t, uint64_t ufds, uint64_t nfds,
+		    int64_t timeout_ns)
+{
+	long rc;
+
+	epoll_look_begin();
+	rc = poll_look(t, ufds, nfds, timeout_ns);
+	epoll_look_end();
+	return rc;
 }
 
 long sys_poll(struct task *t, struct syscall_args *a)
@@ -1400,8 +1412,8 @@ static long select_store(struct task *t, const uint64_t uset[3], int base,
  * size is cut to it, as Linux cuts it to its table's max_fds (which grows
  * the same way, in powers of two from 64); the sets are read and written
  * only that far. */
-static long do_select(struct task *t, int nfds, uint64_t urd, uint64_t uwr,
-		      uint64_t uex, int64_t timeout_ns)
+static long select_look(struct task *t, int nfds, uint64_t urd, uint64_t uwr,
+			uint64_t uex, int64_t timeout_ns)
 {
 	static uint64_t out[3][SELECT_CHUNK / 64];
 	const uint64_t uset[3] = { urd, uwr, uex };
@@ -1436,6 +1448,17 @@ static long do_select(struct task *t, int nfds, uint64_t urd, uint64_t uwr,
 		ready += r;
 	}
 	return ready;
+}
+
+static long do_select(struct task *t, int nfds, uint64_t urd, uint64_t uwr,
+		      uint64_t uex, int64_t timeout_ns)
+{
+	long rc;
+
+	epoll_look_begin();
+	rc = select_look(t, nfds, urd, uwr, uex, timeout_ns);
+	epoll_look_end();
+	return rc;
 }
 
 long sys_select(struct task *t, struct syscall_args *a)

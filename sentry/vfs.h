@@ -222,6 +222,7 @@ struct file {
 	size_t data_len;
 	int64_t dir_index;	/* synthetic directory position */
 	struct epitem *epitems; /* epoll registrations watching this file */
+	uint64_t ep_walk;	/* EPOLL_CTL_ADD's last look at its paths */
 	int owner;		/* F_SETOWN: the pid (or -pgid) for SIGIO */
 	int sig;		/* F_SETSIG: the signal instead of SIGIO */
 };
@@ -301,6 +302,12 @@ void file_release_priv(struct file *f);
 /* epoll, eventfd and sockets (sentry/events.c, sentry/socket.c) */
 struct epitem;
 void epoll_file_gone(struct file *f); /* f is being freed: unregister it */
+/* Bracket one look at many files' readiness (a poll or select call):
+ * within it, an epoll that is watched through many paths (nested epolls
+ * that share what they watch) is looked at once, not once a path. Files
+ * must not change between begin and end. */
+void epoll_look_begin(void);
+void epoll_look_end(void);
 bool file_is_socket(struct file *f);
 bool file_is_stream_socket(struct file *f); /* SOCK_STREAM: unix or TCP */
 /* mq_notify's SIGEV_THREAD (sentry/mqueue.c): 0 if f is a netlink socket,

@@ -1,6 +1,7 @@
 """A test host for the network tests, run inside a network namespace that
 the test made: an HTTP server on :8080 (IPv4 and IPv6), a TCP echo server on :7007, UDP sinks on
-:9998 and :9999 (which echo), and a
+:9998 and :9999 (which echo), a UDP flooder on :9997 ("flood N" gets N
+empty datagrams back), and a
 DNS server on :53 that knows the names given as NAME=ADDR arguments
 (NAME/6=ADDR for an AAAA record). NAME=REAL,FAKE answers with REAL, but
 only after forged answers that carry FAKE: one with another id, one for
@@ -58,6 +59,17 @@ def udp_sink(port):
         data, addr = s.recvfrom(65535)
         log("udp %d %s" % (port, data[:40].decode(errors="replace")))
         s.sendto(b"echo:" + data, addr)
+
+
+def udp_flood(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", port))
+    while True:
+        data, addr = s.recvfrom(65535)
+        log("udp %d %s" % (port, data[:40].decode(errors="replace")))
+        if data.startswith(b"flood "):
+            for _ in range(min(int(data[6:]), 100000)):
+                s.sendto(b"", addr)
 
 
 def echo_server(port):
@@ -150,7 +162,7 @@ def dns():
 
 httpd = Server(("::", 8080), Handler)
 for target in (httpd.serve_forever, dns, lambda: udp_sink(9998), lambda: udp_sink(9999),
-               lambda: echo_server(7007)):
+               lambda: udp_flood(9997), lambda: echo_server(7007)):
     threading.Thread(target=target, daemon=True).start()
 print("ready", flush=True)
 threading.Event().wait()
