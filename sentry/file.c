@@ -300,6 +300,17 @@ long file_read_isdir(struct task *t, struct file *f, void *buf, size_t n,
 	return -EISDIR;
 }
 
+long file_write_ebadf(struct task *t, struct file *f, const void *buf, size_t n,
+		      int64_t *off)
+{
+	(void)t;
+	(void)f;
+	(void)buf;
+	(void)n;
+	(void)off;
+	return -EBADF;
+}
+
 /* ---- gofer files ---------------------------------------------------------- */
 
 long file_hostfd_read(struct task *t, struct file *f, void *buf, size_t n,

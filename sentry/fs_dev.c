@@ -148,17 +148,6 @@ static const struct file_ops dev_chr_ops = {
 
 /* ---- directories ----------------------------------------------------------- */
 
-static long dir_write(struct task *t, struct file *f, const void *buf, size_t n,
-		      int64_t *off)
-{
-	(void)t;
-	(void)f;
-	(void)buf;
-	(void)n;
-	(void)off;
-	return -EBADF;
-}
-
 static unsigned char dtype(mode_t m)
 {
 	if (S_ISDIR(m))
@@ -209,7 +198,7 @@ out:
 
 static const struct file_ops dev_dir_ops = {
 	.read = file_read_isdir,
-	.write = dir_write,
+	.write = file_write_ebadf,
 	.poll = dev_poll,
 	.getdents = dev_getdents,
 	.stat = dev_fstat,

@@ -1239,17 +1239,6 @@ static long data_read(struct task *t, struct file *f, void *buf, size_t n,
 	return (long)n;
 }
 
-static long no_write(struct task *t, struct file *f, const void *buf, size_t n,
-		     int64_t *off)
-{
-	(void)t;
-	(void)f;
-	(void)buf;
-	(void)n;
-	(void)off;
-	return -EBADF;
-}
-
 static short proc_poll(struct file *f, short events)
 {
 	(void)f;
@@ -1436,14 +1425,14 @@ out:
 
 static const struct file_ops proc_data_ops = {
 	.read = data_read,
-	.write = no_write,
+	.write = file_write_ebadf,
 	.poll = proc_poll,
 	.stat = proc_fstat,
 };
 
 static const struct file_ops proc_dir_ops = {
 	.read = file_read_isdir,
-	.write = no_write,
+	.write = file_write_ebadf,
 	.poll = proc_poll,
 	.getdents = proc_getdents,
 	.stat = proc_fstat,

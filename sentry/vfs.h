@@ -249,9 +249,12 @@ long files_open(void); /* open file descriptions now */
  * EISDIR); readiness of a file that never blocks. */
 long file_hostfd_read(struct task *t, struct file *f, void *buf, size_t n,
 		      int64_t *off);
-/* The read of a synthetic directory: EISDIR. */
+/* The read of a synthetic directory: EISDIR; the write of a file that
+ * takes none (a directory, a read-only synthetic file): EBADF. */
 long file_read_isdir(struct task *t, struct file *f, void *buf, size_t n,
 		     int64_t *off);
+long file_write_ebadf(struct task *t, struct file *f, const void *buf, size_t n,
+		      int64_t *off);
 short file_always_ready(struct file *f, short events);
 struct file *file_get(struct file *f);
 void file_put(struct file *f);
