@@ -29,6 +29,12 @@ void netpol_set(struct moat_policy *p)
 	policy_free(&policy);
 	policy = *p;
 	memset(p, 0, sizeof(*p));
+	resolver_policy_changed();
+}
+
+bool netpol_name_denied(const char *name)
+{
+	return egress_name_denied(&policy.egress, name);
 }
 
 const struct moat_policy *netpol_get(void)
@@ -202,7 +208,9 @@ int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len)
 {
 	struct egress_query q = { 0 };
 	struct egress_decision d;
-	const char *names[RESOLVER_NAMES_MAX];
+	/* every name the address was resolved from: a deny rule for one of
+	 * them must see it, however many others the guest resolved first */
+	static const char *names[RESOLVER_CACHE_MAX];
 	char dest[INET6_ADDRSTRLEN + 16], ip[INET6_ADDRSTRLEN];
 
 	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
@@ -246,7 +254,7 @@ int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len)
 	}
 	q.names = names;
 	q.nnames =
-		resolver_names_of(q.family, q.addr, names, RESOLVER_NAMES_MAX);
+		resolver_names_of(q.family, q.addr, names, RESOLVER_CACHE_MAX);
 	q.host = host_own(q.family, q.addr);
 	egress_decide(&policy.egress, &q, &d);
 	audit(pid, "egress", proto_name(proto), dest,

@@ -30,6 +30,10 @@ void netpol_set_sandbox(const char *name);
  * into its errno: ECONNREFUSED for connect, EPERM for sendto). */
 int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len);
 
+/* Does a deny rule of the policy in force name this name (on any port)?
+ * The resolver keeps such names in its cache for their whole TTL. */
+bool netpol_name_denied(const char *name);
+
 /* May pid's resolver query for name be answered? Audited. */
 bool netpol_name(int pid, const char *name);
 

@@ -19,7 +19,7 @@
 #include "netstack/netpol.h"
 #include "netstack/netstack.h"
 
-#define CACHE_MAX 4096
+#define CACHE_MAX RESOLVER_CACHE_MAX
 #define PENDING_MAX 256
 #define TTL_MIN 5     /* seconds: a 0 TTL still lets the connect follow */
 #define TTL_MAX 86400 /* a day */
@@ -29,6 +29,9 @@ struct cached {
 	uint8_t addr[16];
 	char name[DNS_TEXT_MAX + 1];
 	int64_t expires;
+	/* a deny rule names it: kept until its TTL ends, never evicted for
+	 * another, so that no flood of other names hides it from the deny */
+	bool pinned;
 };
 
 struct pending {
@@ -111,12 +114,30 @@ int resolver_upstream_from(const char *path, char out[16])
 
 /* ---- the name cache ---------------------------------------------------------- */
 
-void resolver_cache_add(int family, const uint8_t *addr, const char *name,
-			uint32_t ttl)
+/* An IPv4-mapped IPv6 address is its IPv4 one: the form connect()
+ * looks it up in (netpol_check), and the one the policy decides. */
+static int addr_canon(int family, const uint8_t *in, uint8_t out[16])
 {
-	size_t i, alen = family == AF_INET ? 4 : 16, slot = CACHE_MAX;
-	int64_t now = now_mono(), oldest = INT64_MAX;
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
 
+	memset(out, 0, 16);
+	if (family == AF_INET6 && !memcmp(in, mapped, 12)) {
+		memcpy(out, in + 12, 4);
+		return AF_INET;
+	}
+	memcpy(out, in, family == AF_INET ? 4 : 16);
+	return family;
+}
+
+int resolver_cache_add(int family, const uint8_t *in, const char *name,
+		       uint32_t ttl)
+{
+	size_t i, alen, slot = CACHE_MAX;
+	int64_t now = now_mono(), oldest = INT64_MAX;
+	uint8_t addr[16];
+
+	family = addr_canon(family, in, addr);
+	alen = family == AF_INET ? 4 : 16;
 	if (ttl < TTL_MIN)
 		ttl = TTL_MIN;
 	if (ttl > TTL_MAX)
@@ -129,24 +150,43 @@ void resolver_cache_add(int family, const uint8_t *addr, const char *name,
 			slot = i; /* the same pair: refresh it */
 			break;
 		}
-		if (c->expires < oldest) {
+		if (c->expires <= now) {
+			oldest = INT64_MIN;
+			slot = i; /* an empty or expired one */
+		} else if (!c->pinned && c->expires < oldest) {
 			oldest = c->expires;
-			slot = i; /* an empty, expired or oldest one */
+			slot = i; /* else the oldest that no deny names */
 		}
 	}
+	if (slot == CACHE_MAX)
+		return -ENOSPC; /* every entry live and pinned */
 	cache[slot].family = family;
-	memset(cache[slot].addr, 0, 16);
-	memcpy(cache[slot].addr, addr, alen);
+	memcpy(cache[slot].addr, addr, 16);
 	snprintf(cache[slot].name, sizeof(cache[slot].name), "%s", name);
 	cache[slot].expires = now + (int64_t)ttl * 1000000000LL;
+	cache[slot].pinned = netpol_name_denied(name);
+	return 0;
 }
 
-size_t resolver_names_of(int family, const uint8_t *addr, const char **names,
+void resolver_policy_changed(void)
+{
+	int64_t now = now_mono();
+	size_t i;
+
+	for (i = 0; i < CACHE_MAX; i++)
+		if (cache[i].expires > now)
+			cache[i].pinned = netpol_name_denied(cache[i].name);
+}
+
+size_t resolver_names_of(int family, const uint8_t *in, const char **names,
 			 size_t max)
 {
-	size_t i, n = 0, alen = family == AF_INET ? 4 : 16;
+	size_t i, n = 0, alen;
 	int64_t now = now_mono();
+	uint8_t addr[16];
 
+	family = addr_canon(family, in, addr);
+	alen = family == AF_INET ? 4 : 16;
 	for (i = 0; i < CACHE_MAX && n < max; i++)
 		if (cache[i].family == family && cache[i].expires > now &&
 		    !memcmp(cache[i].addr, addr, alen))
@@ -213,8 +253,13 @@ long resolver_take_reply(const struct resolver_ask *ask, const uint8_t from[4],
 				dropped = true;
 				continue;
 			}
-			resolver_cache_add(family, rr->addr, ask->q.name,
-					   rr->ttl);
+			/* no room (every entry a deny's, and live): not
+			 * cached, so not given either */
+			if (resolver_cache_add(family, rr->addr, ask->q.name,
+					       rr->ttl) < 0) {
+				dropped = true;
+				continue;
+			}
 			addrs++;
 		}
 		a.rr[kept++] = *rr;

@@ -18,7 +18,8 @@
 
 #include "netstack/dns.h"
 
-#define RESOLVER_NAMES_MAX 4
+#define RESOLVER_NAMES_MAX 4	/* names a caller usually wants */
+#define RESOLVER_CACHE_MAX 4096 /* (address, name) pairs held */
 #define RESOLVER_TIMEOUT_NS (5LL * 1000000000) /* then SERVFAIL */
 
 /* How a later reply reaches the guest socket that asked (owner). */
@@ -68,11 +69,19 @@ struct resolver_ask {
 long resolver_take_reply(const struct resolver_ask *ask, const uint8_t from[4],
 			 uint16_t port, uint8_t *msg, size_t len, size_t cap);
 
-/* The names addr (4 or 16 bytes) was resolved from, while their TTL lasts. */
+/* The names addr (4 or 16 bytes; an IPv4-mapped one is its IPv4
+ * address) was resolved from, while their TTL lasts: at most max of them
+ * (RESOLVER_CACHE_MAX: every one). */
 size_t resolver_names_of(int family, const uint8_t *addr, const char **names,
 			 size_t max);
-/* Record one (for tests, and for the upstream replies). ttl in seconds. */
-void resolver_cache_add(int family, const uint8_t *addr, const char *name,
-			uint32_t ttl);
+/* Record one (for tests, and for the upstream replies). ttl in seconds.
+ * A full cache gives up the expired entries first, then the oldest, but
+ * never a live one whose name a deny rule names (netpol_name_denied):
+ * 0, or -ENOSPC when every entry is such a one (the caller drops the
+ * answer: an address the cache does not hold is one no name allows). */
+int resolver_cache_add(int family, const uint8_t *addr, const char *name,
+		       uint32_t ttl);
+/* The policy changed: which names a deny rule names, again. */
+void resolver_policy_changed(void);
 
 #endif

@@ -645,3 +645,21 @@ bool egress_name_allowed(const struct egress_policy *p, const char *name,
 	*rule = allow;
 	return allow != NULL;
 }
+
+bool egress_name_denied(const struct egress_policy *p, const char *name)
+{
+	char norm[EGRESS_NAME_MAX + 1];
+	size_t i;
+
+	if (egress_name_normalize(name, norm) < 0)
+		return false;
+	for (i = 0; i < p->n; i++) {
+		const struct egress_rule *r = &p->rules[i];
+
+		if (r->deny &&
+		    (r->kind == EGRESS_NAME || r->kind == EGRESS_SUFFIX) &&
+		    name_matches(r, norm))
+			return true;
+	}
+	return false;
+}

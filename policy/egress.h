@@ -130,6 +130,10 @@ void egress_decide(const struct egress_policy *p, const struct egress_query *q,
 bool egress_name_allowed(const struct egress_policy *p, const char *name,
 			 const struct egress_rule **rule);
 
+/* Does a deny rule name this name (an exact or `*.domain` rule, whatever
+ * its ports and protocols)? */
+bool egress_name_denied(const struct egress_policy *p, const char *name);
+
 /* Lower-case name into out without a trailing dot, checking it is a DNS
  * name in text form (labels of 1..63 letters, digits, '-' and '_', 253 in
  * all). Returns 0 or -EINVAL. */
