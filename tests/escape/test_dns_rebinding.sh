@@ -68,6 +68,7 @@ dns_setup()
 		loop.rebind.test=127.0.0.1 host.rebind.test="$HOSTSIDE" \
 		spoof.rebind.test="$PEER,$PRIV" \
 		meta4.rebind.test="$META4" meta6.rebind.test/6="$META6" \
+		slow.rebind.test="$PEER" \
 		>"$E2E_TMP/peer.out" 2>&1 &
 	PEER_PID=$!
 	for _ in $(seq 100); do
@@ -241,6 +242,33 @@ connected" "$OUT" "only the real answer counts; a forged address is no destinati
 	! grep -q "/spoof-$PRIV" "$PEER_LOG" || fail "the forged address was reached"
 }
 
+# A guest that asks one name many times at once gets one upstream query:
+# each query in flight is one more id and port a blind forger may guess.
+# (The test host answers slow.* half a second late, so all 64 are in
+# flight together.) Each asker still gets its answer, under its own id.
+t_identical_queries_in_flight_are_asked_once()
+{
+	need_net
+	: >"$PEER_LOG"
+	capture moat_net --allow slow.rebind.test+private -- $PY -c "
+import socket, struct
+q = lambda i: struct.pack('>HHHHHH', i, 0x0100, 1, 0, 0, 0) + b'\x04slow\x06rebind\x04test\x00\x00\x01\x00\x01'
+socks = []
+for i in range(64):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(10)
+    s.sendto(q(1000 + i), ('10.0.2.3', 53))
+    socks.append(s)
+ok = 0
+for i, s in enumerate(socks):
+    m = s.recv(512)
+    ok += struct.unpack('>H', m[:2])[0] == 1000 + i and socket.inet_aton('$PEER') in m
+print(ok)"
+	assert_eq 1 "$(grep -c '^dns slow.rebind.test 1 ' "$PEER_LOG")" \
+		"upstream queries for one name asked 64 times at once"
+	assert_eq 64 "$OUT" "every asker answered, under its own id"
+}
+
 # xorshift32, as the resolver's clock-seeded generator was: with three
 # successive ids, one search over the state's hidden half predicts the
 # rest. Prints how many of the later ids it predicted.
@@ -325,5 +353,6 @@ run_test metadata_inside_private_ranges_is_never_reached_by_name t_metadata_insi
 run_test a_marked_name_reaches_its_private_address t_a_marked_name_reaches_its_private_address
 run_test spoofed_answers_are_ignored t_spoofed_answers_are_ignored
 run_test upstream_ids_are_unpredictable t_upstream_ids_are_unpredictable
+run_test identical_queries_in_flight_are_asked_once t_identical_queries_in_flight_are_asked_once
 run_test tap_a_private_answer_of_a_plain_name_is_dropped t_tap t_a_private_answer_of_a_plain_name_is_dropped
 run_test tap_upstream_ports_are_random t_tap t_upstream_ports_are_random

@@ -332,3 +332,67 @@ Test(resolver, a_mapped_aaaa_answer_is_cached_as_ipv4)
 	cr_assert_eq(connect_check("93.184.216.34", 443), 0);
 	cr_assert_eq(connect_check("93.184.216.34", 80), -EACCES);
 }
+
+/* rr appended to a reply's additional (or authority) section. */
+static size_t append_rr(uint8_t *m, size_t n, bool authority,
+			const struct dns_rr *rr)
+{
+	struct dns_query q = { .qclass = 0 };
+	uint8_t tmp[512];
+	long r = dns_build_reply(&q, 0, rr, 1, tmp, sizeof(tmp));
+	size_t len = (size_t)r - DNS_HDR_LEN;
+	int at = authority ? 8 : 10;
+
+	cr_assert_gt(r, DNS_HDR_LEN);
+	memcpy(m + n, tmp + DNS_HDR_LEN, len);
+	m[at + 1]++;
+	return n + len;
+}
+
+/* The reply to a question for addresses (A, AAAA, ANY, HTTPS, SVCB) is
+ * always rebuilt from its checked records: an additional or authority
+ * section's addresses, or an HTTPS record's hints, never reach the guest
+ * unchecked. Other replies go as they came. */
+Test(resolver, address_replies_are_rebuilt_from_checked_records)
+{
+	static const char *const rules[] = { "api.example" };
+	struct resolver_ask ask = ask_for("api.example", DNS_A);
+	struct dns_rr rr = a_rr("api.example", "93.184.216.34");
+	struct dns_rr extra = a_rr("ns.example", "127.0.0.1");
+	uint8_t m[512], orig[512];
+	char seen[256];
+	size_t n;
+	long got;
+
+	policy(rules, 1);
+	n = reply(m, 0x1234, "api.example", DNS_A, &rr, 1);
+	n = append_rr(m, n, false, &extra);
+	n = append_rr(m, n, true, &extra);
+	got = resolver_take_reply(&ask, server, 53, m, n, sizeof(m));
+	guest_sees(m, got, &ask, seen, sizeof(seen));
+	cr_assert_str_eq(seen, "93.184.216.34");
+	cr_assert_eq(m[8] << 8 | m[9], 0, "an authority section went through");
+	cr_assert_eq(m[10] << 8 | m[11], 0,
+		     "an additional section went through");
+	/* an HTTPS question: its records (hints and all) are not relayed */
+	ask = ask_for("api.example", 65);
+	n = reply(m, 0x1234, "api.example", 65, NULL, 0);
+	m[7] = 1; /* one answer: an HTTPS record with an ipv4hint */
+	memcpy(m + n,
+	       "\xc0\x0c\x00\x41\x00\x01\x00\x00\x00\x3c\x00\x0b"
+	       "\x00\x01\x00\x00\x04\x00\x04\x7f\x00\x00\x01",
+	       23);
+	n += 23;
+	got = resolver_take_reply(&ask, server, 53, m, n, sizeof(m));
+	cr_assert_gt(got, 0);
+	cr_assert_eq(m[6] << 8 | m[7], 0, "an HTTPS record reached the guest");
+	/* a TXT question: relayed as it came, under the guest's id */
+	ask = ask_for("api.example", 16);
+	n = reply(m, 0x1234, "api.example", 16, NULL, 0);
+	n = append_rr(m, n, false, &extra);
+	memcpy(orig, m, n);
+	got = resolver_take_reply(&ask, server, 53, m, n, sizeof(m));
+	cr_assert_eq(got, (long)n);
+	cr_assert_eq(m[0] << 8 | m[1], 0x0707);
+	cr_assert_eq(memcmp(m + 2, orig + 2, n - 2), 0);
+}
