@@ -166,6 +166,30 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+/* The janitor's side: end (its end of the line to the caller) at fd 3,
+ * nothing else of the caller's, a session of its own. */
+static void janitor_setup(int end)
+{
+	/* end to fd 3 first: closing everything from 3 up would close it
+	 * too, and an early EOF would clean up at once */
+	if (end != 3 && dup2(end, 3) < 0)
+		_exit(1);
+	syscall(SYS_close_range, 4, ~0U, 0);
+	/* Nor the caller's stdio: a pipe on moat's stdout must end when the
+	 * sandbox does, not when its last janitor is done. */
+	{
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		for (int i = 0; null >= 0 && i < 3; i++)
+			dup2(null, i);
+		if (null > 3)
+			close(null);
+	}
+	setsid();
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+}
+
 int janitor_fork(void)
 {
 	int p[2];
@@ -187,26 +211,32 @@ int janitor_fork(void)
 		return 1;
 	}
 	close(p[1]);
-	/* p[0] to fd 3 first: closing everything from 3 up would close it
-	 * too, and an early EOF would clean up at once */
-	if (p[0] != 3 && dup2(p[0], 3) < 0)
-		_exit(1);
-	syscall(SYS_close_range, 4, ~0U, 0);
-	/* Nor the caller's stdio: a pipe on moat's stdout must end when the
-	 * sandbox does, not when its last janitor is done. */
-	{
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		for (int i = 0; null >= 0 && i < 3; i++)
-			dup2(null, i);
-		if (null > 3)
-			close(null);
-	}
-	setsid();
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
+	janitor_setup(p[0]);
 	while (read(3, &c, 1) < 0 && errno == EINTR)
 		;
+	return 0;
+}
+
+int janitor_fork_ctl(int *ctl)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid > 0) {
+		close(sv[1]);
+		*ctl = sv[0];
+		return 1;
+	}
+	close(sv[0]);
+	janitor_setup(sv[1]);
 	return 0;
 }
 

@@ -105,6 +105,12 @@ ssize_t send_with_fds(int sock, struct iovec *iov, int niov, const int *fds,
  * no fd of the caller's (its stdio is /dev/null), has a session of its
  * own and ignores the terminal's signals; it should _exit when done. */
 int janitor_fork(void);
+/* The same with a line to the janitor: a SOCK_SEQPACKET pair, the
+ * caller's end through *ctl (kept for its life: messages for the janitor
+ * go there, its replies come back), the janitor's at fd 3. Returns 0 in
+ * the janitor at once: it reads fd 3 itself, and EOF there says the
+ * caller is gone. */
+int janitor_fork_ctl(int *ctl);
 
 /* The host fds of one process are one table shared by everything it does.
  * In the sentry, what guests make it hold (donated files, stored tmpfs

@@ -102,6 +102,14 @@ int resolver_set_upstream(const char *addr)
 	return 0;
 }
 
+bool resolver_upstream(uint8_t out[4])
+{
+	if (!have_upstream)
+		return false;
+	memcpy(out, &ip_2_ip4(&upstream)->addr, 4);
+	return true;
+}
+
 int resolver_upstream_from(const char *path, char out[16])
 {
 	char line[256], addr[64];

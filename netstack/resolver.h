@@ -30,6 +30,8 @@ void resolver_set_deliver(resolver_deliver_fn fn);
 /* The upstream resolver (an IPv4 address); without one, allowed names get
  * SERVFAIL. 0 or -EINVAL. */
 int resolver_set_upstream(const char *addr);
+/* The upstream resolver's address into out: false when there is none. */
+bool resolver_upstream(uint8_t out[4]);
 /* The first IPv4 nameserver of a resolv.conf, into out (16 bytes). */
 int resolver_upstream_from(const char *resolv_conf, char out[16]);
 
@@ -63,9 +65,11 @@ struct resolver_ask {
  * for the right one. The reply's A and AAAA records enter the name cache,
  * but those netpol_answer refuses are dropped (and audited). Returns the
  * length of the reply for the guest, written over msg under the guest's
- * id: the message as it came, or, when an address was dropped or the
- * message holds addresses not checked, one rebuilt from the records
- * kept. */
+ * id: rebuilt from the records kept when the question is one for
+ * addresses (A, AAAA, ANY, HTTPS, SVCB), when an address was dropped, or
+ * when the message holds addresses not checked; else the message as it
+ * came. (Guest queries for one name and type in flight at once share one
+ * upstream query, and each gets this reply under its own id.) */
 long resolver_take_reply(const struct resolver_ask *ask, const uint8_t from[4],
 			 uint16_t port, uint8_t *msg, size_t len, size_t cap);
 
