@@ -100,7 +100,8 @@ void netpol_host_addr_add(int family, const uint8_t *addr)
 	h.prefix = family == AF_INET ? 32 : 128;
 	memcpy(h.addr, addr, family == AF_INET ? 4 : 16);
 	host_canon(&h);
-	if (bsearch(&h, host_exact, nhost_exact, sizeof(h), host_cmp))
+	if (nhost_exact &&
+	    bsearch(&h, host_exact, nhost_exact, sizeof(h), host_cmp))
 		return;
 	if (nhost_exact == cap_exact) {
 		size_t cap = cap_exact ? cap_exact * 2 : 16;
@@ -141,7 +142,8 @@ static bool host_own(int family, const uint8_t *addr)
 	if (host_unknown)
 		return true;
 	memcpy(h.addr, addr, family == AF_INET ? 4 : 16);
-	if (bsearch(&h, host_exact, nhost_exact, sizeof(h), host_cmp))
+	if (nhost_exact &&
+	    bsearch(&h, host_exact, nhost_exact, sizeof(h), host_cmp))
 		return true;
 	for (i = 0; i < nhost_prefix; i++)
 		if (host_prefix[i].family == family &&
