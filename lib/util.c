@@ -166,36 +166,16 @@ char *xstrdup(const char *s)
 	return p;
 }
 
-int janitor_fork(void)
+/* The janitor's side: end (its end of the line to the caller) at fd 3,
+ * nothing else of the caller's, a session of its own. */
+static void janitor_setup(int end, int keep)
 {
-	return janitor_fork_keep(-1);
-}
+	int r, k = -1;
 
-int janitor_fork_keep(int keep)
-{
-	int p[2], r, k = -1;
-	pid_t pid;
-	char c;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -1;
-	}
-	if (pid > 0) {
-		/* the caller keeps the write end for its life, never
-		 * writing to it */
-		close(p[0]);
-		return 1;
-	}
-	close(p[1]);
-	/* p[0] to fd 3 and keep to 4 (out of each other's way first):
+	/* end to fd 3 and keep to 4 (out of each other's way first):
 	 * closing everything above would close them too, and an early EOF
 	 * would clean up at once */
-	r = fcntl(p[0], F_DUPFD, 64);
+	r = fcntl(end, F_DUPFD, 64);
 	if (keep >= 0)
 		k = fcntl(keep, F_DUPFD, 64);
 	if (r < 0 || (keep >= 0 && k < 0) || dup2(r, 3) < 0 ||
@@ -215,8 +195,60 @@ int janitor_fork_keep(int keep)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+}
+
+int janitor_fork(void)
+{
+	return janitor_fork_keep(-1);
+}
+
+int janitor_fork_keep(int keep)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid > 0) {
+		/* the caller keeps the write end for its life, never
+		 * writing to it */
+		close(p[0]);
+		return 1;
+	}
+	close(p[1]);
+	janitor_setup(p[0], keep);
 	while (read(3, &c, 1) < 0 && errno == EINTR)
 		;
+	return 0;
+}
+
+int janitor_fork_ctl(int *ctl)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid > 0) {
+		close(sv[1]);
+		*ctl = sv[0];
+		return 1;
+	}
+	close(sv[0]);
+	janitor_setup(sv[1], -1);
 	return 0;
 }
 

@@ -108,6 +108,12 @@ int janitor_fork(void);
 /* The same, and the janitor keeps the caller's fd keep as its fd 4 (a
  * directory it checked, so that the cleanup need not trust a path). */
 int janitor_fork_keep(int keep);
+/* The same with a line to the janitor: a SOCK_SEQPACKET pair, the
+ * caller's end through *ctl (kept for its life: messages for the janitor
+ * go there, its replies come back), the janitor's at fd 3. Returns 0 in
+ * the janitor at once: it reads fd 3 itself, and EOF there says the
+ * caller is gone. */
+int janitor_fork_ctl(int *ctl);
 
 /* The host fds of one process are one table shared by everything it does.
  * In the sentry, what guests make it hold (donated files, stored tmpfs

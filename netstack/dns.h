@@ -27,6 +27,8 @@ enum dns_type {
 	DNS_CNAME = 5,
 	DNS_AAAA = 28,
 	DNS_OPT = 41,
+	DNS_SVCB = 64,
+	DNS_HTTPS = 65,
 	DNS_ANY = 255,
 };
 

@@ -2,13 +2,15 @@
 #include "netstack/netpol.h"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <json-c/json.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "netstack/linkctl.h"
+#include "netstack/netstack.h"
 #include "netstack/resolver.h"
 #include "sentry/sentry.h"
 
@@ -16,80 +18,189 @@ static struct moat_policy policy;
 static char sandbox[80] = "moat";
 
 /* The host's own addresses: no name leads there, and `*` does not reach
- * them (policy/egress.h, rule 2). */
-#define HOST_ADDRS_MAX 256
-static struct host_addr {
-	int family;
-	uint8_t addr[16];
-} host_addrs[HOST_ADDRS_MAX];
-static size_t nhost_addrs;
+ * them (policy/egress.h, rule 2). As the process beyond the link last
+ * said them (LC_HOSTS, netstack/linkctl.h), and those it refused since:
+ * whole addresses sorted for a binary search, and prefixes (AnyIP, the
+ * loopback's /8), few, in a list. No cap but memory; without memory for
+ * them, every address counts as the host's. */
+static struct hostaddr *host_exact, *host_prefix;
+static size_t nhost_exact, nhost_prefix, cap_exact;
+static bool host_unknown;
+
+static int host_cmp(const void *a, const void *b)
+{
+	const struct hostaddr *x = a, *y = b;
+
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	return memcmp(x->addr, y->addr, 16);
+}
+
+static void host_canon(struct hostaddr *h)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (h->family == AF_INET6 && h->prefix >= 96 &&
+	    !memcmp(h->addr, mapped, 12)) {
+		memmove(h->addr, h->addr + 12, 4);
+		memset(h->addr + 4, 0, 12);
+		h->family = AF_INET;
+		h->prefix -= 96;
+	}
+	if (h->family == AF_INET)
+		memset(h->addr + 4, 0, 12);
+}
+
+void netpol_host_set(const struct hostaddr *v, size_t n, bool unknown)
+{
+	struct hostaddr *e = NULL, *p = NULL;
+	size_t i, ne = 0, np = 0;
+
+	if (unknown)
+		goto fail;
+	e = malloc((n ? n : 1) * sizeof(*e));
+	p = malloc((n ? n : 1) * sizeof(*p));
+	if (!e || !p)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		struct hostaddr h = v[i];
+
+		if (h.family != AF_INET && h.family != AF_INET6)
+			continue;
+		host_canon(&h);
+		if (h.prefix == (h.family == AF_INET ? 32 : 128))
+			e[ne++] = h;
+		else
+			p[np++] = h;
+	}
+	qsort(e, ne, sizeof(*e), host_cmp);
+	free(host_exact);
+	free(host_prefix);
+	host_exact = e;
+	host_prefix = p;
+	nhost_exact = cap_exact = ne;
+	nhost_prefix = np;
+	host_unknown = false;
+	return;
+fail:
+	free(e);
+	free(p);
+	host_unknown = true;
+	audit_log("\"event\":\"net-host-addresses\",\"reason\":\"too many "
+		  "to hold: every address counts as the host's\"");
+}
+
+void netpol_host_addr_add(int family, const uint8_t *addr)
+{
+	struct hostaddr h = { .family = (uint8_t)family };
+	struct hostaddr *n;
+
+	if (family != AF_INET && family != AF_INET6)
+		return;
+	h.prefix = family == AF_INET ? 32 : 128;
+	memcpy(h.addr, addr, family == AF_INET ? 4 : 16);
+	host_canon(&h);
+	if (nhost_exact &&
+	    bsearch(&h, host_exact, nhost_exact, sizeof(h), host_cmp))
+		return;
+	if (nhost_exact == cap_exact) {
+		size_t cap = cap_exact ? cap_exact * 2 : 16;
+
+		n = realloc(host_exact, cap * sizeof(*n));
+		if (!n) {
+			host_unknown = true;
+			return;
+		}
+		host_exact = n;
+		cap_exact = cap;
+	}
+	host_exact[nhost_exact++] = h;
+	qsort(host_exact, nhost_exact, sizeof(h), host_cmp);
+}
+
+void netpol_host_addrs_clear(void)
+{
+	netpol_host_set(NULL, 0, false);
+}
+
+static bool prefix_has(const struct hostaddr *p, const uint8_t *a)
+{
+	unsigned full = p->prefix / 8, rest = p->prefix % 8;
+
+	if (memcmp(a, p->addr, full))
+		return false;
+	return !rest ||
+	       ((a[full] ^ p->addr[full]) & (uint8_t)(0xff00u >> rest)) == 0;
+}
+
+/* Is addr (canonical: a mapped IPv6 address is given as IPv4) the host's? */
+static bool host_own(int family, const uint8_t *addr)
+{
+	struct hostaddr h = { .family = (uint8_t)family };
+	size_t i;
+
+	if (host_unknown)
+		return true;
+	memcpy(h.addr, addr, family == AF_INET ? 4 : 16);
+	if (nhost_exact &&
+	    bsearch(&h, host_exact, nhost_exact, sizeof(h), host_cmp))
+		return true;
+	for (i = 0; i < nhost_prefix; i++)
+		if (host_prefix[i].family == family &&
+		    prefix_has(&host_prefix[i], h.addr))
+			return true;
+	return false;
+}
 
 void netpol_set(struct moat_policy *p)
 {
 	policy_free(&policy);
 	policy = *p;
 	memset(p, 0, sizeof(*p));
+	resolver_policy_changed();
+	netpol_push_rules();
+}
+
+void netpol_push_rules(void)
+{
+	/* static: 100 KiB, and the sentry is one thread */
+	static struct lc_rule r[EGRESS_RULES_MAX + 1];
+	static uint8_t msg[LC_MSG_MAX];
+	size_t n = lc_rules_of(&policy.egress, r, EGRESS_RULES_MAX), off = 0;
+	uint8_t up[4];
+
+	/* The resolver's own flows to its upstream, which may be one of
+	 * the host's addresses (a dnsmasq on the LAN address): UDP to its
+	 * port 53, whatever the policy says. */
+	if (resolver_upstream(up)) {
+		memset(&r[n], 0, sizeof(r[n]));
+		r[n].family = AF_INET;
+		r[n].prefix = 32;
+		r[n].protos = EGRESS_UDP;
+		r[n].port_lo = r[n].port_hi = 53;
+		memcpy(r[n].addr, up, 4);
+		n++;
+	}
+	do {
+		size_t k = n - off > LC_CHUNK ? LC_CHUNK : n - off;
+		uint8_t flags = (off ? 0 : LC_FIRST) |
+				(off + k == n ? LC_LAST : 0);
+		long len = lc_put_rules(flags, r + off, k, msg, sizeof(msg));
+
+		if (len < 0 || netstack_ctl_send(msg, (size_t)len) < 0)
+			return;
+		off += k;
+	} while (off < n);
+}
+
+bool netpol_name_denied(const char *name)
+{
+	return egress_name_denied(&policy.egress, name);
 }
 
 const struct moat_policy *netpol_get(void)
 {
 	return &policy;
-}
-
-void netpol_host_addr_add(int family, const uint8_t *addr)
-{
-	struct host_addr *h;
-
-	if (nhost_addrs == HOST_ADDRS_MAX ||
-	    (family != AF_INET && family != AF_INET6))
-		return;
-	h = &host_addrs[nhost_addrs++];
-	h->family = family;
-	memset(h->addr, 0, sizeof(h->addr));
-	memcpy(h->addr, addr, family == AF_INET ? 4 : 16);
-}
-
-int netpol_host_addrs_scan(void)
-{
-	struct ifaddrs *ifa, *i;
-
-	if (getifaddrs(&ifa) < 0)
-		return -errno;
-	for (i = ifa; i; i = i->ifa_next) {
-		const struct sockaddr *sa = i->ifa_addr;
-
-		if (!sa)
-			continue;
-		if (sa->sa_family == AF_INET)
-			netpol_host_addr_add(
-				AF_INET, (const uint8_t *)&(
-						 (const struct sockaddr_in *)sa)
-						 ->sin_addr);
-		else if (sa->sa_family == AF_INET6)
-			netpol_host_addr_add(AF_INET6,
-					     ((const struct sockaddr_in6 *)sa)
-						     ->sin6_addr.s6_addr);
-	}
-	freeifaddrs(ifa);
-	return 0;
-}
-
-void netpol_host_addrs_clear(void)
-{
-	nhost_addrs = 0;
-}
-
-/* Is addr (canonical: a mapped IPv6 address is given as IPv4) the host's? */
-static bool host_own(int family, const uint8_t *addr)
-{
-	size_t i;
-
-	for (i = 0; i < nhost_addrs; i++)
-		if (host_addrs[i].family == family &&
-		    !memcmp(host_addrs[i].addr, addr,
-			    family == AF_INET ? 4 : 16))
-			return true;
-	return false;
 }
 
 void netpol_set_sandbox(const char *name)
@@ -160,12 +271,14 @@ static bool audit_budget(void)
 	return false;
 }
 
-static void audit(int pid, const char *event, const char *proto,
-		  const char *dest, const char *name,
-		  const struct egress_rule *rule, bool allow,
-		  const char *reason)
+/* by: which line decided, when not the sentry's own check ("link": the
+ * process beyond the link, asking its kernel), or NULL. */
+static void audit_by(int pid, const char *event, const char *proto,
+		     const char *dest, const char *name,
+		     const struct egress_rule *rule, bool allow,
+		     const char *reason, const char *by)
 {
-	char jsb[96], jdest[80], jname[300], jrule[400];
+	char jsb[96], jdest[80], jname[300], jrule[400], jby[32] = "";
 
 	if (!audit_budget())
 		return;
@@ -174,11 +287,21 @@ static void audit(int pid, const char *event, const char *proto,
 	jstr(jdest, sizeof(jdest), dest);
 	jstr(jname, sizeof(jname), name);
 	jstr(jrule, sizeof(jrule), rule ? rule->text : NULL);
+	if (by)
+		snprintf(jby, sizeof(jby), ",\"by\":\"%s\"", by);
 	audit_log("\"event\":\"%s\",\"sandbox\":%s,\"pid\":%d,\"proto\":\"%s\","
 		  "\"dest\":%s,\"name\":%s,\"rule\":%s,\"line\":%u,"
-		  "\"verdict\":\"%s\",\"reason\":\"%s\"",
+		  "\"verdict\":\"%s\",\"reason\":\"%s\"%s",
 		  event, jsb, pid, proto, jdest, jname, jrule,
-		  rule ? rule->line : 0, allow ? "allow" : "deny", reason);
+		  rule ? rule->line : 0, allow ? "allow" : "deny", reason, jby);
+}
+
+static void audit(int pid, const char *event, const char *proto,
+		  const char *dest, const char *name,
+		  const struct egress_rule *rule, bool allow,
+		  const char *reason)
+{
+	audit_by(pid, event, proto, dest, name, rule, allow, reason, NULL);
 }
 
 static const char *proto_name(int proto)
@@ -202,7 +325,9 @@ int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len)
 {
 	struct egress_query q = { 0 };
 	struct egress_decision d;
-	const char *names[RESOLVER_NAMES_MAX];
+	/* every name the address was resolved from: a deny rule for one of
+	 * them must see it, however many others the guest resolved first */
+	static const char *names[RESOLVER_CACHE_MAX];
 	char dest[INET6_ADDRSTRLEN + 16], ip[INET6_ADDRSTRLEN];
 
 	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
@@ -246,7 +371,7 @@ int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len)
 	}
 	q.names = names;
 	q.nnames =
-		resolver_names_of(q.family, q.addr, names, RESOLVER_NAMES_MAX);
+		resolver_names_of(q.family, q.addr, names, RESOLVER_CACHE_MAX);
 	q.host = host_own(q.family, q.addr);
 	egress_decide(&policy.egress, &q, &d);
 	audit(pid, "egress", proto_name(proto), dest,
@@ -288,4 +413,40 @@ bool netpol_answer(int pid, const char *name, int family, const uint8_t *addr)
 	inet_ntop(family, a, ip, sizeof(ip));
 	audit(pid, "dns-answer", "dns", ip, name, r, false, reason_text(&d));
 	return false;
+}
+
+void netpol_link_refused(const struct lc_dest *d)
+{
+	static const char *names[RESOLVER_CACHE_MAX];
+	struct egress_query q = { .family = d->family, .port = d->dport };
+	struct egress_decision dec;
+	char dest[INET6_ADDRSTRLEN + 16], ip[INET6_ADDRSTRLEN];
+	const char *proto = d->proto == IPPROTO_TCP ? "tcp" :
+			    d->proto == IPPROTO_UDP ? "udp" :
+						      "icmp";
+
+	if (d->family != AF_INET && d->family != AF_INET6)
+		return;
+	memcpy(q.addr, d->addr, 16);
+	q.proto = d->proto == IPPROTO_TCP ? EGRESS_TCP :
+		  d->proto == IPPROTO_UDP ? EGRESS_UDP :
+					    EGRESS_ICMP;
+	/* the rule the sentry's own check let it through by (it did not
+	 * know the address as the host's): the audit line names it */
+	q.names = names;
+	q.nnames =
+		resolver_names_of(q.family, q.addr, names, RESOLVER_CACHE_MAX);
+	egress_decide(&policy.egress, &q, &dec);
+	inet_ntop(d->family, d->addr, ip, sizeof(ip));
+	if (d->proto == IPPROTO_TCP || d->proto == IPPROTO_UDP)
+		snprintf(dest, sizeof(dest),
+			 d->family == AF_INET ? "%s:%u" : "[%s]:%u", ip,
+			 d->dport);
+	else
+		snprintf(dest, sizeof(dest), "%s", ip);
+	audit_by(0, "egress", proto, dest,
+		 dec.name ? dec.name : (q.nnames ? names[0] : NULL), dec.rule,
+		 false, "host-address", "link");
+	/* the host's, then: the next connect is refused here, at once */
+	netpol_host_addr_add(d->family, d->addr);
 }

@@ -13,6 +13,7 @@
 #define MOAT_NETSTACK_NETPOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -30,6 +31,10 @@ void netpol_set_sandbox(const char *name);
  * into its errno: ECONNREFUSED for connect, EPERM for sendto). */
 int netpol_check(int pid, int proto, const struct sockaddr *sa, socklen_t len);
 
+/* Does a deny rule of the policy in force name this name (on any port)?
+ * The resolver keeps such names in its cache for their whole TTL. */
+bool netpol_name_denied(const char *name);
+
 /* May pid's resolver query for name be answered? Audited. */
 bool netpol_name(int pid, const char *name);
 
@@ -39,11 +44,26 @@ bool netpol_name(int pid, const char *name);
  * record, from the reply and from the name cache alike. */
 bool netpol_answer(int pid, const char *name, int family, const uint8_t *addr);
 
-/* The host's own addresses, which no name leads to: those of the host's
- * interfaces in the network namespace the sentry starts in, read once
- * before the sandbox runs (0 or -errno), and, for tests, one by one. */
-int netpol_host_addrs_scan(void);
+/* The host's own addresses, which no name leads to (nor `*`): the set
+ * the process beyond the link last reported (LC_HOSTS: the kernel's, in
+ * the namespace where the sandbox's traffic leaves), v[n] copied;
+ * unknown: there is no telling, so every address counts as the host's
+ * (fails closed). netpol_host_addr_add adds one (a refused one, and
+ * tests); netpol_host_addrs_clear empties the set. */
+struct hostaddr;
+void netpol_host_set(const struct hostaddr *v, size_t n, bool unknown);
 void netpol_host_addr_add(int family, const uint8_t *addr);
 void netpol_host_addrs_clear(void);
+
+/* The policy's address rules (and the resolver's upstream) to the process
+ * beyond the link (LC_RULES), for its own check of the host's addresses;
+ * netpol_set does it at each change. */
+void netpol_push_rules(void);
+
+/* That process refused d's flow (LC_REFUSED): to one of the host's
+ * addresses, with no address rule to name it. Audited; the address then
+ * counts as the host's. */
+struct lc_dest;
+void netpol_link_refused(const struct lc_dest *d);
 
 #endif

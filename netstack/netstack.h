@@ -67,6 +67,9 @@ struct ns_owner_ops {
 struct netstack_config {
 	enum net_mode mode;
 	int link_fd; /* frames: the netslirp socketpair or the TAP fd */
+	/* link control (netstack/linkctl.h): to the netslirp helper or the
+	 * tap netctl, which say the host's addresses; -1: none */
+	int ctl_fd;
 };
 
 /* Bring the stack up on the link. The ops are the socket layer's. */
@@ -74,11 +77,21 @@ int netstack_init(const struct netstack_config *cfg,
 		  const struct ns_owner_ops *ops, struct moat_error *err);
 bool netstack_up(void);
 
-/* The event loop's side: fds to poll (the link), the next lwIP deadline
- * (monotonic ns, 0: none), and the work after a poll. */
+/* The event loop's side: fds to poll (the link, its control socket),
+ * the next lwIP deadline (monotonic ns, 0: none), and the work after a
+ * poll (which reads the pollfds netstack_pollfds filled: they must stay
+ * in place until then). */
 int netstack_pollfds(struct pollfd *p, int max);
 int64_t netstack_deadline(void);
 void netstack_pump(void);
+
+/* Link control (netstack/linkctl.h). netstack_ctl_send: one message to
+ * the process beyond the link; 0, or -errno (then the link is declared
+ * down: that process would go on with what it had, so nothing more
+ * leaves). netstack_ctl_wait: wait (at most timeout_ms) for its first
+ * list of the host's addresses, before the guest runs: 0 or -errno. */
+int netstack_ctl_send(const void *msg, size_t len);
+int netstack_ctl_wait(int timeout_ms);
 
 /* The Internet checksum (RFC 1071) of len bytes, with sum (a pseudo-
  * header's, or 0) added first: folded and complemented. */
@@ -93,12 +106,16 @@ struct netstack_counters {
 void netstack_counters(struct netstack_counters *c);
 
 /* --net=tap: a namespace with a TAP device, routed and NATed on the host
- * (netstack/tap.c); the TAP fd through link_fd. Root only. netns: a
- * network namespace (a path) to make the device in instead, NATed there;
- * NULL: one of the sandbox's own. */
-int tap_open(const char *netns, int *link_fd, struct moat_error *err);
+ * (netstack/tap.c); the TAP fd through link_fd, and the link control
+ * socket of its netctl process (which keeps the kernel's check of the
+ * host's addresses in step with the policy) through ctl_fd. Root only.
+ * netns: a network namespace (a path) to make the device in instead,
+ * NATed there; NULL: one of the sandbox's own. */
+int tap_open(const char *netns, int *link_fd, int *ctl_fd,
+	     struct moat_error *err);
 
-/* `moat netslirp --fd N`: the --net=slirp helper (netstack/slirp_helper.c). */
+/* `moat netslirp --fd 3 --ctl 4`: the --net=slirp helper
+ * (netstack/slirp_helper.c). */
 int netslirp_main(int argc, char **argv);
 
 /* ---- connections ---------------------------------------------------------- */

@@ -18,7 +18,8 @@
 
 #include "netstack/dns.h"
 
-#define RESOLVER_NAMES_MAX 4
+#define RESOLVER_NAMES_MAX 4	/* names a caller usually wants */
+#define RESOLVER_CACHE_MAX 4096 /* (address, name) pairs held */
 #define RESOLVER_TIMEOUT_NS (5LL * 1000000000) /* then SERVFAIL */
 
 /* How a later reply reaches the guest socket that asked (owner). */
@@ -29,6 +30,8 @@ void resolver_set_deliver(resolver_deliver_fn fn);
 /* The upstream resolver (an IPv4 address); without one, allowed names get
  * SERVFAIL. 0 or -EINVAL. */
 int resolver_set_upstream(const char *addr);
+/* The upstream resolver's address into out: false when there is none. */
+bool resolver_upstream(uint8_t out[4]);
 /* The first IPv4 nameserver of a resolv.conf, into out (16 bytes). */
 int resolver_upstream_from(const char *resolv_conf, char out[16]);
 
@@ -62,17 +65,27 @@ struct resolver_ask {
  * for the right one. The reply's A and AAAA records enter the name cache,
  * but those netpol_answer refuses are dropped (and audited). Returns the
  * length of the reply for the guest, written over msg under the guest's
- * id: the message as it came, or, when an address was dropped or the
- * message holds addresses not checked, one rebuilt from the records
- * kept. */
+ * id: rebuilt from the records kept when the question is one for
+ * addresses (A, AAAA, ANY, HTTPS, SVCB), when an address was dropped, or
+ * when the message holds addresses not checked; else the message as it
+ * came. (Guest queries for one name and type in flight at once share one
+ * upstream query, and each gets this reply under its own id.) */
 long resolver_take_reply(const struct resolver_ask *ask, const uint8_t from[4],
 			 uint16_t port, uint8_t *msg, size_t len, size_t cap);
 
-/* The names addr (4 or 16 bytes) was resolved from, while their TTL lasts. */
+/* The names addr (4 or 16 bytes; an IPv4-mapped one is its IPv4
+ * address) was resolved from, while their TTL lasts: at most max of them
+ * (RESOLVER_CACHE_MAX: every one). */
 size_t resolver_names_of(int family, const uint8_t *addr, const char **names,
 			 size_t max);
-/* Record one (for tests, and for the upstream replies). ttl in seconds. */
-void resolver_cache_add(int family, const uint8_t *addr, const char *name,
-			uint32_t ttl);
+/* Record one (for tests, and for the upstream replies). ttl in seconds.
+ * A full cache gives up the expired entries first, then the oldest, but
+ * never a live one whose name a deny rule names (netpol_name_denied):
+ * 0, or -ENOSPC when every entry is such a one (the caller drops the
+ * answer: an address the cache does not hold is one no name allows). */
+int resolver_cache_add(int family, const uint8_t *addr, const char *name,
+		       uint32_t ttl);
+/* The policy changed: which names a deny rule names, again. */
+void resolver_policy_changed(void);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +36,9 @@
 #include <netif/ethernet.h>
 
 #include "netstack/flow.h"
+#include "netstack/hostaddr.h"
+#include "netstack/linkctl.h"
+#include "netstack/netpol.h"
 #include "sentry/sentry.h"
 
 #define FRAME_MAX (NS_LINK_MTU + 14 + 4) /* a VLAN tag at most */
@@ -44,13 +48,17 @@
 static struct {
 	bool up;
 	int fd;
+	int ctl;		      /* link control, or -1 */
+	struct pollfd *ctl_pfd;	      /* its entry in the loop's poll */
+	struct hostaddr_set hosts;    /* an LC_HOSTS set coming in */
+	bool hosts_whole, have_hosts; /* FIRST seen; one whole set taken */
 	struct netif nif;
 	const struct ns_owner_ops *ops;
 	uint64_t dropped;
 	uint64_t rx_bytes, rx_frames, tx_bytes, tx_frames; /* at the link */
 	bool down; /* the link's other end is gone */
 	u16_t mtu; /* NS_LINK_MTU on the slirp socketpair, else NS_MTU */
-} ns = { .fd = -1, .mtu = NS_MTU };
+} ns = { .fd = -1, .ctl = -1, .mtu = NS_MTU };
 
 struct ns_conn {
 	bool tcp;
@@ -62,6 +70,8 @@ struct ns_conn {
 	u16_t icmp_id;
 	bool connected; /* TCP: the handshake completed */
 };
+
+static int64_t mono_ns(void);
 
 bool netstack_up(void)
 {
@@ -278,6 +288,108 @@ static err_t link_output(struct netif *nif, struct pbuf *p)
 	return ERR_OK;
 }
 
+/* ---- link control ------------------------------------------------------------ */
+
+int netstack_ctl_send(const void *msg, size_t len)
+{
+	if (ns.ctl < 0)
+		return 0;
+	if (write(ns.ctl, msg, len) == (ssize_t)len)
+		return 0;
+	/* The other side keeps its last rules, which may name more than the
+	 * policy now does: fail closed. */
+	link_down();
+	return -EIO;
+}
+
+/* One message from the process beyond the link. */
+static void ctl_message(const uint8_t *msg, size_t len)
+{
+	const void *rec;
+	struct lc_hdr h;
+	size_t i;
+
+	if (lc_parse(msg, len, &h, &rec) < 0)
+		return;
+	if (h.type == LC_REFUSED) {
+		struct lc_dest d;
+
+		memcpy(&d, rec, sizeof(d));
+		netpol_link_refused(&d);
+		return;
+	}
+	if (h.type != LC_HOSTS)
+		return;
+	if (h.flags & LC_FIRST) {
+		ns.hosts.n = 0;
+		ns.hosts_whole = true;
+	}
+	if (!ns.hosts_whole)
+		return; /* a set whose start was not seen */
+	for (i = 0; i < h.n; i++) {
+		struct hostaddr a;
+
+		memcpy(&a, (const uint8_t *)rec + i * sizeof(a), sizeof(a));
+		if (hostaddr_set_add(&ns.hosts, a.family, a.prefix, a.addr) <
+		    0) {
+			/* more than can be held: every address counts as
+			 * the host's (fails closed) */
+			netpol_host_set(NULL, 0, true);
+			ns.hosts_whole = false;
+			ns.have_hosts = true;
+			return;
+		}
+	}
+	if (h.flags & LC_LAST) {
+		netpol_host_set(ns.hosts.v, ns.hosts.n, false);
+		ns.hosts_whole = false;
+		ns.have_hosts = true;
+	}
+}
+
+static void ctl_pump(void)
+{
+	static uint8_t msg[LC_MSG_MAX];
+	ssize_t n;
+
+	while (ns.ctl >= 0) {
+		n = read(ns.ctl, msg, sizeof(msg));
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			close(ns.ctl);
+			ns.ctl = -1;
+			link_down();
+			return;
+		}
+		if (n < 0)
+			return;
+		ctl_message(msg, (size_t)n);
+	}
+}
+
+int netstack_ctl_wait(int timeout_ms)
+{
+	struct pollfd p = { .events = POLLIN };
+	int64_t end;
+
+	if (ns.ctl < 0)
+		return ns.have_hosts ? 0 : -ENOTCONN;
+	end = mono_ns() + (int64_t)timeout_ms * 1000000;
+	while (!ns.have_hosts) {
+		int64_t left = end - mono_ns();
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		p.fd = ns.ctl;
+		if (poll(&p, 1, (int)(left / 1000000) + 1) < 0 &&
+		    errno != EINTR)
+			return -errno;
+		ctl_pump();
+		if (ns.ctl < 0)
+			return -ECONNRESET;
+	}
+	return 0;
+}
+
 static err_t nif_init(struct netif *nif)
 {
 	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
@@ -305,7 +417,21 @@ int netstack_init(const struct netstack_config *cfg,
 	if (cfg->link_fd < 0)
 		return moat_error_set(err, EBADF, "netstack: no link");
 	ns.fd = cfg->link_fd;
+	ns.ctl = cfg->ctl_fd;
 	ns.ops = ops;
+	if (ns.ctl >= 0) {
+		/* never waiting on the other side; and room for a whole
+		 * policy's rules in flight (a full socket fails closed) */
+		int sz = 4 << 20;
+
+		if (fcntl(ns.ctl, F_SETFL, O_NONBLOCK) < 0)
+			return moat_error_set(err, errno,
+					      "netstack: link control");
+		if (setsockopt(ns.ctl, SOL_SOCKET, SO_SNDBUFFORCE, &sz,
+			       sizeof(sz)) < 0)
+			setsockopt(ns.ctl, SOL_SOCKET, SO_SNDBUF, &sz,
+				   sizeof(sz));
+	}
 	/* a TAP device is a wire of the host's: its MTU; the slirp
 	 * socketpair is no wire */
 	ns.mtu = cfg->mode == NET_SLIRP ? NS_LINK_MTU : NS_MTU;
@@ -343,12 +469,23 @@ int netstack_init(const struct netstack_config *cfg,
 
 int netstack_pollfds(struct pollfd *p, int max)
 {
+	int n = 0;
+
 	if (!ns.up || ns.down || max < 1)
 		return 0;
-	p->fd = ns.fd;
-	p->events = POLLIN;
-	p->revents = 0;
-	return 1;
+	p[n].fd = ns.fd;
+	p[n].events = POLLIN;
+	p[n++].revents = 0;
+	ns.ctl_pfd = NULL;
+	if (ns.ctl >= 0 && max > 1) {
+		p[n].fd = ns.ctl;
+		p[n].events = POLLIN;
+		p[n].revents = 0;
+		/* read in netstack_pump only when poll says so: no syscall
+		 * per turn of the loop for a socket that rarely speaks */
+		ns.ctl_pfd = &p[n++];
+	}
+	return n;
 }
 
 static int64_t mono_ns(void)
@@ -380,6 +517,11 @@ void netstack_pump(void)
 
 	if (!ns.up)
 		return;
+	/* what the process beyond the link says first: the host's
+	 * addresses are then current for the frames that follow */
+	if (ns.ctl_pfd && ns.ctl_pfd->revents)
+		ctl_pump();
+	ns.ctl_pfd = NULL;
 	for (i = 0; i < FRAMES_PER_PUMP; i++) {
 		n = read(ns.fd, frame, sizeof(frame));
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {

@@ -128,31 +128,61 @@ struct special {
 	enum range range;
 };
 
-/* First match wins. */
+/* First match wins: the cloud metadata services that sit inside a
+ * private range (or a public one) come before it. They answer whoever
+ * asks from the machine with its credentials, so no name leads there,
+ * even one marked +private; only an address rule that names them. */
 static const struct special special4[] = {
-	{ { 0 }, 8, RANGE_HOST },     /* "this network": 0.0.0.0 is here */
-	{ { 10 }, 8, RANGE_PRIVATE }, /* private */
-	{ { 100, 64 }, 10, RANGE_PRIVATE },   /* shared (CGNAT, Tailscale) */
-	{ { 127 }, 8, RANGE_HOST },	      /* loopback: the host's own */
-	{ { 169, 254 }, 16, RANGE_SPECIAL },  /* link-local, cloud metadata */
-	{ { 172, 16 }, 12, RANGE_PRIVATE },   /* private */
-	{ { 192, 0, 0 }, 24, RANGE_SPECIAL }, /* IETF protocol assignments */
-	{ { 192, 168 }, 16, RANGE_PRIVATE },  /* private */
+	{ { 0 }, 8, RANGE_HOST }, /* "this network": 0.0.0.0 is here */
+	{ { 100, 100, 100, 200 }, 32, RANGE_SPECIAL }, /* metadata: Alibaba */
+	{ { 168, 63, 129, 16 }, 32, RANGE_SPECIAL },   /* metadata: Azure */
+	{ { 10 }, 8, RANGE_PRIVATE },		       /* private */
+	{ { 100, 64 }, 10, RANGE_PRIVATE }, /* shared (CGNAT, Tailscale) */
+	{ { 127 }, 8, RANGE_HOST },	    /* loopback: the host's own */
+	/* link-local, with the metadata of AWS, GCP, Azure, Oracle,
+	 * DigitalOcean, OpenStack and others at 169.254.169.254 */
+	{ { 169, 254 }, 16, RANGE_SPECIAL },
+	{ { 172, 16 }, 12, RANGE_PRIVATE }, /* private */
+	/* IETF protocol assignments, Oracle's 192.0.0.192 among them */
+	{ { 192, 0, 0 }, 24, RANGE_SPECIAL },
+	{ { 192, 0, 2 }, 24, RANGE_SPECIAL },	/* documentation */
+	{ { 192, 88, 99 }, 24, RANGE_SPECIAL }, /* 6to4 relays (deprecated) */
+	{ { 192, 168 }, 16, RANGE_PRIVATE },	/* private */
 	{ { 198, 18 }, 15, RANGE_SPECIAL }, /* benchmarking; --net=tap's veth */
-	{ { 224 }, 4, RANGE_SPECIAL },	    /* multicast */
-	{ { 240 }, 4, RANGE_SPECIAL },	    /* reserved, broadcast */
+	{ { 198, 51, 100 }, 24, RANGE_SPECIAL }, /* documentation */
+	{ { 203, 0, 113 }, 24, RANGE_SPECIAL },	 /* documentation */
+	{ { 224 }, 4, RANGE_SPECIAL },		 /* multicast */
+	{ { 240 }, 4, RANGE_SPECIAL },		 /* reserved, broadcast */
 };
 
 static const struct special special6[] = {
 	{ { 0 }, 127, RANGE_HOST },   /* :: and ::1 */
 	{ { 0 }, 96, RANGE_SPECIAL }, /* IPv4-compatible (deprecated) */
+	/* ::ffff:0:a.b.c.d, IPv4-translated (SIIT): IPv4 inside */
+	{ { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0 }, 96, RANGE_SPECIAL },
 	{ { 0, 0x64, 0xff, 0x9b, 0, 1 }, 48, RANGE_SPECIAL }, /* local NAT64 */
 	{ { 0x20, 0x01, 0, 0 }, 32, RANGE_SPECIAL }, /* Teredo: IPv4 inside */
-	{ { 0x20, 0x02 }, 16, RANGE_SPECIAL },	     /* 6to4: IPv4 inside */
+	{ { 0x20, 0x01, 0x0d, 0xb8 }, 32, RANGE_SPECIAL }, /* documentation */
+	{ { 0x20, 0x02 }, 16, RANGE_SPECIAL },		/* 6to4: IPv4 inside */
+	{ { 0x3f, 0xff, 0 }, 20, RANGE_SPECIAL },	/* documentation */
 	{ { 0, 0x64, 0xff, 0x9b }, 96, RANGE_SPECIAL }, /* NAT64: IPv4 behind */
 	{ { 0x01, 0x00 }, 64, RANGE_SPECIAL },		/* discard */
-	{ { 0xfc }, 7, RANGE_PRIVATE },			/* unique local */
-	{ { 0xfe, 0x80 }, 10, RANGE_SPECIAL },		/* link-local */
+	/* metadata inside the unique-local range: AWS (its whole service
+	 * block: IMDS, DNS, NTP), GCP, Oracle, Alibaba, Scaleway, Akamai */
+	{ { 0xfd, 0x00, 0x0e, 0xc2 }, 32, RANGE_SPECIAL },
+	{ { 0xfd, 0x20, 0x00, 0xce, [14] = 0x02, 0x54 }, 128, RANGE_SPECIAL },
+	{ { 0xfd, 0x00, 0x00, 0xc1, [12] = 0xa9, 0xfe, 0xa9, 0xfe },
+	  128,
+	  RANGE_SPECIAL },
+	{ { 0xfd, 0x00, 0x01, 0x00, [12] = 0x01, 0x00, 0x02, 0x00 },
+	  128,
+	  RANGE_SPECIAL },
+	{ { 0xfd, 0x00, 0x00, 0x42, [15] = 0x42 }, 128, RANGE_SPECIAL },
+	{ { 0xfd, 0x00, 0xa9, 0xfe, 0xa9, 0xfe, [15] = 0x01 },
+	  128,
+	  RANGE_SPECIAL },
+	{ { 0xfc }, 7, RANGE_PRIVATE },	       /* unique local */
+	{ { 0xfe, 0x80 }, 10, RANGE_SPECIAL }, /* link-local */
 	{ { 0xfe, 0xc0 }, 10, RANGE_SPECIAL }, /* site-local (deprecated) */
 	{ { 0xff }, 8, RANGE_SPECIAL },	       /* multicast */
 };
@@ -614,4 +644,22 @@ bool egress_name_allowed(const struct egress_policy *p, const char *name,
 	}
 	*rule = allow;
 	return allow != NULL;
+}
+
+bool egress_name_denied(const struct egress_policy *p, const char *name)
+{
+	char norm[EGRESS_NAME_MAX + 1];
+	size_t i;
+
+	if (egress_name_normalize(name, norm) < 0)
+		return false;
+	for (i = 0; i < p->n; i++) {
+		const struct egress_rule *r = &p->rules[i];
+
+		if (r->deny &&
+		    (r->kind == EGRESS_NAME || r->kind == EGRESS_SUFFIX) &&
+		    name_matches(r, norm))
+			return true;
+	}
+	return false;
 }

@@ -12,14 +12,15 @@
  * allowed to resolve to a private address (rule 2). Decisions:
  *
  *  1. a deny rule that matches denies (deny wins);
- *  2. an address in a special range (loopback, link-local and the cloud
- *     metadata address, private and shared ranges, multicast, unspecified,
- *     and the IPv6 forms that carry an IPv4 address), or one of the host's
- *     own addresses (the caller says which), is allowed only by a rule that
+ *  2. an address in a special range (loopback, link-local, the cloud
+ *     metadata services wherever they sit, private and shared ranges,
+ *     documentation and benchmarking ranges, multicast, unspecified, and
+ *     the IPv6 forms that carry an IPv4 address), or one of the host's own
+ *     addresses (the caller says which), is allowed only by a rule that
  *     names it: an address or CIDR rule that covers it, or, for a private
- *     address (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) that is
- *     not the host's, an exact name rule marked `+private` whose name
- *     resolved to it. `*`, `*.domain` and unmarked names are not enough:
+ *     address (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, less the
+ *     metadata addresses in them) that is not the host's, an exact name
+ *     rule marked `+private` whose name resolved to it. `*`, `*.domain` and unmarked names are not enough:
  *     whoever runs a name's DNS could point it at the host, its LAN or the
  *     metadata address (DNS rebinding). The host's own addresses, loopback
  *     and the unspecified address are never reached through a name;
@@ -128,6 +129,10 @@ void egress_decide(const struct egress_policy *p, const struct egress_query *q,
  * deciding rule (or NULL: default deny) is returned through rule. */
 bool egress_name_allowed(const struct egress_policy *p, const char *name,
 			 const struct egress_rule **rule);
+
+/* Does a deny rule name this name (an exact or `*.domain` rule, whatever
+ * its ports and protocols)? */
+bool egress_name_denied(const struct egress_policy *p, const char *name);
 
 /* Lower-case name into out without a trailing dot, checking it is a DNS
  * name in text form (labels of 1..63 letters, digits, '-' and '_', 253 in

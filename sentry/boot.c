@@ -353,14 +353,30 @@ static void resolv_conf_write(void)
 	vnode_put(vn);
 }
 
-/* `moat netslirp` on one end of a frame socketpair; the other is ours. */
-static pid_t start_netslirp(int *link_out, struct moat_error *err)
+/* `moat netslirp` on one end of a frame socketpair and of a link control
+ * one (netstack/linkctl.h); the other ends are ours. */
+static pid_t start_netslirp(int *link_out, int *ctl_out, struct moat_error *err)
 {
-	int sv[2];
+	int sv[2], cv[2];
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return moat_error_set(err, errno, "netslirp: socketpair");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cv) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return moat_error_set(err, errno, "netslirp: socketpair");
+	}
+	/* Room for the host's addresses in flight (the sentry's end gets
+	 * its room in netstack_init). */
+	{
+		int sz = 4 << 20;
+
+		if (setsockopt(cv[1], SOL_SOCKET, SO_SNDBUFFORCE, &sz,
+			       sizeof(sz)) < 0)
+			setsockopt(cv[1], SOL_SOCKET, SO_SNDBUF, &sz,
+				   sizeof(sz));
+	}
 	/* Room for a few windows of frames each way: a full link drops
 	 * frames, and every drop costs TCP a retransmission. (Root may go
 	 * past rmem_max; others get what it allows.) */
@@ -380,10 +396,20 @@ static pid_t start_netslirp(int *link_out, struct moat_error *err)
 	if (pid < 0)
 		return moat_error_set(err, errno, "netslirp: fork");
 	if (pid == 0) {
-		char *args[] = { "moat", "netslirp", "--fd", "3", NULL };
+		char *args[] = { "moat",  "netslirp", "--fd", "3",
+				 "--ctl", "4",	      NULL };
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (dup2(sv[1], 3) < 0)
+		/* cv[1] out of the way of fd 3 first */
+		if (cv[1] == 3) {
+			int c = fcntl(cv[1], F_DUPFD_CLOEXEC, 5);
+
+			if (c < 0)
+				_exit(126);
+			cv[1] = c;
+		}
+		if (dup2(sv[1], 3) < 0 || dup2(cv[1], 4) < 0 ||
+		    fcntl(3, F_SETFD, 0) < 0 || fcntl(4, F_SETFD, 0) < 0)
 			_exit(126);
 		/* An OCI bundle's network namespace: the helper's host
 		 * sockets live there (a pod's network, say). */
@@ -402,8 +428,10 @@ static pid_t start_netslirp(int *link_out, struct moat_error *err)
 		_exit(126);
 	}
 	close(sv[1]);
+	close(cv[1]);
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	*link_out = sv[0];
+	*ctl_out = cv[0];
 	return pid;
 }
 
@@ -426,7 +454,8 @@ static const char *sandbox_id(const struct sentry_opts *opts)
 static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 {
 	struct netstack_config cfg = { .mode = (enum net_mode)opts->net,
-				       .link_fd = -1 };
+				       .link_fd = -1,
+				       .ctl_fd = -1 };
 	char up[16];
 	int rc;
 
@@ -435,12 +464,6 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 	resolv_conf_write();
 	if (cfg.mode == NET_NONE)
 		return sentry_net_init(&cfg, err); /* the resolver alone */
-	/* Before the seccomp filter (getifaddrs needs a netlink socket):
-	 * no name may lead to the host, so the sandbox does not start
-	 * without knowing its addresses. */
-	rc = netpol_host_addrs_scan();
-	if (rc < 0)
-		return moat_error_set(err, -rc, "the host's addresses");
 	if (opts->dns) {
 		if (resolver_set_upstream(opts->dns) < 0)
 			return moat_error_set(
@@ -461,14 +484,26 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 			  "nameserver the link reaches; use --dns\"");
 	}
 	if (cfg.mode == NET_TAP) {
-		if (tap_open(S->opts.netns, &cfg.link_fd, err) < 0)
+		if (tap_open(S->opts.netns, &cfg.link_fd, &cfg.ctl_fd, err) < 0)
 			return -1;
-		return sentry_net_init(&cfg, err);
+	} else {
+		S->net_helper = start_netslirp(&cfg.link_fd, &cfg.ctl_fd, err);
+		if (S->net_helper < 0)
+			return -1;
 	}
-	S->net_helper = start_netslirp(&cfg.link_fd, err);
-	if (S->net_helper < 0)
+	if (sentry_net_init(&cfg, err) < 0)
 		return -1;
-	return sentry_net_init(&cfg, err);
+	/* No name may lead to the host: the sandbox does not start before
+	 * the process beyond the link, which asks the kernel where the
+	 * traffic leaves, has the policy's address rules and has said the
+	 * host's addresses. */
+	netpol_push_rules();
+	rc = netstack_ctl_wait(10000);
+	if (rc < 0)
+		return moat_error_set(err, -rc,
+				      "--net: the link's helper did not say "
+				      "the host's addresses");
+	return 0;
 }
 
 /* PATH lookup in the sandbox's own tree, as execvp would do inside. */

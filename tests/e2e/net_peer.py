@@ -3,7 +3,8 @@ the test made: an HTTP server on :8080 (IPv4 and IPv6), a TCP echo server on :70
 :9998 and :9999 (which echo), a UDP flooder on :9997 ("flood N" gets N
 empty datagrams back), and a
 DNS server on :53 that knows the names given as NAME=ADDR arguments
-(NAME/6=ADDR for an AAAA record). NAME=REAL,FAKE answers with REAL, but
+(NAME/6=ADDR for an AAAA record; a NAME that begins with "slow." is
+answered half a second late). NAME=REAL,FAKE answers with REAL, but
 only after forged answers that carry FAKE: one with another id, one for
 another name, one for another type, one for another class, one from
 port 5353, and one from FAKE:53 (FAKE must be an address of this host).
@@ -135,6 +136,8 @@ def dns():
         qtype = struct.unpack(">H", msg[end:end + 2])[0]
         log("dns %s %d %d %d" % (name, qtype, qid, addr[1]))
         question = msg[12:end + 4]
+        if name.lower().startswith("slow."):
+            time.sleep(0.5)
         ip = names.get(name.lower())
         ip6 = names.get(name.lower() + "/6")
         if ip and "," in ip and qtype == 1:

@@ -25,6 +25,11 @@ HOSTSIDE=$SUB.1 # the host's own address, on its end of the veth
 PEER=$SUB.2     # the resolver, and a web server
 PRIV=$SUB.3     # a private address of the namespace's
 LL=169.254.$X.2 # a link-local one (never the metadata address)
+# cloud metadata services inside the private ranges (Alibaba's, AWS's
+# IPv6 one): addresses of the namespace's, routed there on the veth
+META4=100.100.100.200
+META6=fd00:ec2::254
+SUB6=fd00:205:$X
 PEER_LOG=$E2E_TMP/peer.log
 AUDIT=$E2E_TMP/audit.jsonl
 
@@ -50,12 +55,20 @@ dns_setup()
 		ip -n "$NS" link set "$VP" up &&
 		ip -n "$NS" link set lo up &&
 		ip route add "$LL/32" dev "$VH" || return 1
+	ip -n "$NS" addr add "$META4/32" dev "$VP" &&
+		ip route add "$META4/32" via "$PEER" dev "$VH" &&
+		ip addr add "$SUB6::1/64" dev "$VH" nodad &&
+		ip -n "$NS" addr add "$SUB6::2/64" dev "$VP" nodad &&
+		ip -n "$NS" addr add "$META6/128" dev "$VP" nodad &&
+		ip -6 route add "$META6/128" via "$SUB6::2" dev "$VH" || return 1
 	cp "$HERE/net_peer.py" "$E2E_TMP/net_peer.py"
 	: >"$PEER_LOG"
 	ip netns exec "$NS" $PY "$E2E_TMP/net_peer.py" "$PEER_LOG" \
 		private.rebind.test="$PRIV" ll.rebind.test="$LL" \
 		loop.rebind.test=127.0.0.1 host.rebind.test="$HOSTSIDE" \
 		spoof.rebind.test="$PEER,$PRIV" \
+		meta4.rebind.test="$META4" meta6.rebind.test/6="$META6" \
+		slow.rebind.test="$PEER" \
 		>"$E2E_TMP/peer.out" 2>&1 &
 	PEER_PID=$!
 	for _ in $(seq 100); do
@@ -89,15 +102,16 @@ moat_net()
 PROBE='
 import socket, sys
 name, addr, port, tag = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
 try:
-    print(socket.gethostbyname(name))
+    print(socket.getaddrinfo(name, port, fam, socket.SOCK_STREAM)[0][4][0])
 except socket.gaierror:
     print("no address")
 for dest in (name, addr):
-    s = socket.socket()
+    s = socket.socket(fam)
     s.settimeout(5)
     try:
-        s.connect((dest, port))
+        s.connect(socket.getaddrinfo(dest, port, fam, socket.SOCK_STREAM)[0][4])
         s.sendall(b"GET /" + tag.encode() + b" HTTP/1.0\r\n\r\n")
         print("connected")
     except socket.gaierror:
@@ -167,6 +181,24 @@ print("CONNECTED" if r else "quiet", flush=True)' "$HOSTSIDE" >"$log" 2>&1 &
 	[ "$(sed -n 2p "$log")" != CONNECTED ] || fail "a connection reached the host's own address"
 }
 
+# Alibaba's metadata service sits in the shared range (100.64/10), AWS's
+# IPv6 one in the unique-local range (fc00::/7): "private" ranges, which
+# a +private name may reach; the metadata addresses in them it may not.
+t_metadata_inside_private_ranges_is_never_reached_by_name()
+{
+	need_net
+	rebound meta4.rebind.test:8080+private meta4.rebind.test "$META4" 8080 special-range
+	rebound meta6.rebind.test:8080+private meta6.rebind.test "$META6" 8080 special-range
+	# an address rule that names them reaches them (the test host
+	# answers there: the refusals above are the policy's)
+	capture moat_net --allow "$META4:8080" --allow "[$META6]:8080" -- $PY -c "
+import urllib.request
+for u in ('http://$META4:8080/meta4', 'http://[$META6]:8080/meta6'):
+    print(urllib.request.urlopen(u, timeout=10).read().decode(), end='')"
+	assert_eq "peer says hello to /meta4
+peer says hello to /meta6" "$OUT" "named by address, the metadata addresses are reached"
+}
+
 t_a_marked_name_reaches_its_private_address()
 {
 	need_net
@@ -208,6 +240,33 @@ for dest in ('$PRIV', 'spoof.rebind.test'):
 connected" "$OUT" "only the real answer counts; a forged address is no destination"
 	grep -q "^dns spoof.rebind.test 1 " "$PEER_LOG" || fail "no query reached the test host"
 	! grep -q "/spoof-$PRIV" "$PEER_LOG" || fail "the forged address was reached"
+}
+
+# A guest that asks one name many times at once gets one upstream query:
+# each query in flight is one more id and port a blind forger may guess.
+# (The test host answers slow.* half a second late, so all 64 are in
+# flight together.) Each asker still gets its answer, under its own id.
+t_identical_queries_in_flight_are_asked_once()
+{
+	need_net
+	: >"$PEER_LOG"
+	capture moat_net --allow slow.rebind.test+private -- $PY -c "
+import socket, struct
+q = lambda i: struct.pack('>HHHHHH', i, 0x0100, 1, 0, 0, 0) + b'\x04slow\x06rebind\x04test\x00\x00\x01\x00\x01'
+socks = []
+for i in range(64):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(10)
+    s.sendto(q(1000 + i), ('10.0.2.3', 53))
+    socks.append(s)
+ok = 0
+for i, s in enumerate(socks):
+    m = s.recv(512)
+    ok += struct.unpack('>H', m[:2])[0] == 1000 + i and socket.inet_aton('$PEER') in m
+print(ok)"
+	assert_eq 1 "$(grep -c '^dns slow.rebind.test 1 ' "$PEER_LOG")" \
+		"upstream queries for one name asked 64 times at once"
+	assert_eq 64 "$OUT" "every asker answered, under its own id"
 }
 
 # xorshift32, as the resolver's clock-seeded generator was: with three
@@ -290,8 +349,10 @@ run_test a_private_answer_of_a_plain_name_is_dropped t_a_private_answer_of_a_pla
 run_test a_link_local_answer_is_dropped_even_marked t_a_link_local_answer_is_dropped_even_marked
 run_test a_loopback_answer_is_dropped_even_marked t_a_loopback_answer_is_dropped_even_marked
 run_test the_hosts_own_address_is_dropped_even_marked t_the_hosts_own_address_is_dropped_even_marked
+run_test metadata_inside_private_ranges_is_never_reached_by_name t_metadata_inside_private_ranges_is_never_reached_by_name
 run_test a_marked_name_reaches_its_private_address t_a_marked_name_reaches_its_private_address
 run_test spoofed_answers_are_ignored t_spoofed_answers_are_ignored
 run_test upstream_ids_are_unpredictable t_upstream_ids_are_unpredictable
+run_test identical_queries_in_flight_are_asked_once t_identical_queries_in_flight_are_asked_once
 run_test tap_a_private_answer_of_a_plain_name_is_dropped t_tap t_a_private_answer_of_a_plain_name_is_dropped
 run_test tap_upstream_ports_are_random t_tap t_upstream_ports_are_random

@@ -72,6 +72,10 @@ static void check_answer(const struct egress_policy *p, const char *name,
 	}
 	if (!marked && !by_addr)
 		abort(); /* a special answer kept with no rule to name it */
+	if (!by_addr && (!strcmp(text, "169.254.169.254") ||
+			 !strcmp(text, "100.100.100.200") ||
+			 !strcmp(text, "fd00:ec2::254")))
+		abort(); /* metadata kept for a name: +private is not enough */
 }
 
 static void check_decision(const struct egress_policy *p,
@@ -132,12 +136,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_answer(&pol.egress, names[i], AF_INET, "93.184.216.34",
 			     true);
 		check_answer(&pol.egress, names[i], AF_INET6, "fd00::1", false);
+		check_answer(&pol.egress, names[i], AF_INET, "100.100.100.200",
+			     false);
+		check_answer(&pol.egress, names[i], AF_INET6, "fd00:ec2::254",
+			     false);
 		check_answer(&pol.egress, names[i], AF_INET6, "::1", false);
 		check_answer(&pol.egress, names[i], AF_INET6,
 			     "::ffff:127.0.0.1", false);
 	}
 	(void)egress_name_allowed(&pol.egress, line, &nr);
 	(void)egress_name_allowed(&pol.egress, "a.example.com", &nr);
+	/* a name hidden whole by a deny rule is one a deny rule names */
+	if (!egress_name_allowed(&pol.egress, line, &nr) && nr && nr->deny &&
+	    !egress_name_denied(&pol.egress, line))
+		abort();
 
 	q.family = AF_INET;
 	q.port = 443;

@@ -7,6 +7,8 @@
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -245,4 +247,152 @@ Test(resolver, addresses_not_checked_never_reach_the_guest)
 	guest_sees(m, got, &ask, seen, sizeof(seen));
 	cr_assert_str_eq(seen, "93.184.216.34");
 	cr_assert_not(cached("10.0.0.1"));
+}
+
+static int connect_check(const char *addr, uint16_t port)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+	if (strchr(addr, ':')) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		cr_assert_eq(inet_pton(AF_INET6, addr, &in6->sin6_addr), 1);
+		return netpol_check(7, IPPROTO_TCP, (struct sockaddr *)in6,
+				    sizeof(*in6));
+	}
+	in->sin_family = AF_INET;
+	in->sin_port = htons(port);
+	cr_assert_eq(inet_pton(AF_INET, addr, &in->sin_addr), 1);
+	return netpol_check(7, IPPROTO_TCP, (struct sockaddr *)in, sizeof(*in));
+}
+
+/* A deny by name matches an address through the names it was resolved
+ * from: all of them, however many other names of the same address the
+ * guest resolved before, and however many other names it resolves after
+ * (a denied name's entry is never evicted for theirs). */
+Test(resolver, a_deny_by_name_sees_every_name_of_the_address)
+{
+	static const char *const rules[] = { "a1.test:8080", "a2.test:8080",
+					     "a3.test:8080", "a4.test:8080",
+					     "bad.test:8080" };
+	uint8_t a[4] = { 93, 184, 216, 34 }, other[4] = { 93, 184, 0, 0 };
+	struct moat_policy p = { 0 };
+	struct moat_error err = { 0 };
+	char name[32];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(rules); i++)
+		cr_assert_eq(policy_add_rule(&p, rules[i], false, &err), 0,
+			     "%s", err.msg);
+	cr_assert_eq(policy_add_rule(&p, "bad.test:8080", true, &err), 0);
+	netpol_set(&p);
+	for (i = 1; i <= 4; i++) {
+		snprintf(name, sizeof(name), "a%zu.test", i);
+		resolver_cache_add(AF_INET, a, name, 60);
+	}
+	cr_assert_eq(connect_check("93.184.216.34", 8080), 0,
+		     "allowed by the a*.test names");
+	resolver_cache_add(AF_INET, a, "bad.test", 60);
+	cr_assert_eq(connect_check("93.184.216.34", 8080), -EACCES,
+		     "the fifth name, denied, was not seen");
+	/* a flood of other names (longer TTLs than bad.test's) fills the
+	 * cache; bad.test's entry stays */
+	for (i = 0; i < 4096 + 16; i++) { /* RESOLVER_CACHE_MAX and more */
+		other[2] = (uint8_t)(i >> 8);
+		other[3] = (uint8_t)i;
+		snprintf(name, sizeof(name), "f%zu.test", i);
+		resolver_cache_add(AF_INET, other, name, 3600);
+	}
+	resolver_cache_add(AF_INET, a, "a1.test", 3600);
+	cr_assert_eq(connect_check("93.184.216.34", 8080), -EACCES,
+		     "the denied name was evicted by the flood");
+}
+
+/* An AAAA answer in IPv4-mapped form is the IPv4 address it carries: the
+ * cache holds it so, and a connect in either form finds its name. */
+Test(resolver, a_mapped_aaaa_answer_is_cached_as_ipv4)
+{
+	static const char *const rules[] = { "api.example:443" };
+	struct resolver_ask ask = ask_for("api.example", DNS_AAAA);
+	struct dns_rr rr = a_rr("api.example", "::ffff:93.184.216.34");
+	uint8_t m[512];
+	char seen[256];
+	size_t n;
+	long got;
+
+	policy(rules, 1);
+	n = reply(m, 0x1234, "api.example", DNS_AAAA, &rr, 1);
+	got = resolver_take_reply(&ask, server, 53, m, n, sizeof(m));
+	guest_sees(m, got, &ask, seen, sizeof(seen));
+	cr_assert_str_eq(seen, "::ffff:93.184.216.34", "the answer, as given");
+	cr_assert(cached("93.184.216.34"), "not under its IPv4 form");
+	cr_assert_eq(connect_check("::ffff:93.184.216.34", 443), 0);
+	cr_assert_eq(connect_check("93.184.216.34", 443), 0);
+	cr_assert_eq(connect_check("93.184.216.34", 80), -EACCES);
+}
+
+/* rr appended to a reply's additional (or authority) section. */
+static size_t append_rr(uint8_t *m, size_t n, bool authority,
+			const struct dns_rr *rr)
+{
+	struct dns_query q = { .qclass = 0 };
+	uint8_t tmp[512];
+	long r = dns_build_reply(&q, 0, rr, 1, tmp, sizeof(tmp));
+	size_t len = (size_t)r - DNS_HDR_LEN;
+	int at = authority ? 8 : 10;
+
+	cr_assert_gt(r, DNS_HDR_LEN);
+	memcpy(m + n, tmp + DNS_HDR_LEN, len);
+	m[at + 1]++;
+	return n + len;
+}
+
+/* The reply to a question for addresses (A, AAAA, ANY, HTTPS, SVCB) is
+ * always rebuilt from its checked records: an additional or authority
+ * section's addresses, or an HTTPS record's hints, never reach the guest
+ * unchecked. Other replies go as they came. */
+Test(resolver, address_replies_are_rebuilt_from_checked_records)
+{
+	static const char *const rules[] = { "api.example" };
+	struct resolver_ask ask = ask_for("api.example", DNS_A);
+	struct dns_rr rr = a_rr("api.example", "93.184.216.34");
+	struct dns_rr extra = a_rr("ns.example", "127.0.0.1");
+	uint8_t m[512], orig[512];
+	char seen[256];
+	size_t n;
+	long got;
+
+	policy(rules, 1);
+	n = reply(m, 0x1234, "api.example", DNS_A, &rr, 1);
+	n = append_rr(m, n, false, &extra);
+	n = append_rr(m, n, true, &extra);
+	got = resolver_take_reply(&ask, server, 53, m, n, sizeof(m));
+	guest_sees(m, got, &ask, seen, sizeof(seen));
+	cr_assert_str_eq(seen, "93.184.216.34");
+	cr_assert_eq(m[8] << 8 | m[9], 0, "an authority section went through");
+	cr_assert_eq(m[10] << 8 | m[11], 0,
+		     "an additional section went through");
+	/* an HTTPS question: its records (hints and all) are not relayed */
+	ask = ask_for("api.example", 65);
+	n = reply(m, 0x1234, "api.example", 65, NULL, 0);
+	m[7] = 1; /* one answer: an HTTPS record with an ipv4hint */
+	memcpy(m + n,
+	       "\xc0\x0c\x00\x41\x00\x01\x00\x00\x00\x3c\x00\x0b"
+	       "\x00\x01\x00\x00\x04\x00\x04\x7f\x00\x00\x01",
+	       23);
+	n += 23;
+	got = resolver_take_reply(&ask, server, 53, m, n, sizeof(m));
+	cr_assert_gt(got, 0);
+	cr_assert_eq(m[6] << 8 | m[7], 0, "an HTTPS record reached the guest");
+	/* a TXT question: relayed as it came, under the guest's id */
+	ask = ask_for("api.example", 16);
+	n = reply(m, 0x1234, "api.example", 16, NULL, 0);
+	n = append_rr(m, n, false, &extra);
+	memcpy(orig, m, n);
+	got = resolver_take_reply(&ask, server, 53, m, n, sizeof(m));
+	cr_assert_eq(got, (long)n);
+	cr_assert_eq(m[0] << 8 | m[1], 0x0707);
+	cr_assert_eq(memcmp(m + 2, orig + 2, n - 2), 0);
 }

@@ -120,13 +120,13 @@ Test(egress, deny_wins)
 	add("*", false);
 	add("*.example.com", false);
 	add("bad.example.com", true);
-	add("192.0.2.0/24:25", true);
+	add("93.184.0.0/16:25", true);
 	cr_assert_not(decide3("93.184.216.34", 443, EGRESS_TCP,
 			      "bad.example.com", &rule));
 	cr_assert_str_eq(rule, "bad.example.com");
 	cr_assert(decide("93.184.216.34", 443, "ok.example.com"));
-	cr_assert_not(decide("192.0.2.1", 25, NULL));
-	cr_assert(decide("192.0.2.1", 587, NULL));
+	cr_assert_not(decide("93.184.0.1", 25, NULL));
+	cr_assert(decide("93.184.0.1", 587, NULL));
 	/* deny listed after allow, or before: the same */
 	egress_free(&pol);
 	add("bad.example.com", true);
@@ -158,6 +158,20 @@ Test(egress, special_ranges_need_a_rule_that_names_them)
 		{ "::ffff:127.0.0.1", EGRESS_BY_HOST },
 		{ "::ffff:169.254.169.254", EGRESS_BY_SPECIAL },
 		{ "64:ff9b::a00:1", EGRESS_BY_SPECIAL },
+		/* metadata services outside link-local */
+		{ "100.100.100.200", EGRESS_BY_SPECIAL },
+		{ "168.63.129.16", EGRESS_BY_SPECIAL },
+		{ "192.0.0.192", EGRESS_BY_SPECIAL },
+		{ "fd00:ec2::254", EGRESS_BY_SPECIAL },
+		{ "fd20:ce::254", EGRESS_BY_SPECIAL },
+		{ "fd00:c1::a9fe:a9fe", EGRESS_BY_SPECIAL },
+		/* documentation, IPv4-translated */
+		{ "192.0.2.1", EGRESS_BY_SPECIAL },
+		{ "198.51.100.1", EGRESS_BY_SPECIAL },
+		{ "203.0.113.1", EGRESS_BY_SPECIAL },
+		{ "2001:db8::1", EGRESS_BY_SPECIAL },
+		{ "3fff::1", EGRESS_BY_SPECIAL },
+		{ "::ffff:0:7f00:1", EGRESS_BY_SPECIAL },
 	};
 	struct egress_query q = { .port = 80, .proto = EGRESS_TCP };
 	struct egress_decision d;
@@ -211,7 +225,21 @@ Test(egress, a_name_reaches_a_private_address_only_when_marked)
 		{ "224.0.0.1", false, false },
 		{ "198.18.0.1", false, false },
 		{ "64:ff9b::a00:1", false, false },
-		{ "2002:a00:1::1", false, false }, /* 6to4 of 10.0.0.1 */
+		{ "2002:a00:1::1", false, false },  /* 6to4 of 10.0.0.1 */
+		{ "::ffff:0:a00:1", false, false }, /* translated 10.0.0.1 */
+		/* metadata inside the private ranges: never through a name */
+		{ "100.100.100.200", false, false }, /* Alibaba */
+		{ "100.100.100.201", false, true },
+		{ "fd00:ec2::254", false, false }, /* AWS */
+		{ "fd00:ec2::23", false, false },
+		{ "fd00:ec3::254", false, true },
+		{ "fd20:ce::254", false, false },	/* GCP */
+		{ "fd00:c1::a9fe:a9fe", false, false }, /* Oracle */
+		{ "fd00:42::42", false, false },	/* Scaleway */
+		{ "fd00:a9fe:a9fe::1", false, false },	/* Akamai */
+		{ "fd00:100::100:200", false, false },	/* Alibaba */
+		{ "168.63.129.16", false, false },	/* Azure, public */
+		{ "168.63.129.17", true, true },
 	};
 	size_t i;
 
@@ -243,7 +271,7 @@ Test(egress, the_hosts_own_addresses_need_an_address_rule)
 	add("*", false);
 	add("db.example+private", false);
 	q.family = AF_INET;
-	inet_pton(AF_INET, "203.0.113.5", q.addr); /* a public one */
+	inet_pton(AF_INET, "93.184.216.34", q.addr); /* a public one */
 	q.host = true;
 	egress_decide(&pol, &q, &d);
 	cr_assert_not(d.allow, "`*` reached the host");
@@ -299,10 +327,17 @@ Test(egress, answers_into_special_ranges_are_dropped)
 	cr_assert_not(answer_ok("db.example", "169.254.169.254", false, &why),
 		      "link-local is not private");
 	cr_assert_eq(why, EGRESS_BY_SPECIAL);
+	cr_assert_not(answer_ok("db.example", "100.100.100.200", false, &why),
+		      "metadata in the shared range is not private");
+	cr_assert_eq(why, EGRESS_BY_SPECIAL);
+	cr_assert_not(answer_ok("db.example", "fd00:ec2::254", false, &why),
+		      "metadata in the unique-local range is not private");
+	cr_assert_not(
+		answer_ok("db.example", "::ffff:100.100.100.200", false, &why));
 	/* never the host's own, loopback or unspecified */
 	cr_assert_not(answer_ok("db.example", "10.0.0.1", true, &why));
 	cr_assert_eq(why, EGRESS_BY_HOST);
-	cr_assert_not(answer_ok("api.example", "203.0.113.9", true, &why));
+	cr_assert_not(answer_ok("api.example", "93.184.216.9", true, &why));
 	cr_assert_eq(why, EGRESS_BY_HOST);
 	cr_assert_not(answer_ok("db.example", "127.0.0.1", false, &why));
 	cr_assert_eq(why, EGRESS_BY_HOST);
