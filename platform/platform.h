@@ -55,9 +55,13 @@ static inline int stub_overlaps(uint64_t addr, uint64_t len)
 #define GUEST_STUB_FD 1001 /* the stub ELF memfd, exec'ed by execve */
 
 int plat_make_stub(struct moat_error *err);
-/* Start the pid-namespace reaper and the first guest task (stopped, traced).
- * Returns the host tid of the first task or a negative value with err set. */
-pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err);
+/* Start the pid-namespace reaper, traced, with no guest yet: its host pid,
+ * or a negative value with err set. The caller may put it in cgroups
+ * (its children inherit them) and go on with setup meanwhile. */
+pid_t plat_spawn_prepare(int stub_fd, int guest_ctl_fd, struct moat_error *err);
+/* Then let it fork the first guest task (stopped, traced): its host tid,
+ * or a negative value with err set. */
+pid_t plat_spawn_first(struct moat_error *err);
 int plat_set_options(pid_t tid);
 /* One more guest process (`moat exec`): the reaper forks it; the sentry
  * learns its host pid from the reaper's fork event and starts it with

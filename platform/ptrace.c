@@ -45,7 +45,6 @@
 #include <linux/kcmp.h>
 #include <linux/securebits.h>
 
-#include "sentry/limits.h"
 #include "sentry/sentry.h"
 
 #define PTRACE_OPTS                                                            \
@@ -403,14 +402,13 @@ int plat_set_options(pid_t tid)
 	return 0;
 }
 
-pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
+pid_t plat_spawn_prepare(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 {
 	struct sock_fprog prog;
 	int go[2];
-	pid_t reaper, child = -1;
+	pid_t reaper;
 	char path[64];
-	int st, rc;
-	unsigned long msg;
+	int rc;
 
 	if (build_guest_filter(&prog, err) < 0)
 		return -1;
@@ -428,7 +426,9 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 		reaper_main(go[0], &prog, guest_ctl_fd, stub_fd);
 	}
 	close(go[0]);
+	free(prog.filter); /* the reaper has its own copy */
 	S->reaper = reaper;
+	S->spawn_fd = go[1]; /* plat_spawn_first, plat_spawn_more */
 	/* Map the reaper's nobody to the host's nobody; no other id exists in
 	 * the namespace, and setgroups is denied as unprivileged maps require. */
 	snprintf(path, sizeof(path), "/proc/%d/setgroups", reaper);
@@ -449,17 +449,19 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 		plat_kill(reaper, SIGKILL);
 		return moat_error_set(err, errno, "ptrace seize");
 	}
-	/* Limits apply before any guest exists: the reaper's children inherit
-	 * its cgroups. */
-	if (limits_attach(reaper, err) < 0) {
-		plat_kill(reaper, SIGKILL);
-		return -1;
-	}
-	if (write(go[1], "g", 1) != 1) {
+	return reaper;
+}
+
+pid_t plat_spawn_first(struct moat_error *err)
+{
+	pid_t reaper = S->reaper, child = -1;
+	unsigned long msg;
+	int st, rc;
+
+	if (write(S->spawn_fd, "g", 1) != 1) {
 		plat_kill(reaper, SIGKILL);
 		return moat_error_set(err, errno, "start reaper");
 	}
-	S->spawn_fd = go[1]; /* plat_spawn_more */
 	/* First the reaper's fork event names the child... */
 	while (child < 0) {
 		pid_t w = waitpid(reaper, &st, __WALL);
@@ -489,7 +491,6 @@ pid_t plat_spawn_init(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 	rc = plat_start_spawned(child, false);
 	if (rc < 0)
 		return moat_error_set(err, -rc, "first task: setup");
-	free(prog.filter);
 	return child;
 }
 

@@ -81,8 +81,13 @@ static pid_t start_gofer(const char *root, enum gofer_kind kind, int *sock_out,
 		 * guest asks; the store's makes and removes flat files. */
 		if (kind == GOFER_RW)
 			args[n++] = "--rw";
-		if (kind == GOFER_FOR_STORE)
+		/* The store's gofer is asked little (a large file's create
+		 * and reopen): not on the sentry's CPU, where the rootfs's
+		 * gofer answers every lookup. */
+		if (kind == GOFER_FOR_STORE) {
 			args[n++] = "--store";
+			sched_setaffinity(0, sizeof(S->cpus), &S->cpus);
+		}
 		execv("/proc/self/exe", args);
 		_exit(126);
 	}
@@ -132,13 +137,10 @@ static int start_mounts(const struct sentry_opts *opts, struct moat_error *err)
  * writable layers may hold TMPFS_DEFAULT_MAX, or half of what is free
  * where the store lives if that is less: one sandbox never fills the
  * host's disk. */
-static int start_store(const struct sentry_opts *opts, struct moat_error *err)
+static int store_launch(const struct sentry_opts *opts, struct moat_error *err)
 {
 	const char *dir = NULL;
-	struct p9_client *c;
-	struct p9_qid rq;
 	uint64_t free_b = 0;
-	uint32_t rootfid;
 	int sock = -1;
 	pid_t pid;
 
@@ -150,11 +152,9 @@ static int start_store(const struct sentry_opts *opts, struct moat_error *err)
 	if (pid < 0)
 		return moat_error_wrap(err, "store");
 	S->store_gofer = pid;
-	if (p9c_open(&c, sock, &rootfid, &rq, err) < 0) {
-		close(sock);
-		return moat_error_wrap(err, "store");
-	}
-	store_attach(c, rootfid);
+	/* Greeted at the first file too large to stay inline, if ever: most
+	 * sandboxes never wait for this gofer's start. */
+	store_attach_later(sock);
 	return 0;
 }
 
@@ -722,11 +722,6 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 				(double)(now_ns() - S->boot_ns) / 1e6);        \
 	} while (0)
 	PHASE("start");
-	gofer = start_gofer(opts->rootfs ? opts->rootfs : "/", GOFER_RO, &gsock,
-			    err);
-	if (gofer < 0)
-		return -1;
-	S->gofer_pid = gofer;
 	S->gofer_cpu = -1;
 	if (!S->no_bind) {
 		/* The sentry is one thread: it stays on one CPU, and the gofer
@@ -738,12 +733,38 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		CPU_SET(cpu < 0 ? 0 : cpu, &one);
 		sched_setaffinity(0, sizeof(one), &one);
 	}
+	/* The reaper first, holding no fd of the gofers', and into its
+	 * cgroups at once, in the background: each join waits for a grace
+	 * period of the kernel's (10 ms and more), which the gofers' start
+	 * hides. No guest runs before plat_spawn_first. The cgroups'
+	 * janitor comes before them, so that they go however setup ends. */
+	rc = limits_setup(err);
+	limits_start_janitor();
+	if (rc < 0)
+		return -1;
+	S->stub_fd = plat_make_stub(err);
+	if (S->stub_fd < 0)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return moat_error_set(err, errno, "socketpair");
+	S->ctl_sock = sv[0];
+	S->ctl_guest = sv[1];
+	if (plat_spawn_prepare(S->stub_fd, S->ctl_guest, err) < 0)
+		return -1;
+	limits_attach_start(S->reaper);
+	PHASE("reaper");
+	gofer = start_gofer(opts->rootfs ? opts->rootfs : "/", GOFER_RO, &gsock,
+			    err);
+	if (gofer < 0)
+		return -1;
+	S->gofer_pid = gofer;
 	plat_bind_gofer();
+	/* The store's gofer confines itself while this one answers. */
+	if (store_launch(opts, err) < 0)
+		return -1;
 	rc = p9c_open(&S->p9, gsock, &S->rootfid, &rq, err);
 	if (rc < 0)
 		return moat_error_wrap(err, "gofer");
-	if (start_store(opts, err) < 0)
-		return -1;
 	if (vfs_init(S->rootfid, err) < 0)
 		return -1;
 	/* Before the mounts: one under HOME (--mount DIR:/root/work) needs
@@ -803,20 +824,11 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	}
 
 	PHASE("exec-plan");
-	S->stub_fd = plat_make_stub(err);
-	if (S->stub_fd < 0)
+	/* Limits apply before any guest exists: the reaper's children
+	 * inherit its cgroups. */
+	if (limits_attach_wait(err) < 0)
 		return -1;
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return moat_error_set(err, errno, "socketpair");
-	S->ctl_sock = sv[0];
-	S->ctl_guest = sv[1];
-	/* The janitor first: cgroups made here are removed however the
-	 * sentry ends, a failed setup included. */
-	rc = limits_setup(err);
-	limits_start_janitor();
-	if (rc < 0)
-		return -1;
-	htid = plat_spawn_init(S->stub_fd, S->ctl_guest, err);
+	htid = plat_spawn_first(err);
 	if (htid < 0)
 		return -1;
 	if (opts->timeout_s > 0)

@@ -4,6 +4,8 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,18 +427,89 @@ int limits_setup(struct moat_error *err)
 	return 0;
 }
 
-int limits_attach(pid_t reaper, struct moat_error *err)
-{
-	char v[32];
-	int i, rc;
+/* One cgroup.procs write: it takes the kernel's cgroup_threadgroup_rwsem
+ * for writing, which waits for an RCU grace period (8-11 ms measured on
+ * this kind of host, per write). Writes made at once share one. */
+struct join_arg {
+	const char *path;
+	const char *pid;
+	int rc;
+};
 
-	snprintf(v, sizeof(v), "%d", reaper);
+static int attach_rc;		  /* the first join's failure, or 0 */
+static const char *attach_failed; /* and its cgroup */
+
+static void *join_one(void *p)
+{
+	struct join_arg *j = p;
+
+	j->rc = write_str(j->path, "cgroup.procs", j->pid);
+	return NULL;
+}
+
+static void attach_all(const char *pid)
+{
+	struct join_arg js[MAX_CG];
+	pthread_t th[MAX_CG];
+	bool started[MAX_CG] = { false };
+	int i;
+
+	/* One thread a cgroup but the first, so that the joins overlap. */
 	for (i = 0; i < ncgs; i++) {
-		rc = write_str(cgs[i].path, "cgroup.procs", v);
-		if (rc < 0)
-			return moat_error_set(err, -rc, "limits: join `%s`",
-					      cgs[i].path);
+		js[i] = (struct join_arg){ cgs[i].path, pid, 0 };
+		if (i > 0 &&
+		    pthread_create(&th[i], NULL, join_one, &js[i]) == 0)
+			started[i] = true;
 	}
+	for (i = 0; i < ncgs; i++) {
+		if (i == 0 || !started[i])
+			join_one(&js[i]);
+		else
+			pthread_join(th[i], NULL);
+		if (js[i].rc < 0 && !attach_rc) {
+			attach_rc = js[i].rc;
+			attach_failed = cgs[i].path;
+		}
+	}
+}
+
+static char attach_pid[32];
+
+static void *attach_thread(void *p)
+{
+	(void)p;
+	attach_all(attach_pid);
+	return NULL;
+}
+
+/* Setup, before any guest exists: the joins (tens of ms of waiting for
+ * the kernel's grace periods) run in a thread while the sentry starts
+ * its gofers; nothing else of the sentry's runs in it. */
+static pthread_t attach_th;
+static bool attach_running;
+
+void limits_attach_start(pid_t reaper)
+{
+	snprintf(attach_pid, sizeof(attach_pid), "%d", reaper);
+	attach_rc = 0;
+	attach_failed = NULL;
+	if (!ncgs)
+		return;
+	if (pthread_create(&attach_th, NULL, attach_thread, NULL) == 0)
+		attach_running = true;
+	else
+		attach_all(attach_pid);
+}
+
+int limits_attach_wait(struct moat_error *err)
+{
+	if (attach_running) {
+		pthread_join(attach_th, NULL);
+		attach_running = false;
+	}
+	if (attach_rc < 0)
+		return moat_error_set(err, -attach_rc, "limits: join `%s`",
+				      attach_failed);
 	return 0;
 }
 

@@ -23,7 +23,13 @@
 /* Create the cgroups (setup code, before the reaper exists). */
 int limits_setup(struct moat_error *err);
 /* Put the reaper (and so every guest) in them. */
-int limits_attach(pid_t reaper, struct moat_error *err);
+/* Put the reaper (and so every guest, its children) in the cgroups, in
+ * the background: each join waits for an RCU grace period of the
+ * kernel's (about 10 ms per cgroup on a cgroup v1 host), so the rest of
+ * setup goes on meanwhile. limits_attach_wait collects the result: it
+ * must be 0 before the first guest is let run. */
+void limits_attach_start(pid_t reaper);
+int limits_attach_wait(struct moat_error *err);
 /* After setup, before the sentry's seccomp filter: a janitor process that
  * removes the cgroups once the sentry is gone, even if it crashed. */
 void limits_start_janitor(void);

@@ -24,6 +24,7 @@
 
 static struct p9_client *store_c;
 static uint32_t store_root;
+static int store_pending = -1; /* the gofer's socket, not yet greeted */
 static char store_dir[PATH_MAX];
 
 /* ---- setup, host side --------------------------------------------------- */
@@ -234,9 +235,35 @@ void store_attach(struct p9_client *c, uint32_t rootfid)
 	store_root = rootfid;
 }
 
+void store_attach_later(int sock)
+{
+	store_pending = sock;
+}
+
+/* The handshake with a gofer started a while ago (store_attach_later):
+ * at the first use, when it has long confined itself. */
+static bool connected(void)
+{
+	struct moat_error err = { 0 };
+	struct p9_qid rq;
+
+	if (!store_c && store_pending >= 0) {
+		if (p9c_open(&store_c, store_pending, &store_root, &rq, &err) <
+		    0) {
+			/* Only files that fit inline can be kept, then:
+			 * say why once, on the sentry's stderr. */
+			fprintf(stderr, "moat: store: %s\n", err.msg);
+			close(store_pending);
+			store_c = NULL;
+		}
+		store_pending = -1;
+	}
+	return store_c != NULL;
+}
+
 bool store_ready(void)
 {
-	return store_c != NULL;
+	return connected();
 }
 
 void store_close(void)
@@ -244,6 +271,9 @@ void store_close(void)
 	if (store_c)
 		p9c_close(store_c);
 	store_c = NULL;
+	if (store_pending >= 0)
+		close(store_pending);
+	store_pending = -1;
 }
 
 static void id_name(uint64_t id, char name[17])
@@ -257,7 +287,7 @@ int store_create(uint64_t id)
 	uint32_t fid;
 	int fd = -1, rc;
 
-	if (!store_c)
+	if (!connected())
 		return -ENOSPC;
 	id_name(id, name);
 	rc = p9c_lcreate(store_c, store_root, name,
@@ -280,7 +310,7 @@ int store_open(uint64_t id, int flags)
 	uint32_t fid;
 	int fd = -1, rc;
 
-	if (!store_c)
+	if (!connected())
 		return -EIO;
 	id_name(id, name);
 	rc = p9c_walk1(store_c, store_root, name, &fid, &qid);

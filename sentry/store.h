@@ -38,6 +38,9 @@ int store_prepare(const char *base, const char **dir_out, uint64_t *free_out,
 		  struct moat_error *err);
 /* The store's gofer is up: c (the store's from now on) and its root fid. */
 void store_attach(struct p9_client *c, uint32_t rootfid);
+/* Or: sock is its connection, to be greeted at the first use, when the
+ * gofer has long confined itself (sandbox start does not wait for it). */
+void store_attach_later(int sock);
 bool store_ready(void);
 /* Close the gofer's connection (at exit; the janitor removes the files). */
 void store_close(void);
