@@ -653,7 +653,41 @@ static int setup_stdio(struct process *p, struct moat_error *err)
 	return 0;
 }
 
+static void stop_one(pid_t *pid)
+{
+	if (*pid > 0) {
+		plat_kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = 0;
+}
+
+/* However the sandbox ends, its gofers end before the sentry: the store's
+ * janitor removes the store's directory when the sentry is gone, and a
+ * gofer still starting would find it missing (and say so on stderr). */
+static void stop_gofers(const struct sentry_opts *opts)
+{
+	if (!S)
+		return;
+	stop_one(&S->gofer_pid);
+	stop_one(&S->store_gofer);
+	for (size_t i = 0; S->mount_gofers && i < opts->nmounts; i++)
+		stop_one(&S->mount_gofers[i]);
+}
+
+static int boot_and_run(struct sentry_opts *opts, char **argv,
+			struct moat_error *err);
+
 int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
+{
+	int rc = boot_and_run(opts, argv, err);
+
+	stop_gofers(opts);
+	return rc;
+}
+
+static int boot_and_run(struct sentry_opts *opts, char **argv,
+			struct moat_error *err)
 {
 	char exe[PATH_MAX];
 	struct exec_plan *plan;
@@ -873,14 +907,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 		return moat_error_set(err, -rc, "sentry loop");
 	p9c_close(S->p9);
 	vfs_close_mounts();
-	plat_kill(gofer, SIGKILL);
-	waitpid(gofer, NULL, 0);
-	for (size_t i = 0; i < opts->nmounts; i++) {
-		if (S->mount_gofers[i] > 0) {
-			plat_kill(S->mount_gofers[i], SIGKILL);
-			waitpid(S->mount_gofers[i], NULL, 0);
-		}
-	}
+	stop_gofers(opts);
 	limits_report(S->init_status);
 	if (WIFEXITED(S->init_status))
 		return WEXITSTATUS(S->init_status);

@@ -207,6 +207,20 @@ t_a_bad_store_is_refused()
 	assert_eq "" "$(ls "$d")" "and cleaned up after"
 }
 
+# A start that fails at once (the program is missing) ends the store's
+# gofer before the janitor removes its directory: the user reads one error,
+# not a second one from a gofer that found its directory gone.
+t_a_failed_start_says_one_thing()
+{
+	local i
+	for i in $(seq 40); do
+		capture moat do -- /no/such/program
+		assert_eq 127 "$STATUS" "a missing program (run $i)"
+		assert_eq 1 "$(printf '%s\n' "$ERR" | wc -l)" \
+			"one line on stderr (run $i): $ERR"
+	done
+}
+
 run_test "sparse files cost their blocks, not their size" t_sparse_files_are_free
 run_test "a sparse rootfs file is copied up sparse" t_sparse_copy_up
 run_test "a 2 GiB checkpoint fits by default" t_a_checkpoint_fits_by_default
@@ -215,3 +229,4 @@ run_test "shared mappings are bounded by --disk" t_shared_mappings_are_bounded
 run_test "shared mappings cannot write past --disk" t_mappings_cannot_bypass_disk
 run_test "the store is private and removed" t_the_store_is_private_and_removed
 run_test "a store others may write is refused" t_a_bad_store_is_refused
+run_test "a failed start says one thing" t_a_failed_start_says_one_thing
