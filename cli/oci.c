@@ -653,6 +653,7 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 		_exit(125);
 	}
 	exit_fd = open_exit(l->id);
+	o->exit_fd = exit_fd;
 	ctl_name(l->id, ctl, sizeof(ctl));
 	o->control_addr = ctl;
 	o->wait_start = true;
@@ -665,7 +666,7 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 			fprintf(stderr, "moat: %s\n", err.msg);
 		rc = 125;
 	}
-	if (exit_fd >= 0)
+	if (exit_fd >= 0 && o->exit_fd == exit_fd) /* not written yet */
 		dprintf(exit_fd, "%d\n", rc);
 	fflush(stdout);
 	fflush(stderr);

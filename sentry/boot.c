@@ -678,6 +678,16 @@ static void stop_gofers(const struct sentry_opts *opts)
 static int boot_and_run(struct sentry_opts *opts, char **argv,
 			struct moat_error *err);
 
+/* The sandbox's exit status, as a shell reports the first process's. */
+static int exit_code(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
 int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 {
 	int rc = boot_and_run(opts, argv, err);
@@ -901,6 +911,11 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 		audit_log("\"event\":\"net-summary\",\"frames_dropped\":%llu",
 			  (unsigned long long)netstack_dropped());
 	pty_relay_finish();
+	if (rc >= 0 && opts->exit_fd > 2) {
+		dprintf(opts->exit_fd, "%d\n", exit_code(S->init_status));
+		close(opts->exit_fd);
+		opts->exit_fd = -1;
+	}
 	control_close();
 	PHASE("exit");
 	if (rc < 0)
@@ -909,11 +924,7 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	vfs_close_mounts();
 	stop_gofers(opts);
 	limits_report(S->init_status);
-	if (WIFEXITED(S->init_status))
-		return WEXITSTATUS(S->init_status);
-	if (WIFSIGNALED(S->init_status))
-		return 128 + WTERMSIG(S->init_status);
-	return 1;
+	return exit_code(S->init_status);
 }
 
 /* ---- moat exec: more processes in a running sandbox --------------------- */

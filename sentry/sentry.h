@@ -229,6 +229,9 @@ struct sentry_opts {
 	const char *control_addr;
 	bool wait_start;
 	int ready_fd;
+	/* (> 2) where the exit status is written, before the control socket
+	 * closes: `state` never sees a container that ended without one. */
+	int exit_fd;
 	bool rootfs_ro;
 	struct file_spec {
 		char *src; /* host file */

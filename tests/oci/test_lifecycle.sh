@@ -456,6 +456,21 @@ t_state_survives_a_crash_of_create()
 	return 0
 }
 
+# A container that has ended, killed before it ran or by its own exit, is
+# "stopped" from the moment it is (runc's answer), never "creating" while
+# its daemon winds down.
+t_an_ended_container_is_stopped()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root i
+	make_bundle "$b" '["sleep","30"]' || fail "bundle"
+	for i in $(seq 15); do
+		moat --root "$root" create --bundle "$b" st$i || fail "create $i"
+		moat --root "$root" kill st$i KILL || fail "kill $i"
+		assert_eq stopped "$(oci_status "$MOAT" "$root" st$i)" "killed while created (run $i)"
+		moat --root "$root" delete st$i || fail "delete $i"
+	done
+}
+
 t_malformed_bundles()
 {
 	local b=$E2E_TMP/b root=$E2E_TMP/root
@@ -610,6 +625,7 @@ run_test live_policy_of_a_container t_live_policy_of_a_container
 run_test one_name_one_sandbox t_one_name_one_sandbox
 run_test run_passes_signals_on t_run_passes_signals_on
 run_test state_survives_a_crash_of_create t_state_survives_a_crash_of_create
+run_test an_ended_container_is_stopped t_an_ended_container_is_stopped
 run_test malformed_bundles t_malformed_bundles
 run_test delete_frees_everything t_delete_frees_everything
 run_test console_socket t_console_socket
