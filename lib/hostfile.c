@@ -14,11 +14,13 @@ int hostdir_open(const char *path, const char *what, unsigned flags,
 		 struct stat *st, struct moat_error *err)
 {
 	struct stat sb;
-	int fd, e;
+	int fd, rfd, e;
 
 	if (!st)
 		st = &sb;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_PATH first: the owner and mode are checked (and said) even of a
+	 * directory we may not read */
+	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
 		if (e == ELOOP || (e == ENOTDIR && lstat(path, &sb) == 0 &&
@@ -55,7 +57,13 @@ int hostdir_open(const char *path, const char *what, unsigned flags,
 					what, path,
 					(unsigned)(st->st_mode & 07777));
 	}
-	return fd;
+	/* the same directory, now for reading and fchmod */
+	rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	e = errno;
+	close(fd);
+	if (rfd < 0)
+		return moat_error_set(err, e, "%s `%s`", what, path);
+	return rfd;
 }
 
 int write_file_at(int dirfd, const char *name, const void *buf, size_t len,
