@@ -249,11 +249,9 @@ static int root_dir(bool create)
 	return fd;
 }
 
-/* ROOT/ID, opened O_NOFOLLOW below the checked root: fd, or -errno. One
- * that older moat made open to others (0711) is made 0700. */
+/* ROOT/ID, opened O_NOFOLLOW below the checked root: fd, or -errno. */
 static int state_dir(const char *id)
 {
-	struct stat st;
 	int root = root_dir(false), fd;
 
 	if (root < 0)
@@ -261,8 +259,6 @@ static int state_dir(const char *id)
 	fd = openat(root, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ELOOP || errno == ENOTDIR ? -ENOENT : -errno;
-	if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 077))
-		fchmod(fd, 0700);
 	return fd;
 }
 
@@ -343,6 +339,7 @@ static int cstate_load(const char *id, struct cstate *s)
 {
 	cleanup_close int dfd = -1, fd = -1;
 	json_object *o, *v;
+	struct stat st;
 
 	memset(s, 0, sizeof(*s));
 	s->dirfd = -1;
@@ -359,6 +356,13 @@ static int cstate_load(const char *id, struct cstate *s)
 		json_object_put(o);
 		return -EINVAL;
 	}
+	/* A container's directory that older moat made (0711: its files
+	 * 0644 were reachable by anyone who knew the ID) is made private.
+	 * Only that mode, and only where a state.json is: --root may be a
+	 * directory shared with others' directories (--root /run). */
+	if (fstat(dfd, &st) == 0 && st.st_uid == geteuid() &&
+	    (st.st_mode & 07777) == 0711)
+		fchmod(dfd, 0700);
 	s->dirfd = take_fd(&dfd);
 	s->id = xstrdup(id);
 	s->bundle = xstrdup(jstr(o, "bundle"));
@@ -440,6 +444,39 @@ static char *state_json(const struct cstate *s, const char *status, bool pretty)
 static int write_pid_file(const char *path, const char *text, size_t len)
 {
 	return write_file_path(path, text, len, 0644);
+}
+
+/* Does ROOT/ID hold only what the runtime puts there (or nothing, or is
+ * it no directory)? A --root that is a shared directory (`--root /run`)
+ * holds others' directories too: `delete --force` of a name without a
+ * state.json removes only one that is a container's. */
+static bool holds_only_state(const char *id)
+{
+	static const char *const names[] = { "config.json", "state.json",
+					     "exit", "ctl" };
+	int fd = state_dir(id);
+	struct dirent *e;
+	bool ok = true;
+	DIR *d;
+
+	if (fd < 0)
+		return true;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return false;
+	}
+	while (ok && (e = readdir(d))) {
+		bool known = !strcmp(e->d_name, ".") ||
+			     !strcmp(e->d_name, "..") ||
+			     !strncmp(e->d_name, ".config.json.", 13) ||
+			     !strncmp(e->d_name, ".state.json.", 12);
+		for (size_t i = 0; i < ARRAY_SIZE(names) && !known; i++)
+			known = !strcmp(e->d_name, names[i]);
+		ok = known;
+	}
+	closedir(d);
+	return ok;
 }
 
 /* ROOT/ID and what it holds, by the checked root's fd: a link there is
@@ -1152,8 +1189,13 @@ static int cmd_delete(int argc, char **argv)
 	if (rc == -ENOENT && force) {
 		/* a create that died before its daemon wrote the state
 		 * leaves a directory alone: nothing runs there */
-		if (id_ok(id))
+		if (id_ok(id)) {
+			if (!holds_only_state(id))
+				return fail("`%s/%s` holds more than a "
+					    "container's state: left as it is",
+					    g.root, id);
 			remove_state(id);
+		}
 		return 0;
 	}
 	if (rc < 0)

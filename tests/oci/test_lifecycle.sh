@@ -615,6 +615,17 @@ t_state_files_are_private()
 	capture moat --root "$root" list -q
 	assert_eq pv1 "$OUT" "a --root readable by others is used"
 	assert_eq 755 "$(stat -c %a "$root")" "and kept as it is"
+	# Another directory in a shared --root is not a container's: it is
+	# neither made private nor removed by delete --force.
+	mkdir -m 0711 "$root/notours"
+	echo data >"$root/notours/data"
+	capture moat --root "$root" list -q
+	assert_eq pv1 "$OUT" "only the container is listed"
+	assert_eq 711 "$(stat -c %a "$root/notours")" "another directory keeps its mode"
+	capture moat --root "$root" delete --force notours
+	assert_ne 0 "$STATUS" "delete --force of a directory that is no container's state"
+	assert_contains "$ERR" "holds more than a container's state" "says why"
+	assert_eq data "$(cat "$root/notours/data")" "and leaves it as it is"
 	moat --root "$root" delete --force pv1 || fail "delete"
 	[ -e "$root/pv1" ] && fail "state left"
 	return 0
