@@ -8,7 +8,11 @@
  * it exits with the container's exit status, as runc's init does, so a
  * containerd shim or conmon reaping it learns how the container ended.
  *
- * State lives in ROOT/ID (ROOT: --root, default /run/moat):
+ * State lives in ROOT/ID (ROOT: --root, default /run/moat), private to
+ * its owner (ROOT/ID 0700, its files 0600: config.json holds the
+ * container's environment, secrets included), written through directory
+ * fds without following links (lib/hostfile.h; docs/oci.md lists every
+ * host path the runtime writes):
  *   state.json   id, daemon pid and start time, bundle, rootfs, created,
  *                annotations, control socket; written by the daemon
  *                (tmp + rename) before it says "ok", so it survives a
@@ -44,6 +48,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "lib/hostfile.h"
 #include "lib/jdoc.h"
 #include "oci/config.h"
 #include "sentry/control.h"
@@ -62,7 +67,51 @@ static struct {
 	bool log_json;
 	bool debug;
 	bool root_given;
-} g = { "/run/moat", NULL, false, false, false };
+	int rootfd; /* --root, once checked (root_dir) */
+	struct moat_error root_err;
+} g = { "/run/moat", NULL, false, false, false, -1, { 0, "" } };
+
+/* --log, opened once. It is a path an engine names, often in a directory
+ * others may write: opened O_APPEND|O_NOFOLLOW, and only a regular file
+ * of one link (a hard link to another file is not appended to), a FIFO
+ * (O_NONBLOCK: one without a reader is skipped, not waited for) or a
+ * character device (which only root can make) is written. */
+static FILE *log_file(void)
+{
+	static FILE *f;
+	static bool tried;
+	struct stat st;
+	int fd;
+
+	if (tried)
+		return f;
+	tried = true;
+	fd = open(g.log,
+		  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+			  O_NOCTTY | O_CLOEXEC,
+		  0600);
+	if (fd < 0) {
+		fprintf(stderr, "moat: --log `%s`: %s\n", g.log,
+			errno == ELOOP ? "a symbolic link: not followed" :
+					 strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 ||
+	    !((S_ISREG(st.st_mode) && st.st_nlink == 1) ||
+	      S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+		fprintf(stderr,
+			"moat: --log `%s`: not a file of its own, a FIFO or a "
+			"device: not written\n",
+			g.log);
+		close(fd);
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, O_APPEND);
+	f = fdopen(fd, "a");
+	if (!f)
+		close(fd);
+	return f;
+}
 
 static void log_line(const char *level, const char *msg)
 {
@@ -71,10 +120,7 @@ static void log_line(const char *level, const char *msg)
 	struct tm tm;
 	FILE *f;
 
-	if (!g.log)
-		return;
-	f = fopen(g.log, "ae");
-	if (!f)
+	if (!g.log || !(f = log_file()))
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
@@ -93,7 +139,7 @@ static void log_line(const char *level, const char *msg)
 	} else {
 		fprintf(f, "time=\"%s\" level=%s msg=\"%s\"\n", ts, level, msg);
 	}
-	fclose(f);
+	fflush(f);
 }
 
 /* An error of the command: on stderr and in --log. Returns 1. */
@@ -154,6 +200,68 @@ static char *state_path(const char *id, const char *file)
 	return p;
 }
 
+/* mkdir -p, each directory it makes of mode (those that exist are kept). */
+static int mkdir_parents(const char *path, mode_t mode)
+{
+	cleanup_free char *p = xstrdup(path);
+
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* --root, opened and checked once a command: a directory of ours (not a
+ * link) that no one else may write, since everything the runtime does
+ * there trusts its entries to be its own. Made 0700 with its parents
+ * (runc's MkdirAll(root, 0700)) when create is true. One that older moat
+ * made 0711 becomes 0700; one of another mode readable by others (an
+ * engine's shared directory: --root /run, say) is kept, and the state
+ * below it is private anyway (ROOT/ID 0700). fd, or -1 with g.root_err
+ * set (its code ENOENT when there is no such directory). */
+static int root_dir(bool create)
+{
+	struct stat st;
+	int fd;
+
+	if (g.rootfd >= 0)
+		return g.rootfd;
+	if (create && mkdir_parents(g.root, 0700) < 0)
+		return moat_error_set(&g.root_err, errno, "--root `%s`",
+				      g.root);
+	fd = hostdir_open(g.root, "--root", 0, &st, &g.root_err);
+	if (fd < 0)
+		return -1;
+	if ((st.st_mode & 07777) == 0711 && fchmod(fd, 0700) < 0) {
+		int e = errno;
+		close(fd);
+		return moat_error_set(&g.root_err, e, "--root `%s`: chmod",
+				      g.root);
+	}
+	g.rootfd = fd;
+	return fd;
+}
+
+/* ROOT/ID, opened O_NOFOLLOW below the checked root: fd, or -errno. */
+static int state_dir(const char *id)
+{
+	int root = root_dir(false), fd;
+
+	if (root < 0)
+		return g.root_err.code == ENOENT ? -ENOENT : -EPERM;
+	fd = openat(root, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP || errno == ENOTDIR ? -ENOENT : -errno;
+	return fd;
+}
+
 /* The control socket: a file in the container's state directory, so only
  * processes that see that directory (and its owner) reach it. */
 static void ctl_name(const char *id, char *out, size_t cap)
@@ -192,34 +300,13 @@ static unsigned long long proc_start(pid_t pid)
 	return v;
 }
 
-static int write_atomic(const char *path, const char *text)
-{
-	cleanup_free char *tmp = NULL;
-	int fd;
-
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		abort();
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0) {
-		int e = errno;
-		close(fd);
-		unlink(tmp);
-		return -e;
-	}
-	close(fd);
-	if (rename(tmp, path) < 0)
-		return -errno;
-	return 0;
-}
-
 struct cstate {
 	char *id, *bundle, *rootfs, *created, *owner;
 	pid_t pid;
 	unsigned long long start;
 	json_object *annotations; /* owned */
 	char ctl[PATH_MAX + 8];
+	int dirfd; /* ROOT/ID, owned; -1 when none */
 };
 
 static void cstate_free(struct cstate *s)
@@ -230,7 +317,10 @@ static void cstate_free(struct cstate *s)
 	free(s->created);
 	free(s->owner);
 	json_object_put(s->annotations);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
 	memset(s, 0, sizeof(*s));
+	s->dirfd = -1;
 }
 
 static const char *jstr(json_object *o, const char *key)
@@ -243,23 +333,37 @@ static const char *jstr(json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
-/* ROOT/ID/state.json; 0, -ENOENT (no such container) or -EINVAL. */
+/* ROOT/ID/state.json; 0, -ENOENT (no such container), -EPERM (--root
+ * refused: g.root_err says why) or -EINVAL. */
 static int cstate_load(const char *id, struct cstate *s)
 {
-	cleanup_free char *path = NULL;
+	cleanup_close int dfd = -1, fd = -1;
 	json_object *o, *v;
+	struct stat st;
 
 	memset(s, 0, sizeof(*s));
+	s->dirfd = -1;
 	if (!id_ok(id))
 		return -ENOENT;
-	path = state_path(id, "state.json");
-	if (access(path, F_OK) < 0)
-		return -ENOENT;
-	o = json_object_from_file(path);
+	dfd = state_dir(id);
+	if (dfd < 0)
+		return dfd == -EPERM ? -EPERM : -ENOENT;
+	fd = openat(dfd, "state.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -EINVAL;
+	o = json_object_from_fd(fd);
 	if (!o || !json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		return -EINVAL;
 	}
+	/* A container's directory that older moat made (0711: its files
+	 * 0644 were reachable by anyone who knew the ID) is made private.
+	 * Only that mode, and only where a state.json is: --root may be a
+	 * directory shared with others' directories (--root /run). */
+	if (fstat(dfd, &st) == 0 && st.st_uid == geteuid() &&
+	    (st.st_mode & 07777) == 0711)
+		fchmod(dfd, 0700);
+	s->dirfd = take_fd(&dfd);
 	s->id = xstrdup(id);
 	s->bundle = xstrdup(jstr(o, "bundle"));
 	s->rootfs = xstrdup(jstr(o, "rootfs"));
@@ -285,7 +389,6 @@ static bool daemon_alive(const struct cstate *s)
  * does not answer yet, and has not written its exit status). */
 static const char *cstatus(const struct cstate *s, char *buf, size_t cap)
 {
-	cleanup_free char *exitf = state_path(s->id, "exit");
 	struct stat st;
 	ssize_t n;
 
@@ -296,7 +399,10 @@ static const char *cstatus(const struct cstate *s, char *buf, size_t cap)
 		buf[strcspn(buf, "\n")] = 0;
 		return buf;
 	}
-	return stat(exitf, &st) == 0 && st.st_size > 0 ? "stopped" : "creating";
+	return fstatat(s->dirfd, "exit", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			       st.st_size > 0 ?
+		       "stopped" :
+		       "creating";
 }
 
 /* The state of the runtime spec, as `moat state` prints it and hooks
@@ -330,43 +436,57 @@ static char *state_json(const struct cstate *s, const char *status, bool pretty)
 	return out;
 }
 
-/* mkdir -p */
-static int mkdir_parents(const char *path, mode_t mode)
+/* --pid-file (create, run -d, exec -d): a path the engine names, in a
+ * directory others may be able to write (/tmp, a user's). runc's way,
+ * made safe against links: a new file of a random name there, O_EXCL and
+ * O_NOFOLLOW, renamed over the path (a link at the path is replaced, not
+ * followed); 0644 as runc's (0666 less its umask). 0 or -errno. */
+static int write_pid_file(const char *path, const char *text, size_t len)
 {
-	cleanup_free char *p = xstrdup(path);
-
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, mode) < 0 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
+	return write_file_path(path, text, len, 0644);
 }
 
-static void rm_rf(const char *dir)
+/* Does ROOT/ID hold only what the runtime puts there (or nothing, or is
+ * it no directory)? A --root that is a shared directory (`--root /run`)
+ * holds others' directories too: `delete --force` of a name without a
+ * state.json removes only one that is a container's. */
+static bool holds_only_state(const char *id)
 {
-	DIR *d = opendir(dir);
+	static const char *const names[] = { "config.json", "state.json",
+					     "exit", "ctl" };
+	int fd = state_dir(id);
 	struct dirent *e;
+	bool ok = true;
+	DIR *d;
 
-	if (d) {
-		while ((e = readdir(d))) {
-			char *p;
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			if (asprintf(&p, "%s/%s", dir, e->d_name) < 0)
-				abort();
-			if (unlink(p) < 0 && errno == EISDIR)
-				rm_rf(p);
-			free(p);
-		}
-		closedir(d);
+	if (fd < 0)
+		return true;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return false;
 	}
-	rmdir(dir);
+	while (ok && (e = readdir(d))) {
+		bool known = !strcmp(e->d_name, ".") ||
+			     !strcmp(e->d_name, "..") ||
+			     !strncmp(e->d_name, ".config.json.", 13) ||
+			     !strncmp(e->d_name, ".state.json.", 12);
+		for (size_t i = 0; i < ARRAY_SIZE(names) && !known; i++)
+			known = !strcmp(e->d_name, names[i]);
+		ok = known;
+	}
+	closedir(d);
+	return ok;
+}
+
+/* ROOT/ID and what it holds, by the checked root's fd: a link there is
+ * removed, never followed. */
+static void remove_state(const char *id)
+{
+	int root = root_dir(false);
+
+	if (root >= 0)
+		remove_tree_at(root, id);
 }
 
 /* The container's hooks of one kind, from the config.json saved at
@@ -506,7 +626,10 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 }
 
 /* Send the pty master to the engine's console socket, as runc does (the
- * pts name as the payload). */
+ * pts name as the payload). The master is the container's terminal: it
+ * goes only to a listener of root or of our own uid (SO_PEERCRED), never
+ * to one that another user bound, or reached by a link planted at the
+ * path, in a directory they can write. */
 static int send_console(const char *sock_path, int master,
 			struct moat_error *err)
 {
@@ -529,6 +652,22 @@ static int send_console(const char *sock_path, int master,
 		return moat_error_set(err, e, "--console-socket `%s`",
 				      sock_path);
 	}
+	{
+		struct ucred cr = { 0 };
+		socklen_t cl = sizeof(cr);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
+		    (cr.uid != 0 && cr.uid != geteuid())) {
+			close(fd);
+			return moat_error_input(
+				err, EPERM,
+				"--console-socket `%s`: its listener is uid "
+				"%u, neither root nor uid %u: the terminal "
+				"is not sent",
+				sock_path, (unsigned)cr.uid,
+				(unsigned)geteuid());
+		}
+	}
 	n = send_with_fds(fd, &iov, 1, &master, 1);
 	close(fd);
 	if (n < 0)
@@ -550,13 +689,14 @@ static char *now_rfc3339(void)
 	return out;
 }
 
-/* Written by the daemon itself, for its own pid. */
-static int write_state(const char *id, struct oci_config *c)
+/* Written by the daemon itself, for its own pid, in its state directory
+ * dirfd: 0600 (its annotations are the engine's), replaced whole. */
+static int write_state(int dirfd, const char *id, struct oci_config *c)
 {
-	cleanup_free char *path = state_path(id, "state.json");
 	cleanup_free char *created = now_rfc3339();
 	json_object *o = json_object_new_object(), *ann;
 	struct passwd *pw = getpwuid(geteuid());
+	const char *text;
 	int rc;
 
 	json_object_object_add(o, "ociVersion",
@@ -576,26 +716,33 @@ static int write_state(const char *id, struct oci_config *c)
 			ann, c->annotations[i].key,
 			json_object_new_string(c->annotations[i].value));
 	json_object_object_add(o, "annotations", ann);
-	rc = write_atomic(path,
-			  json_object_to_json_string_ext(
-				  o, JSON_C_TO_STRING_PRETTY |
-					     JSON_C_TO_STRING_NOSLASHESCAPE));
+	text = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	rc = write_file_at(dirfd, "state.json", text, strlen(text), 0600);
 	json_object_put(o);
+	if (rc < 0)
+		errno = -rc;
 	return rc;
 }
 
-static int copy_config(const char *bundle, const char *id)
+/* The bundle's config.json, kept for the hooks and exec: 0600, since its
+ * process.env may hold secrets. */
+static int copy_config(const char *bundle, int dirfd)
 {
-	cleanup_free char *src = NULL, *dst = state_path(id, "config.json");
+	cleanup_free char *src = NULL;
 	cleanup_free char *text = NULL;
 	size_t len;
 	struct moat_error err = { 0 };
+	int rc;
 
 	if (asprintf(&src, "%s/config.json", bundle) < 0)
 		abort();
 	if (jdoc_read_file(src, OCI_CONFIG_MAX, &text, &len, &err) < 0)
 		return -1;
-	return write_atomic(dst, text);
+	rc = write_file_at(dirfd, "config.json", text, len, 0600);
+	if (rc < 0)
+		errno = -rc;
+	return rc;
 }
 
 struct launch {
@@ -604,15 +751,17 @@ struct launch {
 	bool own_terminal;   /* run, in the foreground: this terminal */
 	struct oci_config c; /* out */
 	pid_t pid;	     /* out: the daemon */
+	int dirfd;	     /* ROOT/ID, made by launch_sandbox */
 };
 
 /* ROOT/ID/exit, made empty before the sandbox starts: once the sentry's
- * seccomp filter is in force the daemon can open nothing. */
-static int open_exit(const char *id)
+ * seccomp filter is in force the daemon can open nothing. A name of the
+ * new state directory's, so O_EXCL: nothing is there to be opened. */
+static int open_exit(int dirfd)
 {
-	cleanup_free char *path = state_path(id, "exit");
-
-	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	return openat(dirfd, "exit",
+		      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      0600);
 }
 
 /* fd moved above stdio, where dup2 onto 0-2 cannot clobber it. */
@@ -647,12 +796,13 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 	}
 	signal(SIGINT, SIG_DFL);
 	ready = fd_above_stdio(ready);
-	if (write_state(l->id, &l->c) < 0) {
+	if (write_state(l->dirfd, l->id, &l->c) < 0) {
 		dprintf(ready, "error: state of `%s`: %s\n", l->id,
 			strerror(errno));
 		_exit(125);
 	}
-	exit_fd = open_exit(l->id);
+	exit_fd = open_exit(l->dirfd);
+	close(l->dirfd);
 	o->exit_fd = exit_fd;
 	ctl_name(l->id, ctl, sizeof(ctl));
 	o->control_addr = ctl;
@@ -727,8 +877,9 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 {
 	struct moat_error err = { 0 };
 	struct sentry_opts o;
-	cleanup_free char *dir = NULL, *bundle = NULL;
-	int ready[2], master = -1, tty = -1;
+	cleanup_free char *bundle = NULL;
+	cleanup_close int dfd = -1;
+	int ready[2], master = -1, tty = -1, root;
 	char msg[1024];
 	struct cstate s;
 	pid_t pid;
@@ -753,15 +904,24 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 		return fail("%s", err.msg);
 	}
 	*op = o; /* freed by launch(); o's arrays are shared */
-	if (mkdir_parents(g.root, 0711) < 0)
-		return fail("--root `%s`: %s", g.root, strerror(errno));
-	dir = state_path(l->id, NULL);
-	if (mkdir(dir, 0711) < 0)
+	root = root_dir(true);
+	if (root < 0)
+		return fail("%s", g.root_err.msg);
+	/* Ours alone: the container's environment is in its config.json. */
+	if (mkdirat(root, l->id, 0700) < 0)
 		return fail(errno == EEXIST ? "container with id exists: %s" :
 					      "state of `%s`: %m",
 			    l->id);
-	if (copy_config(bundle, l->id) < 0) {
-		rm_rf(dir);
+	dfd = openat(root, l->id,
+		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 || fchmod(dfd, 0700) < 0) {
+		int e = errno;
+		remove_state(l->id);
+		return fail("state of `%s`: %s", l->id, strerror(e));
+	}
+	l->dirfd = dfd;
+	if (copy_config(bundle, dfd) < 0) {
+		remove_state(l->id);
 		return fail("state of `%s`: %s", l->id, strerror(errno));
 	}
 	if (l->c.process.terminal && l->console_socket) {
@@ -771,13 +931,13 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
 		    (tty = open(ptsname(master), O_RDWR | O_NOCTTY)) < 0) {
-			rm_rf(dir);
+			remove_state(l->id);
 			return fail("terminal: %s", strerror(errno));
 		}
 		if (ws.ws_row && ws.ws_col)
 			ioctl(master, TIOCSWINSZ, &ws);
 		if (send_console(l->console_socket, master, &err) < 0) {
-			rm_rf(dir);
+			remove_state(l->id);
 			return fail("%s", err.msg);
 		}
 		close(master);
@@ -786,14 +946,14 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 		o.tty = true; /* run, in the foreground: as moat do -t */
 	}
 	if (pipe2(ready, O_CLOEXEC) < 0) {
-		rm_rf(dir);
+		remove_state(l->id);
 		return fail("pipe: %s", strerror(errno));
 	}
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0) {
-		rm_rf(dir);
+		remove_state(l->id);
 		return fail("fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
@@ -808,7 +968,7 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 		close(ready[0]);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		rm_rf(dir);
+		remove_state(l->id);
 		return fail("%s",
 			    msg[0] ? (strncmp(msg, "error: ", 7) ? msg :
 								   msg + 7) :
@@ -823,21 +983,21 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 			cstate_free(&s);
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
-			rm_rf(dir);
+			remove_state(l->id);
 			return 1;
 		}
 		cstate_free(&s);
 	}
 	if (l->pid_file) {
 		char buf[16];
-		snprintf(buf, sizeof(buf), "%d", (int)pid);
-		if (write_atomic(l->pid_file, buf) < 0) {
-			int e = errno;
+		int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
+		int rc = write_pid_file(l->pid_file, buf, (size_t)n);
+		if (rc < 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
-			rm_rf(dir);
+			remove_state(l->id);
 			return fail("--pid-file `%s`: %s", l->pid_file,
-				    strerror(e));
+				    strerror(-rc));
 		}
 	}
 	return 0;
@@ -924,6 +1084,8 @@ static int load_or_fail(const char *id, struct cstate *s)
 
 	if (rc == -ENOENT)
 		return fail("container does not exist");
+	if (rc == -EPERM)
+		return fail("%s", g.root_err.msg);
 	if (rc < 0)
 		return fail("state of `%s` is unreadable", id);
 	return 0;
@@ -990,7 +1152,6 @@ static void wait_gone(const struct cstate *s, int timeout_ms)
 
 static int delete_container(struct cstate *s, bool force)
 {
-	cleanup_free char *dir = state_path(s->id, NULL);
 	char buf[256];
 	const char *st = cstatus(s, buf, sizeof(buf));
 
@@ -1004,7 +1165,7 @@ static int delete_container(struct cstate *s, bool force)
 	}
 	/* poststop failing is a warning: the container is gone anyway */
 	run_hooks(s, OCI_HOOK_POSTSTOP, "poststop", "stopped");
-	rm_rf(dir);
+	remove_state(s->id);
 	return 0;
 }
 
@@ -1030,8 +1191,11 @@ static int cmd_delete(int argc, char **argv)
 		/* a create that died before its daemon wrote the state
 		 * leaves a directory alone: nothing runs there */
 		if (id_ok(id)) {
-			cleanup_free char *dir = state_path(id, NULL);
-			rm_rf(dir);
+			if (!holds_only_state(id))
+				return fail("`%s/%s` holds more than a "
+					    "container's state: left as it is",
+					    g.root, id);
+			remove_state(id);
 		}
 		return 0;
 	}
@@ -1163,8 +1327,11 @@ int cmd_oci_kill(int argc, char **argv)
 	}
 	if (id) {
 		int rc0 = cstate_load(id, &s);
-		if (rc0 == -ENOENT && !g.root_given)
-			return cmd_kill(argc, argv); /* `moat do --name` */
+		/* `moat do --name`: also where the default root is not
+		 * ours to use (a user's sandboxes are in their own
+		 * runtime directory) */
+		if ((rc0 == -ENOENT || rc0 == -EPERM) && !g.root_given)
+			return cmd_kill(argc, argv);
 		if (rc0 == 0)
 			cstate_free(&s);
 	}
@@ -1221,7 +1388,12 @@ static int cmd_list(int argc, char **argv)
 	if (!json && !quiet)
 		printf("%-12s%-12s%-12s%-12s%-33s%s\n", "ID", "PID", "STATUS",
 		       "BUNDLE", "CREATED", "OWNER");
-	d = opendir(g.root);
+	/* runc lists nothing for a root that does not exist */
+	if (root_dir(false) < 0 && g.root_err.code != ENOENT) {
+		json_object_put(arr);
+		return fail("%s", g.root_err.msg);
+	}
+	d = g.rootfd >= 0 ? fdopendir(dup(g.rootfd)) : NULL;
 	while (d && (e = readdir(d))) {
 		struct cstate s;
 		char buf[256];
@@ -1853,10 +2025,11 @@ static int cmd_exec(int argc, char **argv)
 		close(pp[0]);
 		if (pid_file) {
 			char pb[16];
-			snprintf(pb, sizeof(pb), "%d", (int)proxy);
-			if (write_atomic(pid_file, pb) < 0)
+			int n = snprintf(pb, sizeof(pb), "%d", (int)proxy);
+			int rc = write_pid_file(pid_file, pb, (size_t)n);
+			if (rc < 0)
 				return fail("--pid-file `%s`: %s", pid_file,
-					    strerror(errno));
+					    strerror(-rc));
 		}
 		cstate_free(&s);
 		oci_process_free(&pr);
@@ -1864,8 +2037,8 @@ static int cmd_exec(int argc, char **argv)
 	}
 	if (pid_file) {
 		char pb[16];
-		snprintf(pb, sizeof(pb), "%d", (int)getpid());
-		write_atomic(pid_file, pb);
+		int n = snprintf(pb, sizeof(pb), "%d", (int)getpid());
+		write_pid_file(pid_file, pb, (size_t)n);
 	}
 	code = exec_relay(&s, &pr, fds, -1);
 	cstate_free(&s);

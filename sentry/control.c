@@ -50,6 +50,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/hostfile.h"
 #include "netstack/netpol.h"
 #include "netstack/netstack.h"
 #include "sentry/limits.h"
@@ -96,35 +97,16 @@ bool control_name_ok(const char *name)
 /* path: a real directory (not a symbolic link), owned by the caller and
  * writable by no one else (private: nor open to anyone else at all).
  * Such a directory's entries are the caller's (or root's): nobody else can
- * plant a socket, a symbolic link or a directory of theirs in it. */
+ * plant a socket, a symbolic link or a directory of theirs in it. The
+ * check is lib/hostfile.c's, as for the OCI runtime's --root. */
 static int dir_check(const char *path, bool private_, struct moat_error *err)
 {
-	struct stat st;
+	int fd = hostdir_open(path, "control directory",
+			      private_ ? HOSTDIR_PRIVATE : 0, NULL, err);
 
-	if (lstat(path, &st) < 0)
-		return moat_error_set(err, errno, "control directory `%s`",
-				      path);
-	if (S_ISLNK(st.st_mode))
-		return moat_error_input(err, ELOOP,
-					"control directory `%s` is a symbolic "
-					"link, not a directory",
-					path);
-	if (!S_ISDIR(st.st_mode))
-		return moat_error_input(err, ENOTDIR,
-					"control directory `%s` is not a "
-					"directory",
-					path);
-	if (st.st_uid != geteuid())
-		return moat_error_input(err, EPERM,
-					"control directory `%s` is owned by "
-					"uid %u, not by uid %u",
-					path, (unsigned)st.st_uid,
-					(unsigned)geteuid());
-	if (st.st_mode & (private_ ? 077 : 022))
-		return moat_error_input(err, EPERM,
-					"control directory `%s` is open to "
-					"others (mode %04o)",
-					path, (unsigned)(st.st_mode & 07777));
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return 0;
 }
 
@@ -137,9 +119,8 @@ int control_dir(char *out, size_t cap, bool create, struct moat_error *err)
 
 	if (geteuid() == 0) {
 		/* OCI containers' default --root too (their state
-		 * directories, cli/oci.c): the same mode as it makes it. */
+		 * directories, cli/oci.c): 0700, as it makes it. */
 		n = snprintf(out, cap, "/run/moat");
-		mode = 0711;
 	} else if (xdg && xdg[0] == '/') {
 		if (dir_check(xdg, false, err) < 0)
 			return moat_error_wrap(err, "XDG_RUNTIME_DIR");

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/hostfile.h"
 #include "sentry/p9client.h"
 
 /* A directory of a sandbox that is gone, but whose lock file was not made
@@ -71,34 +72,6 @@ static int mkdir_private(const char *path, struct moat_error *err)
 			break;
 	}
 	return 0;
-}
-
-/* Remove the entries of directory fd (one level: a store holds files) and
- * then name in parent. Best effort: what cannot go stays. */
-static void remove_tree_at(int parent, const char *name)
-{
-	int fd = openat(parent, name,
-			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d;
-	struct dirent *e;
-
-	if (fd < 0)
-		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		/* unlinkat never follows a symlink; a directory (which only a
-		 * confused gofer could have made) is tried as empty. */
-		if (unlinkat(fd, e->d_name, 0) < 0 && errno == EISDIR)
-			unlinkat(fd, e->d_name, AT_REMOVEDIR);
-	}
-	closedir(d);
-	unlinkat(parent, name, AT_REMOVEDIR);
 }
 
 /* Is the sandbox directory name in base gone (its lock free)? */

@@ -160,10 +160,12 @@ t_client_of_another_user_is_refused()
 	assert_not_contains "$(cat /proc/net/unix)" "@moat/$name" "no abstract name"
 	capture as "$NOBODY" $PY -c "$probe_py" "$s"
 	assert_eq 13 "$OUT" "another user cannot connect"
-	# Even through a mode opened up, the server serves only its own user
-	# or root.
+	# Even through modes opened up (the directory is 0700 now, as the
+	# OCI runtime's --root), the server serves only its own user or root.
 	chmod 666 "$s"
+	chmod 0711 "$RUN"
 	capture as "$NOBODY" $PY -c "$probe_py" "$s"
+	chmod 0700 "$RUN"
 	assert_eq refused "$OUT" "another user's request is not answered"
 	capture $PY -c "$probe_py" "$s"
 	assert_contains "$OUT" "egress" "root's is"

@@ -591,6 +591,61 @@ PY
 	assert_contains "$ERR" "console-socket" "says why"
 }
 
+t_state_files_are_private()
+{
+	# The state is the container's owner's alone: --root and the parents
+	# it makes 0700 (runc's MkdirAll(root, 0700)), ROOT/ID 0700, its
+	# files 0600, since config.json holds process.env, secrets included,
+	# and the ID is in the daemon's command line for anyone to read.
+	local b=$E2E_TMP/b top=$E2E_TMP/priv root=$E2E_TMP/priv/root f
+	make_bundle "$b" '["sleep","30"]' 'c["process"]["env"].append("TOKEN=s3cr3t")' || fail "bundle"
+	umask 022
+	moat --root "$root" create --bundle "$b" --pid-file "$E2E_TMP/pv.pid" pv1 || fail "create"
+	assert_eq 700 "$(stat -c %a "$top")" "a parent --root made"
+	assert_eq 700 "$(stat -c %a "$root")" "--root"
+	assert_eq 700 "$(stat -c %a "$root/pv1")" "ROOT/ID"
+	for f in config.json state.json exit; do
+		assert_eq 600 "$(stat -c %a "$root/pv1/$f")" "ROOT/ID/$f"
+	done
+	assert_eq 600 "$(stat -c %a "$root/pv1/ctl")" "the control socket"
+	assert_eq 644 "$(stat -c %a "$E2E_TMP/pv.pid")" "the pid file (runc's 0666 less the umask)"
+	assert_eq "" "$(find "$root" -name '.*')" "no temporary file is left"
+	# Even through a --root others may enter, another user reads none of
+	# it.
+	chmod 0755 "$root"
+	capture setpriv --reuid=nobody --regid=nogroup --clear-groups cat "$root/pv1/config.json"
+	assert_ne 0 "$STATUS" "nobody cannot read config.json"
+	assert_not_contains "$OUT" s3cr3t "nor the secret in it"
+	# A state directory that older moat made (0711, its files 0644) is
+	# made private again at the next command that uses it; so is an
+	# older --root's 0711 (a root of another mode, an engine's own, is
+	# kept: ROOT/ID is private anyway).
+	chmod 0711 "$root" "$root/pv1"
+	chmod 0644 "$root/pv1/config.json" "$root/pv1/state.json"
+	capture moat --root "$root" state pv1
+	assert_eq 0 "$STATUS" "state of an older moat's container"
+	assert_eq 700 "$(stat -c %a "$root")" "an older --root, made 0700"
+	assert_eq 700 "$(stat -c %a "$root/pv1")" "an older ROOT/ID, made 0700"
+	chmod 0755 "$root"
+	capture moat --root "$root" list -q
+	assert_eq pv1 "$OUT" "a --root readable by others is used"
+	assert_eq 755 "$(stat -c %a "$root")" "and kept as it is"
+	# Another directory in a shared --root is not a container's: it is
+	# neither made private nor removed by delete --force.
+	mkdir -m 0711 "$root/notours"
+	echo data >"$root/notours/data"
+	capture moat --root "$root" list -q
+	assert_eq pv1 "$OUT" "only the container is listed"
+	assert_eq 711 "$(stat -c %a "$root/notours")" "another directory keeps its mode"
+	capture moat --root "$root" delete --force notours
+	assert_ne 0 "$STATUS" "delete --force of a directory that is no container's state"
+	assert_contains "$ERR" "holds more than a container's state" "says why"
+	assert_eq data "$(cat "$root/notours/data")" "and leaves it as it is"
+	moat --root "$root" delete --force pv1 || fail "delete"
+	[ -e "$root/pv1" ] && fail "state left"
+	return 0
+}
+
 t_spec_and_version()
 {
 	capture moat --version
@@ -629,5 +684,6 @@ run_test an_ended_container_is_stopped t_an_ended_container_is_stopped
 run_test malformed_bundles t_malformed_bundles
 run_test delete_frees_everything t_delete_frees_everything
 run_test console_socket t_console_socket
+run_test state_files_are_private t_state_files_are_private
 run_test spec_and_version t_spec_and_version
 e2e_done

@@ -1,0 +1,50 @@
+/* lib/hostfile.h: host files that moat writes and removes, often as root,
+ * in directories that other users may be able to write.
+ *
+ * The rule behind each function: a name in a directory is trusted only
+ * when the directory is ours and no one else may write it; elsewhere
+ * (an engine's --pid-file in /tmp, say) moat never opens an existing name
+ * for writing, never follows a symbolic link at the last component, and
+ * replaces a file by rename(2) within one directory fd, so that a link
+ * planted there can at worst be replaced, never written through.
+ * docs/oci.md lists every host path the OCI runtime writes this way.
+ */
+#ifndef MOAT_LIB_HOSTFILE_H
+#define MOAT_LIB_HOSTFILE_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "lib/util.h"
+
+/* hostdir_open: the directory at path, opened O_DIRECTORY|O_NOFOLLOW
+ * (earlier components may be links; the last may not), owned by the
+ * caller's euid and writable by no one else (mode & 022 clear): in such a
+ * directory nobody else can plant an entry. With HOSTDIR_PRIVATE it must
+ * also be closed to everyone else (mode & 077 clear). what names it in
+ * errors ("--root", "control directory"). Returns an O_CLOEXEC fd (the
+ * caller's) and fills *st (may be NULL), or -1 with err set: ENOENT when
+ * it does not exist, ELOOP for a link, ENOTDIR, EPERM for another owner
+ * or an open mode. */
+#define HOSTDIR_PRIVATE 1u
+int hostdir_open(const char *path, const char *what, unsigned flags,
+		 struct stat *st, struct moat_error *err);
+
+/* write_file_at: name in dirfd holds exactly buf[0..len) with mode, or is
+ * unchanged. The bytes go to a new file of a random name beside it
+ * (".NAME.XXXXXXXX", O_CREAT|O_EXCL|O_NOFOLLOW, so nothing planted is
+ * opened), fsync'd, then renamed over name within dirfd: a link at name
+ * is replaced, not followed. 0 or -errno (the temporary file removed). */
+int write_file_at(int dirfd, const char *name, const void *buf, size_t len,
+		  mode_t mode);
+/* The same for a path: its directory opened (links before the last
+ * component are followed, as the caller named them), then write_file_at. */
+int write_file_path(const char *path, const void *buf, size_t len, mode_t mode);
+
+/* remove_tree_at: remove directory name of parent and its entries (one
+ * level: what moat keeps there are files and sockets; a subdirectory is
+ * tried as empty). Never follows a link: name is opened O_NOFOLLOW and
+ * every entry goes by unlinkat. Best effort: what cannot go stays. */
+void remove_tree_at(int parent, const char *name);
+
+#endif

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Barrier (host files): what the OCI runtime writes or removes on the host,
+# as root, never follows a link another user planted. A user who can write
+# the directory of a --pid-file or a --log (here: nobody, in a directory of
+# its own) plants symbolic links at every name the runtime could use there,
+# pointing at a file of root's; a --root of another user's, or one others
+# may write, is refused; a state directory that is a link is removed as a
+# link; a console socket another user listens on is not sent the
+# container's terminal. After each, root's file is as it was.
+. "$(dirname "$0")/../e2e/lib.sh"
+. "$(dirname "$0")/../oci/lib_oci.sh"
+
+NOBODY=$(id -u nobody)
+NOGROUP=$(id -g nobody)
+
+as_nobody()
+{
+	setpriv --reuid="$NOBODY" --regid="$NOGROUP" --clear-groups "$@"
+}
+
+# W: this case's directory; TARGET: a file only root may write; DIR: a
+# directory of nobody's to plant in.
+setup()
+{
+	W=$(mktemp -d "$E2E_TMP/case.XXXXXX")
+	chmod 0755 "$W"
+	TARGET=$W/precious
+	printf 'precious\n' >"$TARGET"
+	chmod 0644 "$TARGET"
+	DIR=$W/users
+	mkdir -m 0755 "$DIR"
+	chown "$NOBODY:$NOGROUP" "$DIR"
+}
+
+target_intact()
+{
+	assert_eq "precious" "$(cat "$TARGET")" "$1: root's file is untouched"
+}
+
+# plant NAME...: nobody's links at DIR/NAME to TARGET.
+plant()
+{
+	local n
+	for n in "$@"; do
+		as_nobody ln -sfn "$TARGET" "$DIR/$n" || fail "plant $n"
+	done
+}
+
+t_pid_file_does_not_follow_links()
+{
+	local b root pid
+	setup
+	b=$W/b root=$W/root
+	make_bundle "$b" '["sleep","30"]' || fail "bundle"
+	# The old temporary name, runc's, and the path itself.
+	plant pid.tmp .pid pid
+	moat --root "$root" create --bundle "$b" --pid-file "$DIR/pid" pf1 || fail "create"
+	target_intact "create --pid-file"
+	[ -L "$DIR/pid" ] && fail "the pid file is still the planted link"
+	pid=$(cat "$DIR/pid")
+	assert_eq "$pid" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$root/pf1/state.json")" \
+		"the pid file names the daemon"
+	moat --root "$root" start pf1 || fail "start"
+	plant epid.tmp .epid epid
+	moat --root "$root" exec -d --pid-file "$DIR/epid" pf1 sleep 20 || fail "exec -d"
+	target_intact "exec -d --pid-file"
+	[ -L "$DIR/epid" ] && fail "exec's pid file is still the planted link"
+	kill -0 "$(cat "$DIR/epid")" || fail "exec's pid file names its stand-in"
+	moat --root "$root" delete --force pf1 || fail "delete"
+	target_intact "delete"
+	return 0
+}
+
+t_log_does_not_follow_links()
+{
+	setup
+	plant log.json
+	capture moat --root "$W/none" --log "$DIR/log.json" state nosuch
+	assert_eq 1 "$STATUS" "state of an unknown container"
+	target_intact "--log"
+	assert_contains "$ERR" "--log \`$DIR/log.json\`: a symbolic link: not followed" "says why it is not written"
+	assert_contains "$ERR" "container does not exist" "the error itself still reaches stderr"
+	# A file of its own is appended to, as before.
+	rm -f "$DIR/log.json"
+	capture moat --root "$W/none" --log "$DIR/log.json" state nosuch
+	assert_contains "$(cat "$DIR/log.json")" "container does not exist" "a plain --log file is written"
+	assert_eq 600 "$(stat -c %a "$DIR/log.json")" "--log is made 0600"
+}
+
+t_root_of_another_user_is_refused()
+{
+	local b root victim
+	setup
+	b=$W/b root=$DIR/root victim=$W/victim
+	make_bundle "$b" '["sleep","30"]' || fail "bundle"
+	mkdir -m 0755 "$victim"
+	echo keep >"$victim/keep"
+	# nobody owns the --root an engine was told to use, and has put a
+	# "state directory" there that is a link to a directory of root's.
+	as_nobody mkdir -m 0755 "$root" || fail "nobody's root"
+	as_nobody ln -s "$victim" "$root/c9" || fail "plant c9"
+	capture moat --root "$root" delete --force c9
+	assert_ne 0 "$STATUS" "delete in another user's --root is refused"
+	assert_contains "$ERR" "--root \`$root\` is owned by uid $NOBODY, not by uid 0" "and says why"
+	assert_eq keep "$(cat "$victim/keep" 2>/dev/null)" "the link's target is untouched"
+	capture moat --root "$root" create --bundle "$b" c10
+	assert_ne 0 "$STATUS" "create in another user's --root is refused"
+	[ -e "$root/c10" ] && fail "a state directory was made there"
+	capture moat --root "$root" list
+	assert_ne 0 "$STATUS" "list of another user's --root is refused"
+	# root's own, but open to everyone: entries may be anyone's.
+	mkdir -m 0777 "$W/open"
+	chmod 0777 "$W/open"
+	capture moat --root "$W/open" create --bundle "$b" c11
+	assert_ne 0 "$STATUS" "a --root others may write is refused"
+	assert_contains "$ERR" "is open to others (mode 0777)" "and says why"
+	# A --root that is a link is not followed.
+	mkdir -m 0700 "$W/real"
+	ln -s "$W/real" "$W/rootlink"
+	capture moat --root "$W/rootlink" list
+	assert_ne 0 "$STATUS" "a --root that is a link is refused"
+	assert_contains "$ERR" "is a symbolic link" "and says why"
+	return 0
+}
+
+t_state_removal_does_not_follow_links()
+{
+	local root victim
+	setup
+	root=$W/root victim=$W/victim
+	mkdir -m 0755 "$victim"
+	echo keep >"$victim/keep"
+	mkdir -m 0700 "$root"
+	# A state directory that is a link (left by anything: the runtime
+	# never makes one) is removed as a link, not emptied through.
+	ln -s "$victim" "$root/c9"
+	capture moat --root "$root" delete --force c9
+	assert_eq 0 "$STATUS" "delete --force of a broken state"
+	assert_eq keep "$(cat "$victim/keep" 2>/dev/null)" "the link's target is untouched"
+	[ -e "$root/c9" ] || [ -L "$root/c9" ] && fail "the link is left"
+	return 0
+}
+
+t_console_socket_of_another_user()
+{
+	local b root sock py
+	setup
+	b=$W/b root=$W/root sock=$DIR/console.sock
+	make_bundle "$b" '["true"]' 'c["process"]["terminal"]=True' || fail "bundle"
+	cat >"$W/listen.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1); s.settimeout(30)
+c, _ = s.accept()
+msg, anc, _, _ = c.recvmsg(64, socket.CMSG_SPACE(4))
+print("got a terminal" if anc else "no fd")
+PY
+	chmod 0644 "$W/listen.py"
+	as_nobody python3 "$W/listen.py" "$sock" >"$W/listen.out" 2>&1 &
+	py=$!
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	capture moat --root "$root" create --bundle "$b" --console-socket "$sock" cs1
+	wait $py
+	assert_not_contains "$(cat "$W/listen.out")" "got a terminal" "nobody got the container's terminal"
+	assert_ne 0 "$STATUS" "a console socket of another user is refused"
+	assert_contains "$ERR" "its listener is uid $NOBODY" "and says why"
+	[ -e "$root/cs1" ] && fail "state left"
+	return 0
+}
+
+run_test pid_file_does_not_follow_links t_pid_file_does_not_follow_links
+run_test log_does_not_follow_links t_log_does_not_follow_links
+run_test root_of_another_user_is_refused t_root_of_another_user_is_refused
+run_test state_removal_does_not_follow_links t_state_removal_does_not_follow_links
+run_test console_socket_of_another_user t_console_socket_of_another_user
+e2e_done
