@@ -241,7 +241,7 @@ static void home_prepare(const char *home)
 				return;
 		} else if (rc == -ENOENT || rc == -EACCES) {
 			*p = save;
-			if (vfs_mkdir_p(home, NULL) == 0 &&
+			if (vfs_mkdir_p(home, NULL, NULL) == 0 &&
 			    vfs_resolve(NULL, AT_FDCWD, home, LOOKUP_FOLLOW,
 					&vn) == 0) {
 				if (tmpfs_is_overlay(vn))
@@ -287,7 +287,7 @@ static int install_file(const struct file_spec *fs, struct moat_error *err)
 		return moat_error_set(err, (int)-n, "mount `%s`", fs->src);
 	dir = xstrdup(fs->dst);
 	dir[name - 1 - fs->dst] = 0;
-	rc = vfs_mkdir_p(dir[0] ? dir : "/", NULL);
+	rc = vfs_mkdir_p(dir[0] ? dir : "/", NULL, NULL);
 	if (rc == 0)
 		rc = vfs_resolve(NULL, AT_FDCWD, dir[0] ? dir : "/",
 				 LOOKUP_FOLLOW, &dvn);
