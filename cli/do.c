@@ -136,9 +136,17 @@ static int parse_mount(const char *arg, struct sentry_opts *o)
 			goto bad;
 		}
 	p = realpath(src, NULL);
-	if (!p || stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (!p || stat(p, &st) < 0) {
 		fprintf(stderr, "moat: --mount `%s`: %s: %s\n", arg, src,
-			p ? "not a directory" : strerror(errno));
+			strerror(errno));
+		free(p);
+		goto bad;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"moat: --mount `%s`: %s is %s: --mount binds a "
+			"directory\n",
+			arg, src, file_type_name(st.st_mode));
 		free(p);
 		goto bad;
 	}
