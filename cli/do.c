@@ -1,5 +1,6 @@
 /* cli/do.c: `moat do [options] -- CMD ARGS...` */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -107,6 +108,12 @@ static int parse_mount(const char *arg, struct sentry_opts *o)
 		p += n;
 	}
 	*q = 0;
+	if (strlen(dst) >= PATH_MAX) {
+		fprintf(stderr,
+			"moat: --mount: DST is %zu bytes long: at most %d\n",
+			strlen(dst), PATH_MAX - 1);
+		goto bad;
+	}
 	if (!dst[0] || under(dst, "/proc") || under(dst, "/dev") ||
 	    under(dst, "/sys")) {
 		fprintf(stderr,
@@ -129,9 +136,17 @@ static int parse_mount(const char *arg, struct sentry_opts *o)
 			goto bad;
 		}
 	p = realpath(src, NULL);
-	if (!p || stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (!p || stat(p, &st) < 0) {
 		fprintf(stderr, "moat: --mount `%s`: %s: %s\n", arg, src,
-			p ? "not a directory" : strerror(errno));
+			strerror(errno));
+		free(p);
+		goto bad;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"moat: --mount `%s`: %s is %s: --mount binds a "
+			"directory\n",
+			arg, src, file_type_name(st.st_mode));
 		free(p);
 		goto bad;
 	}

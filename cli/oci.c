@@ -600,12 +600,15 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 			o->files[o->nfiles].ro = m->ro;
 			o->files[o->nfiles++].dst = m->dst;
 		} else {
+			/* A FIFO, socket or device would need the host's
+			 * node itself in the guest, which the sentry's VFS
+			 * cannot serve: refused before anything starts. */
 			free(real);
 			return moat_error_input(
 				err, EINVAL,
-				"config.json: mounts[%zu]: source `%s`: not "
-				"a directory or a regular file",
-				i, m->src);
+				"config.json: mounts[%zu]: source `%s` is %s: "
+				"moat binds regular files and directories only",
+				i, m->src, file_type_name(st.st_mode));
 		}
 	}
 	if (c->policy_file &&

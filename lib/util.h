@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -88,6 +89,10 @@ int moat_error_input(struct moat_error *err, int code, const char *fmt, ...)
 /* Prefix existing message with more context: "ctx: <old msg>". Returns -code. */
 int moat_error_wrap(struct moat_error *err, const char *fmt, ...)
 	MOAT_PRINTF(2, 3);
+
+/* What a file of mode m is, for messages: "a FIFO", "a socket", "a
+ * character device", "a directory", ... */
+const char *file_type_name(mode_t m);
 
 /* Loop over EINTR and partial transfers. Return bytes or -errno. */
 ssize_t write_all(int fd, const void *buf, size_t len);

@@ -619,6 +619,15 @@ static int parse_mount(struct parser *p, json_object *o, struct oci_mount *m)
 		pop(p);
 		goto out;
 	}
+	/* No path of Linux is longer (runc fails with ENAMETOOLONG), and
+	 * the sentry names every node by its whole path. */
+	if (strlen(m->dst) >= PATH_MAX) {
+		push_key(p, "destination");
+		rc = bad(p, "%zu bytes long: at most %d", strlen(m->dst),
+			 PATH_MAX - 1);
+		pop(p);
+		goto out;
+	}
 	if (opts) {
 		push_key(p, "options");
 		rc = parse_mount_options(p, opts, m);

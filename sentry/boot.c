@@ -241,7 +241,7 @@ static void home_prepare(const char *home)
 				return;
 		} else if (rc == -ENOENT || rc == -EACCES) {
 			*p = save;
-			if (vfs_mkdir_p(home, NULL) == 0 &&
+			if (vfs_mkdir_p(home, NULL, NULL) == 0 &&
 			    vfs_resolve(NULL, AT_FDCWD, home, LOOKUP_FOLLOW,
 					&vn) == 0) {
 				if (tmpfs_is_overlay(vn))
@@ -258,47 +258,122 @@ static void home_prepare(const char *home)
 	}
 }
 
+/* A FIFO, socket or device of the image where a file is bound gives way
+ * to the file, as the bind mount hides it under runc: the node leaves the
+ * merged view (a whiteout over the rootfs's) and a regular file of mode
+ * takes its place. 0 and *up, the new file; or -errno. */
+static int replace_node(struct vnode *vn, mode_t mode, struct vnode **up)
+{
+	char dir[PATH_MAX];
+	struct vnode *pdir, *udir, *old;
+	const char *base;
+	char *slash;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s", vn->path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -EINVAL;
+	base = vn->path + (slash - dir) + 1;
+	if (slash == dir)
+		slash[1] = 0;
+	else
+		*slash = 0;
+	rc = vfs_resolve(NULL, AT_FDCWD, dir, 0, &pdir); /* canonical */
+	if (rc < 0)
+		return rc;
+	rc = ovl_write_dir(pdir, &udir);
+	vnode_put(pdir);
+	if (rc < 0)
+		return rc;
+	if (tmpfs_lookup(udir, base, &old) == 0) {
+		vnode_put(old);
+		rc = tmpfs_unlink(NULL, udir, base, false);
+	}
+	if (rc == 0)
+		rc = ovl_hide_lower(udir, base);
+	if (rc == 0)
+		rc = tmpfs_create(NULL, udir, base, mode, up);
+	vnode_put(udir);
+	return rc;
+}
+
 /* An OCI bind mount of a host file: its contents, copied into the
  * container at setup (docs/oci.md: later changes on the host are not
  * seen). At most 1 MiB: these are /etc/hosts, /etc/resolv.conf and the
- * like. */
+ * like. A FIFO, socket or device cannot be copied: the CLI refuses one
+ * (cli/oci.c), and one put there since is refused here, opened
+ * O_NONBLOCK so that a FIFO cannot stall the start. */
 static int install_file(const struct file_spec *fs, struct moat_error *err)
 {
 	cleanup_free char *data = NULL, *dir = NULL;
-	cleanup_close int fd = open(fs->src, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	struct vnode *dvn = NULL, *udir = NULL, *vn = NULL, *up = NULL;
+	cleanup_close int fd = -1;
+	struct vnode *dvn = NULL, *vn = NULL, *up = NULL;
 	const char *name = strrchr(fs->dst, '/') + 1;
 	struct file *f;
 	struct stat st;
 	int64_t off = 0;
+	bool said = false;
 	ssize_t n;
 	int rc;
 
-	if (fd < 0 || fstat(fd, &st) < 0)
+	if (stat(fs->src, &st) < 0)
 		return moat_error_set(err, errno, "mount `%s`", fs->src);
-	if (!S_ISREG(st.st_mode) || st.st_size > (1 << 20))
-		return moat_error_set(err, EINVAL,
-				      "mount `%s`: not a regular file of at "
-				      "most 1 MiB",
-				      fs->src);
+	if (S_ISREG(st.st_mode)) {
+		fd = open(fs->src,
+			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			return moat_error_set(err, errno, "mount `%s`",
+					      fs->src);
+	}
+	if (!S_ISREG(st.st_mode))
+		return moat_error_input(err, EINVAL,
+					"mount `%s`: it is %s: moat binds "
+					"regular files and directories only",
+					fs->src, file_type_name(st.st_mode));
+	if (st.st_size > (1 << 20))
+		return moat_error_input(err, EFBIG,
+					"mount `%s`: a file bound in may "
+					"hold 1 MiB at most",
+					fs->src);
 	data = xmalloc((size_t)st.st_size + 1);
 	n = read_all(fd, data, (size_t)st.st_size);
 	if (n < 0)
 		return moat_error_set(err, (int)-n, "mount `%s`", fs->src);
 	dir = xstrdup(fs->dst);
 	dir[name - 1 - fs->dst] = 0;
-	rc = vfs_mkdir_p(dir[0] ? dir : "/", NULL);
-	if (rc == 0)
-		rc = vfs_resolve(NULL, AT_FDCWD, dir[0] ? dir : "/",
-				 LOOKUP_FOLLOW, &dvn);
+	rc = vfs_mkdir_p(dir[0] ? dir : "/", NULL, &dvn);
 	if (rc == 0 &&
 	    vfs_resolve(NULL, AT_FDCWD, fs->dst, LOOKUP_FOLLOW, &vn) == 0) {
-		rc = S_ISREG(vn->mode) ? ovl_write_target(vn, &up) : -EISDIR;
+		if (S_ISREG(vn->mode)) {
+			rc = ovl_write_target(vn, &up);
+		} else if (S_ISDIR(vn->mode)) {
+			/* As Linux: a file binds over a file only. */
+			rc = moat_error_input(err, EISDIR,
+					      "mount `%s` at %s: the image has "
+					      "a directory there, and a file "
+					      "binds only over a file",
+					      fs->src, fs->dst);
+			said = true;
+		} else if (vn->kind == VN_PROC || vn->kind == VN_DEV ||
+			   vn->kind == VN_MQUEUE) {
+			rc = moat_error_input(err, EPERM,
+					      "mount `%s` at %s: that is `%s`, "
+					      "in the sandbox's own /proc or "
+					      "/dev",
+					      fs->src, fs->dst, vn->path);
+			said = true;
+		} else {
+			rc = replace_node(vn, st.st_mode & 0777, &up);
+		}
 	} else if (rc == 0) {
+		struct vnode *udir = NULL;
 		rc = ovl_write_dir(dvn, &udir);
 		if (rc == 0)
 			rc = tmpfs_create(NULL, udir, name, st.st_mode & 0777,
 					  &up);
+		if (udir)
+			vnode_put(udir);
 	}
 	if (rc == 0)
 		rc = vfs_open(NULL, up, O_WRONLY | O_TRUNC, &f);
@@ -315,12 +390,12 @@ static int install_file(const struct file_spec *fs, struct moat_error *err)
 		tmpfs_set_writable(up);
 	if (dvn)
 		vnode_put(dvn);
-	if (udir)
-		vnode_put(udir);
 	if (vn)
 		vnode_put(vn);
 	if (up)
 		vnode_put(up);
+	if (said)
+		return -1; /* err says why */
 	if (rc < 0)
 		return moat_error_set(err, -rc, "mount `%s` at %s", fs->src,
 				      fs->dst);

@@ -1332,30 +1332,49 @@ int tmpfs_unlink(struct task *t, struct vnode *dir, const char *name,
 	return 0;
 }
 
-/* Rewrite the canonical paths below dir after it moved. */
-static void repath(struct vnode *dir)
+/* Rewrite the canonical paths below top after it moved: depth first, in a
+ * loop with no stack of its own, since a chain of directories as deep as
+ * PATH_MAX allows is 2,000 levels (a recursion per level with a PATH_MAX
+ * buffer each overflowed the sentry's stack). A directory's way back up
+ * is its parent, and its entry there is found by its name. A node whose
+ * new path would pass PATH_MAX keeps its old one and is not entered. */
+static void repath(struct vnode *top)
 {
-	struct tdirent *e;
-	/* Not on the stack: this recurses once per level, and a chain of
-	 * directories as deep as PATH_MAX allows (2000 levels) with a
-	 * PATH_MAX buffer each overflowed the sentry's 8 MiB stack. */
-	char *path = malloc(PATH_MAX);
+	char path[PATH_MAX];
+	struct vnode *dir = top;
+	struct tdirent *e = top->tn->children;
 
-	if (!path)
-		return;
-	for (e = dir->tn->children; e; e = e->next) {
+	for (;;) {
+		struct vnode *vn;
 		char *np;
-		if (vfs_child_path(dir, e->name, path, PATH_MAX) < 0)
+
+		if (!e) {
+			struct tdirent **pp;
+			if (dir == top)
+				return;
+			pp = find(dir->tn->parent, strrchr(dir->path, '/') + 1);
+			e = pp ? (*pp)->next : NULL;
+			dir = dir->tn->parent;
 			continue;
-		np = strdup(path);
-		if (!np)
+		}
+		vn = e->vn; /* NULL for a whiteout */
+		np = vn && vfs_child_path(dir, e->name, path, sizeof(path)) ==
+					     0 ?
+			     strdup(path) :
+			     NULL;
+		if (!np) {
+			e = e->next;
 			continue;
-		free(e->vn->path);
-		e->vn->path = np;
-		if (S_ISDIR(e->vn->mode))
-			repath(e->vn);
+		}
+		free(vn->path);
+		vn->path = np;
+		if (S_ISDIR(vn->mode) && vn->tn->children) {
+			dir = vn;
+			e = vn->tn->children;
+			continue;
+		}
+		e = e->next;
 	}
-	free(path);
 }
 
 static bool is_ancestor(struct vnode *a, struct vnode *d)

@@ -249,99 +249,78 @@ static struct vnode *mount_at(const char *path)
 	return NULL;
 }
 
-/* Make the directory path exist in the merged view (a mount point that
- * the rootfs lacks): each missing component is made in the overlay, or in
- * the tmpfs it falls in. */
-int vfs_mkdir_p(const char *path, const struct stat *last)
+/* The mount point of dst, made if the rootfs lacks it: its canonical path
+ * in canon, which is where the mount goes. A symlink on the way has been
+ * followed (vfs_mkdir_p), so the mount is where a guest's walk of dst
+ * arrives. 0, or -1 and err. */
+static int mount_point(const char *dst, const struct stat *last,
+		       char canon[PATH_MAX], struct moat_error *err)
 {
-	char buf[PATH_MAX], *p;
-	struct vnode *vn, *dir, *udir;
-	int rc;
+	struct vnode *vn;
+	int rc = vfs_mkdir_p(dst, last, &vn);
 
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return -ENAMETOOLONG;
-	for (p = buf + 1;; p++) {
-		char save = *p;
-		if (save != '/' && save != 0)
-			continue;
-		*p = 0;
-		rc = vfs_resolve(NULL, AT_FDCWD, buf, LOOKUP_FOLLOW, &vn);
-		if (rc == 0) {
-			bool isdir = S_ISDIR(vn->mode);
-			vnode_put(vn);
-			if (!isdir)
-				return -ENOTDIR;
-		} else if (rc == -ENOENT) {
-			char *slash = strrchr(buf, '/');
-			*slash = 0;
-			rc = vfs_resolve(NULL, AT_FDCWD,
-					 slash == buf ? "/" : buf,
-					 LOOKUP_FOLLOW, &dir);
-			*slash = '/';
-			if (rc < 0)
-				return rc;
-			rc = ovl_write_dir(dir, &udir);
-			vnode_put(dir);
-			if (rc < 0)
-				return rc;
-			if (last && !save) {
-				/* A clone's root: made with the host
-				 * directory's attributes, as a copy-up. */
-				rc = tmpfs_make_raw(udir, slash + 1, last, NULL,
-						    &vn);
-				if (rc == 0)
-					vnode_put(vn);
-			} else {
-				rc = tmpfs_mkdir(NULL, udir, slash + 1, 0755);
-			}
-			vnode_put(udir);
-			if (rc < 0)
-				return rc;
-		} else {
-			return rc;
-		}
-		*p = save;
-		if (!save)
-			return 0;
-	}
+	/* The guest's /proc and /dev are the sentry's own, where nothing
+	 * can be made (ovl_write_dir) or mounted; an image's symlink may
+	 * lead a mount point there, or to "/". */
+	if (rc == -EPERM)
+		return moat_error_input(err, EPERM,
+					"mount point `%s` leads into the "
+					"sandbox's own /proc or /dev",
+					dst);
+	if (rc < 0)
+		return moat_error_set(err, -rc, "mount point `%s`", dst);
+	snprintf(canon, PATH_MAX, "%s", vn->path);
+	if (vn == top_vn)
+		rc = -EBUSY;
+	else if (vn->kind == VN_PROC || vn->kind == VN_DEV ||
+		 vn->kind == VN_MQUEUE)
+		rc = -EPERM;
+	/* A clone is grafted into the rootfs's overlay (vfs_lower_lookup). */
+	else if (last && vn->kind != VN_GOFER &&
+		 !(vn->kind == VN_TMPFS && tmpfs_is_overlay(vn)))
+		rc = -EXDEV;
+	vnode_put(vn);
+	if (rc == 0)
+		return 0;
+	return moat_error_input(
+		err, -rc, "mount point `%s` is `%s`, %s", dst, canon,
+		rc == -EBUSY ? "the root" :
+		rc == -EPERM ? "in the sandbox's own /proc or /dev" :
+			       "not in the rootfs (a clone mount is grafted "
+			       "into it)");
 }
 
 int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
 		  uint32_t rootfid, struct moat_error *err)
 {
+	char canon[PATH_MAX];
 	struct vmount *m;
 	struct vnode *vn;
+	struct stat st;
 	int rc;
 
 	if (nmounts == VFS_MOUNTS_MAX)
 		return moat_error_set(err, E2BIG, "mount `%s`: more than %d",
 				      dst, VFS_MOUNTS_MAX);
 	m = &mounts[nmounts];
-	vn = vnode_new(mode == MNT_CLONE ? VN_GOFER : VN_HOST, S_IFDIR | 0755,
-		       dst);
+	rc = p9c_getattr(p9, rootfid, &st);
+	if (rc < 0)
+		return moat_error_set(err, -rc, "mount `%s`: getattr", dst);
+	st.st_dev = m->dev = makedev(0, 0x40 + (unsigned)nmounts);
+	if (mount_point(dst, mode == MNT_CLONE ? &st : NULL, canon, err) < 0)
+		return -1;
+	vn = vnode_new(mode == MNT_CLONE ? VN_GOFER : VN_HOST, st.st_mode,
+		       canon);
 	if (!vn)
 		return moat_error_set(err, ENOMEM, "mount `%s`", dst);
 	m->path = vn->path;
 	m->mode = mode;
 	m->p9 = p9;
 	m->rootfid = rootfid;
-	m->dev = makedev(0, 0x40 + (unsigned)nmounts);
 	m->root = vn;
 	vn->mnt = m;
 	vn->fid = rootfid;
-	rc = p9c_getattr(p9, rootfid, &vn->st);
-	if (rc < 0) {
-		vn->negative = true;
-		vnode_put(vn);
-		return moat_error_set(err, -rc, "mount `%s`: getattr", dst);
-	}
-	vn->st.st_dev = m->dev;
-	vn->mode = vn->st.st_mode;
-	rc = vfs_mkdir_p(dst, mode == MNT_CLONE ? &vn->st : NULL);
-	if (rc < 0) {
-		vnode_put(vn);
-		return moat_error_set(err, -rc, "mount point `%s`", dst);
-	}
+	vn->st = st;
 	nmounts++;
 	return 0;
 }
@@ -359,23 +338,20 @@ void vfs_seal_tmpfs(void)
 int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
 {
 	const char *dst = ts->dst;
+	char canon[PATH_MAX];
 	struct vmount *m;
 	struct vnode *vn;
-	int rc;
 
 	if (nmounts == VFS_MOUNTS_MAX)
 		return moat_error_set(err, E2BIG, "mount `%s`: more than %d",
 				      dst, VFS_MOUNTS_MAX);
-	vn = tmpfs_new_root(dst, ts->mode & 07777);
+	if (mount_point(dst, NULL, canon, err) < 0)
+		return -1;
+	vn = tmpfs_new_root(canon, ts->mode & 07777);
 	if (!vn)
 		return moat_error_set(err, ENOMEM, "tmpfs `%s`", dst);
 	vn->st.st_uid = ts->uid;
 	vn->st.st_gid = ts->gid;
-	rc = vfs_mkdir_p(dst, NULL);
-	if (rc < 0) {
-		vnode_put(vn);
-		return moat_error_set(err, -rc, "mount point `%s`", dst);
-	}
 	m = &mounts[nmounts++];
 	m->path = vn->path;
 	m->mode = ts->ro ? MNT_RO : MNT_RW;
@@ -877,6 +853,129 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 fail:
 	vnode_put(cur);
 	vnode_put(root);
+	return rc;
+}
+
+/* Make name in dir, a directory (a mount point the rootfs lacks): in the
+ * overlay's upper layer, or in the tmpfs dir is in. last: a clone's root,
+ * made with the host directory's attributes, as a copy-up. */
+static int make_mount_dir(struct vnode *dir, const char *name,
+			  const struct stat *last)
+{
+	struct vnode *udir, *vn;
+	int rc = ovl_write_dir(dir, &udir);
+
+	if (rc < 0)
+		return rc;
+	if (last) {
+		rc = tmpfs_make_raw(udir, name, last, NULL, &vn);
+		if (rc == 0)
+			vnode_put(vn);
+	} else {
+		rc = tmpfs_mkdir(NULL, udir, name, 0755);
+	}
+	vnode_put(udir);
+	return rc;
+}
+
+/* One walk from "/", each component looked up (or made) in the directory
+ * the walk has reached: resolving every prefix again from "/" made a
+ * mount 2,000 levels deep take a minute. Symlinks are followed inside the
+ * sandbox's tree, as runc's securejoin does: an absolute one restarts at
+ * the sandbox's "/", ".." stops there, and a dangling one's target is
+ * made, so that an image's link never takes a mount point out of it. A
+ * loop, never a recursion: the depth is bounded by PATH_MAX only. */
+int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
+{
+	char rest[2 * PATH_MAX];
+	struct vnode *cur, *next;
+	int links = 0, rc;
+	size_t pos = 0;
+
+	if (strlen(path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	strcpy(rest, path);
+	cur = vnode_get(top_vn);
+	for (;;) {
+		char name[NAME_MAX + 1];
+		size_t len;
+		bool final;
+
+		while (rest[pos] == '/')
+			pos++;
+		if (!rest[pos])
+			break;
+		len = strcspn(rest + pos, "/");
+		if (len > NAME_MAX) {
+			rc = -ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(name, rest + pos, len);
+		name[len] = 0;
+		pos += len;
+		final = !rest[pos + strspn(rest + pos, "/")];
+		if (!strcmp(name, "."))
+			continue;
+		if (!strcmp(name, "..")) {
+			rc = vnode_parent(NULL, cur, &next); /* "/.." is "/" */
+			if (rc < 0)
+				goto fail;
+			vnode_put(cur);
+			cur = next;
+			continue;
+		}
+		rc = lookup_child(NULL, cur, name, &next);
+		if (rc == -ENOENT) {
+			rc = make_mount_dir(cur, name, final ? last : NULL);
+			if (rc == 0)
+				rc = lookup_child(NULL, cur, name, &next);
+		}
+		if (rc < 0)
+			goto fail;
+		if (S_ISLNK(next->mode)) {
+			char target[PATH_MAX];
+			size_t rl = strlen(rest + pos);
+			int n;
+
+			/* /proc/self/fd/N and the like lead to no directory
+			 * of the sandbox's tree. */
+			if (++links > MAX_SYMLINKS || procfs_is_magic(next))
+				n = -ELOOP;
+			else
+				n = vfs_readlink(next, target, sizeof(target));
+			vnode_put(next);
+			if (n <= 0) {
+				rc = n < 0 ? n : -ENOENT;
+				goto fail;
+			}
+			if ((size_t)n + rl >= PATH_MAX) {
+				rc = -ENAMETOOLONG;
+				goto fail;
+			}
+			memmove(rest + n, rest + pos, rl + 1);
+			memcpy(rest, target, (size_t)n);
+			pos = 0;
+			if (target[0] == '/') {
+				vnode_put(cur);
+				cur = vnode_get(top_vn);
+			}
+			continue;
+		}
+		if (!S_ISDIR(next->mode)) {
+			vnode_put(next);
+			rc = -ENOTDIR;
+			goto fail;
+		}
+		vnode_put(cur);
+		cur = next;
+	}
+	if (out)
+		*out = cur;
+	else
+		vnode_put(cur);
+	return 0;
+fail:
+	vnode_put(cur);
 	return rc;
 }
 

@@ -93,12 +93,18 @@ int vfs_init(uint32_t rootfid, struct moat_error *err);
 /* Add a mount (after vfs_init, before the first task): dst must be a
  * canonical absolute path. The client is the mount's from now on. A
  * mount point missing from the rootfs is made in the overlay, so that
- * listings of its parent show it. */
+ * listings of its parent show it; the mount goes where dst resolves
+ * (symlinks followed inside the sandbox, vfs_mkdir_p). */
 int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
 		  uint32_t rootfid, struct moat_error *err);
 /* Make directory path exist in the merged view (setup: mount points,
- * copied files); last: the attributes of its last component, or NULL. */
-int vfs_mkdir_p(const char *path, const struct stat *last);
+ * copied files), in one walk from the sandbox's "/" that follows symlinks
+ * inside the sandbox and makes what is missing (a dangling link's target
+ * too, as runc does). last: the attributes of its last component if it is
+ * made, or NULL. 0 and, if out, a reference to the directory (its path is
+ * the canonical one); or -errno (ENAMETOOLONG past PATH_MAX, ENOTDIR,
+ * ELOOP, EROFS in a read-only mount). */
+int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out);
 /* A tmpfs of its own at ts->dst, with its mode, owner and ro (sharing
  * the sandbox's --disk budget). */
 struct tmpfs_spec;

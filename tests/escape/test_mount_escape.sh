@@ -126,9 +126,48 @@ t_rw_mount_never_makes_setid_files()
 	[ -z "$(find "$src" -perm /6000)" ] || fail "a set-id file reached the host: $(find "$src" -perm /6000 -ls)"
 }
 
+t_image_symlinks_on_the_way_to_a_mount_point_stay_inside()
+{
+	# Symlinks of the image on the way to a mount point are followed
+	# inside the sandbox, as runc's securejoin does: to a directory of
+	# the image, up past its root, to a host path; a dangling link's
+	# target is made in the overlay. The mount is where the guest's walk
+	# arrives; nothing is made on the host or in the image.
+	local r=$E2E_TMP/linkroot src=$E2E_TMP/linksrc tok before
+	tok=moat-esc-$(random_token)
+	make_busybox_rootfs "$r"
+	mkdir "$r/real" "$src"
+	echo fromhost >"$src/f"
+	ln -s /real "$r/lnk"
+	ln -s "../../../../../../var/tmp/$tok" "$r/up"
+	ln -s "$E2E_TMP/$tok" "$r/abs"
+	ln -s /proc/self "$r/p"
+	ln -s / "$r/top"
+	chmod -R a+rX "$r" "$src"
+	before=$(cd "$r" && find . -printf '%p %y %s\n' | sort)
+	capture moat do --rootfs "$r" --mount "$src:/lnk/m" \
+		--mount "$src:/up/m" --mount "$src:/abs/m" -- \
+		sh -c "cat /real/m/f /var/tmp/$tok/m/f $E2E_TMP/$tok/m/f"
+	assert_eq "fromhost
+fromhost
+fromhost" "$OUT" "each mount is where its path leads in the sandbox: $ERR"
+	[ ! -e "/var/tmp/$tok" ] && [ ! -e "$E2E_TMP/$tok" ] ||
+		fail "a mount point was made on the host"
+	assert_eq "$before" "$(cd "$r" && find . -printf '%p %y %s\n' | sort)" \
+		"the image is unchanged"
+	# into the sandbox's own /proc, or onto its root: refused, truly
+	capture moat do --rootfs "$r" --mount "$src:/p/m" -- true
+	assert_ne 0 "$STATUS" "a mount point in /proc"
+	assert_contains "$ERR" "mount point \`/p/m\` leads into the sandbox's own /proc or /dev" "says why"
+	capture moat do --rootfs "$r" --mount "$src:/top" -- true
+	assert_ne 0 "$STATUS" "a mount point at /"
+	assert_contains "$ERR" "mount point \`/top\` is \`/\`, the root" "says why"
+}
+
 run_test host_symlinks_in_a_rw_mount_stay_inside t_host_symlinks_in_a_rw_mount_stay_inside
 run_test guest_symlinks_in_a_rw_mount_stay_inside t_guest_symlinks_in_a_rw_mount_stay_inside
 run_test ro_mount_refuses_even_when_host_modes_allow t_ro_mount_refuses_even_when_host_modes_allow
 run_test rw_mount_gofer_sees_only_its_directory t_rw_mount_gofer_sees_only_its_directory
 run_test rw_mount_cannot_remove_host_submounts t_rw_mount_cannot_remove_host_submounts
 run_test rw_mount_never_makes_setid_files t_rw_mount_never_makes_setid_files
+run_test image_symlinks_on_the_way_to_a_mount_point_stay_inside t_image_symlinks_on_the_way_to_a_mount_point_stay_inside

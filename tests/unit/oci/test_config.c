@@ -280,6 +280,20 @@ Test(oci, bad_mounts)
 		     "\"tmpfs\"}, {\"destination\": \"/x/\", \"type\": "
 		     "\"tmpfs\"}]",
 		     "/x is mounted twice");
+	{
+		/* PATH_MAX: 2,047 levels fit, 2,048 do not */
+		char extra[4200], *q = extra;
+		int i;
+
+		q += sprintf(q, ", \"mounts\": [{\"destination\": \"");
+		for (i = 0; i < 2048; i++)
+			q += sprintf(q, "/a");
+		sprintf(q, "\", \"type\": \"tmpfs\"}]");
+		refused_with(extra, "mounts[0].destination: 4096 bytes long: "
+				    "at most 4095");
+		sprintf(q - 2, "\", \"type\": \"tmpfs\"}]");
+		cr_assert_eq(parse_with(extra), 0, "%s", err.msg);
+	}
 }
 
 Test(oci, resources)

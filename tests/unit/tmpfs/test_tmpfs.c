@@ -1648,6 +1648,41 @@ TT(rename_dir_moves_paths_and_dotdot)
 	rm_rf("/tmp/z");
 }
 
+/* repath walks the moved tree in a loop, back up through each parent:
+ * every node of a tree with siblings at each level gets its new path. */
+TT(rename_dir_repaths_every_branch)
+{
+	static const char *const tail[] = { "x",       "x/p",  "x/q", "x/q/r",
+					    "x/q/r/f", "x/s",  "y",   "z",
+					    "z/w",     "z/w/g" };
+	struct vnode *vn[ARRAY_SIZE(tail)];
+	char path[PATH_MAX];
+	size_t i;
+
+	MKDIR("/tmp/t", 0755);
+	MKDIR("/tmp/t/x", 0755);
+	MKDIR("/tmp/t/x/p", 0755);
+	MKDIR("/tmp/t/x/q", 0755);
+	MKDIR("/tmp/t/x/q/r", 0755);
+	MKFILE("/tmp/t/x/q/r/f", 0644, "F");
+	MKFILE("/tmp/t/x/s", 0644, "S");
+	MKFILE("/tmp/t/y", 0644, "Y");
+	MKDIR("/tmp/t/z", 0755);
+	MKDIR("/tmp/t/z/w", 0755);
+	MKFILE("/tmp/t/z/w/g", 0644, "G");
+	for (i = 0; i < ARRAY_SIZE(tail); i++) {
+		snprintf(path, sizeof(path), "/tmp/t/%s", tail[i]);
+		vn[i] = RES(path);
+	}
+	OK(t_rename("/tmp/t", "/tmp/t2", 0));
+	for (i = 0; i < ARRAY_SIZE(tail); i++) {
+		snprintf(path, sizeof(path), "/tmp/t2/%s", tail[i]);
+		cr_assert_str_eq(vn[i]->path, path);
+		vnode_put(vn[i]);
+	}
+	rm_rf("/tmp/t2");
+}
+
 /* ---- getdents ------------------------------------------------------------- */
 
 TT(getdents_lists_dot_dotdot_and_entries)

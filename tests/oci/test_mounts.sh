@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The mounts of an OCI bundle: tmpfs, directory and file binds at any
+# depth Linux allows, and sources or destinations that are not a regular
+# file or a directory (what runc binds, what moat serves, and what it
+# refuses before anything starts).
+. "$(dirname "$0")/../e2e/lib.sh"
+. "$(dirname "$0")/lib_oci.sh"
+
+RUNC=$(command -v runc || true)
+
+# deep N NAME: the absolute path /NAME/NAME/... of N components.
+deep()
+{
+	python3 -c 'import sys; print(("/" + sys.argv[2]) * int(sys.argv[1]))' \
+		"$1" "$2"
+}
+
+t_deep_mount_destinations()
+{
+	# 2,000 levels: each mount point is made in one walk. Resolving every
+	# prefix again from "/" took over 40 s per mount; runc is instant.
+	# The timeout is a generous bound on a start, not a benchmark.
+	local b=$E2E_TMP/deep root=$E2E_TMP/root src=$E2E_TMP/deep-src d1 d2 d3
+	d1=$(deep 2000 a)
+	d2=$(deep 2000 b)
+	d3=$(deep 1999 c)/f
+	mkdir -p "$src"
+	echo dir >"$src/g"
+	echo file >"$E2E_TMP/deep-file"
+	chmod -R a+rX "$src"
+	make_bundle "$b" "[\"sh\",\"-c\",\"echo tmpfs > $d1/f && cat $d1/f $d2/g $d3\"]" \
+		"c['mounts'].append({'destination':'$d1','type':'tmpfs','source':'tmpfs'})" \
+		"c['mounts'].append({'destination':'$d2','type':'bind','source':'$src','options':['bind']})" \
+		"c['mounts'].append({'destination':'$d3','type':'bind','source':'$E2E_TMP/deep-file','options':['bind']})" ||
+		fail "bundle"
+	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" deep1
+	assert_eq 0 "$STATUS" "the container started and ran: $ERR"
+	assert_eq "tmpfs
+dir
+file" "$OUT" "a tmpfs, a directory and a file bound 2,000 levels deep"
+
+	# Past PATH_MAX: no path of Linux is that long (runc fails with
+	# ENAMETOOLONG); a clear refusal, never a crash.
+	make_bundle "$b.long" '["true"]' \
+		"c['mounts'].append({'destination':'$(deep 2100 a)','type':'tmpfs','source':'tmpfs'})" ||
+		fail "bundle"
+	capture moat --root "$root" create --bundle "$b.long" deep2
+	assert_eq 1 "$STATUS" "an overlong destination is an error, not a crash"
+	assert_contains "$ERR" "mounts[5].destination: 4200 bytes long: at most 4095" "says why"
+	[ -e "$root/deep2" ] && fail "state left behind"
+	capture moat do --mount "$E2E_TMP:$(deep 2100 a)" -- true
+	assert_ne 0 "$STATUS" "moat do: refused"
+	assert_contains "$ERR" "DST is 4200 bytes long: at most 4095" "moat do: says why"
+}
+
+# no_leftovers ROOT ID: neither state nor, after a while (the daemon's
+# helpers end as it ends), a process of the container.
+no_leftovers()
+{
+	local i
+	[ -z "$(ls -A "$1")" ] || fail "state left behind: $(ls -A "$1")"
+	for i in $(seq 50); do
+		ps -eo args | grep -F -- " $2" | grep -vq grep || return 0
+		sleep 0.1
+	done
+	ps -eo pid,args | grep -F -- " $2" | grep -v grep
+	fail "a process of $2 is left"
+}
+
+t_bind_sources_that_are_not_files()
+{
+	# runc binds a FIFO, a socket or a device; the sentry's VFS can serve
+	# none of them (the guest would need the host's node itself), so the
+	# bundle is refused before anything starts, saying what the source is.
+	local b=$E2E_TMP/src root=$E2E_TMP/root-src kind src id
+	mkdir -p "$root"
+	mkfifo "$E2E_TMP/fifo"
+	python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+		"$E2E_TMP/sock" || fail "socket"
+	for kind in FIFO socket "character device"; do
+		case $kind in
+		FIFO) src=$E2E_TMP/fifo ;;
+		socket) src=$E2E_TMP/sock ;;
+		*) src=/dev/null ;;
+		esac
+		id=src-$(random_token)
+		make_bundle "$b" '["true"]' \
+			"c['mounts'].append({'destination':'/x','type':'bind','source':'$src','options':['bind']})" ||
+			fail "bundle"
+		capture moat --root "$root" create --bundle "$b" "$id"
+		assert_ne 0 "$STATUS" "$kind: refused"
+		assert_contains "$ERR" "source \`$src\` is a $kind: moat binds regular files and directories only" "$kind: says what it is"
+		assert_not_contains "$ERR" "Is a directory" "$kind: no false reason"
+		no_leftovers "$root" "$id"
+		capture moat do --mount "$src:/x" -- true
+		assert_ne 0 "$STATUS" "moat do --mount $kind: refused"
+		assert_contains "$ERR" "$src is a $kind: --mount binds a directory" "moat do --mount $kind: says what it is"
+	done
+}
+
+t_file_bound_over_an_image_fifo_socket_or_device()
+{
+	# A FIFO, socket or device in the image where a file is bound: the
+	# file takes its place, as the bind mount hides it under runc. Over a
+	# directory, Linux refuses (ENOTDIR), and so does moat, truly.
+	local b=$E2E_TMP/dst root=$E2E_TMP/root-dst r want
+	echo bound >"$E2E_TMP/reg"
+	chmod a+r "$E2E_TMP/reg"
+	make_bundle "$b" '["sh","-c","cat /x /y /z; stat -c %F /x /y /z"]' \
+		"c['mounts'].append({'destination':'/x','type':'bind','source':'$E2E_TMP/reg','options':['bind']})" \
+		"c['mounts'].append({'destination':'/y','type':'bind','source':'$E2E_TMP/reg','options':['bind']})" \
+		"c['mounts'].append({'destination':'/z','type':'bind','source':'$E2E_TMP/reg','options':['bind']})" ||
+		fail "bundle"
+	r=$b/rootfs
+	mkfifo "$r/x"
+	(cd "$r" && python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("y")') || fail "socket"
+	mknod "$r/z" c 1 3 || fail "mknod (root is needed)"
+	want="bound
+bound
+bound
+regular file
+regular file
+regular file"
+	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" dst1
+	assert_eq 0 "$STATUS" "started: $ERR"
+	assert_eq "$want" "$OUT" "the file replaced each node"
+	[ -p "$r/x" ] && [ -S "$r/y" ] && [ -c "$r/z" ] || fail "the image was changed"
+	if [ -n "$RUNC" ]; then
+		capture timeout -k 5 30 "$RUNC" --root "$E2E_TMP/runc-root" run --bundle "$b" dst1
+		assert_eq "$want" "$OUT" "runc says the same"
+	fi
+	make_bundle "$b.dir" '["true"]' \
+		"c['mounts'].append({'destination':'/x','type':'bind','source':'$E2E_TMP/reg','options':['bind']})" ||
+		fail "bundle"
+	mkdir "$b.dir/rootfs/x"
+	capture moat --root "$root" create --bundle "$b.dir" dst2
+	assert_ne 0 "$STATUS" "a file over a directory: refused"
+	assert_contains "$ERR" "the image has a directory there, and a file binds only over a file" "says why"
+	no_leftovers "$root" dst2
+}
+
+run_test deep_mount_destinations t_deep_mount_destinations
+run_test bind_sources_that_are_not_files t_bind_sources_that_are_not_files
+run_test file_bound_over_an_image_fifo_socket_or_device t_file_bound_over_an_image_fifo_socket_or_device
+e2e_done
