@@ -17,7 +17,8 @@ int cmd_kill(int argc, char **argv)
 	const char *name = NULL, *sig = "TERM";
 	struct moat_error err = { 0 };
 	struct timeval tv = { 5, 0 };
-	char line[160], reply[160];
+	char line[160];
+	cleanup_free char *reply = NULL;
 	bool all = false;
 	ssize_t n;
 	int i, fd, nargs = 0;
@@ -57,15 +58,20 @@ int cmd_kill(int argc, char **argv)
 		close(fd);
 		return 1;
 	}
-	n = read(fd, reply, sizeof(reply) - 1);
+	/* "ok" or "error: ...", whole: anything else is no answer */
+	n = control_read_reply(fd, false, &reply);
 	close(fd);
-	if (n <= 0) {
-		fprintf(stderr, "moat kill: no answer from `%s`\n", name);
+	if (n < 0) {
+		fprintf(stderr, "moat kill: %s from `%s`\n",
+			n == -EPROTO ? "a malformed or cut-off answer" :
+				       "no answer",
+			name);
 		return 1;
 	}
-	reply[n] = 0;
-	if (strncmp(reply, "ok", 2)) {
-		fprintf(stderr, "moat kill: %s", reply);
+	if (strcmp(reply, "ok")) {
+		fprintf(stderr, "moat kill: %s\n",
+			strncmp(reply, "error: ", 7) ? "a malformed answer" :
+						       reply);
 		return 1;
 	}
 	return 0;

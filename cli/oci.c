@@ -51,6 +51,7 @@
 #include "lib/hostfile.h"
 #include "lib/jdoc.h"
 #include "oci/config.h"
+#include "prot/control.h"
 #include "sentry/control.h"
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
@@ -389,16 +390,21 @@ static bool daemon_alive(const struct cstate *s)
  * does not answer yet, and has not written its exit status). */
 static const char *cstatus(const struct cstate *s, char *buf, size_t cap)
 {
+	static const char *const known[] = { "created", "running", "paused",
+					     "stopped" };
+	cleanup_free char *reply = NULL;
 	struct stat st;
 	ssize_t n;
 
 	if (!daemon_alive(s))
 		return "stopped";
-	n = control_call(s->ctl, "state\n", 6, buf, cap, 5);
-	if (n > 0 && strncmp(buf, "error", 5)) {
-		buf[strcspn(buf, "\n")] = 0;
-		return buf;
-	}
+	/* an answer that is none of the states is no answer */
+	n = control_call(s->ctl, "state\n", 6, false, &reply, 5);
+	for (size_t k = 0; n > 0 && k < ARRAY_SIZE(known); k++)
+		if (!strcmp(reply, known[k])) {
+			snprintf(buf, cap, "%s", known[k]);
+			return buf;
+		}
 	return fstatat(s->dirfd, "exit", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			       st.st_size > 0 ?
 		       "stopped" :
@@ -1094,18 +1100,40 @@ static int load_or_fail(const char *id, struct cstate *s)
 	return 0;
 }
 
-static int request(struct cstate *s, const char *req, char *reply, size_t cap)
+/* req, answered: 0, with *out (the caller's to free) the body of a
+ * framed request (ps, stats); else 1, said. A request that returns
+ * nothing must be answered "ok": anything else is no answer. */
+static int request_data(struct cstate *s, const char *req, bool framed,
+			char **out)
 {
-	ssize_t n = control_call(s->ctl, req, strlen(req), reply, cap, 10);
+	ssize_t n = control_call(s->ctl, req, strlen(req), framed, out, 10);
 
+	if (n == -EPROTO)
+		return fail("container `%s`: a malformed or cut-off answer to "
+			    "`%.*s`",
+			    s->id, (int)strcspn(req, "\n"), req);
 	if (n < 0)
 		return fail("container `%s`: no answer (%s)", s->id,
 			    strerror((int)-n));
-	if (!strncmp(reply, "error: ", 7)) {
-		reply[strcspn(reply, "\n")] = 0;
-		return fail("%s", reply + 7);
+	/* (no body begins so: ps's are pids, stats' JSON) */
+	if (!strncmp(*out, "error: ", 7)) {
+		fail("%s", *out + 7);
+	} else if (!framed && strcmp(*out, "ok")) {
+		fail("container `%s`: a malformed answer to `%.*s`", s->id,
+		     (int)strcspn(req, "\n"), req);
+	} else {
+		return 0;
 	}
-	return 0;
+	free(*out);
+	*out = NULL;
+	return 1;
+}
+
+static int request(struct cstate *s, const char *req)
+{
+	cleanup_free char *reply = NULL;
+
+	return request_data(s, req, false, &reply);
 }
 
 static int start_container(struct cstate *s)
@@ -1118,7 +1146,7 @@ static int start_container(struct cstate *s)
 			!strcmp(st, "stopped") ?
 				"cannot start a container that has stopped" :
 				"cannot start an already running container");
-	if (request(s, "start\n", buf, sizeof(buf)))
+	if (request(s, "start\n"))
 		return 1;
 	return run_hooks(s, OCI_HOOK_POSTSTART, "poststart", "running");
 }
@@ -1231,14 +1259,16 @@ static int wait_forwarding(const struct cstate *s, pid_t pid)
 		struct pollfd pf[2] = { { pfd, POLLIN, 0 },
 					{ sfd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
-		char req[32], reply[128];
+		char req[32];
 
 		if (poll(pf, 2, -1) < 0)
 			continue;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			cleanup_free char *reply = NULL;
+
 			snprintf(req, sizeof(req), "kill %u\n", si.ssi_signo);
-			control_call(s->ctl, req, strlen(req), reply,
-				     sizeof(reply), 5);
+			control_call(s->ctl, req, strlen(req), false, &reply,
+				     5);
 		}
 		if (pf[0].revents)
 			break;
@@ -1349,7 +1379,7 @@ int cmd_oci_kill(int argc, char **argv)
 		return fail("container not running");
 	}
 	snprintf(req, sizeof(req), "kill %s%s\n", sig, all ? " all" : "");
-	rc = request(&s, req, buf, sizeof(buf));
+	rc = request(&s, req);
 	cstate_free(&s);
 	return rc;
 }
@@ -1428,13 +1458,83 @@ static int cmd_list(int argc, char **argv)
 	return 0;
 }
 
+/* One "Name:\tN" field of a /proc status file. */
+static long status_field(const char *st, const char *name)
+{
+	const char *p = strstr(st, name);
+
+	return p && (p == st || p[-1] == '\n') ?
+		       strtol(p + strlen(name), NULL, 10) :
+		       -1;
+}
+
+/* /proc/PID/status through dir (an open of /proc/PID, or -1 for
+ * procfs's root and pid), into buf. */
+static int read_status(int dir, pid_t pid, char *buf, size_t cap)
+{
+	char path[32];
+	ssize_t n;
+	int fd;
+
+	if (dir >= 0)
+		snprintf(path, sizeof(path), "status");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = openat(dir >= 0 ? dir : AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read_all(fd, buf, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? (int)n : -ESRCH;
+	buf[n] = 0;
+	return 0;
+}
+
+/* Whether host process pid is one of the container's, whatever the
+ * sentry said: 1, 0 (a process, not the container's), -1 (gone). Its
+ * sentry, the daemon, traces every guest from its fork on (platform/:
+ * forks are followed, never attached) and nothing else of the host,
+ * which it could not (it is in a user namespace of its own); and every
+ * guest descends from it (through the reaper). Both are read through one
+ * open of /proc/PID, which stays that process's: a pid reused meanwhile
+ * reads as gone, never as the new process's. */
+static int guest_of(pid_t daemon, pid_t pid)
+{
+	char path[32], st[4096];
+	long ppid;
+	int dir, i;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -1;
+	i = read_status(dir, pid, st, sizeof(st));
+	close(dir);
+	if (i < 0)
+		return -1;
+	if (status_field(st, "TracerPid:") != daemon)
+		return 0;
+	/* its ancestors (guest, reaper, daemon: a few steps) */
+	for (i = 0, ppid = status_field(st, "PPid:"); i < 8 && ppid > 1; i++) {
+		if (ppid == daemon)
+			return 1;
+		if (read_status(-1, (pid_t)ppid, st, sizeof(st)) < 0)
+			break;
+		ppid = status_field(st, "PPid:");
+	}
+	return 0;
+}
+
 static int cmd_ps(int argc, char **argv)
 {
-	static char reply[1 << 16];
+	cleanup_free char *reply = NULL;
+	cleanup_free struct ctl_ps_entry *e = NULL;
 	bool json = false;
-	const char *id = NULL;
+	const char *id = NULL, *sep = "";
 	struct cstate s;
 	char buf[64];
+	long n, k;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -1459,27 +1559,48 @@ static int cmd_ps(int argc, char **argv)
 		}
 		return fail("container not running");
 	}
-	if (request(&s, "ps\n", reply, sizeof(reply))) {
+	if (request_data(&s, "ps\n", true, &reply)) {
 		cstate_free(&s);
 		return 1;
 	}
+	/* All of it well-formed before any of it is used. */
+	n = ctl_ps_parse(reply, strlen(reply), NULL, 0);
+	if (n >= 0 && (e = calloc((size_t)n + 1, sizeof(*e))))
+		n = ctl_ps_parse(reply, strlen(reply), e, (size_t)n);
+	if (n < 0 || !e) {
+		cstate_free(&s);
+		return fail("container `%s`: a malformed answer to `ps`", id);
+	}
+	/* What is printed is the container's: an engine acts on it (`ctr
+	 * task ps`, `docker top`, a kill), so a pid that is not one of its
+	 * processes is left out, whoever said it was. */
+	for (k = 0; k < n; k++) {
+		int g = guest_of(s.pid, e[k].host_pid);
+
+		if (g == 0)
+			fprintf(stderr,
+				"moat: ps: host pid %d is not a process of "
+				"container `%s`: left out\n",
+				e[k].host_pid, id);
+		if (g <= 0)
+			e[k].host_pid = 0;
+	}
 	cstate_free(&s);
 	if (json) {
-		const char *sep = "";
 		printf("[");
-		for (char *l = strtok(reply, "\n"); l; l = strtok(NULL, "\n")) {
-			printf("%s%d", sep, atoi(l));
-			sep = ",";
-		}
+		for (k = 0; k < n; k++)
+			if (e[k].host_pid) {
+				printf("%s%d", sep, e[k].host_pid);
+				sep = ",";
+			}
 		printf("]\n");
 		return 0;
 	}
 	printf("%-10s %-10s %s\n", "PID", "GUEST-PID", "CMD");
-	for (char *l = strtok(reply, "\n"); l; l = strtok(NULL, "\n")) {
-		int hp = 0, vp = 0, off = 0;
-		if (sscanf(l, "%d %d %n", &hp, &vp, &off) >= 2)
-			printf("%-10d %-10d %s\n", hp, vp, l + off);
-	}
+	for (k = 0; k < n; k++)
+		if (e[k].host_pid)
+			printf("%-10d %-10d %s\n", e[k].host_pid,
+			       e[k].guest_pid, e[k].comm);
 	return 0;
 }
 
@@ -1555,7 +1676,7 @@ static int cmd_events(int argc, char **argv)
 	int interval = 5, i;
 	const char *id = NULL;
 	struct cstate s;
-	char reply[1024], buf[64];
+	char buf[64];
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--stats"))
@@ -1575,13 +1696,13 @@ static int cmd_events(int argc, char **argv)
 	if (load_or_fail(id, &s))
 		return 1;
 	for (;;) {
-		cleanup_free char *ev = NULL;
+		cleanup_free char *ev = NULL, *reply = NULL;
 
 		if (!strcmp(cstatus(&s, buf, sizeof(buf)), "stopped")) {
 			cstate_free(&s);
 			return once ? fail("container not running") : 0;
 		}
-		if (request(&s, "stats\n", reply, sizeof(reply))) {
+		if (request_data(&s, "stats\n", true, &reply)) {
 			cstate_free(&s);
 			return 1;
 		}
@@ -1599,7 +1720,6 @@ static int cmd_events(int argc, char **argv)
 static int cmd_pause_resume(int argc, char **argv)
 {
 	bool pause = !strcmp(argv[0], "pause");
-	char buf[256];
 	struct cstate s;
 	int rc;
 
@@ -1607,7 +1727,7 @@ static int cmd_pause_resume(int argc, char **argv)
 		return fail("usage: moat %s ID", argv[0]);
 	if (load_or_fail(argv[1], &s))
 		return 1;
-	rc = request(&s, pause ? "pause\n" : "resume\n", buf, sizeof(buf));
+	rc = request(&s, pause ? "pause\n" : "resume\n");
 	cstate_free(&s);
 	return rc;
 }
@@ -1707,7 +1827,9 @@ static int exec_relay(const struct cstate *s, const struct oci_process *pr,
 	struct iovec iov[2];
 	sigset_t set;
 	size_t len, n = 0;
-	int fd, sfd, vpid = 0, status = -1;
+	int fd, sfd, status = -1;
+	unsigned long vpid = 0;
+	bool whole = false, bad = false;
 	unsigned k;
 
 	body = exec_body(pr, &len);
@@ -1736,19 +1858,26 @@ static int exec_relay(const struct cstate *s, const struct oci_process *pr,
 			goto fail;
 		}
 	}
-	/* "ok VPID" or "error: ..." */
+	/* "ok VPID" or "error: ...", whole (prot/control.h) */
 	while (n < sizeof(line) - 1) {
 		ssize_t r = read(fd, line + n, 1);
-		if (r <= 0 || line[n] == '\n')
+		if (r <= 0)
 			break;
+		if (line[n] == '\n') {
+			whole = true;
+			break;
+		}
 		n++;
 	}
 	line[n] = 0;
-	if (sscanf(line, "ok %d", &vpid) != 1) {
-		if (!strncmp(line, "error: ", 7))
+	if (!whole || ctl_word_uint(line, n, "ok", CTL_PID_MAX, &vpid) < 0 ||
+	    !vpid) {
+		if (whole && !strncmp(line, "error: ", 7))
 			memmove(line, line + 7, strlen(line + 7) + 1);
-		else if (!line[0])
-			snprintf(line, sizeof(line), "exec: no answer");
+		else
+			snprintf(line, sizeof(line),
+				 n ? "exec: a malformed or cut-off answer" :
+				     "exec: no answer");
 		goto fail;
 	}
 	if (notify > 2) {
@@ -1770,27 +1899,43 @@ static int exec_relay(const struct cstate *s, const struct oci_process *pr,
 			continue;
 		if (pf[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
-			char req[64], reply[128];
+			char req[64];
 
 			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				snprintf(req, sizeof(req), "kill %u %d\n",
+				cleanup_free char *reply = NULL;
+
+				snprintf(req, sizeof(req), "kill %u %lu\n",
 					 si.ssi_signo, vpid);
-				control_call(s->ctl, req, strlen(req), reply,
-					     sizeof(reply), 5);
+				control_call(s->ctl, req, strlen(req), false,
+					     &reply, 5);
 			}
 		}
 		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			ssize_t r = read(fd, line + n, sizeof(line) - 1 - n);
 			if (r <= 0)
 				break;
+			char *nl;
+			unsigned long st;
+
 			n += (size_t)r;
 			line[n] = 0;
-			if (sscanf(line, "exit %d", &status) == 1 &&
-			    strchr(line, '\n'))
-				break;
+			nl = strchr(line, '\n');
+			if (!nl && n < sizeof(line) - 1)
+				continue;
+			/* "exit STATUS", whole, and nothing else */
+			if (nl && ctl_word_uint(line, (size_t)(nl - line),
+						"exit", 0xffff, &st) == 0)
+				status = (int)st;
+			else
+				bad = true;
+			break;
 		}
 	}
 	close(fd);
+	if (bad) {
+		fail("exec: a malformed answer from container `%s`", s->id);
+		return 255;
+	}
 	if (status < 0)
 		return 137; /* the sandbox ended under it */
 	if (WIFEXITED(status))

@@ -42,34 +42,38 @@ static int connect_to(const char *name)
 	return fd;
 }
 
-/* Everything the sentry answers, to out; returns the bytes or -1. */
-static ssize_t read_reply(int fd, char *out, size_t cap)
+/* The sentry's answer, whole (sentry/control.h), to *out; -1 when
+ * there is none, said. */
+static int read_reply(int fd, const char *name, bool framed, char **out)
 {
-	size_t n = 0;
-	ssize_t r;
+	ssize_t n = control_read_reply(fd, framed, out);
 
-	while (n < cap - 1 && (r = read(fd, out + n, cap - 1 - n)) > 0)
-		n += (size_t)r;
-	out[n] = 0;
-	return n ? (ssize_t)n : -1;
+	if (n >= 0)
+		return 0;
+	fprintf(stderr, "moat policy: %s from `%s`\n",
+		n == -EPROTO ? "a malformed or cut-off answer" : "no answer",
+		name);
+	return -1;
 }
 
 static int do_show(const char *name)
 {
-	static char reply[1 << 20];
-	int fd = connect_to(name);
+	cleanup_free char *reply = NULL;
+	int fd = connect_to(name), rc;
 
 	if (fd < 0)
 		return 1;
-	if (write_all(fd, "policy-show\n", 12) < 0 ||
-	    read_reply(fd, reply, sizeof(reply)) < 0) {
+	if (write_all(fd, "policy-show\n", 12) < 0) {
 		fprintf(stderr, "moat policy: no answer from `%s`\n", name);
 		close(fd);
 		return 1;
 	}
+	rc = read_reply(fd, name, true, &reply);
 	close(fd);
-	if (!strncmp(reply, "error:", 6)) {
-		fprintf(stderr, "moat policy: %s", reply);
+	if (rc < 0)
+		return 1;
+	if (!strncmp(reply, "error: ", 7)) {
+		fprintf(stderr, "moat policy: %s\n", reply);
 		return 1;
 	}
 	fputs(reply, stdout);
@@ -80,8 +84,8 @@ static int do_set(const char *name, const char *path)
 {
 	struct moat_policy p = { 0 };
 	struct moat_error err = { 0 };
-	char head[64], reply[1024];
-	cleanup_free char *text = NULL;
+	char head[64];
+	cleanup_free char *text = NULL, *reply = NULL;
 	struct stat st;
 	int fd, pf;
 	ssize_t n;
@@ -110,15 +114,19 @@ static int do_set(const char *name, const char *path)
 		return 1;
 	snprintf(head, sizeof(head), "policy-set %zd\n", n);
 	if (write_all(fd, head, strlen(head)) < 0 ||
-	    write_all(fd, text, (size_t)n) < 0 ||
-	    read_reply(fd, reply, sizeof(reply)) < 0) {
+	    write_all(fd, text, (size_t)n) < 0) {
 		fprintf(stderr, "moat policy: no answer from `%s`\n", name);
 		close(fd);
 		return 1;
 	}
+	pf = read_reply(fd, name, false, &reply);
 	close(fd);
-	if (strncmp(reply, "ok", 2)) {
-		fprintf(stderr, "moat policy: %s", reply);
+	if (pf < 0)
+		return 1;
+	if (strcmp(reply, "ok")) {
+		fprintf(stderr, "moat policy: %s\n",
+			strncmp(reply, "error: ", 7) ? "a malformed answer" :
+						       reply);
 		return 1;
 	}
 	return 0;

@@ -31,7 +31,10 @@
  *                          (SCM_RIGHTS): a new process; answered
  *                          "ok GUESTPID", then "exit STATUS" when it ends;
  *                          the client hanging up kills it
- * answered "ok" or "error: ..." (policy-show: the document, then EOF).
+ * answered "ok" or "error: ..."; policy-show, ps and stats, which return
+ * data, answer "ok LEN" and exactly LEN bytes (prot/control.h), so that a
+ * client tells a whole answer from one cut off (send_bounded gives up on a
+ * client that does not read) and never takes a part for the whole.
  * A policy that does not parse is refused with the file's own message and
  * the old one stays.
  */
@@ -53,6 +56,7 @@
 #include "lib/hostfile.h"
 #include "netstack/netpol.h"
 #include "netstack/netstack.h"
+#include "prot/control.h"
 #include "sentry/limits.h"
 #include "sentry/control.h"
 #include "sentry/sentry.h"
@@ -570,6 +574,17 @@ static void send_bounded(int fd, const char *p, size_t n)
 	}
 }
 
+/* An answer that returns data: "ok LEN" and the LEN bytes
+ * (prot/control.h), so that the client can tell it whole from cut off
+ * (by send_bounded giving up, say) and never reads a part as the whole. */
+static void answer_body(int fd, const char *p, size_t n)
+{
+	char head[32];
+
+	send_bounded(fd, head, ctl_body_head(head, sizeof(head), n));
+	send_bounded(fd, p, n);
+}
+
 static void policy_show(int fd)
 {
 	char *doc = policy_to_json(netpol_get());
@@ -579,10 +594,18 @@ static void policy_show(int fd)
 		return;
 	}
 	/* Written whole, but never waiting long for a client that does not
-	 * read: the sandbox's event loop is waiting meanwhile. */
-	send_bounded(fd, doc, strlen(doc));
-	send_bounded(fd, "\n", 1);
-	free(doc);
+	 * read: the sandbox's event loop is waiting meanwhile. The '\n' is
+	 * the document's: the body is what `moat policy show` prints. */
+	size_t n = strlen(doc);
+	char *nl = realloc(doc, n + 2);
+	if (!nl) {
+		free(doc);
+		answer(fd, "error: out of memory\n");
+		return;
+	}
+	nl[n] = '\n';
+	answer_body(fd, nl, n + 1);
+	free(nl);
 }
 
 static void policy_set(int fd, const char *text, size_t len)
@@ -613,20 +636,27 @@ static const char *status(void)
 	return S->paused ? "paused" : "running";
 }
 
-/* "ps": the host pids of the guests, one a line. */
+/* "ps": the host pids of the guests, one a line, however many. */
 static void ps(int fd)
 {
-	char buf[4096];
-	size_t o = 0;
+	/* "HOSTPID GUESTPID COMM\n": two pids under 4194304, 15 bytes */
+	enum {
+		LINE = 7 + 1 + 7 + 1 + 15 + 1
+	};
+	cleanup_free char *buf = NULL;
+	size_t o = 0, n = 0;
 	struct process *p;
 
+	for (p = S->procs; p; p = p->next)
+		n++;
+	buf = malloc(n * LINE + 1);
+	if (!buf) {
+		answer(fd, "error: out of memory\n");
+		return;
+	}
 	for (p = S->procs; p; p = p->next) {
 		if (p->exited || p->host_pid <= 0)
 			continue;
-		if (o + 64 > sizeof(buf)) {
-			send_bounded(fd, buf, o);
-			o = 0;
-		}
 		/* comm is the guest's: one word of printable bytes here, so
 		 * it cannot make a line (or a pid) of its own */
 		char comm[sizeof(p->comm)];
@@ -635,11 +665,13 @@ static void ps(int fd)
 			comm[k] = p->comm[k] > ' ' && p->comm[k] < 0x7f ?
 					  p->comm[k] :
 					  '?';
+		if (!k)
+			comm[k++] = '?';
 		comm[k] = 0;
-		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%d %d %s\n",
+		o += (size_t)snprintf(buf + o, n * LINE + 1 - o, "%d %d %s\n",
 				      (int)p->host_pid, p->pid, comm);
 	}
-	send_bounded(fd, buf, o);
+	answer_body(fd, buf, o);
 }
 
 /* "stats": one JSON object (cli/oci.c turns it into runc's events). */
@@ -668,7 +700,11 @@ static void stats(int fd)
 		     (unsigned long long)nc.tx_bytes,
 		     (unsigned long long)nc.tx_frames,
 		     (unsigned long long)nc.dropped);
-	send_bounded(fd, buf, (size_t)n);
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		answer(fd, "error: stats do not fit\n");
+		return;
+	}
+	answer_body(fd, buf, (size_t)n);
 }
 
 /* Signals sent while paused: delivered at resume (a frozen task would
@@ -1099,14 +1135,62 @@ static bool client_pump(int i)
 	return false;
 }
 
-ssize_t control_call(const char *full, const void *req, size_t len, char *reply,
-		     size_t cap, int timeout_s)
+ssize_t control_read_reply(int fd, bool framed, char **out)
+{
+	/* a line answer is short: more than its bound is no answer */
+	size_t cap = framed ? CTL_LINE_MAX + CTL_BODY_MAX : CTL_LINE_MAX;
+	size_t n = 0, size = 0;
+	cleanup_free char *buf = NULL;
+	const char *body;
+	size_t blen;
+	ssize_t r;
+	int kind;
+
+	*out = NULL;
+	for (;;) {
+		if (n == size) {
+			char *nb;
+			if (size > cap)
+				return -EPROTO;
+			size = size ? size * 2 : 512;
+			nb = realloc(buf, size + 1);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+		}
+		r = read(fd, buf + n, size - n);
+		if (r == 0)
+			break;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			/* the timeout: whatever came is cut off */
+			return n ? -EPROTO :
+			       errno == EAGAIN || errno == EWOULDBLOCK ?
+				   -ETIMEDOUT :
+				   -errno;
+		n += (size_t)r;
+	}
+	if (!n)
+		return -ETIMEDOUT; /* hung up on: no answer at all */
+	kind = ctl_reply_parse(buf, n, framed, &body, &blen);
+	if (kind < 0)
+		return kind;
+	/* the answer alone, as a C string, at the start of buf */
+	memmove(buf, body, blen);
+	buf[blen] = 0;
+	*out = steal_pointer(&buf);
+	return (ssize_t)blen;
+}
+
+ssize_t control_call(const char *full, const void *req, size_t len, bool framed,
+		     char **reply, int timeout_s)
 {
 	struct timeval tv = { timeout_s, 0 };
-	size_t n = 0;
 	ssize_t r;
 	int fd = control_connect(full);
 
+	*reply = NULL;
 	if (fd < 0)
 		return fd;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -1115,11 +1199,9 @@ ssize_t control_call(const char *full, const void *req, size_t len, char *reply,
 		close(fd);
 		return -EPIPE;
 	}
-	while (n < cap - 1 && (r = read(fd, reply + n, cap - 1 - n)) > 0)
-		n += (size_t)r;
+	r = control_read_reply(fd, framed, reply);
 	close(fd);
-	reply[n] = 0;
-	return n ? (ssize_t)n : -ETIMEDOUT;
+	return r;
 }
 
 void control_wait_resume(void)

@@ -38,11 +38,19 @@ int control_find(const char *name, char *out, size_t cap,
 /* control_find, then control_connect: an fd, or -1 with err set, saying
  * who serves it when that is someone else. */
 int control_dial(const char *name, struct moat_error *err);
-/* The client's side: one request to the sandbox at socket file full, and
- * its whole answer (NUL-terminated) in reply; bytes, or -errno
- * (-ECONNREFUSED/-ENOENT: no such sandbox; -EPERM: another user's). */
-ssize_t control_call(const char *full, const void *req, size_t len, char *reply,
-		     size_t cap, int timeout_s);
+/* The client's side: the answer to a request on fd (prot/control.h),
+ * read to its end and checked whole. framed: a request that returns
+ * data (ps, stats, policy-show). *out (the caller's to free): the line
+ * without its '\n' ("ok", "error: ...", a state), or the body,
+ * NUL-terminated. Its length, or -errno: -EPROTO when the answer was cut
+ * off, runs past its end or is none (never a part of one as data),
+ * -ETIMEDOUT when nothing came. */
+ssize_t control_read_reply(int fd, bool framed, char **out);
+/* One request to the sandbox at socket file full, and its answer as
+ * control_read_reply gives it (-ECONNREFUSED/-ENOENT: no such sandbox;
+ * -EPERM: another user's). */
+ssize_t control_call(const char *full, const void *req, size_t len, bool framed,
+		     char **reply, int timeout_s);
 /* An OCI container, created: say "ok" on ready_fd (> 2), then serve
  * requests until "start" (0) or a kill (its signal). */
 int control_wait_start(int ready_fd);

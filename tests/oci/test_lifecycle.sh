@@ -7,6 +7,7 @@
 . "$(dirname "$0")/lib_oci.sh"
 
 RUNC=$(command -v runc || true)
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 # lifecycle RUNTIME ROOT BUNDLE_PREFIX: one line per step, "step rc status".
 lifecycle()
@@ -667,6 +668,110 @@ t_spec_and_version()
 	assert_eq 0 "$STATUS" "--systemd-cgroup and --debug are accepted"
 }
 
+# A ps answer longer than one read: 2,600 processes with 15-byte names make
+# it about 80 KiB (the CLI used to read 64 KiB and parse the cut-off last
+# line as a pid: 1, 2 or 3, the host's init, kthreadd, a kernel thread).
+# Both formats list exactly the container's processes: those its sentry
+# traces, but for the reaper.
+t_ps_of_many_processes()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root n=2600 i cur daemon json
+	make_bundle "$b" "[\"/bin/many_procs\",\"$n\"]" || fail "bundle"
+	gcc -O1 -static -o "$b/rootfs/bin/many_procs" "$HERE/many_procs.c" ||
+		fail "cannot build many_procs.c"
+	moat --root "$root" run -d --bundle "$b" mp1 || fail "run -d"
+	for i in $(seq 600); do
+		cur=$(timeout 10 "$MOAT" --root "$root" events --stats mp1 |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["pids"]["current"])')
+		[ "${cur:-0}" -ge $((n + 1)) ] && break
+		sleep 0.5
+	done
+	[ "${cur:-0}" -ge $((n + 1)) ] || fail "only $cur processes started"
+	daemon=$(timeout 10 "$MOAT" --root "$root" state mp1 |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+	capture moat --root "$root" ps --format json mp1
+	assert_eq 0 "$STATUS" "ps --format json"
+	json=$OUT
+	capture moat --root "$root" ps mp1
+	assert_eq 0 "$STATUS" "ps"
+	python3 - "$daemon" "$n" "$json" "$OUT" <<'PY' || fail "ps lists other processes than the container's"
+import json, os, sys
+daemon, n, listed, table = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
+def status(p):
+    d = {}
+    for l in open("/proc/%s/status" % p):
+        k, _, v = l.partition(":")
+        d[k] = v.strip()
+    return d
+truth = set()
+for p in os.listdir("/proc"):
+    try:
+        s = status(p) if p.isdigit() else {}
+    except OSError:
+        continue
+    # the guests: traced by the sentry, children of its reaper
+    if s.get("TracerPid") == str(daemon) and s.get("PPid") != str(daemon):
+        truth.add(int(p))
+assert len(truth) == n + 1, ("guests on the host", len(truth))
+outside = [p for p in listed if p not in truth]
+assert not outside, ("json names processes outside", outside[:5])
+assert len(listed) == len(set(listed)) == n + 1, ("json", len(listed))
+rows = [l.split() for l in table.splitlines()[1:]]
+assert {int(r[0]) for r in rows} == truth and len(rows) == n + 1, ("table", len(rows))
+assert sum(r[2] == "longprocessname" for r in rows) == n, "table commands"
+PY
+	moat --root "$root" delete --force mp1
+}
+
+# A sentry that lies or is cut off (a stand-in on the container's control
+# socket): a well-formed answer naming host processes has them left out,
+# with a warning; a cut-off or malformed one is an error and prints no pid;
+# a cut-off "ok" to a kill is no "ok".
+t_ps_names_only_the_containers()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root ctl real fpid i reply=$E2E_TMP/reply
+	make_bundle "$b" '["sleep","30"]' || fail "bundle"
+	moat --root "$root" run -d --bundle "$b" liar || fail "run -d"
+	capture moat --root "$root" ps --format json liar
+	real=$(python3 -c 'import json,sys; l=json.loads(sys.argv[1]); assert len(l) == 1; print(l[0])' "$OUT") ||
+		fail "ps of one process: $OUT"
+	ctl=$root/liar/ctl
+	mv "$ctl" "$ctl.real"
+	: >"$reply"
+	$PY "$HERE/fake_ctl.py" "$ctl" "$reply" >"$E2E_TMP/fake.out" 2>&1 &
+	fpid=$!
+	trap 'kill $fpid 2>/dev/null; mv -f "$ctl.real" "$ctl"' EXIT
+	for i in $(seq 100); do
+		grep -q ready "$E2E_TMP/fake.out" && break
+		sleep 0.05
+	done
+	# well-formed, and lying: the host's init, kthreadd, this shell
+	printf '1 1 init\n2 2 kthreadd\n%d 3 bash\n%d 1 sleep\n' $$ "$real" >"$reply.body"
+	{ printf 'ok %d\n' "$(stat -c %s "$reply.body")"; cat "$reply.body"; } >"$reply"
+	capture moat --root "$root" ps --format json liar
+	assert_eq 0 "$STATUS" "a well-formed answer"
+	assert_eq "[$real]" "$OUT" "only the container's process is listed"
+	assert_contains "$ERR" "host pid 1 is not a process of container" "the lie is said"
+	capture moat --root "$root" ps liar
+	assert_match "$OUT" "^$real +1 +sleep\$" "the table has it"
+	assert_eq 2 "$(printf '%s\n' "$OUT" | wc -l)" "and nothing else: $OUT"
+	# cut off: fewer bytes than it says; the old unframed form; a bad line
+	for body in 'ok 200\n1 1 init\n' '1 1 init\n2 2 kthreadd\n' \
+		'ok 13\n1 1 init\n2 2\n' 'ok 9\n1 1 init\n\n' 'ok 0x9\n1 1 init\n'; do
+		printf "$body" >"$reply"
+		capture moat --root "$root" ps --format json liar
+		assert_eq 1 "$STATUS" "a malformed answer is an error: $body"
+		assert_eq "" "$OUT" "and no data: $body"
+		assert_contains "$ERR" "malformed" "it says so: $body"
+	done
+	capture moat --root "$root" kill liar TERM
+	assert_eq 1 "$STATUS" "a cut-off answer to kill is no ok"
+	kill $fpid
+	mv -f "$ctl.real" "$ctl"
+	trap - EXIT
+	moat --root "$root" delete --force liar
+}
+
 run_test lifecycle_matches_runc t_lifecycle_matches_runc
 run_test state_json t_state_json
 run_test exec t_exec
@@ -674,6 +779,8 @@ run_test exec_at_the_pids_limit t_exec_at_the_pids_limit
 run_test exec_exit_status_via_subreaper t_exec_exit_status_via_subreaper
 run_test hooks t_hooks
 run_test events_and_ps t_events_and_ps
+run_test ps_of_many_processes t_ps_of_many_processes
+run_test ps_names_only_the_containers t_ps_names_only_the_containers
 run_test pause_a_busy_container t_pause_a_busy_container
 run_test readonly_root t_readonly_root
 run_test live_policy_of_a_container t_live_policy_of_a_container
