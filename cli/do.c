@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "netstack/netstack.h"
+#include "sentry/audit.h"
 #include "sentry/control.h"
 #include "sentry/limits.h"
 #include "sentry/sentry.h"
@@ -175,6 +176,7 @@ int cmd_do(int argc, char **argv)
 		{ "cwd", required_argument, NULL, 'c' },
 		{ "strace", no_argument, NULL, 's' },
 		{ "audit", required_argument, NULL, 'a' },
+		{ "audit-max", required_argument, NULL, 'B' },
 		{ "memory", required_argument, NULL, 'M' },
 		{ "pids", required_argument, NULL, 'P' },
 		{ "cpus", required_argument, NULL, 'C' },
@@ -265,6 +267,17 @@ int cmd_do(int argc, char **argv)
 		case 'a':
 			o.audit_path = optarg;
 			break;
+		case 'B': {
+			int64_t v = limits_parse_size(optarg);
+			if (v < (int64_t)AUDIT_MAX_MIN) {
+				fprintf(stderr,
+					"moat: --audit-max `%s`: expected a size of 4K or more, like 16M\n",
+					optarg);
+				return 2;
+			}
+			o.audit_max = (uint64_t)v;
+			break;
+		}
 		case 'N':
 			if (!strcmp(optarg, "none")) {
 				o.net = NET_NONE;

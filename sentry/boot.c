@@ -21,6 +21,7 @@
 #include "netstack/netstack.h"
 #include "netstack/resolver.h"
 #include "platform/platform.h"
+#include "sentry/audit.h"
 #include "sentry/control.h"
 #include "sentry/exec.h"
 #include "sentry/limits.h"
@@ -617,15 +618,6 @@ static int find_in_path(const char *cmd, char *const *envp, char *out,
 	return -ENOENT;
 }
 
-static int open_audit(const char *path)
-{
-	if (!path) {
-		mkdir("/var/log/moat", 0700);
-		path = "/var/log/moat/audit.jsonl";
-	}
-	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-}
-
 /* A pipe or terminal on stdio is reopened as a new, non-blocking open file
  * of the sentry's own, so a guest writing to a full pipe (or a stopped
  * terminal) parks that guest and not the whole sandbox. The caller's own
@@ -805,7 +797,7 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	}
 	S->reaper = -1;
 	S->spawn_fd = -1;
-	S->audit_fd = open_audit(opts->audit_path);
+	audit_open(opts->audit_path, sandbox_id(opts), opts->audit_max);
 	snprintf(S->hostname, sizeof(S->hostname), "%s",
 		 opts->hostname ? opts->hostname : "moat");
 	snprintf(S->domainname, sizeof(S->domainname), "(none)");
@@ -985,6 +977,7 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	if (netstack_up())
 		audit_log("\"event\":\"net-summary\",\"frames_dropped\":%llu",
 			  (unsigned long long)netstack_dropped());
+	audit_end();
 	pty_relay_finish();
 	if (rc >= 0 && opts->exit_fd > 2) {
 		dprintf(opts->exit_fd, "%d\n", exit_code(S->init_status));

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "sentry/audit.h"
 #include "sentry/sentry.h"
 #include "sentry/syscalls.h"
 
@@ -48,28 +49,6 @@ const struct syscall_desc *syscall_lookup(long nr)
 	return by_nr[nr];
 }
 
-void audit_log(const char *fmt, ...)
-{
-	char buf[1024];
-	struct timespec ts;
-	va_list ap;
-	int n;
-
-	if (!S || S->audit_fd < 0)
-		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	n = snprintf(buf, sizeof(buf), "{\"time\":%lld.%03ld,",
-		     (long long)ts.tv_sec, ts.tv_nsec / 1000000);
-	va_start(ap, fmt);
-	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 2, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '}';
-	buf[n++] = '\n';
-	write_all(S->audit_fd, buf, (size_t)n);
-}
-
 long syscall_dispatch(struct task *t)
 {
 	const struct syscall_desc *d = syscall_lookup(t->sc.nr);
@@ -77,11 +56,17 @@ long syscall_dispatch(struct task *t)
 	if (d && d->fn)
 		return d->fn(t, &t->sc);
 	/* No handler: never passed to the host. */
-	if (!t->block_started)
-		audit_log(
+	if (!t->block_started) {
+		/* each syscall a kind of its own: the first of each is
+		 * written, however many of another come before it */
+		char nr[24];
+		snprintf(nr, sizeof(nr), "%ld", t->sc.nr);
+		audit_log_kind(
+			nr,
 			"\"event\":\"syscall-unimplemented\",\"pid\":%d,\"tid\":%d,"
 			"\"nr\":%ld,\"name\":\"%s\"",
 			t->proc->pid, t->tid, t->sc.nr, d ? d->name : "?");
+	}
 	return -ENOSYS;
 }
 
