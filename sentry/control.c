@@ -668,8 +668,11 @@ static void ps(int fd)
 		if (!k)
 			comm[k++] = '?';
 		comm[k] = 0;
-		o += (size_t)snprintf(buf + o, n * LINE + 1 - o, "%d %d %s\n",
-				      (int)p->host_pid, p->pid, comm);
+		int w = snprintf(buf + o, n * LINE + 1 - o, "%d %d %s\n",
+				 (int)p->host_pid, p->pid, comm);
+		if (w < 0 || (size_t)w >= n * LINE + 1 - o)
+			break; /* never: LINE bounds every line */
+		o += (size_t)w;
 	}
 	answer_body(fd, buf, o);
 }
