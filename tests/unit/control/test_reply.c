@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -13,7 +14,30 @@
 #include "prot/control.h"
 #include "sentry/control.h"
 
-TestSuite(control);
+/* Each test's open fds, before and after: the client closes what it
+ * opened, however the answer ends. */
+static int fds_open(void)
+{
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+static int fds_before;
+
+static void init(void)
+{
+	fds_before = fds_open();
+}
+
+static void fini(void)
+{
+	cr_assert_eq(fds_open(), fds_before, "a test leaked an fd");
+}
+
+TestSuite(control, .init = init, .fini = fini);
 
 static int parse(const char *s, bool framed, const char **out, size_t *n)
 {
