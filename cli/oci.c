@@ -1461,11 +1461,12 @@ static int cmd_list(int argc, char **argv)
 /* One "Name:\tN" field of a /proc status file. */
 static long status_field(const char *st, const char *name)
 {
-	const char *p = strstr(st, name);
+	const char *p = st;
 
-	return p && (p == st || p[-1] == '\n') ?
-		       strtol(p + strlen(name), NULL, 10) :
-		       -1;
+	/* at a line's start: a Name: (the guest's) cannot make one */
+	while ((p = strstr(p, name)) && p != st && p[-1] != '\n')
+		p++;
+	return p ? strtol(p + strlen(name), NULL, 10) : -1;
 }
 
 /* /proc/PID/status through dir (an open of /proc/PID, or -1 for
