@@ -72,42 +72,26 @@ static struct {
 	struct moat_error root_err;
 } g = { "/run/moat", NULL, false, false, false, -1, { 0, "" } };
 
-/* --log, opened once. It is a path an engine names, often in a directory
- * others may write: opened O_APPEND|O_NOFOLLOW, and only a regular file
- * of one link (a hard link to another file is not appended to), a FIFO
- * (O_NONBLOCK: one without a reader is skipped, not waited for) or a
- * character device (which only root can make) is written. */
+/* --log, opened once (open_log: a path an engine names, often in a
+ * directory others may write). */
 static FILE *log_file(void)
 {
 	static FILE *f;
 	static bool tried;
-	struct stat st;
 	int fd;
 
 	if (tried)
 		return f;
 	tried = true;
-	fd = open(g.log,
-		  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
-			  O_NOCTTY | O_CLOEXEC,
-		  0600);
+	fd = open_log(g.log);
 	if (fd < 0) {
 		fprintf(stderr, "moat: --log `%s`: %s\n", g.log,
-			errno == ELOOP ? "a symbolic link: not followed" :
-					 strerror(errno));
+			fd == -ELOOP  ? "a symbolic link: not followed" :
+			fd == -EMLINK ? "not a file of its own, a FIFO or a "
+					"device: not written" :
+					strerror(-fd));
 		return NULL;
 	}
-	if (fstat(fd, &st) < 0 ||
-	    !((S_ISREG(st.st_mode) && st.st_nlink == 1) ||
-	      S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
-		fprintf(stderr,
-			"moat: --log `%s`: not a file of its own, a FIFO or a "
-			"device: not written\n",
-			g.log);
-		close(fd);
-		return NULL;
-	}
-	fcntl(fd, F_SETFL, O_APPEND);
 	f = fdopen(fd, "a");
 	if (!f)
 		close(fd);

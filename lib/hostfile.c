@@ -3,6 +3,7 @@
 #include "lib/hostfile.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -160,4 +161,29 @@ void remove_tree_at(int parent, const char *name)
 	}
 	closedir(d);
 	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+int open_log(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (!strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/stderr")) {
+		fd = fcntl(path[5] == 'o' ? 1 : 2, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
+	fd = open(path,
+		  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+			  O_NOCTTY | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 ||
+	    !((S_ISREG(st.st_mode) && st.st_nlink == 1) ||
+	      S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+		close(fd);
+		return -EMLINK;
+	}
+	fcntl(fd, F_SETFL, O_APPEND);
+	return fd;
 }

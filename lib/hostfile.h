@@ -47,4 +47,15 @@ int write_file_path(const char *path, const void *buf, size_t len, mode_t mode);
  * every entry goes by unlinkat. Best effort: what cannot go stays. */
 void remove_tree_at(int parent, const char *name);
 
+/* open_log: a log that a path names (--log, --audit), often in a directory
+ * others may write, opened for appending: O_APPEND|O_NOFOLLOW, made 0600
+ * when new, and kept only when it is a regular file of one link (a hard
+ * link to another file is not appended to), a FIFO (O_NONBLOCK: one
+ * without a reader fails, it is not waited for) or a character device
+ * (which only root makes). /dev/stdout and /dev/stderr, links into
+ * /proc/self/fd, are the caller's own fds 1 and 2 (duplicated). An
+ * O_CLOEXEC fd, or -errno: -ELOOP for a link, -EMLINK for a file of more
+ * links or of another type. */
+int open_log(const char *path);
+
 #endif

@@ -9,6 +9,8 @@
  */
 #include "sentry/audit.h"
 
+#include "lib/hostfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -170,8 +172,16 @@ void audit_open(const char *path, const char *id, uint64_t max)
 		path = "/var/log/moat/audit.jsonl";
 	}
 	rotate(path);
-	S->audit_fd =
-		open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	/* root appends to a path a user may have named in a directory others
+	 * write (--audit /tmp/x): no link there is followed (lib/hostfile.h) */
+	S->audit_fd = open_log(path);
+	if (S->audit_fd < 0)
+		fprintf(stderr, "moat: audit log `%s`: %s: not written\n", path,
+			S->audit_fd == -ELOOP ?
+				"a symbolic link" :
+			S->audit_fd == -EMLINK ?
+				"not a file of its own, a FIFO or a device" :
+				strerror(-S->audit_fd));
 }
 
 /* "{"time":T," into buf; its length. */

@@ -87,6 +87,30 @@ t_log_does_not_follow_links()
 	assert_eq 600 "$(stat -c %a "$DIR/log.json")" "--log is made 0600"
 }
 
+# moat do's --audit is root's append to a path the caller named: a link or
+# a hard link planted there is not written through.
+t_audit_does_not_follow_links()
+{
+	# a call moat lacks: an audit record
+	local NOSYS='import ctypes; ctypes.CDLL(None).syscall(180)'
+	setup
+	plant audit.jsonl
+	capture moat do --audit "$DIR/audit.jsonl" -- python3 -c "$NOSYS"
+	assert_eq 0 "$STATUS" "the sandbox still runs"
+	target_intact "--audit"
+	assert_contains "$ERR" "audit log \`$DIR/audit.jsonl\`: a symbolic link" "says why it is not written"
+	rm -f "$DIR/audit.jsonl"
+	ln "$TARGET" "$DIR/audit.jsonl" || fail "hard link"
+	capture moat do --audit "$DIR/audit.jsonl" -- python3 -c "$NOSYS"
+	target_intact "--audit (a hard link)"
+	rm -f "$DIR/audit.jsonl"
+	capture moat do --audit "$DIR/audit.jsonl" -- python3 -c "$NOSYS"
+	assert_contains "$(cat "$DIR/audit.jsonl")" '"event"' "a plain --audit file is written"
+	assert_eq 600 "$(stat -c %a "$DIR/audit.jsonl")" "--audit is made 0600"
+	capture moat do --audit /dev/stderr -- python3 -c "$NOSYS"
+	assert_contains "$ERR" '"event"' "--audit /dev/stderr is the caller's stderr"
+}
+
 t_root_of_another_user_is_refused()
 {
 	local b root victim
@@ -170,6 +194,7 @@ PY
 
 run_test pid_file_does_not_follow_links t_pid_file_does_not_follow_links
 run_test log_does_not_follow_links t_log_does_not_follow_links
+run_test audit_does_not_follow_links t_audit_does_not_follow_links
 run_test root_of_another_user_is_refused t_root_of_another_user_is_refused
 run_test state_removal_does_not_follow_links t_state_removal_does_not_follow_links
 run_test console_socket_of_another_user t_console_socket_of_another_user
