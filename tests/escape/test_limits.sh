@@ -471,6 +471,37 @@ sys.stdin.readline()
 	assert_match "$OUT" '^holding [0-9]+ MiB in [0-9]+ pipes, then (ENFILE|EMFILE)$' "pipes past the limit: ENFILE"
 }
 
+# --pids counts the guests alone: its kernel bound is guest/'s, and the
+# sentry and its gofers, in moat-PID above it, never take a slot, so a
+# guest that holds every one stops none of theirs.
+t_pids_count_the_guests_alone()
+{
+	local dir p
+	limits_sandbox --pids 20 -- $PY -c '
+import os, sys, time
+n = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+except BlockingIOError:
+    print("holding", n + 1, flush=True)
+sys.stdin.readline()
+'
+	wait_for "$E2E_TMP/sbx.out" '^holding ' || { limits_sandbox_end; fail "no answer: $ERR"; }
+	assert_in_sandbox_cg "$SBX" pids
+	dir=$(sandbox_cg "$SBX" pids)
+	assert_eq 22 "$(cat "$dir/guest/pids.max")" "the kernel's bound (a little above --pids 20) is the guests'"
+	assert_eq max "$(cat "$dir/pids.max")" "the sandbox's own cgroup has none"
+	for p in $(pgrep -P "$SBX" -f 'moat gofer'); do
+		assert_match "$(cg_dir "$p" pids)" "/moat-$SBX(/sentry)?\$" "gofer $p is with the sentry, not the guests"
+	done
+	limits_sandbox_end
+	assert_eq "holding 20" "$OUT" "the guests hold all 20 slots"
+}
+
 # cpu_ticks SENTRY: the CPU time (clock ticks) of the sentry and of every
 # process in its sandbox's cpu cgroup, guests and helpers.
 cpu_ticks()
@@ -525,4 +556,5 @@ run_test "--memory unlimited and --pids unlimited lift the defaults" t_defaults_
 run_test "--memory counts what the sentry holds of /tmp" t_memory_counts_tmpfs_in_the_sentry
 run_test "--memory counts the pipes' buffers, and moat kill still answers" t_memory_counts_pipes_in_the_sentry
 run_test "--cpus counts the sentry's work for the guests" t_cpu_counts_the_sentry
+run_test "--pids counts the guests alone" t_pids_count_the_guests_alone
 e2e_done
