@@ -651,8 +651,9 @@ void limits_attach_start(pid_t reaper)
 	 * with no process to kill is retried for ever, the sandbox spinning
 	 * in the kernel. The sentry keeps what guests make it hold well
 	 * below the limit (limits_heap_charge), so that last kill is for a
-	 * limit too small for the sentry itself. */
-	if (find_cg("memory") &&
+	 * limit too small for the sentry itself. Without a memory limit
+	 * (an OCI container's cgroup for its stats) the scores stay. */
+	if (S->opts.memory && find_cg("memory") &&
 	    write_str("/proc/self", "oom_score_adj", "-999") < 0) {
 		char proc[32];
 		snprintf(proc, sizeof(proc), "/proc/%d", (int)reaper);
