@@ -188,11 +188,16 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+void (*janitor_on_fork)(void);
+
 /* The janitor's side: end (its end of the line to the caller) at fd 3,
  * nothing else of the caller's, a session of its own. */
 static void janitor_setup(int end, int keep)
 {
 	int r, k = -1;
+
+	if (janitor_on_fork)
+		janitor_on_fork();
 
 	/* end to fd 3 and keep to 4 (out of each other's way first):
 	 * closing everything above would close them too, and an early EOF

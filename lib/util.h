@@ -119,6 +119,9 @@ int janitor_fork_keep(int keep);
  * the janitor at once: it reads fd 3 itself, and EOF there says the
  * caller is gone. */
 int janitor_fork_ctl(int *ctl);
+/* Run first in every janitor, if set: the sentry's cgroups put it back
+ * in the caller's (sentry/limits.c). */
+extern void (*janitor_on_fork)(void);
 
 /* The host fds of one process are one table shared by everything it does.
  * In the sentry, what guests make it hold (donated files, stored tmpfs

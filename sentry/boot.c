@@ -92,6 +92,7 @@ static pid_t start_gofer(const char *root, enum gofer_kind kind, int *sock_out,
 		execv("/proc/self/exe", args);
 		_exit(126);
 	}
+	limits_adopt(pid);
 	close(sv[1]);
 	*sock_out = sv[0];
 	return pid;
@@ -503,6 +504,7 @@ static pid_t start_netslirp(int *link_out, int *ctl_out, struct moat_error *err)
 		execv("/proc/self/exe", args);
 		_exit(126);
 	}
+	limits_adopt(pid);
 	close(sv[1]);
 	close(cv[1]);
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);

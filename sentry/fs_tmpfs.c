@@ -1,5 +1,6 @@
 /* sentry/fs_tmpfs.c: tmpfs (see fs_tmpfs.h). */
 #include "sentry/fs_tmpfs.h"
+#include "sentry/limits.h"
 #include "sentry/overlay.h"
 #include "sentry/store.h"
 
@@ -410,6 +411,7 @@ static int to_store(struct vnode *vn)
 	tn->fd = fd;
 	free(tn->inl);
 	inline_bytes -= tn->inl_cap;
+	limits_heap_charge(-(int64_t)tn->inl_cap);
 	tn->inl = NULL;
 	tn->inl_cap = 0;
 	tn->fd_users = 1;
@@ -433,11 +435,16 @@ static bool inline_reserve(struct tnode *tn, size_t n)
 		cap *= 2;
 	if (cap > TMPFS_INLINE_MAX)
 		cap = TMPFS_INLINE_MAX;
-	if (inline_bytes - tn->inl_cap + cap > TMPFS_INLINE_TOTAL)
+	/* Within the sandbox's memory limit too: past it the file goes to
+	 * the store, whose bytes are page cache the host can reclaim. */
+	if (inline_bytes - tn->inl_cap + cap > TMPFS_INLINE_TOTAL ||
+	    !limits_heap_charge((int64_t)cap - (int64_t)tn->inl_cap))
 		return false;
 	p = realloc(tn->inl, cap);
-	if (!p)
+	if (!p) {
+		limits_heap_charge((int64_t)tn->inl_cap - (int64_t)cap);
 		return false;
+	}
 	inline_bytes = inline_bytes - tn->inl_cap + cap;
 	tn->inl = p;
 	tn->inl_cap = cap;
@@ -458,6 +465,7 @@ static void data_free(struct vnode *vn)
 	}
 	free(tn->inl);
 	inline_bytes -= tn->inl_cap;
+	limits_heap_charge(-(int64_t)tn->inl_cap);
 	tn->inl = NULL;
 	tn->inl_cap = 0;
 	charge_set(tn, 0);
@@ -612,6 +620,7 @@ static int data_truncate(struct vnode *vn, uint64_t len)
 		} else if (len == 0 && tn->inl) {
 			free(tn->inl);
 			inline_bytes -= tn->inl_cap;
+			limits_heap_charge(-(int64_t)tn->inl_cap);
 			tn->inl = NULL;
 			tn->inl_cap = 0;
 		}

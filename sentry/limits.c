@@ -20,12 +20,57 @@
 #define MAX_CG 6
 #define CG_V2 "/sys/fs/cgroup"
 
+/* Each controller's cgroups of one sandbox (docs/limits.md, "Who is in
+ * them"):
+ *
+ *   moat-PID/          the sandbox: its memory limit, its CPU quota, its
+ *                      usage (all of it); on v1 the sentry and its helpers
+ *   moat-PID/guest/    the reaper and every guest: the pids limit, the
+ *                      freezer, a CPU weight below the sentry's
+ *   moat-PID/sentry/   v2 only (no process may sit in a cgroup that has
+ *                      children with controllers): the sentry, its helpers
+ *
+ * So the memory limit and the CPU quota count what the sentry and the
+ * gofers do for the guests, the pids limit counts the guests alone (a
+ * fork bomb cannot stop a helper's start), and the guests' CPU weight
+ * cannot starve the sentry that serves them. */
 static struct cg {
-	char path[PATH_MAX]; /* the cgroup this sandbox made */
+	char path[PATH_MAX]; /* moat-PID, the sandbox's */
+	char home[PATH_MAX]; /* the caller's cgroup: where janitors go back */
 	const char *ctl;     /* controller ("memory", "pids", "cpu", ...) */
 	bool v2; /* in the unified hierarchy: one cgroup, several entries */
 } cgs[MAX_CG];
 static int ncgs;
+
+enum cg_sub {
+	CG_TOP,
+	CG_GUEST,
+	CG_SENTRY
+};
+
+/* The path of one of a sandbox cgroup's parts, in buf (PATH_MAX). */
+static const char *cg_part(const struct cg *c, enum cg_sub sub, char *buf)
+{
+	const char *tail = sub == CG_GUEST	     ? "/guest" :
+			   sub == CG_SENTRY && c->v2 ? "/sentry" :
+						       "";
+
+	/* c->path leaves room for the tail (make_cg) */
+	if (snprintf(buf, PATH_MAX, "%s%s", c->path, tail) >= PATH_MAX)
+		buf[0] = 0;
+	return buf;
+}
+
+/* Another entry, made earlier, for the same directory (v2's one cgroup;
+ * a v1 host that mounts cpu and cpuacct together). */
+static bool cg_dup(int i)
+{
+	for (int j = 0; j < i; j++)
+		if (!strcmp(cgs[j].path, cgs[i].path))
+			return true;
+	return false;
+}
+
 static int oom_fd = -1; /* memory.oom_control (v1) or memory.events (v2) */
 static char oom_key[32];
 
@@ -157,14 +202,34 @@ static bool unified(void)
 	return access(CG_V2 "/cgroup.controllers", F_OK) == 0;
 }
 
+/* The sentry's v2 cgroup, from /proc/self/cgroup's "0::" line. */
+static void own_cgroup_v2(char *out, size_t cap)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	snprintf(out, cap, CG_V2);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(out, cap, CG_V2 "%s",
+				 strcmp(line + 3, "/") ? line + 3 : "");
+			break;
+		}
+	fclose(f);
+}
+
 /* The unified hierarchy: one cgroup, /sys/fs/cgroup/moat/moat-PID, with
- * controller ctl enabled down to it. Not below moat's own cgroup: a v2
- * cgroup that holds processes cannot hand controllers to children (the
- * "no internal processes" rule), and moat's own (a login session, a
- * service, a container's root) holds processes; moat/ holds none. */
+ * controller ctl enabled down to it and to its guest/ and sentry/. Not
+ * below moat's own cgroup: a v2 cgroup that holds processes cannot hand
+ * controllers to children (the "no internal processes" rule), and moat's
+ * own (a login session, a service, a container's root) holds processes;
+ * moat/ and moat-PID hold none. */
 static int make_cg_v2(const char *ctl, struct moat_error *err)
 {
-	char path[PATH_MAX], on[32];
+	char path[PATH_MAX], sub[PATH_MAX + 16], on[32];
 	struct cg *c = &cgs[ncgs];
 	int rc, rc_root;
 
@@ -181,39 +246,58 @@ static int make_cg_v2(const char *ctl, struct moat_error *err)
 	/* Kept (for the janitor) before the controller is known to work;
 	 * named for it only once it does. */
 	snprintf(c->path, sizeof(c->path), "%s", path);
+	own_cgroup_v2(c->home, sizeof(c->home));
 	c->ctl = "";
 	c->v2 = true;
 	ncgs++;
+	for (int i = 0; i < 2; i++) {
+		snprintf(sub, sizeof(sub), "%s/%s", path,
+			 i ? "sentry" : "guest");
+		if (mkdir(sub, 0700) < 0 && errno != EEXIST)
+			return moat_error_set(
+				err, errno, "limits: create cgroup `%s`", sub);
+	}
 	rc = write_str(CG_V2 "/moat", "cgroup.subtree_control", on);
 	if (rc < 0)
 		return moat_error_set(err, rc_root < 0 ? -rc_root : -rc,
 				      "limits: enable the %s controller in "
 				      "`" CG_V2 "/moat`",
 				      ctl);
+	/* The pids limit and the CPU weights are guest/'s and sentry/'s. */
+	rc = write_str(path, "cgroup.subtree_control", on);
+	if (rc < 0)
+		return moat_error_set(
+			err, -rc, "limits: enable the %s controller in `%s`",
+			ctl, path);
 	c->ctl = ctl;
 	return 0;
 }
 
 static int make_cg(const char *ctl, struct moat_error *err)
 {
-	char parent[PATH_MAX];
+	char guest[PATH_MAX + 8];
 	struct cg *c = &cgs[ncgs];
 	int rc;
 
 	if (unified())
 		return make_cg_v2(ctl, err);
-	rc = own_cgroup(ctl, parent, sizeof(parent));
+	rc = own_cgroup(ctl, c->home, sizeof(c->home));
 	if (rc < 0)
 		return moat_error_set(
 			err, -rc, "limits: no %s cgroup for this process", ctl);
-	if ((size_t)snprintf(c->path, sizeof(c->path), "%s/moat-%d", parent,
-			     getpid()) >= sizeof(c->path))
+	if ((size_t)snprintf(guest, sizeof(guest), "%s/moat-%d", c->home,
+			     getpid()) >= sizeof(c->path) - 8)
 		return moat_error_set(err, ENAMETOOLONG, "limits: cgroup path");
+	memcpy(c->path, guest, strlen(guest) + 1);
 	if (mkdir(c->path, 0700) < 0 && errno != EEXIST)
 		return moat_error_set(err, errno, "limits: create cgroup `%s`",
 				      c->path);
 	c->ctl = ctl;
 	ncgs++;
+	cg_part(c, CG_GUEST, guest);
+	if (mkdir(guest, 0700) < 0 && errno != EEXIST)
+		return moat_error_set(err, errno, "limits: create cgroup `%s`",
+				      guest);
 	return 0;
 }
 
@@ -242,21 +326,26 @@ static int stat_fds[ST_FILES] = { -1, -1, -1, -1, -1 };
 static void open_stat_files(void)
 {
 	/* file: v1's; v2: the unified hierarchy's, where it has the same
-	 * figure (cpu and the freezer are v1's only: docs/oci.md) */
+	 * figure (cpu and the freezer are v1's only: docs/oci.md). Memory
+	 * and CPU are the whole sandbox's, the sentry's work included, as
+	 * their limits are; tasks and the freezer are the guests'. */
 	static const struct {
 		const char *ctl, *file, *v2;
 		int flags;
+		enum cg_sub sub;
 	} files[ST_FILES] = {
-		[ST_CPU] = { "cpuacct", "cpuacct.usage", NULL, O_RDONLY },
+		[ST_CPU] = { "cpuacct", "cpuacct.usage", NULL, O_RDONLY,
+			     CG_TOP },
 		[ST_MEM] = { "memory", "memory.usage_in_bytes",
-			     "memory.current", O_RDONLY },
+			     "memory.current", O_RDONLY, CG_TOP },
 		[ST_MEM_MAX] = { "memory", "memory.max_usage_in_bytes",
-				 "memory.peak", O_RDONLY },
-		[ST_PIDS] = { "pids", "pids.current", "pids.current",
-			      O_RDONLY },
-		[ST_FREEZER] = { "freezer", "freezer.state", NULL, O_RDWR },
+				 "memory.peak", O_RDONLY, CG_TOP },
+		[ST_PIDS] = { "pids", "pids.current", "pids.current", O_RDONLY,
+			      CG_GUEST },
+		[ST_FREEZER] = { "freezer", "freezer.state", NULL, O_RDWR,
+				 CG_GUEST },
 	};
-	char p[PATH_MAX + 32];
+	char p[PATH_MAX + 32], part[PATH_MAX];
 	int i;
 
 	for (i = 0; i < ST_FILES; i++) {
@@ -264,7 +353,8 @@ static void open_stat_files(void)
 		const char *file = c && c->v2 ? files[i].v2 : files[i].file;
 		if (!c || !file)
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", c->path, file);
+		snprintf(p, sizeof(p), "%s/%s", cg_part(c, files[i].sub, part),
+			 file);
 		stat_fds[i] = open(p, files[i].flags | O_CLOEXEC);
 	}
 }
@@ -311,9 +401,26 @@ int limits_freeze(bool frozen)
 	return 0;
 }
 
+/* What guests make the sentry's heap hold: pipe capacity, inline tmpfs
+ * data, SysV messages. */
+static uint64_t heap_held;
+
+uint64_t limits_heap_budget(void)
+{
+	return S && S->opts.memory ? S->opts.memory / 4 : UINT64_MAX;
+}
+
+bool limits_heap_charge(int64_t delta)
+{
+	if (delta > 0 && heap_held + (uint64_t)delta > limits_heap_budget())
+		return false;
+	heap_held += (uint64_t)delta;
+	return true;
+}
+
 static int set_memory(uint64_t bytes, struct moat_error *err)
 {
-	char v[32], p[PATH_MAX + 32];
+	char v[32], p[PATH_MAX + 32], part[PATH_MAX];
 	struct cg *c;
 	int rc;
 
@@ -330,8 +437,11 @@ static int set_memory(uint64_t bytes, struct moat_error *err)
 		write_str(c->path, "memory.swap.max", "0");
 	else
 		write_str(c->path, "memory.memsw.limit_in_bytes", v);
-	/* Both have an "oom_kill N" line. */
-	snprintf(p, sizeof(p), "%s/%s", c->path,
+	/* Both have an "oom_kill N" line. v1 counts a kill in the
+	 * victim's cgroup alone, the guests' (only a guest can be one:
+	 * limits_attach_start); v2's counts add up to the parent. */
+	snprintf(p, sizeof(p), "%s/%s",
+		 cg_part(c, c->v2 ? CG_TOP : CG_GUEST, part),
 		 c->v2 ? "memory.events" : "memory.oom_control");
 	oom_fd = open(p, O_RDONLY | O_CLOEXEC);
 	snprintf(oom_key, sizeof(oom_key), "oom_kill ");
@@ -340,15 +450,17 @@ static int set_memory(uint64_t bytes, struct moat_error *err)
 
 static int set_pids(int n, struct moat_error *err)
 {
-	char v[32];
+	char v[32], part[PATH_MAX];
 	int rc;
 
 	if (!find_cg("pids") && make_cg("pids", err) < 0)
 		return -1;
 	/* The kernel's bound sits a little above the sentry's own check
-	 * (threads of the reaper and races count there too). */
+	 * (threads of the reaper and races count there too). The guests'
+	 * alone: the sentry and its helpers never take from it, and a fork
+	 * bomb never stops a helper. */
 	snprintf(v, sizeof(v), "%d", n + 2);
-	rc = write_str(find_cg("pids")->path, "pids.max", v);
+	rc = write_str(cg_part(find_cg("pids"), CG_GUEST, part), "pids.max", v);
 	if (rc < 0)
 		return moat_error_set(err, -rc, "limits: pids limit");
 	return 0;
@@ -358,7 +470,7 @@ static int set_cpus(double cpus, struct moat_error *err)
 {
 	long period = 100000, quota = (long)(cpus * (double)period);
 	struct cg *c;
-	char v[64];
+	char v[64], part[PATH_MAX];
 	int rc;
 
 	if (quota < 1000)
@@ -366,14 +478,27 @@ static int set_cpus(double cpus, struct moat_error *err)
 	if (make_cg("cpu", err) < 0)
 		return -1;
 	c = &cgs[ncgs - 1];
+	/* The quota is the sandbox's: the sentry's work for the guests
+	 * counts in it. Within it, the guests together weigh a quarter of
+	 * the sentry (v1: each of its processes weighs 1024, as a nice-0
+	 * task; v2: sentry/ 100 against 25), so that however many guests
+	 * spin, the sentry still runs four times in five when it has work:
+	 * a kill or a control request is served while the guests use all
+	 * of the quota. */
 	if (c->v2) {
 		snprintf(v, sizeof(v), "%ld %ld", quota, period);
 		rc = write_str(c->path, "cpu.max", v);
+		if (rc == 0)
+			rc = write_str(cg_part(c, CG_GUEST, part), "cpu.weight",
+				       "25");
 	} else {
 		snprintf(v, sizeof(v), "%ld", period);
 		write_str(c->path, "cpu.cfs_period_us", v);
 		snprintf(v, sizeof(v), "%ld", quota);
 		rc = write_str(c->path, "cpu.cfs_quota_us", v);
+		if (rc == 0)
+			rc = write_str(cg_part(c, CG_GUEST, part), "cpu.shares",
+				       "256");
 	}
 	if (rc < 0)
 		return moat_error_set(err, -rc, "limits: cpu quota");
@@ -429,15 +554,19 @@ int limits_setup(struct moat_error *err)
 
 /* One cgroup.procs write: it takes the kernel's cgroup_threadgroup_rwsem
  * for writing, which waits for an RCU grace period (8-11 ms measured on
- * this kind of host, per write). Writes made at once share one. */
+ * this kind of host, per write). Writes made at once share one, and one
+ * made within a grace period of the last one's end waits for none. */
 struct join_arg {
-	const char *path;
-	const char *pid;
+	char path[PATH_MAX];
+	char pid[16];
 	int rc;
 };
 
-static int attach_rc;		  /* the first join's failure, or 0 */
-static const char *attach_failed; /* and its cgroup */
+#define MAX_JOINS (2 * MAX_CG)
+#define MAX_HELPERS 32
+
+static int attach_rc;		     /* the first join's failure, or 0 */
+static char attach_failed[PATH_MAX]; /* and its cgroup */
 
 static void *join_one(void *p)
 {
@@ -447,38 +576,55 @@ static void *join_one(void *p)
 	return NULL;
 }
 
-static void attach_all(const char *pid)
+/* Every join of js at once: one thread each but the first. */
+static void join_all(struct join_arg *js, int n)
 {
-	struct join_arg js[MAX_CG];
-	pthread_t th[MAX_CG];
-	bool started[MAX_CG] = { false };
+	pthread_t th[MAX_JOINS];
+	bool started[MAX_JOINS] = { false };
 	int i;
 
-	/* One thread a cgroup but the first, so that the joins overlap. */
-	for (i = 0; i < ncgs; i++) {
-		js[i] = (struct join_arg){ cgs[i].path, pid, 0 };
-		if (i > 0 &&
-		    pthread_create(&th[i], NULL, join_one, &js[i]) == 0)
+	for (i = 1; i < n; i++)
+		if (pthread_create(&th[i], NULL, join_one, &js[i]) == 0)
 			started[i] = true;
-	}
-	for (i = 0; i < ncgs; i++) {
+	for (i = 0; i < n; i++) {
 		if (i == 0 || !started[i])
 			join_one(&js[i]);
 		else
 			pthread_join(th[i], NULL);
 		if (js[i].rc < 0 && !attach_rc) {
 			attach_rc = js[i].rc;
-			attach_failed = cgs[i].path;
+			snprintf(attach_failed, sizeof(attach_failed), "%s",
+				 js[i].path);
 		}
 	}
 }
 
-static char attach_pid[32];
+/* Jobs that put pid in part sub of every cgroup (each directory once). */
+static int add_joins(struct join_arg *js, int n, pid_t pid, enum cg_sub sub)
+{
+	for (int i = 0; i < ncgs && n < MAX_JOINS; i++) {
+		if (cg_dup(i))
+			continue;
+		cg_part(&cgs[i], sub, js[n].path);
+		snprintf(js[n].pid, sizeof(js[n].pid), "%d", (int)pid);
+		js[n++].rc = 0;
+	}
+	return n;
+}
+
+static struct join_arg first_joins[MAX_JOINS];
+static int nfirst;
+/* The sentry's helpers forked while its own join was under way: either
+ * side of it, so limits_attach_wait puts them in too. */
+static pid_t helpers[MAX_HELPERS];
+static int nhelpers;
+static bool sentry_joined; /* limits_attach_wait has run */
+static bool joining;	   /* limits_attach_start has */
 
 static void *attach_thread(void *p)
 {
 	(void)p;
-	attach_all(attach_pid);
+	join_all(first_joins, nfirst);
 	return NULL;
 }
 
@@ -490,50 +636,132 @@ static bool attach_running;
 
 void limits_attach_start(pid_t reaper)
 {
-	snprintf(attach_pid, sizeof(attach_pid), "%d", reaper);
 	attach_rc = 0;
-	attach_failed = NULL;
+	attach_failed[0] = 0;
 	if (!ncgs)
 		return;
+	/* The OOM killer takes a guest, never the sentry or a helper, while
+	 * any guest is left: they score 999 or 1000 below the guests, and a
+	 * score counts a thousandth of the limit a step, so even a sentry
+	 * that held nearly all of the limit scores below the smallest guest.
+	 * The sentry goes to -999 (its helpers inherit it) where it may
+	 * (CAP_SYS_RESOURCE); where it may not, the reaper, and with it
+	 * every guest, goes to 1000. Never -1000 (unkillable): where what is
+	 * left in the cgroup is the sentry's alone, a fault of the sentry's
+	 * with no process to kill is retried for ever, the sandbox spinning
+	 * in the kernel. The sentry keeps what guests make it hold well
+	 * below the limit (limits_heap_charge), so that last kill is for a
+	 * limit too small for the sentry itself. Without a memory limit
+	 * (an OCI container's cgroup for its stats) the scores stay. */
+	if (S->opts.memory && find_cg("memory") &&
+	    write_str("/proc/self", "oom_score_adj", "-999") < 0) {
+		char proc[32];
+		snprintf(proc, sizeof(proc), "/proc/%d", (int)reaper);
+		write_str(proc, "oom_score_adj", "1000");
+	}
+	nfirst = add_joins(first_joins, 0, reaper, CG_GUEST);
+	nfirst = add_joins(first_joins, nfirst, getpid(), CG_SENTRY);
+	joining = true;
 	if (pthread_create(&attach_th, NULL, attach_thread, NULL) == 0)
 		attach_running = true;
 	else
-		attach_all(attach_pid);
+		join_all(first_joins, nfirst);
+}
+
+void limits_adopt(pid_t helper)
+{
+	/* After the sentry's join a child is born in its cgroups. */
+	if (joining && !sentry_joined && nhelpers < MAX_HELPERS)
+		helpers[nhelpers++] = helper;
 }
 
 int limits_attach_wait(struct moat_error *err)
 {
+	struct join_arg js[MAX_JOINS];
+
 	if (attach_running) {
 		pthread_join(attach_th, NULL);
 		attach_running = false;
 	}
+	sentry_joined = true;
+	/* The helpers, a few at a time, while the lock's grace period is
+	 * likely still fresh. One that has died meanwhile is no error. */
+	for (int h = 0; h < nhelpers;) {
+		int n = 0, rc = attach_rc;
+		while (h < nhelpers && n + ncgs <= MAX_JOINS)
+			n = add_joins(js, n, helpers[h++], CG_SENTRY);
+		join_all(js, n);
+		if (attach_rc == -ESRCH)
+			attach_rc = rc;
+	}
+	nhelpers = 0;
 	if (attach_rc < 0)
 		return moat_error_set(err, -attach_rc, "limits: join `%s`",
 				      attach_failed);
 	return 0;
 }
 
+/* In a janitor: back to the caller's cgroups. A janitor waits for the
+ * sentry's end and then for its own work; in the sandbox's cgroups it
+ * would keep them from being removed, and its work would be charged to a
+ * sandbox that is gone. */
+static void limits_leave(void)
+{
+	struct join_arg js[MAX_JOINS];
+	int n = 0;
+
+	if (!joining)
+		return;
+	for (int i = 0; i < ncgs; i++) {
+		if (cg_dup(i))
+			continue;
+		snprintf(js[n].path, sizeof(js[n].path), "%s", cgs[i].home);
+		snprintf(js[n].pid, sizeof(js[n].pid), "0");
+		js[n++].rc = 0;
+	}
+	join_all(js, n);
+}
+
 void limits_start_janitor(void)
 {
+	char part[PATH_MAX];
 	int i;
 
+	if (ncgs)
+		janitor_on_fork = limits_leave;
 	/* When the sentry is gone, remove the cgroups once their last
-	 * process has died. */
+	 * process has died. Forked before any join: it is in none of them. */
 	if (!ncgs || janitor_fork() != 0)
 		return;
 	/* A sentry killed while its guests were paused leaves them frozen,
 	 * and a frozen task cannot die: thaw them first. */
 	for (i = 0; i < ncgs; i++)
 		if (!strcmp(cgs[i].ctl, "freezer"))
-			write_str(cgs[i].path, "freezer.state", "THAWED");
+			write_str(cg_part(&cgs[i], CG_GUEST, part),
+				  "freezer.state", "THAWED");
+	/* Each cgroup's parts, the children first. */
 	for (int tries = 0; tries < 200; tries++) {
 		int left = 0;
-		for (i = 0; i < ncgs; i++)
-			if (cgs[i].path[0] && rmdir(cgs[i].path) < 0 &&
-			    errno == EBUSY)
+		for (i = 0; i < ncgs; i++) {
+			static const enum cg_sub order[] = { CG_GUEST,
+							     CG_SENTRY,
+							     CG_TOP };
+			bool busy = false;
+			if (!cgs[i].path[0])
+				continue;
+			for (size_t k = 0; k < ARRAY_SIZE(order); k++) {
+				if (order[k] == CG_SENTRY && !cgs[i].v2)
+					continue;
+				if (rmdir(cg_part(&cgs[i], order[k], part)) <
+					    0 &&
+				    errno == EBUSY)
+					busy = true;
+			}
+			if (busy)
 				left++;
 			else
 				cgs[i].path[0] = 0;
+		}
 		if (!left)
 			break;
 		usleep(25000);

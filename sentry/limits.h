@@ -3,8 +3,11 @@
  * Memory, pids and CPU are enforced by the host kernel through cgroups the
  * sentry creates: below its own cgroup of each v1 controller, or, on a host
  * whose /sys/fs/cgroup is the unified v2 hierarchy, one cgroup below
- * /sys/fs/cgroup/moat/. The guests' reaper joins them before any guest
- * exists. The process count is also checked by the sentry at fork, so a
+ * /sys/fs/cgroup/moat/. The sentry and its helpers join them, so that
+ * memory and CPU count what they do for the guests; the guests' reaper
+ * joins a child of them (the pids limit is the guests' alone) before any
+ * guest exists. What guests make the sentry's heap hold is kept within a
+ * share of the memory limit by the sentry itself (limits_heap_charge). The process count is also checked by the sentry at fork, so a
  * fork bomb gets EAGAIN before the kernel has to refuse, with or without a
  * cgroup. The wall-clock limit is the sentry's. tmpfs size (--disk) is
  * fs_tmpfs.c's.
@@ -22,7 +25,6 @@
 
 /* Create the cgroups (setup code, before the reaper exists). */
 int limits_setup(struct moat_error *err);
-/* Put the reaper (and so every guest) in them. */
 /* Put the reaper (and so every guest, its children) in the cgroups, in
  * the background: each join waits for an RCU grace period of the
  * kernel's (about 10 ms per cgroup on a cgroup v1 host), so the rest of
@@ -30,9 +32,21 @@ int limits_setup(struct moat_error *err);
  * must be 0 before the first guest is let run. */
 void limits_attach_start(pid_t reaper);
 int limits_attach_wait(struct moat_error *err);
+/* A helper of the sentry's (a gofer, the network's helper) that it has
+ * just forked: it goes where the sentry goes, for its memory and CPU to
+ * count in the sandbox's (limits_attach_wait puts it there; one forked
+ * after that is born there). */
+void limits_adopt(pid_t helper);
 /* After setup, before the sentry's seccomp filter: a janitor process that
  * removes the cgroups once the sentry is gone, even if it crashed. */
 void limits_start_janitor(void);
+/* What guests may make the sentry's heap hold (pipe buffers, inline tmpfs
+ * data, SysV messages): a quarter of the memory limit, which the sentry's
+ * heap shares with the guests (docs/limits.md); no bound without one
+ * (each kind keeps its own). limits_heap_charge(n) takes n bytes of it
+ * (false: past it, nothing taken) or gives -n back. */
+uint64_t limits_heap_budget(void);
+bool limits_heap_charge(int64_t delta);
 /* Which limit, if any, ended the sandbox: prints one line on stderr. */
 void limits_report(int init_status);
 /* What the guests use now, from their cgroups (-1: not known). */

@@ -1,4 +1,5 @@
 /* sentry/pipe.c: pipes, entirely in the sentry. */
+#include "sentry/limits.h"
 #include "sentry/vfs.h"
 
 #include <fcntl.h>
@@ -19,6 +20,33 @@
 #define PIPE_HARD_TOTAL (256u << 20)
 
 static size_t pipe_total; /* capacity of every live pipe, in bytes */
+
+/* A pipe's capacity goes from old to want bytes: within PIPE_HARD_TOTAL
+ * and within what the sandbox's memory limit lets guests make the sentry
+ * hold (limits_heap_charge). Capacity, not what is buffered: a guest can
+ * fill what it was given at any time. */
+static bool pipe_charge(size_t old, size_t want)
+{
+	if (pipe_total - old + want > PIPE_HARD_TOTAL ||
+	    !limits_heap_charge((int64_t)want - (int64_t)old))
+		return false;
+	pipe_total = pipe_total - old + want;
+	return true;
+}
+
+/* A new pipe's capacity, charged: a page past the soft limit (a quarter
+ * of the sentry's share of the memory limit, if that is less), as Linux
+ * past pipe-user-pages-soft; 0 past the hard one. */
+static size_t pipe_first_cap(void)
+{
+	uint64_t soft = limits_heap_budget() / 4;
+
+	if (soft > PIPE_SOFT_TOTAL)
+		soft = PIPE_SOFT_TOTAL;
+	if (pipe_total + PIPE_DEF_SIZE <= soft && pipe_charge(0, PIPE_DEF_SIZE))
+		return PIPE_DEF_SIZE;
+	return pipe_charge(0, PIPE_MIN_SIZE) ? PIPE_MIN_SIZE : 0;
+}
 
 struct pipe {
 	char *buf; /* NULL while empty */
@@ -198,7 +226,7 @@ static void pipe_free(struct pipe *p)
 {
 	if (p->owner)
 		*p->owner = NULL; /* a FIFO's next open starts a new pipe */
-	pipe_total -= p->cap;
+	pipe_charge(p->cap, 0);
 	free(p->buf);
 	free(p);
 }
@@ -243,15 +271,13 @@ int pipe_create(struct file **rd, struct file **wr, int flags)
 		free(p);
 		return rc;
 	}
-	if (pipe_total + PIPE_MIN_SIZE > PIPE_HARD_TOTAL) {
+	p->cap = pipe_first_cap();
+	if (!p->cap) {
 		file_discard(r);
 		file_discard(w);
 		free(p);
 		return -ENFILE;
 	}
-	p->cap = pipe_total + PIPE_DEF_SIZE > PIPE_SOFT_TOTAL ? PIPE_MIN_SIZE :
-								PIPE_DEF_SIZE;
-	pipe_total += p->cap;
 	p->ino = pipe_ino++;
 	p->readers = p->writers = 1;
 	r->priv = w->priv = p;
@@ -281,14 +307,16 @@ long pipe_size_ctl(struct file *f, int set, uint64_t arg)
 			want <<= 1;
 		if (want < p->len)
 			return -EBUSY;
-		if (pipe_total - old + want > PIPE_HARD_TOTAL)
+		if (!pipe_charge(old, want))
 			return -EPERM;
 		if (p->buf) {
 			/* Re-lay the ring at offset 0 in a buffer of the new size. */
 			size_t i;
 			nb = malloc(want);
-			if (!nb)
+			if (!nb) {
+				pipe_charge(want, old);
 				return -ENOMEM;
+			}
 			for (i = 0; i < p->len; i++)
 				nb[i] = p->buf[(p->head + i) % old];
 			free(p->buf);
@@ -296,7 +324,6 @@ long pipe_size_ctl(struct file *f, int set, uint64_t arg)
 			p->head = 0;
 		}
 		p->cap = want;
-		pipe_total = pipe_total - old + want;
 		p->seq++;
 		sentry_wake();
 		return (long)want;
@@ -360,15 +387,14 @@ int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out)
 	struct file *f;
 
 	if (!p) {
-		if (pipe_total + PIPE_MIN_SIZE > PIPE_HARD_TOTAL)
-			return -ENFILE;
 		p = calloc(1, sizeof(*p));
 		if (!p)
 			return -ENOMEM;
-		p->cap = pipe_total + PIPE_DEF_SIZE > PIPE_SOFT_TOTAL ?
-				 PIPE_MIN_SIZE :
-				 PIPE_DEF_SIZE;
-		pipe_total += p->cap;
+		p->cap = pipe_first_cap();
+		if (!p->cap) {
+			free(p);
+			return -ENFILE;
+		}
 		p->ino = pipe_ino++;
 		p->owner = slot;
 		*slot = p;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "platform/platform.h"
+#include "sentry/limits.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
 
@@ -246,6 +247,7 @@ static void free_obj(struct ipcobj *o)
 		struct msg *m = o->head;
 		o->head = m->next;
 		msg_total -= sizeof(*m) + m->len;
+		limits_heap_charge(-(int64_t)(sizeof(*m) + m->len));
 		free(m);
 	}
 	sem_total -= o->sems ? o->nsems : 0;
@@ -858,12 +860,16 @@ long sys_msgsnd(struct task *t, struct syscall_args *a)
 	 * zero-length message is still a message); and all queues together
 	 * are bounded, since each lives in the sentry's memory. */
 	if (o->qbytes + sz > o->qmax || o->qnum + 1 > o->qmax ||
-	    msg_total + sizeof(*m) + sz > MSG_TOTAL)
+	    msg_total + sizeof(*m) + sz > MSG_TOTAL ||
+	    !limits_heap_charge((int64_t)(sizeof(*m) + sz)))
 		return (flags & IPC_NOWAIT) ? -EAGAIN : SYS_BLOCK;
 	m = malloc(sizeof(*m) + sz);
-	if (!m)
+	if (!m) {
+		limits_heap_charge(-(int64_t)(sizeof(*m) + sz));
 		return -ENOMEM;
+	}
 	if (sz && task_read(t, a->a[1] + sizeof(long), m->text, sz) < 0) {
+		limits_heap_charge(-(int64_t)(sizeof(*m) + sz));
 		free(m);
 		return -EFAULT;
 	}
@@ -950,6 +956,7 @@ long sys_msgrcv(struct task *t, struct syscall_args *a)
 	o->qbytes -= m->len;
 	o->qnum--;
 	msg_total -= sizeof(*m) + m->len;
+	limits_heap_charge(-(int64_t)(sizeof(*m) + m->len));
 	o->rtime = now_s();
 	o->lrpid = t->proc->pid;
 	free(m);

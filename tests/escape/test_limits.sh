@@ -327,6 +327,222 @@ t_defaults_lifted()
 	assert_contains "$ERR" "or unlimited" "and the error names the way to lift the limit"
 }
 
+# ---- the sentry's work counts in the sandbox's limits ----------------------
+# The sentry and its gofers are in the sandbox's memory and CPU cgroups
+# (moat-PID; on v2 moat-PID/sentry), the guests below them (guest/): what
+# the sentry holds and does for the guests counts against --memory and
+# --cpus (sentry/limits.c, docs/limits.md).
+
+# cg_dir PID CTL: the directory of PID's cgroup of controller CTL.
+cg_dir()
+{
+	local line
+	if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+		line=$(grep '^0::' "/proc/$1/cgroup")
+		echo "/sys/fs/cgroup${line#0::}"
+	else
+		line=$(grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" "/proc/$1/cgroup")
+		echo "/sys/fs/cgroup/$2${line##*:}"
+	fi
+}
+
+# sandbox_cg PID CTL: the sandbox's cgroup of CTL (moat-PID), wherever the
+# sentry is.
+sandbox_cg()
+{
+	local dir
+	dir=$(cg_dir "$1" "$2")
+	dir=${dir%/sentry}
+	case $dir in
+	*/moat-"$1") echo "$dir" ;;
+	*) echo "$dir/moat-$1" ;;
+	esac
+}
+
+# assert_in_sandbox_cg PID CTL: the sentry (moat's pid PID) is in the
+# sandbox's cgroup of CTL, not its caller's.
+assert_in_sandbox_cg()
+{
+	local dir
+	dir=$(cg_dir "$1" "$2")
+	assert_match "$dir" "/moat-$1(/sentry)?\$" "the sentry is in the sandbox's $2 cgroup"
+}
+
+# limits_sandbox ARGS...: moat do ARGS in the background (pid in SBX), its
+# stdin on fd 9 (a line, or EOF if the case fails, ends the guest).
+limits_sandbox()
+{
+	rm -f "$E2E_TMP/sbx.in"
+	mkfifo "$E2E_TMP/sbx.in"
+	"$MOAT" do --timeout 120 "$@" <"$E2E_TMP/sbx.in" >"$E2E_TMP/sbx.out" 2>"$E2E_TMP/sbx.err" &
+	SBX=$!
+	exec 9>"$E2E_TMP/sbx.in"
+}
+
+# limits_sandbox_end [killed]: let it end (killed: it has, and its stdin
+# has no reader left to write to), and capture how.
+limits_sandbox_end()
+{
+	[ "${1-}" = killed ] || echo go >&9
+	exec 9>&-
+	wait "$SBX"
+	STATUS=$?
+	OUT=$(cat "$E2E_TMP/sbx.out")
+	ERR=$(cat "$E2E_TMP/sbx.err")
+}
+
+# peak_within PID LIMIT: the sandbox's memory peak (the cgroup's, the
+# sentry's work included) and the sentry's own peak RSS are within LIMIT
+# (the cgroup's within a MiB of it: the kernel forces a few charges past a
+# limit, a dying task's, some of its own allocations).
+peak_within()
+{
+	local dir peak hwm
+	dir=$(sandbox_cg "$1" memory)
+	peak=$(cat "$dir/memory.max_usage_in_bytes" 2>/dev/null || cat "$dir/memory.peak")
+	hwm=$(($(awk '/^VmHWM:/ { print $2 }' "/proc/$1/status") * 1024))
+	[ "$peak" -le $(($2 + (1 << 20))) ] || fail "the sandbox's memory peaked at $peak bytes, past $2"
+	[ "$hwm" -le "$2" ] || fail "the sentry's RSS peaked at $hwm bytes, past the sandbox's limit of $2"
+	echo "sandbox peak $((peak >> 20)) MiB, the sentry's $((hwm >> 20)) MiB"
+}
+
+# 256 MiB of 64 KiB files in /tmp under --memory 32M: such files stay
+# inline, in the sentry's heap, up to 64 MiB in all, which no limit saw.
+# Now the sentry keeps them within its share of the limit, the rest goes
+# to the store on disk, until --disk says ENOSPC.
+t_memory_counts_tmpfs_in_the_sentry()
+{
+	limits_sandbox --memory 32M --disk 128M -- $PY -c '
+import errno, sys
+done, err = 0, "none"
+try:
+    while done < 256 << 20:
+        with open(f"/tmp/f{done >> 16}", "wb") as f:
+            f.write(b"x" * 65536)
+        done += 65536
+except OSError as e:
+    err = errno.errorcode[e.errno]
+print(f"wrote {done >> 20} MiB, then {err}", flush=True)
+sys.stdin.readline()
+'
+	wait_for "$E2E_TMP/sbx.out" '^wrote ' || { limits_sandbox_end; fail "no answer: $ERR"; }
+	assert_in_sandbox_cg "$SBX" memory
+	peak_within "$SBX" $((32 << 20))
+	limits_sandbox_end
+	assert_eq 0 "$STATUS" "the guest exits 0: $ERR"
+	assert_match "$OUT" '^wrote 1[0-2][0-9] MiB, then ENOSPC$' "writing past --disk fails with ENOSPC, no OOM kill"
+}
+
+# A pipe-buffer bomb: pipes grown to 1 MiB (F_SETPIPE_SZ) and filled, as
+# many as the guest may make. The sentry held them (256 MiB at most) past
+# any --memory; now their capacity is within its share of the limit, and
+# the sandbox still answers moat kill.
+t_memory_counts_pipes_in_the_sentry()
+{
+	limits_sandbox --memory 32M -- $PY -c '
+import errno, fcntl, os, sys
+held, pipes, err = 0, [], "none"
+try:
+    while held < 512 << 20:
+        r, w = os.pipe()
+        pipes.append((r, w))
+        try:
+            fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ
+        except OSError:
+            pass
+        os.set_blocking(w, False)
+        try:
+            while True:
+                held += os.write(w, b"x" * 65536)
+        except BlockingIOError:
+            pass
+except OSError as e:
+    err = errno.errorcode[e.errno]
+print(f"holding {held >> 20} MiB in {len(pipes)} pipes, then {err}", flush=True)
+sys.stdin.readline()
+'
+	wait_for "$E2E_TMP/sbx.out" '^holding ' || { limits_sandbox_end; fail "no answer: $ERR"; }
+	assert_in_sandbox_cg "$SBX" memory
+	peak_within "$SBX" $((32 << 20))
+	capture timeout 30 "$MOAT" kill "$SBX" KILL
+	assert_eq 0 "$STATUS" "moat kill is answered: $ERR"
+	limits_sandbox_end killed
+	assert_eq 137 "$STATUS" "the sandbox ends by the kill"
+	assert_match "$OUT" '^holding [0-9]+ MiB in [0-9]+ pipes, then (ENFILE|EMFILE)$' "pipes past the limit: ENFILE"
+}
+
+# --pids counts the guests alone: its kernel bound is guest/'s, and the
+# sentry and its gofers, in moat-PID above it, never take a slot, so a
+# guest that holds every one stops none of theirs.
+t_pids_count_the_guests_alone()
+{
+	local dir p
+	limits_sandbox --pids 20 -- $PY -c '
+import os, sys, time
+n = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+except BlockingIOError:
+    print("holding", n + 1, flush=True)
+sys.stdin.readline()
+'
+	wait_for "$E2E_TMP/sbx.out" '^holding ' || { limits_sandbox_end; fail "no answer: $ERR"; }
+	assert_in_sandbox_cg "$SBX" pids
+	dir=$(sandbox_cg "$SBX" pids)
+	assert_eq 22 "$(cat "$dir/guest/pids.max")" "the kernel's bound (a little above --pids 20) is the guests'"
+	assert_eq max "$(cat "$dir/pids.max")" "the sandbox's own cgroup has none"
+	for p in $(pgrep -P "$SBX" -f 'moat gofer'); do
+		assert_match "$(cg_dir "$p" pids)" "/moat-$SBX(/sentry)?\$" "gofer $p is with the sentry, not the guests"
+	done
+	limits_sandbox_end
+	assert_eq "holding 20" "$OUT" "the guests hold all 20 slots"
+}
+
+# cpu_ticks SENTRY: the CPU time (clock ticks) of the sentry and of every
+# process in its sandbox's cpu cgroup, guests and helpers.
+cpu_ticks()
+{
+	local dir p
+	dir=$(sandbox_cg "$1" cpu)
+	for p in $({ echo "$1"; find "$dir" -name cgroup.procs -exec cat {} +; } | sort -u); do
+		awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null
+	done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# --cpus 0.1 and a guest whose every pread traps: the sentry did the work
+# on a core of its own, outside the quota (96 % of a core measured on an
+# idle machine, 30 % on a loaded one). Now the quota is the sandbox's: over
+# 3 s, the sentry and the guests together use a quarter of a core at most
+# (a bound, not a timing: the kernel holds them to 0.1, and a loaded
+# machine gives them less).
+t_cpu_counts_the_sentry()
+{
+	local t0 t1 hz used
+	limits_sandbox --cpus 0.1 -- $PY -c '
+import os, select, sys
+fd = os.open("/etc/passwd", os.O_RDONLY)
+print("looping", flush=True)
+while not select.select([sys.stdin], [], [], 0)[0]:
+    for _ in range(1000):
+        os.pread(fd, 64, 0)
+'
+	wait_for "$E2E_TMP/sbx.out" '^looping' || { limits_sandbox_end; fail "no answer: $ERR"; }
+	assert_in_sandbox_cg "$SBX" cpu
+	hz=$(getconf CLK_TCK)
+	t0=$(cpu_ticks "$SBX")
+	sleep 3
+	t1=$(cpu_ticks "$SBX")
+	limits_sandbox_end
+	used=$(((t1 - t0) * 100 / (3 * hz)))
+	echo "the sandbox used $used % of a core under --cpus 0.1"
+	[ "$used" -le 25 ] || fail "the sentry and the guest used $used % of a core under --cpus 0.1"
+	assert_eq 0 "$STATUS" "the guest ends when told: $ERR"
+}
+
 run_test "--timeout kills a runaway" t_timeout
 run_test "--pids refuses forks past the limit" t_pids
 run_test "zombies count against --pids until reaped, as natively" t_pids_count_zombies
@@ -337,4 +553,8 @@ run_test "a fork bomb under the defaults leaves the host and a sandbox working" 
 run_test "a memory bomb under the defaults leaves the host and a sandbox working" t_default_memory_bomb
 run_test "without cgroups the default pids limit holds, and no memory limit is said" t_defaults_without_cgroups
 run_test "--memory unlimited and --pids unlimited lift the defaults" t_defaults_lifted
+run_test "--memory counts what the sentry holds of /tmp" t_memory_counts_tmpfs_in_the_sentry
+run_test "--memory counts the pipes' buffers, and moat kill still answers" t_memory_counts_pipes_in_the_sentry
+run_test "--cpus counts the sentry's work for the guests" t_cpu_counts_the_sentry
+run_test "--pids counts the guests alone" t_pids_count_the_guests_alone
 e2e_done

@@ -123,10 +123,14 @@ t_containerd()
 	capture c run --rm --runc-binary "$MOAT" docker.io/library/moat-bb:1 ct1 sh -c 'echo hi from ctr; exit 6'
 	assert_eq 6 "$STATUS" "ctr run's exit code is the container's"
 	assert_eq "hi from ctr" "$OUT" "its output"
-	c run -d --runc-binary "$MOAT" docker.io/library/moat-bb:1 ct2 \
+	c run -d --memory-limit $((64 << 20)) --runc-binary "$MOAT" docker.io/library/moat-bb:1 ct2 \
 		sh -c 'trap "exit 0" TERM; while :; do sleep 0.1; done' >/dev/null || fail "ctr run -d"
 	capture c task ls
 	assert_match "$OUT" 'ct2 +[0-9]+ +RUNNING' "the task runs"
+	# The shim reads the cgroups of the pid moat reports, the sentry's:
+	# they are the sandbox's, with its limit (they were the caller's).
+	capture c task metrics ct2
+	assert_match "$OUT" 'memory.limit_in_bytes +67108864' "ctr task metrics shows the container's memory limit"
 	capture c task exec --exec-id e1 ct2 sh -c 'echo in exec; exit 4'
 	assert_eq 4 "$STATUS" "ctr task exec's exit code"
 	assert_eq "in exec" "$OUT" "its output"
