@@ -238,30 +238,34 @@ static int open_uids_dir(struct moat_error *err)
  * range. The kernel's own check picks them: a child with real uid a and
  * effective uid b, no capability left (checked: with CAP_KILL, kill(-1)
  * would reach every process), may signal exactly the processes whose real
- * or saved uid is a or b. */
+ * or saved uid is a or b.
+ *
+ * vfork, and only raw syscalls in the child: it borrows the sentry's
+ * memory until it exits (a fork of the sentry cost more than the rest of
+ * the allocation), and credentials are the child task's own, so the
+ * sentry keeps root's. */
 static int sweep(uid_t a, uid_t b)
 {
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
 	pid_t pid;
 	int st;
 
 	if (a == 0 || b == 0)
 		return -EINVAL;
-	pid = fork();
+	memset(d, 0, sizeof(d));
+	pid = vfork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		struct __user_cap_header_struct h = {
-			_LINUX_CAPABILITY_VERSION_3, 0
-		};
-		struct __user_cap_data_struct d[2];
-
-		memset(d, 0, sizeof(d));
-		if (setresuid(a, b, b) < 0 || syscall(SYS_capset, &h, d) < 0 ||
+		if (syscall(SYS_setresuid, a, b, b) < 0 ||
+		    syscall(SYS_capset, &h, d) < 0 ||
 		    syscall(SYS_capget, &h, d) < 0 || d[0].effective ||
-		    d[1].effective || getuid() != a || geteuid() != b)
-			_exit(1);
-		kill(-1, SIGKILL);
-		_exit(0);
+		    d[1].effective || syscall(SYS_getuid) != (long)a ||
+		    syscall(SYS_geteuid) != (long)b)
+			syscall(SYS_exit, 1);
+		syscall(SYS_kill, -1, SIGKILL);
+		syscall(SYS_exit, 0);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)

@@ -46,6 +46,7 @@ start_box()
 {
 	local name=$1 out=$E2E_TMP/$1.out p g="" h="" guests="" helpers=""
 	shift
+	: >"$out" # now: the background job's own truncation may come late
 	"$MOAT" do "$@" -- $PY -c "import time
 ${GUEST_CODE:-pass}
 print('ready', flush=True)
