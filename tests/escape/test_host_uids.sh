@@ -44,16 +44,32 @@ field()
 # NAME_guid, NAME_huid: their one uid each ("mixed" when they differ).
 start_box()
 {
-	local name=$1 out=$E2E_TMP/$1.out p g="" h="" guests="" helpers=""
+	local name=$1
+	shift
+	launch_box "$name" "$@"
+	collect_box "$name"
+}
+
+# launch_box NAME MOAT-DO-ARGS...: start_box's start, without the wait.
+launch_box()
+{
+	local name=$1 out=$E2E_TMP/$1.out
 	shift
 	: >"$out" # now: the background job's own truncation may come late
 	"$MOAT" do "$@" -- $PY -c "import time
 ${GUEST_CODE:-pass}
 print('ready', flush=True)
 time.sleep(120)" </dev/null >"$out" 2>&1 &
-	p=$!
-	BOXES="$BOXES $p"
-	for _ in $(seq 200); do
+	printf -v "${name}_cli" %s "$!"
+	BOXES="$BOXES $!"
+}
+
+# collect_box NAME: start_box's wait, and what it sets.
+collect_box()
+{
+	local name=$1 out=$E2E_TMP/$1.out v=${1}_cli p g="" h="" guests="" helpers=""
+	p=${!v}
+	for _ in $(seq 600); do
 		grep -q ready "$out" && break
 		kill -0 "$p" 2>/dev/null || fail "sandbox $name did not start: $(cat "$out")"
 		sleep 0.05
@@ -76,7 +92,6 @@ time.sleep(120)" </dev/null >"$out" 2>&1 &
 	done
 	[ -n "$guests" ] || fail "sandbox $name: no traced guest process found"
 	[ -n "$helpers" ] || fail "sandbox $name: no helper process found"
-	printf -v "${name}_cli" %s "$p"
 	printf -v "${name}_guests" %s "$guests"
 	printf -v "${name}_helpers" %s "$helpers"
 	printf -v "${name}_guid" %s "$g"
@@ -163,6 +178,23 @@ t_own_ids()
 	assert_eq "700 0" "$(stat -c '%a %u' "$UIDS")" "$UIDS is root's alone"
 	flock -n "$UIDS/$A_guid" true && fail "A's slot is not locked while A runs"
 	return 0
+}
+
+# Sandboxes started at the same moment race for the lowest free slot:
+# each gets one of its own.
+t_concurrent_starts()
+{
+	trap stop_all EXIT
+	local n all=""
+	for n in C1 C2 C3 C4 C5; do launch_box $n; done
+	for n in C1 C2 C3 C4 C5; do
+		collect_box $n
+		local g=${n}_guid h=${n}_huid
+		in_range "${!g}" || fail "$n's guests run as uid ${!g}"
+		all="$all ${!g} ${!h}"
+	done
+	assert_eq 10 "$(printf '%s\n' $all | sort -u | wc -l)" \
+		"five sandboxes started at once: ten different uids ($all)"
 }
 
 t_no_signals_across()
@@ -255,6 +287,7 @@ t_dumpable()
 }
 
 run_test "each sandbox: guests and helpers with host uids of their own" t_own_ids
+run_test "sandboxes started at once get slots of their own" t_concurrent_starts
 run_test "no signal across sandboxes, from nobody, or from the helpers" t_no_signals_across
 run_test "a sandbox's uids are freed when it ends, and taken again" t_freed_and_reused
 run_test "prctl(PR_SET_DUMPABLE): as natively, and not the host task's" t_dumpable
