@@ -247,11 +247,24 @@ t_freed_and_reused()
 	done
 	assert_eq "" "$(uid_procs "$g")" "no process of A's guest uid is left"
 	flock -n "$UIDS/$g" true || fail "A's slot is still locked after A ended"
+	# A process left as either uid (a sentry killed before its guests
+	# were) is ended before the slot is used again.
+	local left1 left2
+	setpriv --reuid="$g" --regid="$g" --clear-groups sleep 300 &
+	left1=$!
+	setpriv --reuid="$A_huid" --regid="$A_huid" --clear-groups sleep 300 &
+	left2=$!
+	BOXES="$BOXES $left1 $left2"
 	start_box B
 	# The lowest free slot: A's again, unless another sandbox of this
 	# host took it meanwhile (its lock then says so).
 	if [ "$B_guid" != "$g" ]; then
 		flock -n "$UIDS/$g" true && fail "B got uid $B_guid although $g was free"
+	else
+		wait "$left1"
+		assert_eq 137 "$?" "what ran as A's guest uid was killed"
+		wait "$left2"
+		assert_eq 137 "$?" "what ran as A's helper uid was killed"
 	fi
 	# However the sandbox ends: its sentry killed at once frees it too.
 	stop_box B
