@@ -61,7 +61,7 @@ declare -A RES NA NOTE STALL
 na_reasons=()
 srv_pids=()
 
-# moat serves the host's / read-only as the user nobody: the client
+# moat serves the host's / read-only as a user that owns no host file: the client
 # program lives in a directory everyone can search.
 DIR=$(mktemp -d /var/tmp/moat-bench-net.XXXXXX)
 chmod 755 "$DIR"

@@ -40,7 +40,7 @@ if [ ! -x "$BIN" ]; then
 	echo "bench: $BIN missing; run 'make bench'" >&2
 	exit 1
 fi
-# moat serves the host's / as the user nobody: run a copy of the program
+# moat serves the host's / as a user that owns no host file: run a copy of the program
 # from a directory everyone can search, wherever the checkout lives.
 BIN_DIR=$(mktemp -d /var/tmp/moat-bench.XXXXXX)
 chmod 755 "$BIN_DIR"
@@ -155,7 +155,7 @@ run_wall()
 }
 
 # The file-system workload: a tarball of Python's standard library (no
-# tests), made once, readable by the user nobody (moat's view of the host).
+# tests), made once, readable by any user (moat's view of the host).
 FS_TGZ=$BIN_DIR/src.tgz
 tar czf "$FS_TGZ" -C /usr/lib --exclude=python3.11/test --exclude='__pycache__' \
 	python3.11 2>/dev/null

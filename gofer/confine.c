@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/mman.h>
@@ -186,10 +187,13 @@ int gofer_seccomp_install(int sockfd, bool writable, struct moat_error *err)
 
 /* ---- capabilities ------------------------------------------------------- */
 
-/* Serve as nobody (set by --nobody): when the tree is the host's own root,
- * root's ownership of /etc/shadow, /root and the like must not be the
- * guest's way in. The guest then reads what any host user may read. */
-static bool serve_as_nobody;
+/* Serve as another user (--as UID:GID, the sandbox's helper uid): when the
+ * tree is the host's own root, root's ownership of /etc/shadow, /root and
+ * the like must not be the guest's way in. The helper uid owns no host
+ * file, so the guest then reads what any host user may read. */
+static bool serve_as;
+static uid_t as_uid;
+static gid_t as_gid;
 
 static int drop_all_caps(struct moat_error *err)
 {
@@ -204,11 +208,13 @@ static int drop_all_caps(struct moat_error *err)
 					      "gofer: drop bounding cap %d", c);
 	if (cap_reset_ambient() < 0 && errno != EINVAL)
 		return moat_error_set(err, errno, "gofer: clear ambient caps");
-	/* Before the effective set goes: changing ids needs CAP_SETUID. */
-	if (serve_as_nobody &&
-	    (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-	     setresuid(65534, 65534, 65534) < 0))
-		return moat_error_set(err, errno, "gofer: become nobody");
+	/* Before the effective set goes: changing ids needs CAP_SETUID.
+	 * (Without root, --as names the caller's own ids: nothing to do.) */
+	if (serve_as && (as_uid != geteuid() || as_gid != getegid()) &&
+	    (setgroups(0, NULL) < 0 || setresgid(as_gid, as_gid, as_gid) < 0 ||
+	     setresuid(as_uid, as_uid, as_uid) < 0))
+		return moat_error_set(err, errno, "gofer: become uid %u",
+				      (unsigned)as_uid);
 	none = cap_init();
 	if (!none)
 		return moat_error_set(err, errno, "gofer: cap_init");
@@ -380,9 +386,33 @@ static int parse_fd(const char *s, int *out)
 	return 0;
 }
 
+/* UID:GID, neither of them root nor -1 */
+static int parse_ids(const char *s, uid_t *uid, gid_t *gid)
+{
+	unsigned long u, g;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	u = strtoul(s, &end, 10);
+	if (errno || end == s || *end != ':' || u == 0 || u >= UINT32_MAX)
+		return -EINVAL;
+	s = end + 1;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	g = strtoul(s, &end, 10);
+	if (errno || end == s || *end || g == 0 || g >= UINT32_MAX)
+		return -EINVAL;
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+	return 0;
+}
+
 static void usage(void)
 {
-	fputs("usage: moat gofer --root DIR --fd N [--nobody] [--rw|--store]\n",
+	fputs("usage: moat gofer --root DIR --fd N [--as UID:GID] "
+	      "[--rw|--store]\n",
 	      stderr);
 }
 
@@ -410,9 +440,13 @@ int gofer_main(int argc, char **argv)
 			fdarg = argv[++i];
 		else if (strncmp(a, "--fd=", 5) == 0)
 			fdarg = a + 5;
-		else if (strcmp(a, "--nobody") == 0)
-			serve_as_nobody = true;
-		else if (strcmp(a, "--rw") == 0)
+		else if (strcmp(a, "--as") == 0 && i + 1 < argc) {
+			if (parse_ids(argv[++i], &as_uid, &as_gid) < 0) {
+				usage();
+				return 2;
+			}
+			serve_as = true;
+		} else if (strcmp(a, "--rw") == 0)
 			writable = true;
 		else if (strcmp(a, "--store") == 0)
 			writable = store = true;

@@ -9,8 +9,8 @@
  * the policy before it gets here.
  *
  * Confinement: it keeps only fd N, the control socket M and two
- * rtnetlink sockets it opens first; it becomes nobody (no capabilities,
- * no file of the caller's to read), no_new_privs, dies with its parent,
+ * rtnetlink sockets it opens first; it becomes the sandbox's helper uid
+ * (--as UID:GID: no capabilities, no file of the caller's to read), no_new_privs, dies with its parent,
  * and runs under a seccomp filter that allows what libslirp's event loop
  * uses: sockets of the internet families, poll, read/write, time,
  * memory. slirp's own DNS and DHCP are off (the sentry answers DNS
@@ -350,7 +350,7 @@ static bool frame_ok(const uint8_t *f, size_t len)
 	return false;
 }
 
-static int confine(void)
+static int confine(uid_t uid, gid_t gid)
 {
 	static const int allow[] = {
 		SYS_read,	  SYS_write,
@@ -376,8 +376,12 @@ static int confine(void)
 	size_t i;
 	int rc = 0;
 
-	if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-	    setresuid(65534, 65534, 65534) < 0)
+	/* The sandbox's helper uid (sentry/hostids.h): no capability, no
+	 * host file of its own, and neither the guests' uid nor another
+	 * sandbox's. Without root it is the caller's own: nothing to do. */
+	if ((uid != geteuid() || gid != getegid()) &&
+	    (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+	     setresuid(uid, uid, uid) < 0))
 		return -errno;
 	/* setresuid cleared the parent-death signal: again */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
@@ -434,6 +438,8 @@ int netslirp_main(int argc, char **argv)
 	};
 	static uint8_t frame[FRAME_BUF];
 	SlirpConfig cfg = { .version = 1, .in_enabled = true };
+	unsigned as_uid = 0, as_gid = 0;
+	bool as_set = false;
 	Slirp *sl;
 	int i;
 
@@ -442,9 +448,15 @@ int netslirp_main(int argc, char **argv)
 			link_fd = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--ctl"))
 			ctl_fd = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--as") &&
+			 sscanf(argv[i + 1], "%u:%u%c", &as_uid, &as_gid,
+				&(char){ 0 }) == 2)
+			as_set = true;
 	}
-	/* the sentry makes them fds 3 and 4 */
-	if (link_fd != 3 || ctl_fd != 4)
+	/* the sentry makes them fds 3 and 4, and names ids that are not
+	 * root's (nor -1, which setresuid reads as "unchanged") */
+	if (link_fd != 3 || ctl_fd != 4 || !as_set || !as_uid || !as_gid ||
+	    as_uid == (unsigned)-1 || as_gid == (unsigned)-1)
 		return 2;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() == 1)
@@ -478,7 +490,7 @@ int netslirp_main(int argc, char **argv)
 	sl = slirp_new(&cfg, &cb, NULL);
 	if (!sl)
 		return 1;
-	if (confine() < 0)
+	if (confine(as_uid, as_gid) < 0)
 		return 1;
 	for (;;) {
 		uint32_t timeout = 1000;

@@ -56,9 +56,12 @@ static inline int stub_overlaps(uint64_t addr, uint64_t len)
 
 int plat_make_stub(struct moat_error *err);
 /* Start the pid-namespace reaper, traced, with no guest yet: its host pid,
- * or a negative value with err set. The caller may put it in cgroups
+ * or a negative value with err set. It and every guest task run as host
+ * uid/gid (the only ids their user namespace maps; the caller's own
+ * unless the caller may map others). The caller may put it in cgroups
  * (its children inherit them) and go on with setup meanwhile. */
-pid_t plat_spawn_prepare(int stub_fd, int guest_ctl_fd, struct moat_error *err);
+pid_t plat_spawn_prepare(int stub_fd, int guest_ctl_fd, uid_t uid, gid_t gid,
+			 struct moat_error *err);
 /* Then let it fork the first guest task (stopped, traced): its host tid,
  * or a negative value with err set. */
 pid_t plat_spawn_first(struct moat_error *err);

@@ -324,7 +324,7 @@ static void reaper_fork(struct sock_fprog *prog)
 }
 
 /* The reaper: init of the guests' pid namespace. It owns an empty mount
- * namespace, runs as an unmapped-to-nobody user, and reaps every guest
+ * namespace, runs as the sandbox's guest uid, and reaps every guest
  * process after the sentry has collected its status through ptrace. It
  * stays traced by the sentry (fork events only): each byte on its
  * request pipe makes one more guest process (`moat exec`), whose host
@@ -349,11 +349,12 @@ reaper_main(int gofd, struct sock_fprog *prog, int ctl_fd, int stub_fd)
 		die_child("pivot_root");
 	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_BIND, NULL) < 0)
 		die_child("remount empty root read-only");
-	/* Host identity: nobody. Must precede PDEATHSIG: a credential change
+	/* Host identity: the sandbox's guest uid, the one id the namespace
+	 * maps (as 65534 inside). Must precede PDEATHSIG: a credential change
 	 * clears it. */
 	if (setresgid(65534, 65534, 65534) < 0 ||
 	    setresuid(65534, 65534, 65534) < 0)
-		die_child("setresuid nobody");
+		die_child("setresuid to the guest uid");
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		die_child("pdeathsig");
 	set_rlimit(RLIMIT_CORE, 0);
@@ -402,12 +403,13 @@ int plat_set_options(pid_t tid)
 	return 0;
 }
 
-pid_t plat_spawn_prepare(int stub_fd, int guest_ctl_fd, struct moat_error *err)
+pid_t plat_spawn_prepare(int stub_fd, int guest_ctl_fd, uid_t uid, gid_t gid,
+			 struct moat_error *err)
 {
 	struct sock_fprog prog;
 	int go[2];
 	pid_t reaper;
-	char path[64];
+	char path[64], map[48];
 	int rc;
 
 	if (build_guest_filter(&prog, err) < 0)
@@ -429,16 +431,19 @@ pid_t plat_spawn_prepare(int stub_fd, int guest_ctl_fd, struct moat_error *err)
 	free(prog.filter); /* the reaper has its own copy */
 	S->reaper = reaper;
 	S->spawn_fd = go[1]; /* plat_spawn_first, plat_spawn_more */
-	/* Map the reaper's nobody to the host's nobody; no other id exists in
-	 * the namespace, and setgroups is denied as unprivileged maps require. */
+	/* Map the reaper's 65534 to the sandbox's host uid and gid; no other
+	 * id exists in the namespace, and setgroups is denied as unprivileged
+	 * maps require. */
 	snprintf(path, sizeof(path), "/proc/%d/setgroups", reaper);
 	rc = write_file(path, "deny");
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", reaper);
+	snprintf(map, sizeof(map), "65534 %u 1\n", (unsigned)uid);
 	if (!rc)
-		rc = write_file(path, "65534 65534 1\n");
+		rc = write_file(path, map);
 	snprintf(path, sizeof(path), "/proc/%d/gid_map", reaper);
+	snprintf(map, sizeof(map), "65534 %u 1\n", (unsigned)gid);
 	if (!rc)
-		rc = write_file(path, "65534 65534 1\n");
+		rc = write_file(path, map);
 	if (rc < 0) {
 		plat_kill(reaper, SIGKILL);
 		return moat_error_set(err, -rc, "write id maps of the sandbox");

@@ -26,6 +26,7 @@
 #include "sentry/exec.h"
 #include "sentry/limits.h"
 #include "sentry/fs_tmpfs.h"
+#include "sentry/hostids.h"
 #include "sentry/overlay.h"
 #include "sentry/p9client.h"
 #include "sentry/pty.h"
@@ -66,18 +67,24 @@ static pid_t start_gofer(const char *root, enum gofer_kind kind, int *sock_out,
 	if (pid < 0)
 		return moat_error_set(err, errno, "gofer: fork");
 	if (pid == 0) {
-		char fdbuf[16];
-		char *args[] = { "moat",       "gofer", "--root",
-				 (char *)root, "--fd",	fdbuf,
-				 NULL,	       NULL,	NULL };
+		char fdbuf[16], asbuf[32];
+		char *args[] = { "moat", "gofer", "--root", (char *)root,
+				 "--fd", fdbuf,	  NULL,	    NULL,
+				 NULL,	 NULL };
 		int n = 6;
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (dup2(sv[1], 3) < 0)
 			_exit(126);
 		snprintf(fdbuf, sizeof(fdbuf), "3");
-		/* The host's own root: serve it as nobody (gofer/confine.c). */
-		if (host_root && kind == GOFER_RO)
-			args[n++] = "--nobody";
+		/* The host's own root: serve it as the sandbox's helper uid,
+		 * which owns no host file (gofer/confine.c). */
+		if (host_root && kind == GOFER_RO) {
+			snprintf(asbuf, sizeof(asbuf), "%u:%u",
+				 (unsigned)S->ids.helper_uid,
+				 (unsigned)S->ids.helper_gid);
+			args[n++] = "--as";
+			args[n++] = asbuf;
+		}
 		/* Only a `--mount ...:rw` gofer may change its tree as the
 		 * guest asks; the store's makes and removes flat files. */
 		if (kind == GOFER_RW)
@@ -473,8 +480,14 @@ static pid_t start_netslirp(int *link_out, int *ctl_out, struct moat_error *err)
 	if (pid < 0)
 		return moat_error_set(err, errno, "netslirp: fork");
 	if (pid == 0) {
-		char *args[] = { "moat",  "netslirp", "--fd", "3",
-				 "--ctl", "4",	      NULL };
+		char asbuf[32];
+		char *args[] = { "moat", "netslirp", "--fd", "3", "--ctl",
+				 "4",	 "--as",     asbuf,  NULL };
+
+		/* its host identity: the sandbox's helper uid */
+		snprintf(asbuf, sizeof(asbuf), "%u:%u",
+			 (unsigned)S->ids.helper_uid,
+			 (unsigned)S->ids.helper_gid);
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		/* cv[1] out of the way of fd 3 first */
@@ -862,7 +875,13 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 		return moat_error_set(err, errno, "socketpair");
 	S->ctl_sock = sv[0];
 	S->ctl_guest = sv[1];
-	if (plat_spawn_prepare(S->stub_fd, S->ctl_guest, err) < 0)
+	/* The sandbox's own host ids, before any of its processes exists;
+	 * the lock is held until the sentry is gone (fds it forks close it
+	 * at exec, or at once: the reaper and the guests). */
+	if (hostids_acquire(&S->ids, err) < 0)
+		return -1;
+	if (plat_spawn_prepare(S->stub_fd, S->ctl_guest, S->ids.guest_uid,
+			       S->ids.guest_gid, err) < 0)
 		return -1;
 	limits_attach_start(S->reaper);
 	PHASE("reaper");

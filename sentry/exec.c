@@ -653,6 +653,10 @@ static int load(struct task *t, struct exec_plan *p)
 		base = base ? base + 1 : p->execfn;
 		snprintf(proc->comm, sizeof(proc->comm), "%s", base);
 	}
+	/* Linux's begin_new_exec: dumpable again, unless the ids differ
+	 * (what a set-user-ID program leaves). */
+	proc->nondumpable = proc->cred.euid != proc->cred.ruid ||
+			    proc->cred.egid != proc->cred.rgid;
 	if (proc->fdt)
 		fd_close_on_exec(proc, proc->fdt);
 	/* Handlers reset to default; ignored stays ignored (as the host did). */

@@ -322,7 +322,8 @@ static struct process *vn_proc(const struct vnode *vn)
 }
 
 /* Linux guards a process's fds, links, environ and maps with a ptrace-read
- * check; the sandbox's version of it: same virtual uid, or virtual root.
+ * check; the sandbox's version of it: same virtual uid and dumpable, or
+ * virtual root.
  * t is NULL for the sentry's own lookups (the CLI), which may see all. */
 static int may_inspect(struct task *t, struct process *p)
 {
@@ -333,6 +334,8 @@ static int may_inspect(struct task *t, struct process *p)
 	c = &t->proc->cred;
 	if (c->euid == 0)
 		return 0;
+	if (p->nondumpable)
+		return -EACCES; /* only with CAP_SYS_PTRACE: root's */
 	if (c->euid == p->cred.ruid && c->euid == p->cred.euid &&
 	    c->euid == p->cred.suid)
 		return 0;
@@ -1636,8 +1639,14 @@ int procfs_stat(struct vnode *vn, struct stat *st)
 			return -ENOENT;
 		if (vn->pk == PK_FD && !proc_fd_file(p, vn->num))
 			return -ENOENT;
-		st->st_uid = p->cred.euid;
-		st->st_gid = p->cred.egid;
+		/* Linux's task_dump_owner: a process that is not dumpable
+		 * has root's files, all but its world-readable directories
+		 * (/proc/PID itself: ps reads its owner there). */
+		bool rooted = p->nondumpable &&
+			      !(S_ISDIR(vn->mode) && (vn->mode & 0777) == 0555);
+
+		st->st_uid = rooted ? 0 : p->cred.euid;
+		st->st_gid = rooted ? 0 : p->cred.egid;
 	}
 	st->st_dev = PROC_DEV;
 	st->st_ino = path_ino(vn->path);

@@ -18,6 +18,7 @@
 
 #include "lib/util.h"
 #include "policy/policy.h"
+#include "sentry/hostids.h"
 
 struct p9_client;
 struct file;
@@ -93,6 +94,10 @@ struct process {
 	struct cmdline *cmdline; /* shared with the children forked since */
 	char comm[16];
 	struct creds cred;
+	/* prctl(PR_SET_DUMPABLE, 0), or a change of its ids: its /proc files
+	 * are root's and only root may inspect it. Virtual: the host task's
+	 * own flag is never the guest's to change. */
+	bool nondumpable;
 	mode_t umask;
 	/* Scheduling as the guest set it (sentry/sys_misc.c): nice, policy
 	 * (SCHED_OTHER, BATCH or IDLE), and the CPU mask it asked for. */
@@ -309,6 +314,9 @@ struct sentry {
 	int pids_refused; /* forks refused by --pids */
 	int gofer_cpu;
 	pid_t net_helper; /* `moat netslirp`, or 0 */
+	/* The host ids its processes run as, and the lock that holds them
+	 * for the sandbox's life (sentry/hostids.h). */
+	struct host_ids ids;
 	/* OCI lifecycle (sentry/control.c): created until a "start" request
 	 * (or a kill first: killed_created holds its signal); paused while
 	 * the freezer cgroup holds the guests. */

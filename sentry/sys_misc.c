@@ -168,7 +168,8 @@ long sys_sysinfo(struct task *t, struct syscall_args *a)
 }
 
 /* ---- credentials -----------------------------------------------------------
- * Virtual: root inside the sandbox by default, nobody on the host always. */
+ * Virtual: root inside the sandbox by default; on the host always the
+ * sandbox's guest uid (sentry/hostids.h), whatever the guest sets. */
 
 #define CRED (&t->proc->cred)
 
@@ -205,36 +206,48 @@ static bool id_ok(struct creds *c, uint32_t id, bool gid)
 	return id == c->ruid || id == c->euid || id == c->suid;
 }
 
+/* Linux's commit_creds: a change of the effective or file-system ids
+ * leaves the process not dumpable (fs.suid_dumpable's default, 0). */
+static long creds_changed(struct task *t, const struct creds *old)
+{
+	if (old->euid != CRED->euid || old->egid != CRED->egid ||
+	    old->fsuid != CRED->fsuid || old->fsgid != CRED->fsgid)
+		t->proc->nondumpable = true;
+	return 0;
+}
+
 long sys_setuid(struct task *t, struct syscall_args *a)
 {
 	uint32_t id = (uint32_t)a->a[0];
+	struct creds old = *CRED;
 
 	if (id == (uint32_t)-1)
 		return -EINVAL;
 	if (CRED->euid == 0) {
 		CRED->ruid = CRED->euid = CRED->suid = CRED->fsuid = id;
-		return 0;
+		return creds_changed(t, &old);
 	}
 	if (!id_ok(CRED, id, false))
 		return -EPERM;
 	CRED->euid = CRED->fsuid = id;
-	return 0;
+	return creds_changed(t, &old);
 }
 
 long sys_setgid(struct task *t, struct syscall_args *a)
 {
 	uint32_t id = (uint32_t)a->a[0];
+	struct creds old = *CRED;
 
 	if (id == (uint32_t)-1)
 		return -EINVAL;
 	if (CRED->euid == 0) {
 		CRED->rgid = CRED->egid = CRED->sgid = CRED->fsgid = id;
-		return 0;
+		return creds_changed(t, &old);
 	}
 	if (!id_ok(CRED, id, true))
 		return -EPERM;
 	CRED->egid = CRED->fsgid = id;
-	return 0;
+	return creds_changed(t, &old);
 }
 
 static long setres(struct task *t, uint32_t r, uint32_t e, uint32_t s, bool gid)
@@ -243,6 +256,7 @@ static long setres(struct task *t, uint32_t r, uint32_t e, uint32_t s, bool gid)
 	uint32_t *pe = gid ? &CRED->egid : &CRED->euid;
 	uint32_t *ps = gid ? &CRED->sgid : &CRED->suid;
 	uint32_t *pf = gid ? &CRED->fsgid : &CRED->fsuid;
+	struct creds old = *CRED;
 
 	if ((r != (uint32_t)-1 && !id_ok(CRED, r, gid)) ||
 	    (e != (uint32_t)-1 && !id_ok(CRED, e, gid)) ||
@@ -255,7 +269,7 @@ static long setres(struct task *t, uint32_t r, uint32_t e, uint32_t s, bool gid)
 	if (s != (uint32_t)-1)
 		*ps = s;
 	*pf = *pe;
-	return 0;
+	return creds_changed(t, &old);
 }
 
 long sys_setresuid(struct task *t, struct syscall_args *a)
@@ -318,8 +332,11 @@ long sys_setfsuid(struct task *t, struct syscall_args *a)
 	uint32_t old = CRED->fsuid, id = (uint32_t)a->a[0];
 
 	if (id != (uint32_t)-1 &&
-	    (CRED->euid == 0 || id_ok(CRED, id, false) || id == CRED->fsuid))
+	    (CRED->euid == 0 || id_ok(CRED, id, false) || id == CRED->fsuid)) {
 		CRED->fsuid = id;
+		if (id != old)
+			t->proc->nondumpable = true; /* as creds_changed */
+	}
 	return old;
 }
 
@@ -328,8 +345,11 @@ long sys_setfsgid(struct task *t, struct syscall_args *a)
 	uint32_t old = CRED->fsgid, id = (uint32_t)a->a[0];
 
 	if (id != (uint32_t)-1 &&
-	    (CRED->euid == 0 || id_ok(CRED, id, true) || id == CRED->fsgid))
+	    (CRED->euid == 0 || id_ok(CRED, id, true) || id == CRED->fsgid)) {
 		CRED->fsgid = id;
+		if (id != old)
+			t->proc->nondumpable = true; /* as creds_changed */
+	}
 	return old;
 }
 
@@ -420,10 +440,15 @@ long sys_prctl(struct task *t, struct syscall_args *a)
 		int z = 0;
 		return task_write(t, a->a[1], &z, sizeof(z));
 	}
+	/* The process's flag, never the host task's: that one stays what
+	 * the sandbox set (docs/security.md). */
 	case PR_GET_DUMPABLE:
-		return 1;
+		return t->proc->nondumpable ? 0 : 1;
 	case PR_SET_DUMPABLE:
-		return a->a[1] <= 1 ? 0 : -EINVAL;
+		if (a->a[1] > 1)
+			return -EINVAL; /* SUID_DUMP_ROOT is not settable */
+		t->proc->nondumpable = a->a[1] == 0;
+		return 0;
 	case PR_SET_NO_NEW_PRIVS:
 		return a->a[1] == 1 ? 0 : -EINVAL;
 	case PR_GET_NO_NEW_PRIVS:

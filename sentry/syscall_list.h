@@ -259,7 +259,7 @@ EMU(getpgrp, sys_getpgrp, FULL, "", "")
 EMU(setsid, sys_setsid, FULL, "", "")
 EMU(getsid, sys_getsid, FULL, "d", "")
 EMU(prctl, sys_prctl, PARTIAL, "dxxxx",
-    "NAME, CAPBSET_READ; PDEATHSIG, DUMPABLE, NO_NEW_PRIVS, KEEPCAPS, CHILD_SUBREAPER, SECUREBITS and CAPBSET_DROP are accepted without effect (a get reads the default)")
+    "NAME, CAPBSET_READ, DUMPABLE (the process's own flag, never the host task's: its /proc files and inspection follow it); PDEATHSIG, NO_NEW_PRIVS, KEEPCAPS, CHILD_SUBREAPER, SECUREBITS and CAPBSET_DROP are accepted without effect (a get reads the default)")
 EMU(getpriority, sys_getpriority, PARTIAL, "dd",
     "nice values kept per process; the host schedules every task alike")
 EMU(setpriority, sys_setpriority, PARTIAL, "ddd",

@@ -160,6 +160,7 @@ struct process *proc_new(struct process *parent)
 		p->pgid = parent->pgid;
 		p->sid = parent->sid;
 		p->cred = parent->cred;
+		p->nondumpable = parent->nondumpable;
 		p->umask = parent->umask;
 		p->nice = parent->nice;
 		p->ctty = parent->ctty;

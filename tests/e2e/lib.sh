@@ -31,8 +31,9 @@ E2E_FILE=$(basename "${BASH_SOURCE[1]:-$0}")
 E2E_FILTER=${E2E_FILTER:-}
 E2E_TMP=$(mktemp -d /var/tmp/moat-e2e.XXXXXX)
 # Not under /tmp, which is a tmpfs of its own inside the sandbox, and
-# searchable by everyone: moat serves the host's / as the user nobody, so
-# programs the tests build for the guest must be reachable by nobody.
+# searchable by everyone: moat serves the host's / as a user that owns no
+# host file (the sandbox's helper uid, docs/security.md), so programs the
+# tests build for the guest must be reachable by any user.
 chmod 755 "$E2E_TMP"
 trap 'e2e_cleanup' EXIT
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Barrier: host secrets stay out. The host's / is served as nobody, so
+# Barrier: host secrets stay out. The host's / is served as a user that
+# owns no host file (the sandbox's helper uid, docs/security.md), so
 # root-only files are unreadable; the caller's environment does not reach
 # the guest unless passed with --env.
 . "$(dirname "$0")/../e2e/lib.sh"

@@ -1,0 +1,340 @@
+/* sentry/hostids.c: a sandbox's host uids and gids (see hostids.h). */
+#include "sentry/hostids.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RUN_DIR "/run/moat"
+#define UIDS_DIR RUN_DIR "/uids"
+/* /etc/subuid is a short file of root's; more is not one */
+#define RANGE_FILE_MAX (1 << 20)
+
+/* ---- /etc/subuid ---------------------------------------------------------- */
+
+struct entry {
+	const char *name;
+	size_t namelen;
+	uint64_t start, count;
+	bool ok; /* NAME:START:COUNT with both numbers in range */
+};
+
+static bool parse_num(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 10)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* The next non-blank, non-comment line at *pos as an entry; false at the
+ * end of the text. */
+static bool next_entry(const char **pos, struct entry *e)
+{
+	const char *l = *pos, *end, *c1, *c2;
+
+	for (;;) {
+		if (!l || !*l)
+			return false;
+		end = strchr(l, '\n');
+		if (!end)
+			end = l + strlen(l);
+		*pos = *end ? end + 1 : end;
+		if (end > l && *l != '#')
+			break;
+		l = *pos;
+	}
+	memset(e, 0, sizeof(*e));
+	e->name = l;
+	c1 = memchr(l, ':', (size_t)(end - l));
+	c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+	e->namelen = c1 ? (size_t)(c1 - l) : (size_t)(end - l);
+	e->ok = c2 && parse_num(c1 + 1, (size_t)(c2 - c1 - 1), &e->start) &&
+		parse_num(c2 + 1, (size_t)(end - c2 - 1), &e->count);
+	return true;
+}
+
+static bool is_moat(const struct entry *e)
+{
+	return e->namelen == 4 && memcmp(e->name, "moat", 4) == 0;
+}
+
+int hostids_range(const char *text, const char *file, uint32_t def_start,
+		  uint32_t def_count, uint32_t *start, uint32_t *count,
+		  struct moat_error *err)
+{
+	const char *pos = text;
+	uint64_t s = def_start, c = def_count;
+	struct entry e;
+	bool found = false;
+
+	while (!found && next_entry(&pos, &e)) {
+		if (!is_moat(&e))
+			continue;
+		if (!e.ok)
+			return moat_error_input(err, EINVAL,
+						"%s: the moat entry is not "
+						"moat:START:COUNT",
+						file);
+		s = e.start;
+		c = e.count;
+		found = true;
+	}
+	/* Root and nobody are never a sandbox's, nor is -1 (no id). */
+	if (c < 2 || s == 0 || s + c > UINT32_MAX ||
+	    (s <= 65534 && 65534 < s + c))
+		return moat_error_input(err, EINVAL,
+					"%s: moat's range %llu-%llu must hold "
+					"at least 2 ids, and neither 0, 65534 "
+					"nor 4294967295",
+					file, (unsigned long long)s,
+					(unsigned long long)(s + c - 1));
+	/* Another entry's ids are a user's to map with newuidmap: a guest
+	 * given one would be that user's to signal and trace. */
+	pos = text;
+	while (next_entry(&pos, &e))
+		if (!is_moat(&e) && e.ok && e.start < s + c &&
+		    s < e.start + e.count)
+			return moat_error_input(
+				err, EEXIST,
+				"%s: moat's range %llu-%llu overlaps the "
+				"entry of `%.*s` (%llu-%llu); give moat a "
+				"range of its own (a line moat:START:COUNT)",
+				file, (unsigned long long)s,
+				(unsigned long long)(s + c - 1), (int)e.namelen,
+				e.name, (unsigned long long)e.start,
+				(unsigned long long)(e.start + e.count - 1));
+	*start = (uint32_t)s;
+	*count = (uint32_t)c;
+	return 0;
+}
+
+static int load_range(const char *file, uint32_t *start, uint32_t *count,
+		      struct moat_error *err)
+{
+	static char text[RANGE_FILE_MAX + 1];
+	cleanup_close int fd = open(file, O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0;
+
+	if (fd < 0 && errno != ENOENT)
+		return moat_error_set(err, errno, "host ids: open `%s`", file);
+	if (fd >= 0) {
+		n = read_all(fd, text, RANGE_FILE_MAX + 1);
+		if (n < 0)
+			return moat_error_set(err, (int)-n,
+					      "host ids: read `%s`", file);
+		if (n > RANGE_FILE_MAX)
+			return moat_error_input(err, EFBIG,
+						"host ids: `%s` is over %d "
+						"bytes",
+						file, RANGE_FILE_MAX);
+	}
+	text[n] = 0;
+	return hostids_range(text, file, HOSTIDS_DEFAULT_START,
+			     HOSTIDS_DEFAULT_COUNT, start, count, err);
+}
+
+/* Root in a user namespace of its own (a container) may map only the ids
+ * its namespace has: the range must lie inside one extent of
+ * /proc/self/{uid,gid}_map, or the sandbox's map could not be written. */
+static int range_mapped(const char *map, uint32_t start, uint32_t count,
+			struct moat_error *err)
+{
+	char buf[4096];
+	cleanup_close int fd = open(map, O_RDONLY | O_CLOEXEC);
+	const char *l = buf;
+	ssize_t n;
+
+	if (fd < 0)
+		return moat_error_set(err, errno, "host ids: open `%s`", map);
+	n = read_all(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return moat_error_set(err, (int)-n, "host ids: read `%s`", map);
+	buf[n] = 0;
+	while (l && *l) {
+		unsigned long long in, out, len;
+
+		if (sscanf(l, "%llu %llu %llu", &in, &out, &len) == 3 &&
+		    in <= start && (uint64_t)start + count <= in + len)
+			return 0;
+		l = strchr(l, '\n');
+		l = l ? l + 1 : NULL;
+	}
+	return moat_error_input(err, ERANGE,
+				"host ids: moat's range %u-%u is not mapped in "
+				"this user namespace (%s); name one it maps "
+				"in a moat:START:COUNT line of /etc/subuid and "
+				"/etc/subgid",
+				start, start + count - 1, map);
+}
+
+/* ---- the slots -------------------------------------------------------- */
+
+/* The lock directory, opened: root's, entered by no one else, never a
+ * link, so that nobody but root can take or plant a slot's lock. */
+static int open_uids_dir(struct moat_error *err)
+{
+	cleanup_close int run = -1;
+	struct stat st;
+	int dir;
+
+	if (mkdir(RUN_DIR, 0711) < 0 && errno != EEXIST)
+		return moat_error_set(err, errno, "host ids: mkdir `%s`",
+				      RUN_DIR);
+	run = open(RUN_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (run < 0 || fstat(run, &st) < 0)
+		return moat_error_set(err, errno, "host ids: open `%s`",
+				      RUN_DIR);
+	if (st.st_uid != 0 || (st.st_mode & 022))
+		return moat_error_input(err, EPERM,
+					"host ids: `%s` is not root's alone "
+					"(owner %u, mode %04o)",
+					RUN_DIR, (unsigned)st.st_uid,
+					(unsigned)(st.st_mode & 07777));
+	if (mkdirat(run, "uids", 0700) < 0 && errno != EEXIST)
+		return moat_error_set(err, errno, "host ids: mkdir `%s`",
+				      UIDS_DIR);
+	dir = openat(run, "uids",
+		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0 || fstat(dir, &st) < 0) {
+		int e = errno;
+
+		if (dir >= 0)
+			close(dir);
+		return moat_error_set(err, e, "host ids: open `%s`", UIDS_DIR);
+	}
+	if (st.st_uid != 0 || (st.st_mode & 077)) {
+		close(dir);
+		return moat_error_input(err, EPERM,
+					"host ids: `%s` is open to others "
+					"(owner %u, mode %04o)",
+					UIDS_DIR, (unsigned)st.st_uid,
+					(unsigned)(st.st_mode & 07777));
+	}
+	return dir;
+}
+
+/* Whatever still runs as uid a or b: a guest or helper of a sandbox whose
+ * sentry died (the kernel dropped its lock in the sentry's exit, before it
+ * killed the sentry's tracees), or anything else that used ids of moat's
+ * range. The kernel's own check picks them: a child with real uid a and
+ * effective uid b, no capability left (checked: with CAP_KILL, kill(-1)
+ * would reach every process), may signal exactly the processes whose real
+ * or saved uid is a or b.
+ *
+ * vfork, and only raw syscalls in the child: it borrows the sentry's
+ * memory until it exits (a fork of the sentry cost more than the rest of
+ * the allocation), and credentials are the child task's own, so the
+ * sentry keeps root's. */
+static int sweep(uid_t a, uid_t b)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	pid_t pid;
+	int st;
+
+	if (a == 0 || b == 0)
+		return -EINVAL;
+	memset(d, 0, sizeof(d));
+	pid = vfork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (syscall(SYS_setresuid, a, b, b) < 0 ||
+		    syscall(SYS_capset, &h, d) < 0 ||
+		    syscall(SYS_capget, &h, d) < 0 || d[0].effective ||
+		    d[1].effective || syscall(SYS_getuid) != (long)a ||
+		    syscall(SYS_geteuid) != (long)b)
+			syscall(SYS_exit, 1);
+		syscall(SYS_kill, -1, SIGKILL);
+		syscall(SYS_exit, 0);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EPERM;
+}
+
+int hostids_acquire(struct host_ids *ids, struct moat_error *err)
+{
+	cleanup_close int dir = -1;
+	uint32_t us, uc, gs, gc, slots, i;
+	int rc;
+
+	ids->lock_fd = -1;
+	if (geteuid() != 0) {
+		/* An unprivileged user namespace maps one id: the caller's. */
+		ids->guest_uid = ids->helper_uid = geteuid();
+		ids->guest_gid = ids->helper_gid = getegid();
+		return 0;
+	}
+	if (load_range("/etc/subuid", &us, &uc, err) < 0 ||
+	    load_range("/etc/subgid", &gs, &gc, err) < 0 ||
+	    range_mapped("/proc/self/uid_map", us, uc, err) < 0 ||
+	    range_mapped("/proc/self/gid_map", gs, gc, err) < 0)
+		return -1;
+	dir = open_uids_dir(err);
+	if (dir < 0)
+		return -1;
+	slots = (uc < gc ? uc : gc) / 2;
+	/* Lowest first: a start costs one open and one flock per sandbox
+	 * running below it (microseconds each). */
+	for (i = 0; i < slots; i++) {
+		char name[16];
+		int fd;
+
+		snprintf(name, sizeof(name), "%u", us + 2 * i);
+		fd = openat(dir, name,
+			    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return moat_error_set(err, errno,
+					      "host ids: lock `%s/%s`",
+					      UIDS_DIR, name);
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			int e = errno;
+
+			close(fd);
+			if (e == EWOULDBLOCK)
+				continue;
+			return moat_error_set(err, e, "host ids: lock `%s/%s`",
+					      UIDS_DIR, name);
+		}
+		ids->guest_uid = us + 2 * i;
+		ids->helper_uid = us + 2 * i + 1;
+		ids->guest_gid = gs + 2 * i;
+		ids->helper_gid = gs + 2 * i + 1;
+		rc = sweep(ids->guest_uid, ids->helper_uid);
+		if (rc < 0) {
+			close(fd);
+			return moat_error_set(err, -rc,
+					      "host ids: end what still runs "
+					      "as uid %u or %u",
+					      (unsigned)ids->guest_uid,
+					      (unsigned)ids->helper_uid);
+		}
+		ids->lock_fd = fd;
+		return 0;
+	}
+	return moat_error_set(err, EAGAIN,
+			      "host ids: all %u sandbox slots of uids %u-%u "
+			      "are in use",
+			      slots, us, us + 2 * slots - 1);
+}

@@ -1,0 +1,68 @@
+/* sentry/hostids.h: the host uids and gids a sandbox's processes run as.
+ *
+ * Under root, every sandbox gets a slot of its own in a subordinate range
+ * that moat owns (docs/security.md): a guest uid/gid, which the reaper and
+ * every guest task run as (the host side of their user namespace's only
+ * mapping), and a helper uid/gid, which the gofer of the host's own root
+ * and the slirp helper run as. No two running sandboxes share either, and
+ * the two of one sandbox differ, so that neither a process of another
+ * sandbox, nor host `nobody`, nor the sandbox's own helpers pass the
+ * kernel's same-user check for signals, ptrace and /proc against a guest.
+ *
+ * The range is the `moat` entry of /etc/subuid and of /etc/subgid
+ * (`moat:START:COUNT`), or HOSTIDS_DEFAULT_START and HOSTIDS_DEFAULT_COUNT
+ * where a file has none. Slot i is uids START+2i (guest) and START+2i+1
+ * (helpers), and the same offsets of the gid range.
+ *
+ * A slot is held by an flock on /run/moat/uids/GUESTUID (a directory only
+ * root may enter), taken without waiting and kept by the sentry for the
+ * sandbox's life: the kernel drops it when the sentry is gone, however it
+ * ended, so a stale file is free again without anyone removing it. The
+ * lowest free slot is taken.
+ *
+ * Without root there is nothing to allocate from: every process keeps the
+ * caller's own uid and gid (the only id an unprivileged user namespace may
+ * map), and lock_fd is -1.
+ */
+#ifndef MOAT_SENTRY_HOSTIDS_H
+#define MOAT_SENTRY_HOSTIDS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/util.h"
+
+/* 0x78000000: in the block 1879048192-2147352575 that systemd leaves
+ * unused (docs/UIDS-GIDS.md): above useradd's subordinate ids (SUB_UID_MAX
+ * 600100000) and systemd-nspawn's container range (524288-1879048191),
+ * below systemd's foreign range (0x7FFE0000) and below 2^31, where
+ * signed 32-bit tools and net.ipv4.ping_group_range still work. */
+#define HOSTIDS_DEFAULT_START 2013265920u
+#define HOSTIDS_DEFAULT_COUNT 65536u
+
+struct host_ids {
+	uid_t guest_uid; /* the reaper and every guest task */
+	gid_t guest_gid;
+	uid_t helper_uid; /* the host root's gofer, the slirp helper */
+	gid_t helper_gid;
+	int lock_fd; /* holds the slot (flock) while open; -1: none */
+};
+
+/* Take the lowest free slot (root), or the caller's own ids (others).
+ * Before returning a slot, kills whatever process still runs as either of
+ * its uids (one left by a sandbox whose sentry died). 0, or negative with
+ * err set (no free slot: EAGAIN). ids->lock_fd is the caller's, O_CLOEXEC,
+ * to keep open for the sandbox's life. */
+int hostids_acquire(struct host_ids *ids, struct moat_error *err);
+
+/* The range of an /etc/subuid-style text (file names it in messages):
+ * the first `moat` entry, or def_start and def_count when it has none.
+ * 0 with *start and *count set, or negative with err set: a malformed
+ * moat entry, a range of fewer than 2 ids or holding 0, 65534 or -1, or
+ * one that overlaps another entry (a user's subordinate ids, which
+ * newuidmap would let that user map). */
+int hostids_range(const char *text, const char *file, uint32_t def_start,
+		  uint32_t def_count, uint32_t *start, uint32_t *count,
+		  struct moat_error *err);
+
+#endif

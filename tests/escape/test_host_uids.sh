@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# Barrier: sandboxes do not share a host identity (sentry/hostids.h). Each
+# running sandbox has a guest uid (its reaper and guests) and a helper uid
+# (the gofer of the host's /, the slirp helper) of its own, from moat's
+# range, never nobody's: so neither host nobody, nor a guest or helper of
+# another sandbox, nor the sandbox's own helpers may signal its guests
+# (the kernel's same-user check). A slot is freed when its sandbox ends,
+# however it ends, and taken again. A guest's prctl(PR_SET_DUMPABLE) is
+# the sentry's to keep (tests/escape/dumpable.py prints the same natively
+# and inside); the host task's flag is not the guest's to change.
+. "$(dirname "$0")/../e2e/lib.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+NOBODY=$(id -u nobody)
+UIDS=/run/moat/uids
+BOXES=""
+
+# descendants PID: every host pid below PID (not PID itself).
+descendants()
+{
+	ps -e -o pid=,ppid= | awk -v root="$1" '
+		{ parent[$1] = $2; pids[NR] = $1 }
+		END {
+			for (i = 1; i <= NR; i++) {
+				p = pids[i]; q = parent[p]
+				while (q != "" && q != 0 && q != 1) {
+					if (q == root) { print p; break }
+					q = parent[q]
+				}
+			}
+		}'
+}
+
+field()
+{
+	awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null
+}
+
+# start_box NAME MOAT-DO-ARGS...: `moat do ARGS -- python3` in the
+# background, once its guest has said it is ready (and done what
+# $GUEST_CODE says first). Sets NAME_cli, NAME_guests (the traced host
+# processes: the reaper and the guest), NAME_helpers (the untraced ones
+# that are not root: the gofer of the host's /, the slirp helper), and
+# NAME_guid, NAME_huid: their one uid each ("mixed" when they differ).
+start_box()
+{
+	local name=$1
+	shift
+	launch_box "$name" "$@"
+	collect_box "$name"
+}
+
+# launch_box NAME MOAT-DO-ARGS...: start_box's start, without the wait.
+launch_box()
+{
+	local name=$1 out=$E2E_TMP/$1.out
+	shift
+	: >"$out" # now: the background job's own truncation may come late
+	"$MOAT" do "$@" -- $PY -c "import time
+${GUEST_CODE:-pass}
+print('ready', flush=True)
+time.sleep(120)" </dev/null >"$out" 2>&1 &
+	printf -v "${name}_cli" %s "$!"
+	BOXES="$BOXES $!"
+}
+
+# collect_box NAME: start_box's wait, and what it sets.
+collect_box()
+{
+	local name=$1 out=$E2E_TMP/$1.out v=${1}_cli p g="" h="" guests="" helpers=""
+	p=${!v}
+	for _ in $(seq 600); do
+		grep -q ready "$out" && break
+		kill -0 "$p" 2>/dev/null || fail "sandbox $name did not start: $(cat "$out")"
+		sleep 0.05
+	done
+	grep -q ready "$out" || fail "sandbox $name never said ready: $(cat "$out")"
+	for q in $(descendants "$p"); do
+		local u t
+		u=$(field "$q" Uid)
+		t=$(field "$q" TracerPid)
+		[ -n "$u" ] || continue
+		if [ -n "$t" ] && [ "$t" != 0 ]; then
+			guests="$guests $q"
+			[ -z "$g" ] || [ "$g" = "$u" ] || g=mixed
+			[ "$g" = mixed ] || g=$u
+		elif [ "$u" != 0 ]; then
+			helpers="$helpers $q"
+			[ -z "$h" ] || [ "$h" = "$u" ] || h=mixed
+			[ "$h" = mixed ] || h=$u
+		fi
+	done
+	[ -n "$guests" ] || fail "sandbox $name: no traced guest process found"
+	[ -n "$helpers" ] || fail "sandbox $name: no helper process found"
+	printf -v "${name}_guests" %s "$guests"
+	printf -v "${name}_helpers" %s "$helpers"
+	printf -v "${name}_guid" %s "$g"
+	printf -v "${name}_huid" %s "$h"
+}
+
+# stop_box NAME: SIGTERM its moat, and wait until it is gone.
+stop_box()
+{
+	local v=${1}_cli
+	kill -TERM "${!v}" 2>/dev/null
+	wait "${!v}" 2>/dev/null
+}
+
+stop_all()
+{
+	local p
+	for p in $BOXES; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+}
+
+# signal_as UID PID: kill(PID, 0) as host uid UID (its own gid, no
+# groups, no capabilities): "delivered" or the errno's text.
+signal_as()
+{
+	setpriv --reuid="$1" --regid="$1" --clear-groups --inh-caps=-all \
+		--bounding-set=-all $PY -c '
+import os, sys
+try:
+    os.kill(int(sys.argv[1]), 0)
+    print("delivered")
+except OSError as e:
+    print(os.strerror(e.errno))' "$2"
+}
+
+# read_as UID FILE: the first bytes of FILE read as host uid UID, or the
+# errno's text.
+read_as()
+{
+	setpriv --reuid="$1" --regid="$1" --clear-groups --inh-caps=-all \
+		--bounding-set=-all $PY -c '
+import sys
+try:
+    open(sys.argv[1], "rb").read(1)
+    print("read")
+except OSError as e:
+    print(e.strerror)' "$2"
+}
+
+uid_procs()
+{
+	ps -e -o pid=,uid= | awk -v u="$1" '$2 == u'
+}
+
+in_range()
+{
+	[ "$1" != mixed ] && [ "$1" != 0 ] && [ "$1" != "$NOBODY" ]
+}
+
+t_own_ids()
+{
+	trap stop_all EXIT
+	start_box A
+	start_box B --net=slirp
+	echo "A: guests $A_guests as $A_guid, helpers $A_helpers as $A_huid"
+	echo "B: guests $B_guests as $B_guid, helpers $B_helpers as $B_huid"
+	in_range "$A_guid" || fail "A's guests run as uid $A_guid"
+	in_range "$A_huid" || fail "A's helpers run as uid $A_huid"
+	in_range "$B_guid" || fail "B's guests run as uid $B_guid"
+	in_range "$B_huid" || fail "B's helpers (gofer, slirp) run as uid $B_huid"
+	assert_eq 4 "$(printf '%s\n' "$A_guid" "$A_huid" "$B_guid" "$B_huid" | sort -u | wc -l)" \
+		"four different uids: each sandbox's guests and helpers"
+	# and gids to go with them
+	local p gids=""
+	for p in $A_guests $A_helpers $B_guests $B_helpers; do
+		gids="$gids $(field "$p" Gid)"
+	done
+	assert_eq 4 "$(printf '%s\n' $gids | sort -u | wc -l)" "four different gids"
+	for p in $A_guests $A_helpers $B_guests $B_helpers; do
+		[ "$(field "$p" Gid)" != 0 ] && [ "$(field "$p" Gid)" != "$(id -g nobody)" ] ||
+			fail "pid $p runs as gid $(field "$p" Gid)"
+	done
+	# The lock that holds each slot is root's, in a directory of root's.
+	assert_eq "700 0" "$(stat -c '%a %u' "$UIDS")" "$UIDS is root's alone"
+	flock -n "$UIDS/$A_guid" true && fail "A's slot is not locked while A runs"
+	return 0
+}
+
+# Sandboxes started at the same moment race for the lowest free slot:
+# each gets one of its own.
+t_concurrent_starts()
+{
+	trap stop_all EXIT
+	local n all=""
+	for n in C1 C2 C3 C4 C5; do launch_box $n; done
+	for n in C1 C2 C3 C4 C5; do
+		collect_box $n
+		local g=${n}_guid h=${n}_huid
+		in_range "${!g}" || fail "$n's guests run as uid ${!g}"
+		all="$all ${!g} ${!h}"
+	done
+	assert_eq 10 "$(printf '%s\n' $all | sort -u | wc -l)" \
+		"five sandboxes started at once: ten different uids ($all)"
+}
+
+t_no_signals_across()
+{
+	trap stop_all EXIT
+	start_box A
+	start_box B --net=slirp
+	local ga gb ha p
+	ga=$(echo $A_guests | awk '{ print $NF }')
+	gb=$(echo $B_guests | awk '{ print $NF }')
+	ha=$(echo $A_helpers | awk '{ print $1 }')
+	for p in $A_guests; do
+		assert_eq "Operation not permitted" "$(signal_as "$NOBODY" "$p")" \
+			"host nobody signals A's guest $p"
+	done
+	assert_eq "Operation not permitted" "$(signal_as "$A_guid" "$gb")" \
+		"A's guest uid signals B's guest"
+	assert_eq "Operation not permitted" "$(signal_as "$A_huid" "$gb")" \
+		"A's helper uid signals B's guest"
+	assert_eq "Operation not permitted" "$(signal_as "$A_huid" "$ga")" \
+		"A's helper uid (a compromised gofer) signals A's own guest"
+	assert_eq "Operation not permitted" "$(signal_as "$A_guid" "$ha")" \
+		"A's guest uid signals A's helper"
+	assert_eq "Operation not permitted" "$(signal_as "$B_huid" "$ha")" \
+		"B's helper signals A's helper"
+	assert_eq "Operation not permitted" "$(signal_as "$NOBODY" "$ha")" \
+		"host nobody signals A's helper"
+	# The probe itself works: the same uid may.
+	assert_eq delivered "$(signal_as "$A_guid" "$ga")" "the guest's own uid signals it"
+	# Nor may they read what the kernel guards with ptrace's check.
+	assert_eq "Permission denied" "$(read_as "$NOBODY" "/proc/$ga/environ")" \
+		"host nobody reads A's guest's environ"
+	assert_eq "Permission denied" "$(read_as "$B_guid" "/proc/$ga/environ")" \
+		"B's guest uid reads A's guest's environ"
+}
+
+t_freed_and_reused()
+{
+	trap stop_all EXIT
+	local g
+	start_box A
+	g=$A_guid
+	in_range "$g" || fail "A's guests run as uid $g"
+	stop_box A
+	# SIGTERM ends the sentry at once; the kernel kills its guests
+	# as it goes (PTRACE_O_EXITKILL), and they take a moment to go.
+	for _ in $(seq 200); do
+		[ -z "$(uid_procs "$g")" ] && break
+		sleep 0.05
+	done
+	assert_eq "" "$(uid_procs "$g")" "no process of A's guest uid is left"
+	flock -n "$UIDS/$g" true || fail "A's slot is still locked after A ended"
+	# A process left as either uid (a sentry killed before its guests
+	# were) is ended before the slot is used again.
+	local left1 left2
+	setpriv --reuid="$g" --regid="$g" --clear-groups sleep 300 &
+	left1=$!
+	setpriv --reuid="$A_huid" --regid="$A_huid" --clear-groups sleep 300 &
+	left2=$!
+	BOXES="$BOXES $left1 $left2"
+	start_box B
+	# The lowest free slot: A's again, unless another sandbox of this
+	# host took it meanwhile (its lock then says so).
+	if [ "$B_guid" != "$g" ]; then
+		flock -n "$UIDS/$g" true && fail "B got uid $B_guid although $g was free"
+	else
+		wait "$left1"
+		assert_eq 137 "$?" "what ran as A's guest uid was killed"
+		wait "$left2"
+		assert_eq 137 "$?" "what ran as A's helper uid was killed"
+	fi
+	# However the sandbox ends: its sentry killed at once frees it too.
+	stop_box B
+	start_box C
+	g=$C_guid
+	kill -KILL "$C_cli"
+	wait "$C_cli" 2>/dev/null
+	start_box D
+	if [ "$D_guid" != "$g" ]; then
+		flock -n "$UIDS/$g" true && fail "D got uid $D_guid although $g was free"
+	fi
+	in_range "$D_guid" || fail "D's guests run as uid $D_guid"
+}
+
+t_dumpable()
+{
+	trap stop_all EXIT
+	local want p
+	capture native $PY "$HERE/dumpable.py"
+	want=$OUT
+	assert_contains "$want" "after exec: dumpable 1" "the native run worked"
+	capture moat do -- $PY "$HERE/dumpable.py"
+	assert_eq 0 "$STATUS" "the program runs to the end"
+	assert_eq "$want" "$OUT" "PR_SET_DUMPABLE and its effects as natively"
+	# A guest's host task is dumpable (its exec of the stub made it so;
+	# the uid is the sandbox's alone), and stays so when the guest asks
+	# otherwise: only its virtual flag changes. Linux gives a task's
+	# /proc files to root when it is not dumpable: that shows the flag.
+	GUEST_CODE='import ctypes; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)' start_box A
+	p=$(echo $A_guests | awk '{ print $NF }')
+	assert_eq "$A_guid" "$(stat -c %u "/proc/$p/status")" \
+		"the owner of the guest's /proc/$p/status (host): still dumpable"
+}
+
+run_test "each sandbox: guests and helpers with host uids of their own" t_own_ids
+run_test "sandboxes started at once get slots of their own" t_concurrent_starts
+run_test "no signal across sandboxes, from nobody, or from the helpers" t_no_signals_across
+run_test "a sandbox's uids are freed when it ends, and taken again" t_freed_and_reused
+run_test "prctl(PR_SET_DUMPABLE): as natively, and not the host task's" t_dumpable
+e2e_done

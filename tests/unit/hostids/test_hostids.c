@@ -1,0 +1,101 @@
+/* tests/unit/hostids/test_hostids.c: moat's range in /etc/subuid-style
+ * text (sentry/hostids.c). */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+
+#include "sentry/hostids.h"
+
+#define DEF_START HOSTIDS_DEFAULT_START
+#define DEF_COUNT HOSTIDS_DEFAULT_COUNT
+
+static int range(const char *text, uint32_t *s, uint32_t *c,
+		 struct moat_error *err)
+{
+	*s = *c = 0;
+	return hostids_range(text, "subuid", DEF_START, DEF_COUNT, s, c, err);
+}
+
+Test(hostids, default_without_an_entry)
+{
+	struct moat_error err = { 0 };
+	uint32_t s, c;
+
+	cr_assert_eq(range("", &s, &c, &err), 0, "%s", err.msg);
+	cr_assert_eq(s, DEF_START);
+	cr_assert_eq(c, DEF_COUNT);
+	cr_assert_eq(range("# comment\n\nalice:100000:65536\n", &s, &c, &err),
+		     0, "%s", err.msg);
+	cr_assert_eq(s, DEF_START);
+}
+
+Test(hostids, the_moat_entry_wins)
+{
+	struct moat_error err = { 0 };
+	uint32_t s, c;
+
+	cr_assert_eq(range("alice:100000:65536\nmoat:300000:1000\n"
+			   "moat:400000:10\n",
+			   &s, &c, &err),
+		     0, "%s", err.msg);
+	cr_assert_eq(s, 300000);
+	cr_assert_eq(c, 1000);
+	/* no final newline */
+	cr_assert_eq(range("moat:300000:2", &s, &c, &err), 0, "%s", err.msg);
+	cr_assert_eq(c, 2);
+}
+
+Test(hostids, malformed_moat_entries_are_refused)
+{
+	static const char *const bad[] = {
+		"moat:300000\n",	  "moat::10\n",
+		"moat:300000:\n",	  "moat:-1:10\n",
+		"moat:30x000:10\n",	  "moat:4294967296:1\n",
+		"moat:300000:10:extra\n", "moat:300000:99999999999\n",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct moat_error err = { 0 };
+		uint32_t s, c;
+
+		cr_assert_lt(range(bad[i], &s, &c, &err), 0, "%s", bad[i]);
+		cr_assert_eq(err.code, EINVAL, "%s", bad[i]);
+	}
+}
+
+Test(hostids, ranges_that_hold_special_ids_are_refused)
+{
+	static const char *const bad[] = {
+		"moat:0:100\n",	       /* root */
+		"moat:65000:1000\n",   /* nobody */
+		"moat:4294967290:6\n", /* -1 */
+		"moat:300000:1\n",     /* no room for two */
+		"moat:300000:0\n",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct moat_error err = { 0 };
+		uint32_t s, c;
+
+		cr_assert_lt(range(bad[i], &s, &c, &err), 0, "%s", bad[i]);
+	}
+}
+
+Test(hostids, overlap_with_another_entry_is_refused)
+{
+	struct moat_error err = { 0 };
+	uint32_t s, c;
+
+	cr_assert_lt(range("alice:299000:2000\nmoat:300000:1000\n", &s, &c,
+			   &err),
+		     0);
+	cr_assert_eq(err.code, EEXIST);
+	cr_assert(strstr(err.msg, "alice"), "%s", err.msg);
+	/* the default range too */
+	cr_assert_lt(range("bob:2013200000:100000\n", &s, &c, &err), 0);
+	/* touching is not overlapping */
+	cr_assert_eq(range("alice:299000:1000\nmoat:300000:1000\n"
+			   "bob:301000:5\n",
+			   &s, &c, &err),
+		     0, "%s", err.msg);
+}
