@@ -231,6 +231,16 @@ static void pipe_free(struct pipe *p)
 	free(p);
 }
 
+/* Free p once nothing can reach it any more: no end open and no open
+ * waiting for one. A FIFO's pipe is then dropped even while its node
+ * lives (what it buffered went with its last end, as on Linux), so a
+ * node that is opened and given up on never keeps a pipe charged. */
+static void pipe_put_unused(struct pipe *p)
+{
+	if (!p->readers && !p->writers && !p->r_wait && !p->w_wait)
+		pipe_free(p);
+}
+
 static void pipe_release(struct file *f)
 {
 	struct pipe *p = f->priv;
@@ -240,8 +250,7 @@ static void pipe_release(struct file *f)
 	if ((f->flags & O_ACCMODE) != O_RDONLY)
 		p->writers--;
 	p->seq++;
-	if (!p->readers && !p->writers && !p->r_wait && !p->w_wait)
-		pipe_free(p);
+	pipe_put_unused(p);
 	sentry_wake();
 }
 
@@ -335,6 +344,7 @@ long pipe_size_ctl(struct file *f, int set, uint64_t arg)
 void fifo_detach(struct pipe *p)
 {
 	p->owner = NULL;
+	pipe_put_unused(p);
 }
 
 void fifo_unwait(struct task *t)
@@ -352,8 +362,7 @@ void fifo_unwait(struct task *t)
 	t->fifo_wait = NULL;
 	t->fifo_side = 0;
 	p->seq++;
-	if (!p->readers && !p->writers && !p->r_wait && !p->w_wait)
-		pipe_free(p);
+	pipe_put_unused(p);
 	sentry_wake();
 }
 
@@ -403,13 +412,18 @@ int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out)
 	    !p->w_wait)
 		return fifo_wait_on(t, p, 1);
 	if (acc == O_WRONLY && !p->readers && !p->r_wait) {
-		if (flags & O_NONBLOCK)
-			return -ENXIO;
-		return fifo_wait_on(t, p, 2);
+		if (!(flags & O_NONBLOCK))
+			return fifo_wait_on(t, p, 2);
+		/* The pipe was made for this open if no one else has it. */
+		pipe_put_unused(p);
+		return -ENXIO;
 	}
 	f = file_new(&pipe_ops, acc | (flags & O_NONBLOCK));
-	if (!f)
-		return -errno;
+	if (!f) {
+		int rc = -errno;
+		pipe_put_unused(p);
+		return rc;
+	}
 	if (acc != O_WRONLY)
 		p->readers++;
 	if (acc != O_RDONLY)
