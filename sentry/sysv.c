@@ -857,12 +857,20 @@ long sys_msgsnd(struct task *t, struct syscall_args *a)
 	if (type < 1)
 		return -EINVAL;
 	/* As Linux, the queue's byte limit bounds its message count too (a
-	 * zero-length message is still a message); and all queues together
-	 * are bounded, since each lives in the sentry's memory. */
-	if (o->qbytes + sz > o->qmax || o->qnum + 1 > o->qmax ||
-	    msg_total + sizeof(*m) + sz > MSG_TOTAL ||
+	 * zero-length message is still a message), and only the queue makes
+	 * a sender wait or get EAGAIN. All queues together are bounded, since
+	 * each lives in the sentry's memory, and within the sentry's share of
+	 * the memory limit: past those the message is memory the kernel would
+	 * not give, ENOMEM, as Linux's allocation of it failing (before it
+	 * looks at the queue). Waiting there would be waiting on memory that
+	 * the sender itself may hold (its own pipes), for ever. */
+	if (msg_total + sizeof(*m) + sz > MSG_TOTAL ||
 	    !limits_heap_charge((int64_t)(sizeof(*m) + sz)))
+		return -ENOMEM;
+	if (o->qbytes + sz > o->qmax || o->qnum + 1 > o->qmax) {
+		limits_heap_charge(-(int64_t)(sizeof(*m) + sz));
 		return (flags & IPC_NOWAIT) ? -EAGAIN : SYS_BLOCK;
+	}
 	m = malloc(sizeof(*m) + sz);
 	if (!m) {
 		limits_heap_charge(-(int64_t)(sizeof(*m) + sz));

@@ -501,6 +501,50 @@ print("fifo ok,", os.write(w, b"x") + len(os.read(r, 1)))
 fifo ok, 2" "$OUT" "pipes and FIFOs still open, at full size"
 }
 
+# A guest whose pipes hold the sentry's share of --memory, then a blocking
+# msgsnd to an empty queue: it waited for memory that the guest itself
+# held, for ever. Linux blocks a sender only on the queue, and gives
+# ENOMEM when the message's memory is refused; once the pipes are closed
+# the same msgsnd goes through.
+t_msgsnd_past_the_budget_is_enomem()
+{
+	capture "$MOAT" do --timeout 60 --memory 32M -- $PY -c '
+import ctypes, errno, fcntl, os
+libc = ctypes.CDLL(None, use_errno=True)
+fds = []
+try:
+    while len(fds) < 4000:
+        r, w = os.pipe()
+        fds += [r, w]
+        fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ
+except OSError:
+    pass
+try:
+    while len(fds) < 4000:
+        r, w = os.pipe()
+        fds += [r, w]
+except OSError as e:
+    print("pipes:", errno.errorcode[e.errno])
+class Msg(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_long), ("text", ctypes.c_char * 8000)]
+m = Msg(1, b"hello")
+q = libc.msgget(0, 0o600)  # IPC_PRIVATE
+def send():
+    if libc.msgsnd(q, ctypes.byref(m), 8000, 0) == 0:
+        return "ok"
+    return errno.errorcode[ctypes.get_errno()]
+print("msgsnd to an empty queue:", send(), flush=True)
+for fd in fds:
+    os.close(fd)
+print("with the pipes closed:", send())
+libc.msgctl(q, 0, None)  # IPC_RMID
+'
+	assert_eq 0 "$STATUS" "the guest exits 0, never stuck in msgsnd: $ERR"
+	assert_eq "pipes: ENFILE
+msgsnd to an empty queue: ENOMEM
+with the pipes closed: ok" "$OUT" "msgsnd past the budget: ENOMEM, then ok"
+}
+
 # --pids counts the guests alone: its kernel bound is guest/'s, and the
 # sentry and its gofers, in moat-PID above it, never take a slot, so a
 # guest that holds every one stops none of theirs.
@@ -588,4 +632,5 @@ run_test "--memory counts the pipes' buffers, and moat kill still answers" t_mem
 run_test "--cpus counts the sentry's work for the guests" t_cpu_counts_the_sentry
 run_test "--pids counts the guests alone" t_pids_count_the_guests_alone
 run_test "a FIFO that gets ENXIO gives its pipe back" t_fifo_enxio_gives_its_pipe_back
+run_test "msgsnd past the heap budget gives ENOMEM, never waits" t_msgsnd_past_the_budget_is_enomem
 e2e_done
