@@ -22,6 +22,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 
+#include "sentry/limits.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
 
@@ -61,6 +62,12 @@ struct epitem {
 	struct epitem *next_in_file, **pprev_in_file;
 	struct epitem *next_in_hash;
 };
+
+/* An item and its hash slot, with malloc's overhead: charged to the
+ * sentry's share of the memory limit (limits_heap_charge), ENOMEM past
+ * it as Linux when an epitem cannot be had; EP_MAX_WATCHES (ENOSPC, as
+ * max_user_watches) bounds them without a limit. */
+#define EPITEM_COST ((int64_t)(sizeof(struct epitem) + 16 + 2 * sizeof(void *)))
 
 /* An epoll's items are a ring in the order they were added; a wait
  * starts at the head and leaves it after the last item it reported, so
@@ -193,6 +200,7 @@ static void ep_unlink(struct epitem *it)
 		it->next_in_file->pprev_in_file = it->pprev_in_file;
 	ep_hash_del(it);
 	ep_watches--;
+	limits_heap_charge(-EPITEM_COST);
 	free(it);
 }
 
@@ -535,9 +543,13 @@ long sys_epoll_ctl(struct task *t, struct syscall_args *a)
 			return -ENOSPC;
 		if (ep_watches >= ep_hash_cap && ep_hash_grow() < 0)
 			return -ENOMEM;
-		it = calloc(1, sizeof(*it));
-		if (!it)
+		if (!limits_heap_charge(EPITEM_COST))
 			return -ENOMEM;
+		it = calloc(1, sizeof(*it));
+		if (!it) {
+			limits_heap_charge(-EPITEM_COST);
+			return -ENOMEM;
+		}
 		it->ep = epf;
 		it->target = target;
 		it->fd = fd;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "sentry/fs_tmpfs.h"
+#include "sentry/limits.h"
 #include "sentry/p9client.h"
 
 static long files_live; /* open file descriptions, for FILES_MAX */
@@ -89,7 +90,16 @@ void file_discard(struct file *f)
 
 /* ---- fd tables ---------------------------------------------------------- */
 
-static long fdt_slots; /* of all tables, for FDT_SLOTS_TOTAL */
+/* Slots of all tables, for FDT_SLOTS_TOTAL; they are also charged to the
+ * sentry's share of the memory limit (limits_heap_charge), as a fork bomb
+ * whose every process holds a high fd would otherwise make the sentry
+ * hold 64 MiB under any limit. */
+static long fdt_slots;
+
+static int64_t slots_bytes(long n)
+{
+	return (int64_t)n * (int64_t)sizeof(struct fdent);
+}
 
 struct fdtable *fdtable_new(void)
 {
@@ -109,6 +119,7 @@ void fdtable_put(struct fdtable *fdt)
 	for (i = 0; i < fdt->cap; i++)
 		file_put(fdt->ents[i].f);
 	fdt_slots -= fdt->cap;
+	limits_heap_charge(-slots_bytes(fdt->cap));
 	free(fdt->ents);
 	free(fdt);
 }
@@ -131,7 +142,8 @@ static int dup_cap(const struct fdtable *src)
 
 bool fdtable_dup_fits(const struct fdtable *src)
 {
-	return fdt_slots + dup_cap(src) <= FDT_SLOTS_TOTAL;
+	return fdt_slots + dup_cap(src) <= FDT_SLOTS_TOTAL &&
+	       (uint64_t)slots_bytes(dup_cap(src)) <= limits_heap_room();
 }
 
 struct fdtable *fdtable_dup(struct fdtable *src)
@@ -139,17 +151,20 @@ struct fdtable *fdtable_dup(struct fdtable *src)
 	int i, cap = dup_cap(src);
 	struct fdtable *fdt;
 
-	if (fdt_slots + cap > FDT_SLOTS_TOTAL)
+	if (fdt_slots + cap > FDT_SLOTS_TOTAL ||
+	    !limits_heap_charge(slots_bytes(cap)))
 		return NULL;
 	fdt = fdtable_new();
-	if (!fdt)
-		return NULL;
-	if (cap) {
+	if (fdt && cap) {
 		fdt->ents = calloc((size_t)cap, sizeof(*fdt->ents));
 		if (!fdt->ents) {
 			free(fdt);
-			return NULL;
+			fdt = NULL;
 		}
+	}
+	if (!fdt) {
+		limits_heap_charge(-slots_bytes(cap));
+		return NULL;
 	}
 	fdt->cap = cap;
 	fdt_slots += cap;
@@ -187,11 +202,14 @@ static int fdt_grow(struct fdtable *fdt, int need)
 		ncap = FDT_MAX;
 	if (need >= ncap)
 		return -EMFILE;
-	if (fdt_slots + (ncap - fdt->cap) > FDT_SLOTS_TOTAL)
+	if (fdt_slots + (ncap - fdt->cap) > FDT_SLOTS_TOTAL ||
+	    !limits_heap_charge(slots_bytes(ncap - fdt->cap)))
 		return -ENOMEM;
 	n = realloc(fdt->ents, (size_t)ncap * sizeof(*n));
-	if (!n)
+	if (!n) {
+		limits_heap_charge(-slots_bytes(ncap - fdt->cap));
 		return -ENOMEM;
+	}
 	memset(n + fdt->cap, 0, (size_t)(ncap - fdt->cap) * sizeof(*n));
 	fdt_slots += ncap - fdt->cap;
 	fdt->ents = n;

@@ -69,6 +69,7 @@ struct tnode {
 	bool readonly; /* no change: an instance root (OCI root.readonly, a
 			  ro tmpfs) or one file (a ro bind of a file) */
 	bool writable; /* a file that stays writable in a read-only one */
+	uint64_t heap_charged; /* node_cost() taken of the heap budget */
 };
 
 static uint64_t next_ino = 2;
@@ -113,6 +114,56 @@ static void stamp(struct stat *st, bool a, bool m, bool c)
 		st->st_mtim = now;
 	if (c)
 		st->st_ctim = now;
+}
+
+/* What a node and a name cost the sentry's heap, charged to its share
+ * of the memory limit (limits_heap_charge) so that empty files cannot
+ * outgrow it: the structures, malloc's overhead, and the strings. A node
+ * keeps its full guest path, so a file deep in long-named directories
+ * costs up to PATH_MAX; a name also takes a slot of its directory's hash.
+ * Past the budget, as a tmpfs out of inodes: ENOSPC. */
+#define MALLOC_OVERHEAD 16
+static uint64_t node_cost(const struct vnode *vn)
+{
+	return sizeof(*vn) + sizeof(struct tnode) + strlen(vn->path) + 1 +
+	       3 * MALLOC_OVERHEAD;
+}
+
+static uint64_t dirent_cost(const char *name)
+{
+	return sizeof(struct tdirent) + strlen(name) + 1 + 2 * MALLOC_OVERHEAD +
+	       sizeof(struct tdirent *);
+}
+
+/* Charge a new node (an error for the caller to give: no node). */
+static bool node_charge(struct vnode *vn)
+{
+	uint64_t cost = node_cost(vn);
+
+	if (!limits_heap_charge((int64_t)cost))
+		return false;
+	vn->tn->heap_charged = cost;
+	return true;
+}
+
+/* vn's path changed (a rename): its charge follows, even past the budget,
+ * since a rename of a directory has already renamed what is below it. */
+static void node_recharge(struct vnode *vn)
+{
+	uint64_t cost;
+
+	if (!vn->tn->heap_charged)
+		return;
+	cost = node_cost(vn);
+	limits_heap_force((int64_t)cost - (int64_t)vn->tn->heap_charged);
+	vn->tn->heap_charged = cost;
+}
+
+static void dirent_free(struct tdirent *e)
+{
+	limits_heap_charge(-(int64_t)dirent_cost(e->name));
+	free(e->name);
+	free(e);
 }
 
 static struct vnode *tnode_new(struct vnode *root, const char *path,
@@ -813,14 +864,14 @@ void tmpfs_free(struct vnode *vn)
 	data_free(vn);
 	meta_set(tn, 0);
 	tmpfs_nodes--;
+	limits_heap_charge(-(int64_t)tn->heap_charged);
 	free(tn->hash);
 	tn->hash = NULL;
 	while (tn->children) { /* only at teardown: removal needs empty dirs */
 		struct tdirent *e = tn->children;
 		tn->children = e->next;
-		free(e->name);
 		vnode_put(e->vn);
-		free(e);
+		dirent_free(e);
 	}
 	if (tn->parent)
 		vnode_put(tn->parent);
@@ -978,8 +1029,7 @@ static bool drop_whiteout(struct vnode *dir, const char *name)
 		return false;
 	e = *pp;
 	unlink_dirent(dir, e);
-	free(e->name);
-	free(e);
+	dirent_free(e);
 	return true;
 }
 
@@ -1064,13 +1114,16 @@ static int sticky_ok(struct task *t, struct vnode *dir, struct vnode *vn)
 
 static int add_entry(struct vnode *dir, const char *name, struct vnode *vn)
 {
-	struct tdirent *e = calloc(1, sizeof(*e));
+	struct tdirent *e;
 
-	if (!e)
-		return -ENOMEM;
-	e->name = strdup(name);
-	if (!e->name) {
+	if (!limits_heap_charge((int64_t)dirent_cost(name)))
+		return -ENOSPC;
+	e = calloc(1, sizeof(*e));
+	if (e)
+		e->name = strdup(name);
+	if (!e || !e->name) {
 		free(e);
+		limits_heap_charge(-(int64_t)dirent_cost(name));
 		return -ENOMEM;
 	}
 	e->vn = vn; /* takes the caller's reference */
@@ -1099,8 +1152,7 @@ static struct vnode *drop_entry(struct vnode *dir, struct tdirent **pp)
 
 	unlink_dirent(dir, e);
 	dir->tn->nchildren--;
-	free(e->name);
-	free(e);
+	dirent_free(e);
 	if (S_ISDIR(vn->mode))
 		dir->st.st_nlink--; /* tn->parent stays: ".." of a removed
 				     * directory is its old parent, as on
@@ -1136,6 +1188,10 @@ static int new_child(struct task *t, struct vnode *dir, const char *name,
 		       t ? t->proc->cred.fsgid : 0);
 	if (!vn)
 		return -ENOMEM;
+	if (!node_charge(vn)) {
+		vnode_put(vn);
+		return -ENOSPC;
+	}
 	/* setgid directories pass their group on */
 	if (dir->st.st_mode & S_ISGID) {
 		vn->st.st_gid = dir->st.st_gid;
@@ -1377,6 +1433,7 @@ static void repath(struct vnode *top)
 		}
 		free(vn->path);
 		vn->path = np;
+		node_recharge(vn);
 		if (S_ISDIR(vn->mode) && vn->tn->children) {
 			dir = vn;
 			e = vn->tn->children;
@@ -1458,11 +1515,13 @@ int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
 		    (newpath = strdup(path))) {
 			free(ovn->path);
 			ovn->path = newpath;
+			node_recharge(ovn);
 		}
 		if (vfs_child_path(odir, oname, path, sizeof(path)) == 0 &&
 		    (newpath = strdup(path))) {
 			free(nvn->path);
 			nvn->path = newpath;
+			node_recharge(nvn);
 		}
 		if (S_ISDIR(ovn->mode))
 			repath(ovn);
@@ -1513,6 +1572,7 @@ int tmpfs_rename(struct task *t, struct vnode *odir, const char *oname,
 	}
 	free(ovn->path);
 	ovn->path = newpath;
+	node_recharge(ovn);
 	if (S_ISDIR(ovn->mode))
 		repath(ovn);
 	stamp(&ovn->st, false, false, true);
@@ -1899,12 +1959,14 @@ int tmpfs_add_whiteout(struct vnode *dir, const char *name)
 		return -EROFS; /* removing a rootfs name of a read-only root */
 	if (find(dir, name))
 		return 0;
+	if (!limits_heap_charge((int64_t)dirent_cost(name)))
+		return -ENOSPC;
 	e = calloc(1, sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	e->name = strdup(name);
-	if (!e->name) {
+	if (e)
+		e->name = strdup(name);
+	if (!e || !e->name) {
 		free(e);
+		limits_heap_charge(-(int64_t)dirent_cost(name));
 		return -ENOMEM;
 	}
 	e->whiteout = true;
@@ -1984,6 +2046,10 @@ int tmpfs_tmpfile(struct task *t, struct vnode *dir, mode_t mode, bool linkable,
 		       t ? t->proc->cred.fsgid : 0);
 	if (!vn)
 		return -ENOMEM;
+	if (!node_charge(vn)) {
+		vnode_put(vn);
+		return -ENOSPC;
+	}
 	vn->st.st_nlink = 0;
 	vn->tn->linkable = linkable;
 	*out = vn;
@@ -1999,8 +2065,10 @@ int tmpfs_anon_file(const char *name, struct vnode **out)
 	if (tmpfs_nodes + tmpfs_links >= TMPFS_NODES_MAX)
 		return -ENFILE; /* memfd_create's word for it */
 	vn = tnode_new(NULL, path, S_IFREG | 0777, 0, 0);
-	if (!vn)
+	if (!vn || !node_charge(vn)) {
+		vnode_put(vn);
 		return -ENOMEM;
+	}
 	vn->st.st_nlink = 0;
 	*out = vn;
 	return 0;

@@ -402,7 +402,7 @@ int limits_freeze(bool frozen)
 }
 
 /* What guests make the sentry's heap hold: pipe capacity, inline tmpfs
- * data, SysV messages. */
+ * data, tmpfs nodes and names, socket queues, SysV messages. */
 static uint64_t heap_held;
 
 uint64_t limits_heap_budget(void)
@@ -416,6 +416,18 @@ bool limits_heap_charge(int64_t delta)
 		return false;
 	heap_held += (uint64_t)delta;
 	return true;
+}
+
+uint64_t limits_heap_room(void)
+{
+	uint64_t budget = limits_heap_budget();
+
+	return heap_held < budget ? budget - heap_held : 0;
+}
+
+void limits_heap_force(int64_t delta)
+{
+	heap_held += (uint64_t)delta;
 }
 
 static int set_memory(uint64_t bytes, struct moat_error *err)

@@ -41,12 +41,18 @@ void limits_adopt(pid_t helper);
  * removes the cgroups once the sentry is gone, even if it crashed. */
 void limits_start_janitor(void);
 /* What guests may make the sentry's heap hold (pipe buffers, inline tmpfs
- * data, SysV messages): a quarter of the memory limit, which the sentry's
- * heap shares with the guests (docs/limits.md); no bound without one
- * (each kind keeps its own). limits_heap_charge(n) takes n bytes of it
- * (false: past it, nothing taken) or gives -n back. */
+ * data and nodes, socket queues, SysV messages): a quarter of the memory
+ * limit, which the sentry's heap shares with the guests (docs/limits.md);
+ * no bound without one (each kind keeps its own). limits_heap_charge(n)
+ * takes n bytes of it (false: past it, nothing taken) or gives -n back.
+ * limits_heap_room() is what is left; limits_heap_force(n) takes n bytes
+ * even past it, for what was let in by the room (a datagram that
+ * overshoots, as on Linux) or cannot be refused (a rename's longer paths),
+ * and is given back as any charge. */
 uint64_t limits_heap_budget(void);
 bool limits_heap_charge(int64_t delta);
+uint64_t limits_heap_room(void);
+void limits_heap_force(int64_t delta);
 /* Which limit, if any, ended the sandbox: prints one line on stderr. */
 void limits_report(int init_status);
 /* What the guests use now, from their cgroups (-1: not known). */

@@ -36,6 +36,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include "sentry/limits.h"
 #include "sentry/mqueue.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
@@ -84,6 +85,20 @@ struct mqmsg {
 	size_t len;
 	char data[];
 };
+
+/* A queued message is the sentry's heap, charged to its share of the
+ * memory limit (limits_heap_charge): past it mq_send gives ENOMEM, as
+ * Linux when the message's memory is refused. */
+static int64_t msg_charge(size_t len)
+{
+	return (int64_t)(sizeof(struct mqmsg) + len + 16);
+}
+
+static void msg_free(struct mqmsg *m)
+{
+	limits_heap_charge(-msg_charge(m->len));
+	free(m);
+}
 
 struct mqueue {
 	char *name; /* without the leading slash */
@@ -224,7 +239,7 @@ static void maybe_free(struct mqueue *q)
 		return;
 	notify_clear(q, false);
 	for (i = 0; i < q->nmsg; i++)
-		free(q->msgs[i]);
+		msg_free(q->msgs[i]);
 	free(q->msgs);
 	uncharge(q);
 	if (q->prev)
@@ -676,6 +691,10 @@ long sys_mq_timedsend(struct task *t, struct syscall_args *a)
 			return -EAGAIN;
 		return wait_until(t, a->a[4] ? &ts : NULL);
 	}
+	if (!limits_heap_charge(msg_charge(len))) {
+		free(m);
+		return -ENOMEM;
+	}
 	m->prio = prio;
 	m->len = len;
 	insert(q, m);
@@ -722,7 +741,7 @@ long sys_mq_timedreceive(struct task *t, struct syscall_args *a)
 	     task_write(t, a->a[3], &m->prio, sizeof(m->prio)) < 0) ||
 	    (m->len && task_write(t, a->a[1], m->data, m->len) < 0))
 		rc = -EFAULT;
-	free(m);
+	msg_free(m);
 	return rc;
 }
 

@@ -49,6 +49,7 @@
 #include "netstack/netstack.h"
 #include "netstack/resolver.h"
 #include "sentry/fs_tmpfs.h"
+#include "sentry/limits.h"
 #include "sentry/overlay.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
@@ -225,6 +226,7 @@ static void umsg_free(struct usock *u, struct umsg *m)
 	inflight -= m->nfiles;
 	u->charged -= m->cost;
 	queued -= m->cost;
+	limits_heap_charge(-(int64_t)m->cost);
 	free(m);
 }
 
@@ -248,15 +250,22 @@ static bool eof(struct usock *u)
 static void ext_drop(struct usock *u);
 
 /* What a send to p may still charge: p's buffer, within what all
- * sockets together may still hold. As on Linux (sk_wmem_alloc below
- * sk_sndbuf), a send goes ahead while there is any room, and a
- * datagram may then overshoot it by its own cost; a stream write takes
- * at most the room. Sends and poll's POLLOUT agree. */
+ * sockets together may still hold, and within the sentry's share of the
+ * memory limit (limits_heap_charge; what pipes, tmpfs and messages leave
+ * of it): a sandbox whose queues hold that is as a full socket buffer,
+ * EAGAIN or a wait, as Linux's sockets past their memory cgroup's
+ * pressure. As on Linux (sk_wmem_alloc below sk_sndbuf), a send goes
+ * ahead while there is any room, and a datagram may then overshoot it by
+ * its own cost; a stream write takes at most the room. Sends and poll's
+ * POLLOUT agree. */
 static size_t send_room(const struct usock *p)
 {
 	size_t room = p->charged < USOCK_BUF ? USOCK_BUF - p->charged : 0;
 	size_t left = queued < QUEUED_MAX ? QUEUED_MAX - queued : 0;
+	uint64_t heap = limits_heap_room();
 
+	if (heap < left)
+		left = (size_t)heap;
 	return room < left ? room : left;
 }
 
@@ -835,6 +844,7 @@ static void append_msg(struct usock *p, struct umsg *m)
 {
 	m->next = NULL;
 	queued += m->cost;
+	limits_heap_force((int64_t)m->cost); /* send_room() let it in */
 	p->charged += m->cost;
 	if (p->tail)
 		p->tail->next = m;

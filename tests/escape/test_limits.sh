@@ -379,6 +379,19 @@ limits_sandbox()
 	exec 9>"$E2E_TMP/sbx.in"
 }
 
+# sandbox_says ERE: until a line of the sandbox's stdout matches, or the
+# sandbox has ended (a hang guard: 1 if it never came).
+sandbox_says()
+{
+	local i
+	for i in $(seq $((BOMB_TIMEOUT * 10))); do
+		grep -Eq -- "$1" "$E2E_TMP/sbx.out" 2>/dev/null && return 0
+		kill -0 "$SBX" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -Eq -- "$1" "$E2E_TMP/sbx.out" 2>/dev/null
+}
+
 # limits_sandbox_end [killed]: let it end (killed: it has, and its stdin
 # has no reader left to write to), and capture how.
 limits_sandbox_end()
@@ -545,6 +558,72 @@ msgsnd to an empty queue: ENOMEM
 with the pipes closed: ok" "$OUT" "msgsnd past the budget: ENOMEM, then ok"
 }
 
+# The sentry's heap that guests multiply, past the budget that pipes,
+# inline files and messages already had: AF_UNIX queues (64 MiB in all
+# whatever the limit) and tmpfs nodes (each keeps its full path). Under
+# --memory 48M a guest that itself stays small made the sentry hold the
+# whole limit, and the kernel's OOM killer took the sentry (moat do ended
+# 137 without a word). Now each is within the sentry's share of the
+# limit: a full sandbox's sockets say EAGAIN, a full tmpfs ENOSPC, and the
+# guest ends as it chooses.
+t_unix_queues_count_in_the_budget()
+{
+	limits_sandbox --memory 48M -- $PY -c '
+import errno, socket, sys
+pairs, total, err = [], 0, "none"
+buf = b"x" * 65536
+try:
+    while len(pairs) < 400:
+        a, b = socket.socketpair()
+        a.setblocking(False)
+        pairs.append((a, b))
+        here = 0
+        try:
+            while True:
+                here += a.send(buf)
+        except BlockingIOError:
+            pass
+        total += here
+        if here == 0:
+            err = "EAGAIN"
+            break
+except OSError as e:
+    err = errno.errorcode[e.errno]
+print(f"queued {total >> 20} MiB, then {err}", flush=True)
+sys.stdin.readline()
+'
+	sandbox_says '^queued ' || { limits_sandbox_end killed; fail "no answer (status $STATUS): $ERR"; }
+	peak_within "$SBX" $((48 << 20))
+	limits_sandbox_end
+	assert_eq 0 "$STATUS" "the guest exits 0, the sentry alive: $ERR"
+	assert_match "$OUT" '^queued ([0-9]|1[0-2]) MiB, then EAGAIN$' "the queues hold the sentry's share (12 MiB) at most, then EAGAIN"
+}
+
+t_tmpfs_nodes_count_in_the_budget()
+{
+	limits_sandbox --memory 48M -- $PY -c '
+import errno, os, sys
+os.chdir("/tmp")
+for i in range(15):
+    os.mkdir("d" * 240)
+    os.chdir("d" * 240)
+n, err = 0, "none"
+try:
+    while n < 1000000:
+        os.close(os.open("f" * 190 + "%010d" % n, os.O_CREAT | os.O_WRONLY, 0o600))
+        n += 1
+except OSError as e:
+    err = errno.errorcode[e.errno]
+print(f"made {n} files, then {err}", flush=True)
+sys.stdin.readline()
+'
+	sandbox_says '^made ' || { limits_sandbox_end killed; fail "no answer (status $STATUS): $ERR"; }
+	peak_within "$SBX" $((48 << 20))
+	limits_sandbox_end
+	assert_eq 0 "$STATUS" "the guest exits 0, the sentry alive: $ERR"
+	assert_match "$OUT" '^made [0-9]+ files, then ENOSPC$' "empty files past the sentry's share: ENOSPC"
+}
+
 # --pids counts the guests alone: its kernel bound is guest/'s, and the
 # sentry and its gofers, in moat-PID above it, never take a slot, so a
 # guest that holds every one stops none of theirs.
@@ -633,4 +712,6 @@ run_test "--cpus counts the sentry's work for the guests" t_cpu_counts_the_sentr
 run_test "--pids counts the guests alone" t_pids_count_the_guests_alone
 run_test "a FIFO that gets ENXIO gives its pipe back" t_fifo_enxio_gives_its_pipe_back
 run_test "msgsnd past the heap budget gives ENOMEM, never waits" t_msgsnd_past_the_budget_is_enomem
+run_test "AF_UNIX queues count in the sentry's share of --memory" t_unix_queues_count_in_the_budget
+run_test "tmpfs nodes count in the sentry's share of --memory" t_tmpfs_nodes_count_in_the_budget
 e2e_done
