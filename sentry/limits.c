@@ -449,6 +449,28 @@ static int set_memory(uint64_t bytes, struct moat_error *err)
 		write_str(c->path, "memory.swap.max", "0");
 	else
 		write_str(c->path, "memory.memsw.limit_in_bytes", v);
+	/* The guests' own limit: the sandbox's less the sentry's share
+	 * (limits_heap_budget), which it keeps what guests make it hold
+	 * within. So the guests' own memory meets a limit in guest/, where
+	 * the OOM killer can choose only among guests, and the sandbox's
+	 * limit is met only past the sentry's share, which the sentry does
+	 * not go past for the guests. Without it the kernel's choice in
+	 * moat-PID was the sentry whenever it held more than the limit less
+	 * the guests' usage (its score counts all of its RSS, the pages it
+	 * had before it joined too, and a guest's +1000 adds only the
+	 * limit). */
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)(bytes - bytes / 4));
+	cg_part(c, CG_GUEST, part);
+	rc = write_str(part, c->v2 ? "memory.max" : "memory.limit_in_bytes", v);
+	if (rc < 0)
+		return moat_error_set(err, -rc,
+				      "limits: the guests' memory "
+				      "limit %s",
+				      v);
+	if (c->v2)
+		write_str(part, "memory.swap.max", "0");
+	else
+		write_str(part, "memory.memsw.limit_in_bytes", v);
 	/* Both have an "oom_kill N" line. v1 counts a kill in the
 	 * victim's cgroup alone, the guests' (only a guest can be one:
 	 * limits_attach_start); v2's counts add up to the parent. */

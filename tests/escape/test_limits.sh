@@ -624,6 +624,44 @@ sys.stdin.readline()
 	assert_match "$OUT" '^made [0-9]+ files, then ENOSPC$' "empty files past the sentry's share: ENOSPC"
 }
 
+# The guests' own memory meets a limit of their own (guest/: the sandbox's
+# less the sentry's share), so that the OOM killer chooses among guests:
+# a memory bomb while the sentry holds its whole share in pipes is killed,
+# and the sentry says so.
+t_guests_have_their_own_memory_limit()
+{
+	local dir lim
+	limits_sandbox --memory 64M -- $PY -c '
+import fcntl, os, sys
+fds = []
+try:
+    while len(fds) < 4000:
+        r, w = os.pipe()
+        fds += [r, w]
+        fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ
+        os.set_blocking(w, False)
+        try:
+            while True:
+                os.write(w, b"x" * 65536)
+        except BlockingIOError:
+            pass
+except OSError:
+    pass
+print("holding", flush=True)
+sys.stdin.readline()
+x = []
+while len(x) < 100:
+    x.append(b"\1" * (10 << 20))
+'
+	sandbox_says '^holding' || { limits_sandbox_end killed; fail "no answer (status $STATUS): $ERR"; }
+	dir=$(sandbox_cg "$SBX" memory)
+	lim=$(cat "$dir/guest/memory.limit_in_bytes" 2>/dev/null || cat "$dir/guest/memory.max")
+	assert_eq $((48 << 20)) "$lim" "guest/'s limit is the sandbox's less the sentry's quarter"
+	limits_sandbox_end
+	assert_eq 137 "$STATUS" "the kernel kills the bomb, the first guest: $ERR"
+	assert_contains "$ERR" "memory limit of 67108864 bytes reached; the kernel killed a guest process" "the sentry, alive, says so"
+}
+
 # --pids counts the guests alone: its kernel bound is guest/'s, and the
 # sentry and its gofers, in moat-PID above it, never take a slot, so a
 # guest that holds every one stops none of theirs.
@@ -714,4 +752,5 @@ run_test "a FIFO that gets ENXIO gives its pipe back" t_fifo_enxio_gives_its_pip
 run_test "msgsnd past the heap budget gives ENOMEM, never waits" t_msgsnd_past_the_budget_is_enomem
 run_test "AF_UNIX queues count in the sentry's share of --memory" t_unix_queues_count_in_the_budget
 run_test "tmpfs nodes count in the sentry's share of --memory" t_tmpfs_nodes_count_in_the_budget
+run_test "the guests have a memory limit of their own" t_guests_have_their_own_memory_limit
 e2e_done
