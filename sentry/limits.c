@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -72,6 +74,7 @@ static bool cg_dup(int i)
 }
 
 static int oom_fd = -1; /* memory.oom_control (v1) or memory.events (v2) */
+static int sentry_oom_fd = -1; /* the same, of the sentry's side */
 static char oom_key[32];
 
 /* Memory: half the host's RAM, at most 8 GiB. Half, so that one runaway
@@ -478,6 +481,9 @@ static int set_memory(uint64_t bytes, struct moat_error *err)
 		 cg_part(c, c->v2 ? CG_TOP : CG_GUEST, part),
 		 c->v2 ? "memory.events" : "memory.oom_control");
 	oom_fd = open(p, O_RDONLY | O_CLOEXEC);
+	snprintf(p, sizeof(p), "%s/%s", cg_part(c, CG_SENTRY, part),
+		 c->v2 ? "memory.events" : "memory.oom_control");
+	sentry_oom_fd = open(p, O_RDONLY | O_CLOEXEC);
 	snprintf(oom_key, sizeof(oom_key), "oom_kill ");
 	return 0;
 }
@@ -756,17 +762,107 @@ static void limits_leave(void)
 	join_all(js, n);
 }
 
+static int oom_kills_in(int fd);
+
+/* OOM kills of the sentry's side of the sandbox (the sentry, its
+ * helpers): v1 counts a kill in the victim's cgroup, moat-PID itself;
+ * v2's sentry/ holds them. The sentry reads the file it opened at setup
+ * (its seccomp filter opens none); a janitor, which has no fd of the
+ * sentry's, opens it. */
+static int sentry_oom_kills(void)
+{
+	char p[PATH_MAX + 32], part[PATH_MAX];
+	struct cg *c = find_cg("memory");
+	int fd, n;
+
+	if (sentry_oom_fd >= 0 || !c)
+		return oom_kills_in(sentry_oom_fd);
+	snprintf(p, sizeof(p), "%s/%s", cg_part(c, CG_SENTRY, part),
+		 c->v2 ? "memory.events" : "memory.oom_control");
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	n = oom_kills_in(fd);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+/* The janitor's line: the sentry says "done" on it as it ends on its
+ * own (limits_report), so a janitor that sees it go without a word,
+ * and an OOM kill on the sentry's side, can say so. */
+static int janitor_line = -1;
+
+/* In the janitor: the sentry's stderr (sent first on the line), or -1. */
+static int janitor_stderr(void)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char c;
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *cm;
+	int fd = -1;
+
+	while (recvmsg(3, &mh, MSG_CMSG_CLOEXEC) < 0)
+		if (errno != EINTR)
+			return -1;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (cm && cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
 void limits_start_janitor(void)
 {
-	char part[PATH_MAX];
-	int i;
+	char part[PATH_MAX], buf[8];
+	bool told = false;
+	int i, rc, err;
+	ssize_t n;
 
 	if (ncgs)
 		janitor_on_fork = limits_leave;
 	/* When the sentry is gone, remove the cgroups once their last
 	 * process has died. Forked before any join: it is in none of them. */
-	if (!ncgs || janitor_fork() != 0)
+	if (!ncgs)
 		return;
+	rc = janitor_fork_ctl(&janitor_line);
+	if (rc > 0) {
+		struct iovec iov = { "e", 1 };
+		int fd = STDERR_FILENO;
+		send_with_fds(janitor_line, &iov, 1, &fd, 1);
+	}
+	if (rc != 0)
+		return;
+	sentry_oom_fd = -1; /* the sentry's, closed here: open it anew */
+	/* The sentry killed by the kernel (its OOM killer: the memory limit
+	 * was met on the sentry's side) says nothing, and moat do is the
+	 * sentry: its caller would see a bare SIGKILL. The janitor says it,
+	 * on the sentry's stderr, which it holds only until the sentry ends,
+	 * so that a pipe there still ends with the sandbox. */
+	err = janitor_stderr();
+	while ((n = read(3, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && !told) {
+			told = true;
+			if (err >= 0)
+				close(err);
+			err = -1;
+		}
+	}
+	if (!told && err >= 0 && sentry_oom_kills() > 0)
+		dprintf(err,
+			"moat: the sandbox's sentry was killed by the kernel's "
+			"OOM killer (memory limit of %llu bytes); the sandbox "
+			"ended with it\n",
+			(unsigned long long)S->opts.memory);
+	if (err >= 0)
+		close(err);
 	/* A sentry killed while its guests were paused leaves them frozen,
 	 * and a frozen task cannot die: thaw them first. */
 	for (i = 0; i < ncgs; i++)
@@ -803,21 +899,37 @@ void limits_start_janitor(void)
 	_exit(0);
 }
 
-static int oom_kills(void)
+static int oom_kills_in(int fd)
 {
 	char buf[512], *p;
 
-	if (oom_fd < 0)
+	if (fd < 0)
 		return 0;
 	memset(buf, 0, sizeof(buf));
-	if (pread(oom_fd, buf, sizeof(buf) - 1, 0) <= 0)
+	if (pread(fd, buf, sizeof(buf) - 1, 0) <= 0)
 		return 0;
 	p = strstr(buf, oom_key);
 	return p ? atoi(p + strlen(oom_key)) : 0;
 }
 
+static int oom_kills(void)
+{
+	return oom_kills_in(oom_fd);
+}
+
 void limits_report(int st)
 {
+	if (janitor_line >= 0) {
+		/* An end of the sentry's own: nothing for the janitor to say. */
+		if (write(janitor_line, "done", 4) < 0)
+			(void)0;
+	}
+	if (S->opts.memory && sentry_oom_kills() > 0)
+		fprintf(stderr,
+			"moat: memory limit of %llu bytes reached on the "
+			"sentry's side; the kernel killed a helper of the "
+			"sentry's\n",
+			(unsigned long long)S->opts.memory);
 	if (S->timed_out) {
 		fprintf(stderr,
 			"moat: time limit of %d s reached; sandbox killed\n",

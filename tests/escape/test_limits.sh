@@ -662,6 +662,51 @@ while len(x) < 100:
 	assert_contains "$ERR" "memory limit of 67108864 bytes reached; the kernel killed a guest process" "the sentry, alive, says so"
 }
 
+# If the kernel's OOM killer takes the sentry anyway (here made the one
+# to go: it holds its share of the limit in the guest's pipes, its score
+# is raised to 1000, as the guests', and a host process of the test's,
+# smaller, allocates past the limit in the sandbox's cgroup),
+# moat do, which is the sentry, ended by SIGKILL without a word; now its
+# janitor says what happened.
+t_sentry_oom_kill_is_said()
+{
+	local dir i sub=""
+	limits_sandbox --memory 32M -- $PY -c '
+import fcntl, os, sys
+fds = []
+try:
+    while len(fds) < 4000:
+        r, w = os.pipe()
+        fds += [r, w]
+        fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ
+        os.set_blocking(w, False)
+        try:
+            while True:
+                os.write(w, b"x" * 65536)
+        except BlockingIOError:
+            pass
+except OSError:
+    pass
+print("up", flush=True)
+sys.stdin.readline()
+'
+	sandbox_says '^up' || { limits_sandbox_end killed; fail "no answer (status $STATUS): $ERR"; }
+	dir=$(sandbox_cg "$SBX" memory)
+	[ -e /sys/fs/cgroup/cgroup.controllers ] && sub=/sentry
+	echo 1000 >"/proc/$SBX/oom_score_adj"
+	(
+		echo "$BASHPID" >"$dir$sub/cgroup.procs" &&
+			exec $PY -c 'x = b"\1" * (64 << 20)'
+	) 2>/dev/null
+	for i in $(seq 100); do
+		grep -q 'OOM killer' "$E2E_TMP/sbx.err" && break
+		sleep 0.1
+	done
+	limits_sandbox_end killed
+	assert_eq 137 "$STATUS" "the sentry was killed"
+	assert_contains "$ERR" "moat: the sandbox's sentry was killed by the kernel's OOM killer (memory limit of 33554432 bytes)" "its janitor says so"
+}
+
 # --pids counts the guests alone: its kernel bound is guest/'s, and the
 # sentry and its gofers, in moat-PID above it, never take a slot, so a
 # guest that holds every one stops none of theirs.
@@ -753,4 +798,5 @@ run_test "msgsnd past the heap budget gives ENOMEM, never waits" t_msgsnd_past_t
 run_test "AF_UNIX queues count in the sentry's share of --memory" t_unix_queues_count_in_the_budget
 run_test "tmpfs nodes count in the sentry's share of --memory" t_tmpfs_nodes_count_in_the_budget
 run_test "the guests have a memory limit of their own" t_guests_have_their_own_memory_limit
+run_test "a sentry killed by the OOM killer is said" t_sentry_oom_kill_is_said
 e2e_done
