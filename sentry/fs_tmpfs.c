@@ -487,8 +487,11 @@ static bool inline_reserve(struct tnode *tn, size_t n)
 	if (cap > TMPFS_INLINE_MAX)
 		cap = TMPFS_INLINE_MAX;
 	/* Within the sandbox's memory limit too: past it the file goes to
-	 * the store, whose bytes are page cache the host can reclaim. */
+	 * the store, whose bytes are page cache the host can reclaim. Inline
+	 * data has that way out, and nodes, names and sockets have none: it
+	 * leaves them the last eighth of the sentry's share. */
 	if (inline_bytes - tn->inl_cap + cap > TMPFS_INLINE_TOTAL ||
+	    limits_heap_room() < cap - tn->inl_cap + limits_heap_budget() / 8 ||
 	    !limits_heap_charge((int64_t)cap - (int64_t)tn->inl_cap))
 		return false;
 	p = realloc(tn->inl, cap);
