@@ -265,13 +265,16 @@ t_default_fork_bomb()
 t_default_memory_bomb()
 {
 	asan_build && { echo "skipped under the ASan build: a load test; the plain e2e run covers it"; return 0; }
-	local mib=$((DEF_MEMORY >> 20))
+	local mib=$((DEF_MEMORY >> 20)) guests
+	# The guests' own limit: the default less the sentry's quarter.
+	guests=$((mib - mib / 4))
 	build_bomb
 	steady_start
-	# Hold 512 MiB below the default limit, then go on to 1 GiB above it.
-	bomb_start mem $((mib - 512)) $((mib + 1024))
+	# Hold 512 MiB below the guests' limit, then go on to 1 GiB above
+	# the sandbox's.
+	bomb_start mem $((guests - 512)) $((mib + 1024))
 	wait_for "$E2E_TMP/bomb.out" '^holding ' ||
-		fail "the bomb never reached $((mib - 512)) MiB: $(cat "$E2E_TMP/bomb.out" "$E2E_TMP/bomb.err")"
+		fail "the bomb never reached $((guests - 512)) MiB: $(cat "$E2E_TMP/bomb.out" "$E2E_TMP/bomb.err")"
 	host_still_works
 	steady_progresses
 	bomb_finish
