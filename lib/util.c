@@ -71,9 +71,21 @@ int moat_error_set(struct moat_error *err, int code, const char *fmt, ...)
 		va_end(ap);
 		if (n < 0)
 			n = 0;
-		if (code && (size_t)n < sizeof(err->msg))
-			snprintf(err->msg + n, sizeof(err->msg) - (size_t)n,
-				 ": %s", strerror(code));
+		if (code) {
+			const char *why = strerror(code);
+			size_t cap = sizeof(err->msg), at = (size_t)n;
+			size_t need = strlen(why) + 2; /* ": " */
+
+			/* A long path in the message (a mount point 4,000
+			 * bytes long) cuts its middle, never the reason. */
+			if (at + need >= cap && need + 4 < cap) {
+				at = cap - need - 4;
+				memcpy(err->msg + at, "...", 3);
+				at += 3;
+			}
+			if (at + need < cap)
+				snprintf(err->msg + at, cap - at, ": %s", why);
+		}
 	}
 	return code ? -code : -1;
 }
