@@ -878,22 +878,42 @@ static int make_mount_dir(struct vnode *dir, const char *name,
 	return rc;
 }
 
+/* The directories a vfs_mkdir_p walk stands in, "/" excluded: each
+ * holds a component of its canonical path, "/x" at least, so PATH_MAX/2
+ * bounds them (join_path refuses a longer path first). */
+#define MKDIR_P_DEPTH (PATH_MAX / 2)
+
+/* Drop the directories walked: the walk is back at "/". */
+static void mkdir_p_unwind(struct vnode **up, size_t *nup)
+{
+	while (*nup > 0)
+		vnode_put(up[--*nup]);
+}
+
 /* One walk from "/", each component looked up (or made) in the directory
  * the walk has reached: resolving every prefix again from "/" made a
  * mount 2,000 levels deep take a minute. Symlinks are followed inside the
  * sandbox's tree, as runc's securejoin does: an absolute one restarts at
  * the sandbox's "/", ".." stops there, and a dangling one's target is
- * made, so that an image's link never takes a mount point out of it. A
- * loop, never a recursion: the depth is bounded by PATH_MAX only. */
+ * made, so that an image's link never takes a mount point out of it.
+ * ".." returns to the directory the walk came from, kept on a stack:
+ * looking the parent up again from "/" (vnode_parent) cost a whole walk
+ * per "..", and an image's link that climbs D levels and comes back to
+ * itself, followed to ELOOP, took minutes at D=300. Nothing renames a
+ * directory while the sandbox is set up, so the stack is the canonical
+ * path. A loop, never a recursion: the depth is bounded by PATH_MAX. */
 int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 {
 	char rest[2 * PATH_MAX];
-	struct vnode *cur, *next;
+	struct vnode *cur, *next, **up;
+	size_t pos = 0, nup = 0;
 	int links = 0, rc;
-	size_t pos = 0;
 
 	if (strlen(path) >= PATH_MAX)
 		return -ENAMETOOLONG;
+	up = malloc(MKDIR_P_DEPTH * sizeof(*up));
+	if (!up)
+		return -ENOMEM;
 	strcpy(rest, path);
 	cur = vnode_get(top_vn);
 	for (;;) {
@@ -917,11 +937,10 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 		if (!strcmp(name, "."))
 			continue;
 		if (!strcmp(name, "..")) {
-			rc = vnode_parent(NULL, cur, &next); /* "/.." is "/" */
-			if (rc < 0)
-				goto fail;
-			vnode_put(cur);
-			cur = next;
+			if (nup > 0) { /* "/.." is "/" */
+				vnode_put(cur);
+				cur = up[--nup];
+			}
 			continue;
 		}
 		rc = lookup_child(NULL, cur, name, &next);
@@ -956,25 +975,30 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 			memcpy(rest, target, (size_t)n);
 			pos = 0;
 			if (target[0] == '/') {
+				mkdir_p_unwind(up, &nup);
 				vnode_put(cur);
 				cur = vnode_get(top_vn);
 			}
 			continue;
 		}
-		if (!S_ISDIR(next->mode)) {
+		if (!S_ISDIR(next->mode) || nup == MKDIR_P_DEPTH) {
+			rc = S_ISDIR(next->mode) ? -ENAMETOOLONG : -ENOTDIR;
 			vnode_put(next);
-			rc = -ENOTDIR;
 			goto fail;
 		}
-		vnode_put(cur);
+		up[nup++] = cur;
 		cur = next;
 	}
+	mkdir_p_unwind(up, &nup);
+	free(up);
 	if (out)
 		*out = cur;
 	else
 		vnode_put(cur);
 	return 0;
 fail:
+	mkdir_p_unwind(up, &nup);
+	free(up);
 	vnode_put(cur);
 	return rc;
 }

@@ -139,7 +139,49 @@ regular file"
 	no_leftovers "$root" dst2
 }
 
+# rep N STR: STR N times.
+rep()
+{
+	python3 -c 'import sys; print(sys.argv[2] * int(sys.argv[1]), end="")' \
+		"$1" "$2"
+}
+
+t_dotdot_in_a_deep_image_link()
+{
+	# An image's links 300 levels deep whose targets climb to "/" with
+	# "..": one comes back down to itself (a loop, ELOOP after 40
+	# follows), one leads to /real. Each ".." looked its parent up again
+	# from "/", so the loop took minutes to refuse; runc takes a second
+	# or two. The timeout is a generous bound, not a benchmark.
+	local b=$E2E_TMP/dotdot root=$E2E_TMP/root-dotdot src=$E2E_TMP/dotdot-src
+	local D=300 d
+	d=$(rep $D /d)
+	mkdir -p "$src"
+	echo fromhost >"$src/f"
+	chmod -R a+rX "$src"
+	make_bundle "$b" '["cat","/real/m/f"]' \
+		"c['mounts'].append({'destination':'$d/L/m','type':'bind','source':'$src','options':['bind']})" ||
+		fail "bundle"
+	mkdir -p "$b/rootfs$d" "$b/rootfs/real"
+	ln -s "$(rep $D ../)$(rep $D d/)L" "$b/rootfs$d/L"
+	ln -s "$(rep $D ../)real" "$b/rootfs$d/R"
+	capture timeout -k 5 30 "$MOAT" --root "$root" create --bundle "$b" loop1
+	assert_eq 1 "$STATUS" "the loop is refused, in time"
+	assert_contains "$ERR" "Too many levels of symbolic links" "says why"
+	no_leftovers "$root" loop1
+	python3 - "$b/config.json" <<-'PY' || fail "config"
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["mounts"][-1]["destination"] = c["mounts"][-1]["destination"][:-4] + "/R/m"
+		json.dump(c, open(sys.argv[1], "w"))
+	PY
+	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" up1
+	assert_eq 0 "$STATUS" "started: $ERR"
+	assert_eq fromhost "$OUT" "the mount is where the link leads"
+}
+
 run_test deep_mount_destinations t_deep_mount_destinations
 run_test bind_sources_that_are_not_files t_bind_sources_that_are_not_files
 run_test file_bound_over_an_image_fifo_socket_or_device t_file_bound_over_an_image_fifo_socket_or_device
+run_test dotdot_in_a_deep_image_link t_dotdot_in_a_deep_image_link
 e2e_done
