@@ -967,7 +967,10 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 				rc = n < 0 ? n : -ENOENT;
 				goto fail;
 			}
-			if ((size_t)n + rl >= PATH_MAX) {
+			/* The link's text and the rest are bounded by the
+			 * buffer: a 4095-byte target is valid, and
+			 * join_path bounds the real path. */
+			if ((size_t)n + rl >= sizeof(rest)) {
 				rc = -ENAMETOOLONG;
 				goto fail;
 			}

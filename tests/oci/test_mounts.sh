@@ -180,8 +180,25 @@ t_dotdot_in_a_deep_image_link()
 	assert_eq fromhost "$OUT" "the mount is where the link leads"
 }
 
+t_mount_point_through_a_link_of_4095_bytes()
+{
+	# A link target may be 4,095 bytes long; the rest of the destination
+	# after it makes a longer string to walk, but the real path is short
+	# (the slashes collapse). runc resolves it; moat refused it.
+	local b=$E2E_TMP/long-link root=$E2E_TMP/root-long-link z
+	z=$(rep 200 z)
+	make_bundle "$b" '["sh","-c","ls -d /z*/m"]' \
+		"c['mounts'].append({'destination':'/l/m','type':'tmpfs','source':'tmpfs'})" ||
+		fail "bundle"
+	ln -s "$(rep 3895 /)$z" "$b/rootfs/l"
+	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" long1
+	assert_eq 0 "$STATUS" "started: $ERR"
+	assert_eq "/$z/m" "$OUT" "the mount is where the link leads"
+}
+
 run_test deep_mount_destinations t_deep_mount_destinations
 run_test bind_sources_that_are_not_files t_bind_sources_that_are_not_files
 run_test file_bound_over_an_image_fifo_socket_or_device t_file_bound_over_an_image_fifo_socket_or_device
 run_test dotdot_in_a_deep_image_link t_dotdot_in_a_deep_image_link
+run_test mount_point_through_a_link_of_4095_bytes t_mount_point_through_a_link_of_4095_bytes
 e2e_done
