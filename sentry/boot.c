@@ -67,15 +67,20 @@ static pid_t start_gofer(const char *root, enum gofer_kind kind, int *sock_out,
 	if (pid < 0)
 		return moat_error_set(err, errno, "gofer: fork");
 	if (pid == 0) {
-		char fdbuf[16], asbuf[32];
-		char *args[] = { "moat", "gofer", "--root", (char *)root,
-				 "--fd", fdbuf,	  NULL,	    NULL,
-				 NULL,	 NULL };
-		int n = 6;
+		char fdbuf[16], asbuf[32], expbuf[48];
+		char *args[] = { "moat", "gofer", "--root",   (char *)root,
+				 "--fd", fdbuf,	  "--expect", expbuf,
+				 NULL,	 NULL,	  NULL,	      NULL };
+		int n = 8;
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (dup2(sv[1], 3) < 0)
 			_exit(126);
 		snprintf(fdbuf, sizeof(fdbuf), "3");
+		/* What was checked is what is served: the gofer refuses a
+		 * tree that is not this directory (a link swapped in). */
+		snprintf(expbuf, sizeof(expbuf), "%llu:%llu",
+			 (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
 		/* The host's own root: serve it as the sandbox's helper uid,
 		 * which owns no host file (gofer/confine.c). */
 		if (host_root && kind == GOFER_RO) {
@@ -311,29 +316,42 @@ static int replace_node(struct vnode *vn, mode_t mode, struct vnode **up)
  * container at setup (docs/oci.md: later changes on the host are not
  * seen). At most 1 MiB: these are /etc/hosts, /etc/resolv.conf and the
  * like. A FIFO, socket or device cannot be copied: the CLI refuses one
- * (cli/oci.c), and one put there since is refused here, opened
- * O_NONBLOCK so that a FIFO cannot stall the start. */
+ * (cli/oci.c), and one put there since is refused here. The path is
+ * resolved once, to an O_PATH fd (a link the bundle names is followed,
+ * as runc does): the type is that fd's, and only a regular file is
+ * opened, through the fd, so that a node swapped in after the check
+ * (a FIFO that would stall the start, a device, a link elsewhere) is
+ * never opened. */
 static int install_file(const struct file_spec *fs, struct moat_error *err)
 {
 	cleanup_free char *data = NULL, *dir = NULL;
-	cleanup_close int fd = -1;
+	cleanup_close int fd = -1, pfd = -1;
 	struct vnode *dvn = NULL, *vn = NULL, *up = NULL;
 	const char *name = strrchr(fs->dst, '/') + 1;
+	struct stat st, ost;
 	struct file *f;
-	struct stat st;
 	int64_t off = 0;
 	bool said = false;
 	ssize_t n;
 	int rc;
 
-	if (stat(fs->src, &st) < 0)
+	pfd = open(fs->src, O_PATH | O_CLOEXEC);
+	if (pfd < 0 || fstat(pfd, &st) < 0)
 		return moat_error_set(err, errno, "mount `%s`", fs->src);
 	if (S_ISREG(st.st_mode)) {
-		fd = open(fs->src,
-			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0 || fstat(fd, &st) < 0)
+		char self[64];
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+		fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0 || fstat(fd, &ost) < 0)
 			return moat_error_set(err, errno, "mount `%s`",
 					      fs->src);
+		if (ost.st_dev != st.st_dev || ost.st_ino != st.st_ino)
+			return moat_error_input(err, ESTALE,
+						"mount `%s`: it changed while "
+						"the sandbox started",
+						fs->src);
+		st = ost;
 	}
 	if (!S_ISREG(st.st_mode))
 		return moat_error_input(err, EINVAL,
