@@ -559,6 +559,7 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	o->mounts = xcalloc(c->nmounts + 1, sizeof(*o->mounts));
 	o->files = xcalloc(c->nmounts + 1, sizeof(*o->files));
 	o->tmpfs = xcalloc(c->nmounts + 1, sizeof(*o->tmpfs));
+	o->order = xcalloc(c->nmounts + 1, sizeof(*o->order));
 	for (i = 0; i < c->nmounts; i++) {
 		struct oci_mount *m = &c->mounts[i];
 		struct stat st;
@@ -568,7 +569,9 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 			o->tmpfs[o->ntmpfs] =
 				(struct tmpfs_spec){ m->dst, m->size, m->mode,
 						     m->uid, m->gid,  m->ro };
-			o->ntmpfs++;
+			o->order[o->norder++] =
+				(struct mount_order){ MOUNT_TMPFS,
+						      o->ntmpfs++ };
 			continue;
 		}
 		if (m->kind != OCI_MNT_BIND)
@@ -584,11 +587,15 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 		if (S_ISDIR(st.st_mode)) {
 			o->mounts[o->nmounts].src = real;
 			o->mounts[o->nmounts].dst = m->dst;
-			o->mounts[o->nmounts++].mode = m->ro ? MNT_RO : MNT_RW;
+			o->mounts[o->nmounts].mode = m->ro ? MNT_RO : MNT_RW;
+			o->order[o->norder++] =
+				(struct mount_order){ MOUNT_DIR, o->nmounts++ };
 		} else if (S_ISREG(st.st_mode)) {
 			o->files[o->nfiles].src = real;
 			o->files[o->nfiles].ro = m->ro;
-			o->files[o->nfiles++].dst = m->dst;
+			o->files[o->nfiles].dst = m->dst;
+			o->order[o->norder++] =
+				(struct mount_order){ MOUNT_FILE, o->nfiles++ };
 		} else {
 			/* A FIFO, socket or device would need the host's
 			 * node itself in the guest, which the sentry's VFS
@@ -848,6 +855,7 @@ static void opts_free(struct sentry_opts *o, const struct oci_config *c)
 	free(o->mounts);
 	free(o->files);
 	free(o->tmpfs);
+	free(o->order);
 	free(o->rlimits);
 	if (o->env != c->process.env)
 		free(o->env);

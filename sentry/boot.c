@@ -112,35 +112,30 @@ static pid_t start_gofer(const char *root, enum gofer_kind kind, int *sock_out,
 
 /* Each `--mount` gets a gofer of its own, confined to that directory
  * alone, writable only for `rw` (a `clone` tree is read from the host and
- * changed in the overlay). */
-static int start_mounts(const struct sentry_opts *opts, struct moat_error *err)
+ * changed in the overlay). S->mount_gofers holds opts->nmounts. */
+static int start_mount(const struct sentry_opts *opts, size_t i,
+		       struct moat_error *err)
 {
-	size_t i;
+	const struct mount_spec *m = &opts->mounts[i];
+	struct p9_client *c;
+	struct p9_qid rq;
+	uint32_t rootfid;
+	int sock = -1;
+	pid_t pid;
 
-	S->mount_gofers = xcalloc(opts->nmounts + 1, sizeof(pid_t));
-	for (i = 0; i < opts->nmounts; i++) {
-		const struct mount_spec *m = &opts->mounts[i];
-		struct p9_client *c;
-		struct p9_qid rq;
-		uint32_t rootfid;
-		int sock = -1;
-		pid_t pid;
-
-		pid = start_gofer(m->src,
-				  m->mode == MNT_RW ? GOFER_RW : GOFER_RO,
-				  &sock, err);
-		if (pid < 0)
-			return moat_error_wrap(err, "--mount `%s`", m->src);
-		S->mount_gofers[i] = pid;
-		if (p9c_open(&c, sock, &rootfid, &rq, err) < 0) {
-			close(sock);
-			return moat_error_wrap(err, "--mount `%s`", m->src);
-		}
-		if (vfs_add_mount(m->dst, (enum mnt_mode)m->mode, c, rootfid,
-				  err) < 0) {
-			p9c_close(c);
-			return -1;
-		}
+	pid = start_gofer(m->src, m->mode == MNT_RW ? GOFER_RW : GOFER_RO,
+			  &sock, err);
+	if (pid < 0)
+		return moat_error_wrap(err, "--mount `%s`", m->src);
+	S->mount_gofers[i] = pid;
+	if (p9c_open(&c, sock, &rootfid, &rq, err) < 0) {
+		close(sock);
+		return moat_error_wrap(err, "--mount `%s`", m->src);
+	}
+	if (vfs_add_mount(m->dst, (enum mnt_mode)m->mode, c, rootfid, err) <
+	    0) {
+		p9c_close(c);
+		return -1;
 	}
 	return 0;
 }
@@ -427,6 +422,21 @@ static int install_file(const struct file_spec *fs, struct moat_error *err)
 		return moat_error_set(err, -rc, "mount `%s` at %s", fs->src,
 				      fs->dst);
 	return 0;
+}
+
+/* One mount of a bundle's, of whichever kind. */
+static int apply_mount(const struct sentry_opts *opts,
+		       const struct mount_order *o, struct moat_error *err)
+{
+	switch (o->kind) {
+	case MOUNT_DIR:
+		return start_mount(opts, o->i, err);
+	case MOUNT_TMPFS:
+		return vfs_add_tmpfs(&opts->tmpfs[o->i], err);
+	case MOUNT_FILE:
+		return install_file(&opts->files[o->i], err);
+	}
+	return moat_error_set(err, EINVAL, "mount of kind %d", (int)o->kind);
 }
 
 /* The guest's resolver is the sentry's (netstack/resolver.c), whatever the
@@ -920,19 +930,31 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	/* Before the mounts: one under HOME (--mount DIR:/root/work) needs
 	 * its mount point made in the guest's own home. */
 	home_prepare(opts->home);
-	if (start_mounts(opts, err) < 0)
-		return -1;
-	for (size_t i = 0; i < opts->ntmpfs; i++)
-		if (vfs_add_tmpfs(&opts->tmpfs[i], err) < 0)
+	S->mount_gofers = xcalloc(opts->nmounts + 1, sizeof(pid_t));
+	if (opts->order) {
+		/* A bundle's mounts in its order, after /etc/hosts and
+		 * /etc/resolv.conf are written: what it mounts or binds
+		 * there is what the container sees. */
+		hosts_add_hostname();
+		if (net_setup(opts, err) < 0)
 			return -1;
-	hosts_add_hostname();
-	if (net_setup(opts, err) < 0)
-		return -1;
-	/* After /etc/hosts and /etc/resolv.conf: a file the bundle binds
-	 * there is what the container sees. */
-	for (size_t i = 0; i < opts->nfiles; i++)
-		if (install_file(&opts->files[i], err) < 0)
+		for (size_t i = 0; i < opts->norder; i++)
+			if (apply_mount(opts, &opts->order[i], err) < 0)
+				return -1;
+	} else {
+		for (size_t i = 0; i < opts->nmounts; i++)
+			if (start_mount(opts, i, err) < 0)
+				return -1;
+		for (size_t i = 0; i < opts->ntmpfs; i++)
+			if (vfs_add_tmpfs(&opts->tmpfs[i], err) < 0)
+				return -1;
+		hosts_add_hostname();
+		if (net_setup(opts, err) < 0)
 			return -1;
+		for (size_t i = 0; i < opts->nfiles; i++)
+			if (install_file(&opts->files[i], err) < 0)
+				return -1;
+	}
 	if (opts->rootfs_ro)
 		ovl_set_readonly();
 	vfs_seal_tmpfs(); /* ro tmpfs mounts, once what goes in them is in */

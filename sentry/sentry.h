@@ -254,6 +254,19 @@ struct sentry_opts {
 		bool ro;
 	} * tmpfs;
 	size_t ntmpfs;
+	/* OCI: every mount in its config.json's order, each an entry of
+	 * mounts, tmpfs or files. A later mount goes onto or into an earlier
+	 * one, as runc makes them: tmpfs /d then a bind at a link to /d is
+	 * the bind. NULL (moat do): mounts, then tmpfs, then files. */
+	struct mount_order {
+		enum {
+			MOUNT_DIR,
+			MOUNT_TMPFS,
+			MOUNT_FILE
+		} kind;
+		size_t i;
+	} * order;
+	size_t norder;
 	bool set_creds;
 	uid_t uid;
 	gid_t gid;

@@ -196,9 +196,46 @@ t_mount_point_through_a_link_of_4095_bytes()
 	assert_eq "/$z/m" "$OUT" "the mount is where the link leads"
 }
 
+t_mounts_are_made_in_config_order()
+{
+	# Each mount goes onto or into what the ones before it made, as runc
+	# makes them: a bind at a link to a tmpfs's directory is on top of
+	# the tmpfs; a tmpfs hides the image's link that a later mount point
+	# would have followed; a tmpfs over a bound file's directory hides
+	# the file. moat made every bind, then every tmpfs, then every file.
+	local b=$E2E_TMP/order root=$E2E_TMP/root-order src=$E2E_TMP/order-src want
+	mkdir -p "$src"
+	echo two >"$src/f"
+	echo file >"$E2E_TMP/order-file"
+	chmod -R a+rX "$src" "$E2E_TMP/order-file"
+	make_bundle "$b" '["sh","-c","cat /d/f /x/l/m/f; ls /e"]' \
+		"c['mounts'].append({'destination':'/d','type':'tmpfs','source':'tmpfs'})" \
+		"c['mounts'].append({'destination':'/l','type':'bind','source':'$src','options':['bind']})" \
+		"c['mounts'].append({'destination':'/x','type':'tmpfs','source':'tmpfs'})" \
+		"c['mounts'].append({'destination':'/x/l/m','type':'bind','source':'$src','options':['bind']})" \
+		"c['mounts'].append({'destination':'/e/f','type':'bind','source':'$E2E_TMP/order-file','options':['bind']})" \
+		"c['mounts'].append({'destination':'/e','type':'tmpfs','source':'tmpfs'})" ||
+		fail "bundle"
+	ln -s /d "$b/rootfs/l"
+	mkdir "$b/rootfs/x"
+	ln -s /etc "$b/rootfs/x/l"
+	want="two
+two"
+	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" order1
+	assert_eq 0 "$STATUS" "started: $ERR"
+	assert_eq "$want" "$OUT" "each mount on what the earlier ones made"
+	[ -L "$b/rootfs/l" ] && [ -L "$b/rootfs/x/l" ] && [ ! -e "$b/rootfs/e" ] ||
+		fail "the image was changed"
+	if [ -n "$RUNC" ]; then
+		capture timeout -k 5 30 "$RUNC" --root "$E2E_TMP/runc-root" run --bundle "$b" order1
+		assert_eq "$want" "$OUT" "runc says the same"
+	fi
+}
+
 run_test deep_mount_destinations t_deep_mount_destinations
 run_test bind_sources_that_are_not_files t_bind_sources_that_are_not_files
 run_test file_bound_over_an_image_fifo_socket_or_device t_file_bound_over_an_image_fifo_socket_or_device
 run_test dotdot_in_a_deep_image_link t_dotdot_in_a_deep_image_link
 run_test mount_point_through_a_link_of_4095_bytes t_mount_point_through_a_link_of_4095_bytes
+run_test mounts_are_made_in_config_order t_mounts_are_made_in_config_order
 e2e_done
