@@ -228,13 +228,29 @@ int vfs_init(uint32_t rootfid, struct moat_error *err)
 
 /* The mount table: the rootfs at "/", procfs and devfs over it, tmpfs,
  * and the ro and rw `--mount`s (clone ones are part of the rootfs). */
+/* Whether a mount made after mounts[i] is at a directory above it: as
+ * on Linux, a mount over a directory hides the mounts below it (an OCI
+ * bundle's bind at /x/m, then a tmpfs at /x: /x is the empty tmpfs). */
+static bool mount_hidden(size_t i)
+{
+	const char *path = mounts[i].path;
+
+	for (size_t j = i + 1; j < nmounts; j++) {
+		size_t n = strlen(mounts[j].path);
+
+		if (!strncmp(path, mounts[j].path, n) && path[n] == '/')
+			return true;
+	}
+	return false;
+}
+
 static struct vnode *mount_at(const char *path)
 {
 	size_t i;
 
 	for (i = nmounts; i-- > 0;)
 		if (mounts[i].mode != MNT_CLONE &&
-		    !strcmp(mounts[i].path, path))
+		    !strcmp(mounts[i].path, path) && !mount_hidden(i))
 			return mounts[i].root;
 	if (!strcmp(path, "/proc"))
 		return proc_vn;
@@ -445,7 +461,7 @@ static struct vnode *clone_at(const char *path)
 
 	for (i = nmounts; i-- > 0;)
 		if (mounts[i].mode == MNT_CLONE &&
-		    !strcmp(mounts[i].path, path))
+		    !strcmp(mounts[i].path, path) && !mount_hidden(i))
 			return vnode_get(mounts[i].root);
 	return NULL;
 }

@@ -202,29 +202,36 @@ t_mounts_are_made_in_config_order()
 	# makes them: a bind at a link to a tmpfs's directory is on top of
 	# the tmpfs; a tmpfs hides the image's link that a later mount point
 	# would have followed; a tmpfs over a bound file's directory hides
-	# the file. moat made every bind, then every tmpfs, then every file.
+	# the file, and a bind below it. moat made every bind, then every
+	# tmpfs, then every file, and no mount hid one made before it.
 	local b=$E2E_TMP/order root=$E2E_TMP/root-order src=$E2E_TMP/order-src want
 	mkdir -p "$src"
 	echo two >"$src/f"
 	echo file >"$E2E_TMP/order-file"
 	chmod -R a+rX "$src" "$E2E_TMP/order-file"
-	make_bundle "$b" '["sh","-c","cat /d/f /x/l/m/f; ls /e"]' \
+	make_bundle "$b" '["sh","-c","cat /d/f /x/l/m/f; ls /e /y; test -e /y/m/f && echo a bind under a later tmpfs; true"]' \
 		"c['mounts'].append({'destination':'/d','type':'tmpfs','source':'tmpfs'})" \
 		"c['mounts'].append({'destination':'/l','type':'bind','source':'$src','options':['bind']})" \
 		"c['mounts'].append({'destination':'/x','type':'tmpfs','source':'tmpfs'})" \
 		"c['mounts'].append({'destination':'/x/l/m','type':'bind','source':'$src','options':['bind']})" \
 		"c['mounts'].append({'destination':'/e/f','type':'bind','source':'$E2E_TMP/order-file','options':['bind']})" \
-		"c['mounts'].append({'destination':'/e','type':'tmpfs','source':'tmpfs'})" ||
+		"c['mounts'].append({'destination':'/e','type':'tmpfs','source':'tmpfs'})" \
+		"c['mounts'].append({'destination':'/y/m','type':'bind','source':'$src','options':['bind']})" \
+		"c['mounts'].append({'destination':'/y','type':'tmpfs','source':'tmpfs'})" ||
 		fail "bundle"
 	ln -s /d "$b/rootfs/l"
 	mkdir "$b/rootfs/x"
 	ln -s /etc "$b/rootfs/x/l"
 	want="two
-two"
+two
+/e:
+
+/y:"
 	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" order1
 	assert_eq 0 "$STATUS" "started: $ERR"
 	assert_eq "$want" "$OUT" "each mount on what the earlier ones made"
-	[ -L "$b/rootfs/l" ] && [ -L "$b/rootfs/x/l" ] && [ ! -e "$b/rootfs/e" ] ||
+	[ -L "$b/rootfs/l" ] && [ -L "$b/rootfs/x/l" ] && [ ! -e "$b/rootfs/e" ] &&
+		[ ! -e "$b/rootfs/y" ] ||
 		fail "the image was changed"
 	if [ -n "$RUNC" ]; then
 		capture timeout -k 5 30 "$RUNC" --root "$E2E_TMP/runc-root" run --bundle "$b" order1
