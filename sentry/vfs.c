@@ -676,6 +676,22 @@ static bool xdev_ok(int flags, struct vnode *cur, struct vnode *next)
 	return !(flags & LOOKUP_NO_XDEV) || mount_of(cur) == mount_of(next);
 }
 
+/* The directories a walk came down through, kept so that ".." returns
+ * to them: looking a parent up again from "/" (vnode_parent) costs a
+ * whole walk per "..", and an image's or a guest's link that climbs D
+ * levels and comes back to itself, followed to ELOOP, cost minutes at
+ * D=300. Each is a component of a canonical path, "/x" at least, so
+ * PATH_MAX/2 bounds them (join_path refuses a longer path first). */
+#define WALK_DEPTH (PATH_MAX / 2)
+
+/* Drop the directories walked: after a jump (an absolute or magic
+ * link), ".." is the new place's parent. */
+static void walk_unwind(struct vnode **up, size_t *nup)
+{
+	while (*nup > 0)
+		vnode_put(up[--*nup]);
+}
+
 /* The walk itself (vfs_resolve). For BENEATH and IN_ROOT, depth counts the
  * components below the start: ".." at depth 0 would leave it. The start
  * can be reached again only through "..", since a magic link and an
@@ -685,9 +701,9 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 		struct vnode **out)
 {
 	char rest[2 * PATH_MAX];
-	struct vnode *cur, *next, *root = NULL;
+	struct vnode *cur, *next, *root = NULL, *up[WALK_DEPTH];
 	int links = 0, depth = 0, rc;
-	size_t pos = 0;
+	size_t pos = 0, nup = 0;
 
 	if (!path[0] && !(flags & LOOKUP_EMPTY))
 		return -ENOENT;
@@ -758,10 +774,17 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 				}
 				continue;
 			}
-			/* Clamped at the sandbox root: there is nothing above. */
-			rc = vnode_parent(t, cur, &next);
-			if (rc < 0)
-				goto fail;
+			/* Back where the walk came from, or (above its start,
+			 * or after a jump) the parent. Clamped at the sandbox
+			 * root: there is nothing above. Nothing renames a
+			 * directory during a walk, so the two are the same. */
+			if (nup > 0) {
+				next = up[--nup];
+			} else {
+				rc = vnode_parent(t, cur, &next);
+				if (rc < 0)
+					goto fail;
+			}
 			if (!xdev_ok(flags, cur, next)) {
 				vnode_put(next);
 				rc = -EXDEV;
@@ -819,6 +842,7 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 				}
 				vnode_put(next);
 				vnode_put(cur);
+				walk_unwind(up, &nup);
 				cur = vnode_get(mf->vn);
 				continue;
 			}
@@ -849,6 +873,7 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 					goto fail;
 				}
 				vnode_put(cur);
+				walk_unwind(up, &nup);
 				cur = next;
 				depth = 0;
 			}
@@ -859,14 +884,18 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 			rc = -ENOTDIR;
 			goto fail;
 		}
-		vnode_put(cur);
+		if (nup == WALK_DEPTH)
+			walk_unwind(up, &nup); /* (cannot be: see WALK_DEPTH) */
+		up[nup++] = cur;
 		cur = next;
 		depth++;
 	}
+	walk_unwind(up, &nup);
 	vnode_put(root);
 	*out = cur;
 	return 0;
 fail:
+	walk_unwind(up, &nup);
 	vnode_put(cur);
 	vnode_put(root);
 	return rc;
@@ -894,18 +923,6 @@ static int make_mount_dir(struct vnode *dir, const char *name,
 	return rc;
 }
 
-/* The directories a vfs_mkdir_p walk stands in, "/" excluded: each
- * holds a component of its canonical path, "/x" at least, so PATH_MAX/2
- * bounds them (join_path refuses a longer path first). */
-#define MKDIR_P_DEPTH (PATH_MAX / 2)
-
-/* Drop the directories walked: the walk is back at "/". */
-static void mkdir_p_unwind(struct vnode **up, size_t *nup)
-{
-	while (*nup > 0)
-		vnode_put(up[--*nup]);
-}
-
 /* One walk from "/", each component looked up (or made) in the directory
  * the walk has reached: resolving every prefix again from "/" made a
  * mount 2,000 levels deep take a minute. Symlinks are followed inside the
@@ -927,7 +944,7 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 
 	if (strlen(path) >= PATH_MAX)
 		return -ENAMETOOLONG;
-	up = malloc(MKDIR_P_DEPTH * sizeof(*up));
+	up = malloc(WALK_DEPTH * sizeof(*up));
 	if (!up)
 		return -ENOMEM;
 	strcpy(rest, path);
@@ -994,13 +1011,13 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 			memcpy(rest, target, (size_t)n);
 			pos = 0;
 			if (target[0] == '/') {
-				mkdir_p_unwind(up, &nup);
+				walk_unwind(up, &nup);
 				vnode_put(cur);
 				cur = vnode_get(top_vn);
 			}
 			continue;
 		}
-		if (!S_ISDIR(next->mode) || nup == MKDIR_P_DEPTH) {
+		if (!S_ISDIR(next->mode) || nup == WALK_DEPTH) {
 			rc = S_ISDIR(next->mode) ? -ENAMETOOLONG : -ENOTDIR;
 			vnode_put(next);
 			goto fail;
@@ -1008,7 +1025,7 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 		up[nup++] = cur;
 		cur = next;
 	}
-	mkdir_p_unwind(up, &nup);
+	walk_unwind(up, &nup);
 	free(up);
 	if (out)
 		*out = cur;
@@ -1016,7 +1033,7 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 		vnode_put(cur);
 	return 0;
 fail:
-	mkdir_p_unwind(up, &nup);
+	walk_unwind(up, &nup);
 	free(up);
 	vnode_put(cur);
 	return rc;
