@@ -73,15 +73,16 @@ static struct {
 } g = { "/run/moat", NULL, false, false, false, -1, { 0, "" } };
 
 /* --log, opened once (open_log: a path an engine names, often in a
- * directory others may write). */
-static FILE *log_file(void)
+ * directory others may write). -1 when there is none to write. */
+static int log_fd = -1;
+
+static int log_open(void)
 {
-	static FILE *f;
 	static bool tried;
 	int fd;
 
 	if (tried)
-		return f;
+		return log_fd;
 	tried = true;
 	fd = open_log(g.log);
 	if (fd < 0) {
@@ -90,22 +91,24 @@ static FILE *log_file(void)
 			fd == -EMLINK ? "not a file of its own, a FIFO or a "
 					"device: not written" :
 					strerror(-fd));
-		return NULL;
+		return -1;
 	}
-	f = fdopen(fd, "a");
-	if (!f)
-		close(fd);
-	return f;
+	log_fd = fd;
+	return fd;
 }
 
+/* One line, one write(2): the fd is O_NONBLOCK (a FIFO whose reader does
+ * not read must not hold the runtime), so a line it cannot take now is
+ * dropped, never retried or left buffered. */
 static void log_line(const char *level, const char *msg)
 {
+	cleanup_free char *line = NULL;
 	char ts[64];
 	struct timespec now;
 	struct tm tm;
-	FILE *f;
+	int fd, n;
 
-	if (!g.log || !(f = log_file()))
+	if (!g.log || (fd = log_open()) < 0)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
@@ -116,15 +119,23 @@ static void log_line(const char *level, const char *msg)
 				       json_object_new_string(level));
 		json_object_object_add(o, "msg", json_object_new_string(msg));
 		json_object_object_add(o, "time", json_object_new_string(ts));
-		fprintf(f, "%s\n",
-			json_object_to_json_string_ext(
-				o, JSON_C_TO_STRING_PLAIN |
-					   JSON_C_TO_STRING_NOSLASHESCAPE));
+		n = asprintf(&line, "%s\n",
+			     json_object_to_json_string_ext(
+				     o,
+				     JSON_C_TO_STRING_PLAIN |
+					     JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
-		fprintf(f, "time=\"%s\" level=%s msg=\"%s\"\n", ts, level, msg);
+		n = asprintf(&line, "time=\"%s\" level=%s msg=\"%s\"\n", ts,
+			     level, msg);
 	}
-	fflush(f);
+	if (n < 0) {
+		line = NULL;
+		return;
+	}
+	if (write(fd, line, (size_t)n) != n) {
+		/* EAGAIN (a full FIFO) or short: the line is dropped */
+	}
 }
 
 /* An error of the command: on stderr and in --log. Returns 1. */

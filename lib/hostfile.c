@@ -184,6 +184,9 @@ int open_log(const char *path)
 		close(fd);
 		return -EMLINK;
 	}
-	fcntl(fd, F_SETFL, O_APPEND);
+	/* O_NONBLOCK stays: a FIFO's reader (anyone who could make the FIFO
+	 * in a directory they write) that never reads would otherwise hold
+	 * root's next write for ever. A full FIFO fails with EAGAIN and the
+	 * line is dropped; a regular file ignores the flag. */
 	return fd;
 }

@@ -50,12 +50,16 @@ void remove_tree_at(int parent, const char *name);
 /* open_log: a log that a path names (--log, --audit), often in a directory
  * others may write, opened for appending: O_APPEND|O_NOFOLLOW, made 0600
  * when new, and kept only when it is a regular file of one link (a hard
- * link to another file is not appended to), a FIFO (O_NONBLOCK: one
- * without a reader fails, it is not waited for) or a character device
- * (which only root makes). /dev/stdout and /dev/stderr, links into
- * /proc/self/fd, are the caller's own fds 1 and 2 (duplicated). An
- * O_CLOEXEC fd, or -errno: -ELOOP for a link, -EMLINK for a file of more
- * links or of another type. */
+ * link to another file is not appended to), a FIFO or a character device
+ * (which only root makes). The fd stays O_NONBLOCK: a FIFO without a
+ * reader fails to open, and a write to one whose reader does not read
+ * fails with EAGAIN (the caller drops that line), so that no reader can
+ * hold the caller in write(2). The caller writes a line with one write(2)
+ * (a FIFO takes up to PIPE_BUF bytes whole or not at all).
+ * /dev/stdout and /dev/stderr, links into /proc/self/fd, are the caller's
+ * own fds 1 and 2 (duplicated, their flags unchanged). An O_CLOEXEC fd, or
+ * -errno: -ELOOP for a link, -EMLINK for a file of more links or of
+ * another type. */
 int open_log(const char *path);
 
 #endif

@@ -173,7 +173,11 @@ void audit_open(const char *path, const char *id, uint64_t max)
 	}
 	rotate(path);
 	/* root appends to a path a user may have named in a directory others
-	 * write (--audit /tmp/x): no link there is followed (lib/hostfile.h) */
+	 * write (--audit /tmp/x): no link there is followed (lib/hostfile.h).
+	 * The fd is O_NONBLOCK: a FIFO whose reader does not read fails a
+	 * record's one write(2) with EAGAIN (write_all retries only EINTR),
+	 * and that record is lost, not waited for. A record is at most 1 KiB,
+	 * below PIPE_BUF, so a FIFO takes it whole or not at all. */
 	S->audit_fd = open_log(path);
 	if (S->audit_fd < 0)
 		fprintf(stderr, "moat: audit log `%s`: %s: not written\n", path,

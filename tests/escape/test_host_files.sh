@@ -165,6 +165,54 @@ t_state_removal_does_not_follow_links()
 	return 0
 }
 
+# hold_full_fifo PATH: nobody makes a FIFO at PATH and holds it open
+# read-write with its buffer full, never reading. Sets HOLD (its pid).
+hold_full_fifo()
+{
+	as_nobody mkfifo -m 0666 "$1" || fail "mkfifo"
+	as_nobody python3 - "$1" "$1.full" <<'PY' &
+import os, sys, fcntl, time
+fd = os.open(sys.argv[1], os.O_RDWR)          # a reader and a writer
+fcntl.fcntl(fd, 1031, 4096)                    # F_SETPIPE_SZ: one page
+os.set_blocking(fd, False)
+try:
+    while True: os.write(fd, b"x" * 4096)
+except BlockingIOError: pass
+open(sys.argv[2], "w").close()
+time.sleep(120)                                # never read
+PY
+	HOLD=$!
+	for _ in $(seq 100); do [ -e "$1.full" ] && return 0; sleep 0.05; done
+	fail "the FIFO is not full"
+}
+
+# A FIFO at --log or --audit whose reader never reads: the lines it
+# cannot take are dropped; root is not held in write(2).
+t_full_fifo_log_does_not_block()
+{
+	setup
+	hold_full_fifo "$DIR/log"
+	capture timeout -k 5 20 "$MOAT" --root "$W/none" --log "$DIR/log" state nosuch
+	assert_eq 1 "$STATUS" "state ends (124: blocked on the FIFO)"
+	assert_contains "$ERR" "container does not exist" "the error reaches stderr"
+	kill $HOLD
+	wait $HOLD 2>/dev/null
+	return 0
+}
+
+t_full_fifo_audit_does_not_block()
+{
+	local NOSYS='import ctypes; ctypes.CDLL(None).syscall(180); print("ran")'
+	setup
+	hold_full_fifo "$DIR/audit"
+	capture timeout -k 5 60 "$MOAT" do --audit "$DIR/audit" -- python3 -c "$NOSYS"
+	assert_eq 0 "$STATUS" "the sandbox ends (124: blocked on the FIFO)"
+	assert_eq ran "$OUT" "the guest ran past its audited call"
+	kill $HOLD
+	wait $HOLD 2>/dev/null
+	return 0
+}
+
 t_console_socket_of_another_user()
 {
 	local b root sock py
@@ -198,4 +246,6 @@ run_test audit_does_not_follow_links t_audit_does_not_follow_links
 run_test root_of_another_user_is_refused t_root_of_another_user_is_refused
 run_test state_removal_does_not_follow_links t_state_removal_does_not_follow_links
 run_test console_socket_of_another_user t_console_socket_of_another_user
+run_test full_fifo_log_does_not_block t_full_fifo_log_does_not_block
+run_test full_fifo_audit_does_not_block t_full_fifo_audit_does_not_block
 e2e_done

@@ -161,3 +161,26 @@ Test(hostfile, directory_checks)
 			  err.msg);
 	}
 }
+
+Test(hostfile, a_full_fifo_log_never_blocks)
+{
+	char page[4096] = { 0 };
+	int rd, fd;
+
+	cr_assert_eq(mkfifo(at("fifo"), 0600), 0);
+	cr_assert_eq(open_log(at("fifo")), -ENXIO, "no reader: not opened");
+	/* a reader that never reads, its buffer full */
+	rd = open(at("fifo"), O_RDONLY | O_NONBLOCK);
+	cr_assert_geq(rd, 0);
+	fd = open_log(at("fifo"));
+	cr_assert_geq(fd, 0);
+	cr_assert(fcntl(fd, F_GETFL) & O_NONBLOCK,
+		  "the log stays non-blocking");
+	while (write(fd, page, sizeof(page)) == (ssize_t)sizeof(page))
+		;
+	cr_assert_eq(write(fd, "line\n", 5), -1);
+	cr_assert_eq(errno, EAGAIN, "a line it cannot take fails at once");
+	cr_assert_eq(write_all(fd, "line\n", 5), -EAGAIN);
+	close(fd);
+	close(rd);
+}
