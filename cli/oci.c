@@ -631,49 +631,61 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 
 /* Send the pty master to the engine's console socket, as runc does (the
  * pts name as the payload). The master is the container's terminal: it
- * goes only to a listener of root or of our own uid (SO_PEERCRED), never
- * to one that another user bound, or reached by a link planted at the
- * path, in a directory they can write. */
+ * goes only to a listener of root or of our own uid, in a directory that
+ * others may be able to write. So:
+ * - S is opened O_PATH|O_NOFOLLOW and must be a socket file of root's or
+ *   ours: a link planted at S (to another root listener, say) is never
+ *   followed, and connect(2) goes through /proc/self/fd/N, which resolves
+ *   to that inode whatever is renamed over S meanwhile;
+ * - its listener's uid (SO_PEERCRED) must be root's or ours too;
+ * - nothing waits on the peer: the socket is non-blocking, so a listener
+ *   whose backlog is full (one that never accepts) fails connect(2) with
+ *   EAGAIN at once, as runc's does, and a send it does not take fails
+ *   too. */
 static int send_console(const char *sock_path, int master,
 			struct moat_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	cleanup_close int path_fd = -1, fd = -1;
 	char name[64] = "/dev/ptmx";
+	struct ucred cr = { 0 };
+	socklen_t cl = sizeof(cr);
 	struct iovec iov;
+	struct stat st;
 	ssize_t n;
-	int fd;
 
-	if (strlen(sock_path) >= sizeof(sa.sun_path))
-		return moat_error_set(err, ENAMETOOLONG, "--console-socket");
-	strcpy(sa.sun_path, sock_path);
+	path_fd = open(sock_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (path_fd < 0 || fstat(path_fd, &st) < 0)
+		return moat_error_set(err, errno, "--console-socket `%s`",
+				      sock_path);
+	if (!S_ISSOCK(st.st_mode))
+		return moat_error_input(err, ENOTSOCK,
+					"--console-socket `%s` is %s, not a "
+					"socket: the terminal is not sent",
+					sock_path, file_type_name(st.st_mode));
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return moat_error_input(err, EPERM,
+					"--console-socket `%s` is owned by uid "
+					"%u, neither root nor uid %u: the "
+					"terminal is not sent",
+					sock_path, (unsigned)st.st_uid,
+					(unsigned)geteuid());
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", path_fd);
 	ptsname_r(master, name, sizeof(name));
 	iov = (struct iovec){ name, strlen(name) };
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return moat_error_set(err, e, "--console-socket `%s`",
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return moat_error_set(err, errno, "--console-socket `%s`",
 				      sock_path);
-	}
-	{
-		struct ucred cr = { 0 };
-		socklen_t cl = sizeof(cr);
-
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
-		    (cr.uid != 0 && cr.uid != geteuid())) {
-			close(fd);
-			return moat_error_input(
-				err, EPERM,
-				"--console-socket `%s`: its listener is uid "
-				"%u, neither root nor uid %u: the terminal "
-				"is not sent",
-				sock_path, (unsigned)cr.uid,
-				(unsigned)geteuid());
-		}
-	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
+	    (cr.uid != 0 && cr.uid != geteuid()))
+		return moat_error_input(err, EPERM,
+					"--console-socket `%s`: its listener "
+					"is uid %u, neither root nor uid %u: "
+					"the terminal is not sent",
+					sock_path, (unsigned)cr.uid,
+					(unsigned)geteuid());
 	n = send_with_fds(fd, &iov, 1, &master, 1);
-	close(fd);
 	if (n < 0)
 		return moat_error_set(err, (int)-n, "--console-socket: send");
 	return 0;

@@ -232,11 +232,84 @@ PY
 	py=$!
 	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
 	capture moat --root "$root" create --bundle "$b" --console-socket "$sock" cs1
+	assert_ne 0 "$STATUS" "a console socket of another user is refused"
+	assert_contains "$ERR" "is owned by uid $NOBODY, neither root nor uid 0" "and says why"
+	[ -e "$root/cs1" ] && fail "state left"
+	# A socket file of root's (made so by chown) whose listener is
+	# nobody: the listener's uid is checked too.
+	chown 0:0 "$sock"
+	capture moat --root "$root" create --bundle "$b" --console-socket "$sock" cs1
 	wait $py
 	assert_not_contains "$(cat "$W/listen.out")" "got a terminal" "nobody got the container's terminal"
-	assert_ne 0 "$STATUS" "a console socket of another user is refused"
+	assert_ne 0 "$STATUS" "a listener of another user is refused"
 	assert_contains "$ERR" "its listener is uid $NOBODY" "and says why"
 	[ -e "$root/cs1" ] && fail "state left"
+	return 0
+}
+
+# nobody plants a link at the console socket's name to a socket that a
+# root process (another engine) listens on where nobody cannot reach:
+# the link is not followed, and that listener gets nothing.
+t_console_socket_link_is_not_followed()
+{
+	local b root sock py
+	setup
+	b=$W/b root=$W/root sock=$W/private/other.sock
+	make_bundle "$b" '["true"]' 'c["process"]["terminal"]=True' || fail "bundle"
+	mkdir -m 0700 "$W/private"
+	cat >"$W/listen.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1); s.settimeout(3)
+try:
+    c, _ = s.accept()
+    msg, anc, _, _ = c.recvmsg(64, socket.CMSG_SPACE(4))
+    print("got a terminal" if anc else "a connection")
+except socket.timeout:
+    print("nothing came")
+PY
+	python3 "$W/listen.py" "$sock" >"$W/listen.out" 2>&1 &
+	py=$!
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	as_nobody ln -s "$sock" "$DIR/console.sock" || fail "plant"
+	capture timeout -k 5 20 "$MOAT" --root "$root" create --bundle "$b" --console-socket "$DIR/console.sock" cl1
+	wait $py
+	assert_eq "nothing came" "$(cat "$W/listen.out")" "root's other listener got nothing"
+	assert_eq 1 "$STATUS" "create through a planted link fails"
+	assert_contains "$ERR" "is a symlink, not a socket" "and says why"
+	[ -e "$root/cl1" ] && fail "state left"
+	return 0
+}
+
+# A console socket of root's whose listener never accepts (its backlog
+# full): create fails at once, as runc's does, not blocked in connect(2).
+t_console_socket_that_never_accepts()
+{
+	local b root sock py
+	setup
+	b=$W/b root=$W/root sock=$W/stuck.sock
+	make_bundle "$b" '["true"]' 'c["process"]["terminal"]=True' || fail "bundle"
+	cat >"$W/stuck.py" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(0)
+fill = []
+for _ in range(4):        # fill the queue: a backlog of 0 takes 1
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); c.setblocking(False)
+    try: c.connect(sys.argv[1]); fill.append(c)
+    except BlockingIOError: break
+open(sys.argv[2], "w").close()
+time.sleep(60)
+PY
+	python3 "$W/stuck.py" "$sock" "$W/full" &
+	py=$!
+	for _ in $(seq 100); do [ -e "$W/full" ] && break; sleep 0.05; done
+	capture timeout -k 5 20 "$MOAT" --root "$root" create --bundle "$b" --console-socket "$sock" cb1
+	kill $py
+	wait $py 2>/dev/null
+	assert_eq 1 "$STATUS" "create fails, not blocked until killed (124)"
+	assert_contains "$ERR" "Resource temporarily unavailable" "and says why"
+	[ -e "$root/cb1" ] && fail "state left"
 	return 0
 }
 
@@ -246,6 +319,8 @@ run_test audit_does_not_follow_links t_audit_does_not_follow_links
 run_test root_of_another_user_is_refused t_root_of_another_user_is_refused
 run_test state_removal_does_not_follow_links t_state_removal_does_not_follow_links
 run_test console_socket_of_another_user t_console_socket_of_another_user
+run_test console_socket_link_is_not_followed t_console_socket_link_is_not_followed
+run_test console_socket_that_never_accepts t_console_socket_that_never_accepts
 run_test full_fifo_log_does_not_block t_full_fifo_log_does_not_block
 run_test full_fifo_audit_does_not_block t_full_fifo_audit_does_not_block
 e2e_done
