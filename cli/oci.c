@@ -447,25 +447,34 @@ static int write_pid_file(const char *path, const char *text, size_t len)
 	return write_file_path(path, text, len, 0644);
 }
 
-/* Does ROOT/ID hold only what the runtime puts there (or nothing, or is
- * it no directory)? A --root that is a shared directory (`--root /run`)
- * holds others' directories too: `delete --force` of a name without a
- * state.json removes only one that is a container's. */
-static bool holds_only_state(const char *id)
+/* What is at ROOT/ID when it has no state.json: 0 for a directory that
+ * holds only what the runtime puts there (a create that died early),
+ * -ENOENT for nothing, -ENOTDIR for anything else than a directory (a
+ * link, or the control socket of a `moat do --name ID` of root's, which
+ * lives beside the default root's state directories), -ENOTEMPTY for a
+ * directory that holds more (--root may be a shared directory, `--root
+ * /run`, holding others' directories). */
+static int leftover_state(const char *id)
 {
 	static const char *const names[] = { "config.json", "state.json",
 					     "exit", "ctl" };
-	int fd = state_dir(id);
+	int root = root_dir(false), fd;
 	struct dirent *e;
+	struct stat st;
 	bool ok = true;
 	DIR *d;
 
+	if (root < 0 || fstatat(root, id, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -ENOENT;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	fd = state_dir(id);
 	if (fd < 0)
-		return true;
+		return fd;
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return false;
+		return -ENOTEMPTY;
 	}
 	while (ok && (e = readdir(d))) {
 		bool known = !strcmp(e->d_name, ".") ||
@@ -477,7 +486,7 @@ static bool holds_only_state(const char *id)
 		ok = known;
 	}
 	closedir(d);
-	return ok;
+	return ok ? 0 : -ENOTEMPTY;
 }
 
 /* ROOT/ID and what it holds, by the checked root's fd: a link there is
@@ -1228,14 +1237,23 @@ static int cmd_delete(int argc, char **argv)
 	if (rc == -ENOENT && force) {
 		/* a create that died before its daemon wrote the state
 		 * leaves a directory alone: nothing runs there */
-		if (id_ok(id)) {
-			if (!holds_only_state(id))
-				return fail("`%s/%s` holds more than a "
-					    "container's state: left as it is",
-					    g.root, id);
+		if (!id_ok(id))
+			return 0;
+		switch (leftover_state(id)) {
+		case 0:
 			remove_state(id);
+			return 0;
+		case -ENOTDIR:
+			return fail("`%s/%s` is not a container's state "
+				    "directory: left as it is",
+				    g.root, id);
+		case -ENOTEMPTY:
+			return fail("`%s/%s` holds more than a container's "
+				    "state: left as it is",
+				    g.root, id);
+		default:
+			return 0; /* nothing there */
 		}
-		return 0;
 	}
 	if (rc < 0)
 		return load_or_fail(id, &s);

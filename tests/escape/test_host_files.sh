@@ -159,9 +159,36 @@ t_state_removal_does_not_follow_links()
 	# never makes one) is removed as a link, not emptied through.
 	ln -s "$victim" "$root/c9"
 	capture moat --root "$root" delete --force c9
-	assert_eq 0 "$STATUS" "delete --force of a broken state"
+	assert_eq 1 "$STATUS" "delete --force of a link is refused"
+	assert_contains "$ERR" "is not a container's state directory: left as it is" "and says why"
 	assert_eq keep "$(cat "$victim/keep" 2>/dev/null)" "the link's target is untouched"
-	[ -e "$root/c9" ] || [ -L "$root/c9" ] && fail "the link is left"
+	[ -L "$root/c9" ] || fail "the link is removed"
+	# What a create that died early leaves is removed.
+	mkdir -m 0700 "$root/c8"
+	echo '{}' >"$root/c8/config.json"
+	capture moat --root "$root" delete --force c8
+	assert_eq 0 "$STATUS" "delete --force of an early create's state"
+	[ -e "$root/c8" ] && fail "an early create's state is left"
+	return 0
+}
+
+# `moat do --name X` of root listens at /run/moat/X, beside the default
+# --root's state directories: `delete --force X` finds no state there and
+# must leave the live sandbox's socket alone.
+t_delete_force_spares_a_do_socket()
+{
+	local name=hostfiles$$ do_pid
+	moat do --name "$name" -- sleep 30 >/dev/null 2>&1 &
+	do_pid=$!
+	for _ in $(seq 200); do [ -S "/run/moat/$name" ] && break; sleep 0.05; done
+	[ -S "/run/moat/$name" ] || fail "no control socket"
+	capture moat delete --force "$name"
+	assert_eq 1 "$STATUS" "delete --force of a sandbox's socket is refused"
+	assert_contains "$ERR" "is not a container's state directory" "and says why"
+	[ -S "/run/moat/$name" ] || fail "the live sandbox's socket is gone"
+	capture moat kill "$name" KILL
+	assert_eq 0 "$STATUS" "the sandbox is still reached by its name: $ERR"
+	wait $do_pid
 	return 0
 }
 
@@ -321,6 +348,7 @@ run_test state_removal_does_not_follow_links t_state_removal_does_not_follow_lin
 run_test console_socket_of_another_user t_console_socket_of_another_user
 run_test console_socket_link_is_not_followed t_console_socket_link_is_not_followed
 run_test console_socket_that_never_accepts t_console_socket_that_never_accepts
+run_test delete_force_spares_a_do_socket t_delete_force_spares_a_do_socket
 run_test full_fifo_log_does_not_block t_full_fifo_log_does_not_block
 run_test full_fifo_audit_does_not_block t_full_fifo_audit_does_not_block
 e2e_done
