@@ -2201,9 +2201,17 @@ static int cmd_exec(int argc, char **argv)
 			char pb[16];
 			int n = snprintf(pb, sizeof(pb), "%d", (int)proxy);
 			int rc = write_pid_file(pid_file, pb, (size_t)n);
-			if (rc < 0)
+			if (rc < 0) {
+				/* exec failed, so nothing of it runs (runc
+				 * kills its process too): the engine has no
+				 * pid to reap or signal. The stand-in's end
+				 * of the control socket closing makes the
+				 * sentry SIGKILL the process. */
+				kill(proxy, SIGKILL);
+				waitpid(proxy, NULL, 0);
 				return fail("--pid-file `%s`: %s", pid_file,
 					    strerror(-rc));
+			}
 		}
 		cstate_free(&s);
 		oci_process_free(&pr);

@@ -240,6 +240,31 @@ t_full_fifo_audit_does_not_block()
 	return 0
 }
 
+# exec -d whose pid file cannot be written (nobody made it a directory)
+# fails, and leaves nothing of the exec running, as runc does.
+t_exec_d_pid_file_failure_ends_the_process()
+{
+	local b root n
+	setup
+	b=$W/b root=$W/root
+	make_bundle "$b" '["sleep","60"]' || fail "bundle"
+	moat --root "$root" create --bundle "$b" xd1 || fail "create"
+	moat --root "$root" start xd1 || fail "start"
+	as_nobody mkdir "$DIR/epid" || fail "mkdir"
+	capture moat --root "$root" exec -d --pid-file "$DIR/epid" xd1 sleep 1234
+	assert_eq 1 "$STATUS" "exec -d fails"
+	assert_contains "$ERR" "--pid-file \`$DIR/epid\`" "and says why"
+	pgrep -f "pid-file $DIR/epid" >/dev/null && fail "its stand-in runs on"
+	for _ in $(seq 100); do
+		capture moat --root "$root" ps --format json xd1
+		[[ $OUT =~ ^\[[0-9]+\]$ ]] && break
+		sleep 0.05
+	done
+	assert_match "$OUT" '^\[[0-9]+\]$' "only the first process is left"
+	moat --root "$root" delete --force xd1 || fail "delete"
+	return 0
+}
+
 t_console_socket_of_another_user()
 {
 	local b root sock py
@@ -351,4 +376,5 @@ run_test console_socket_that_never_accepts t_console_socket_that_never_accepts
 run_test delete_force_spares_a_do_socket t_delete_force_spares_a_do_socket
 run_test full_fifo_log_does_not_block t_full_fifo_log_does_not_block
 run_test full_fifo_audit_does_not_block t_full_fifo_audit_does_not_block
+run_test exec_d_pid_file_failure_ends_the_process t_exec_d_pid_file_failure_ends_the_process
 e2e_done
