@@ -828,6 +828,14 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 	}
 	exit_fd = open_exit(l->dirfd);
 	close(l->dirfd);
+	/* The sentry holds no fd of the runtime's: not --root's (every
+	 * container's state), nor --log's. */
+	if (g.rootfd >= 0)
+		close(g.rootfd);
+	g.rootfd = -1;
+	if (log_fd >= 0)
+		close(log_fd);
+	log_fd = -1;
 	o->exit_fd = exit_fd;
 	ctl_name(l->id, ctl, sizeof(ctl));
 	o->control_addr = ctl;
@@ -2286,6 +2294,10 @@ int cmd_oci(int argc, char **argv)
 				return fail("%s: a value is required", key);
 		}
 		if (!strcmp(key, "--root")) {
+			/* mkdir_parents and ctl_name need a path */
+			if (!*val)
+				return fail("--root: an empty path is not a "
+					    "directory");
 			g.root = val;
 			g.root_given = true;
 		} else if (!strcmp(key, "--log"))

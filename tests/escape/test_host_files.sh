@@ -265,6 +265,39 @@ t_exec_d_pid_file_failure_ends_the_process()
 	return 0
 }
 
+# --root "" is refused, not read past its end.
+t_empty_root_is_refused()
+{
+	capture moat --root "" list
+	assert_eq 1 "$STATUS" "--root \"\" is refused"
+	assert_contains "$ERR" "--root: an empty path" "and says why"
+}
+
+# The daemon (the sentry) and its helpers hold no fd of --root (every
+# container's state) or of --log: only their own ROOT/ID/exit, for the
+# exit code.
+t_daemon_holds_no_runtime_fd()
+{
+	local b root pid p f l
+	setup
+	b=$W/b root=$W/root
+	make_bundle "$b" '["sleep","30"]' || fail "bundle"
+	: >"$W/log"
+	moat --root "$root" --log "$W/log" --debug create --bundle "$b" fd1 || fail "create"
+	pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$root/fd1/state.json")
+	for p in $pid $(pgrep -P "$pid"); do
+		for f in /proc/$p/fd/*; do
+			l=$(readlink "$f") || continue
+			case $l in
+			"$root/fd1/exit") ;;
+			"$root" | "$root"/* | "$W/log") fail "pid $p holds $l" ;;
+			esac
+		done
+	done
+	moat --root "$root" delete --force fd1 || fail "delete"
+	return 0
+}
+
 t_console_socket_of_another_user()
 {
 	local b root sock py
@@ -377,4 +410,6 @@ run_test delete_force_spares_a_do_socket t_delete_force_spares_a_do_socket
 run_test full_fifo_log_does_not_block t_full_fifo_log_does_not_block
 run_test full_fifo_audit_does_not_block t_full_fifo_audit_does_not_block
 run_test exec_d_pid_file_failure_ends_the_process t_exec_d_pid_file_failure_ends_the_process
+run_test empty_root_is_refused t_empty_root_is_refused
+run_test daemon_holds_no_runtime_fd t_daemon_holds_no_runtime_fd
 e2e_done
