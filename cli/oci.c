@@ -642,10 +642,11 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
  * pts name as the payload). The master is the container's terminal: it
  * goes only to a listener of root or of our own uid, in a directory that
  * others may be able to write. So:
- * - S is opened O_PATH|O_NOFOLLOW and must be a socket file of root's or
- *   ours: a link planted at S (to another root listener, say) is never
- *   followed, and connect(2) goes through /proc/self/fd/N, which resolves
- *   to that inode whatever is renamed over S meanwhile;
+ * - S is opened O_PATH|O_NOFOLLOW (its directory by hostpath_parent) and
+ *   must be a socket file of root's or ours: a link planted at S (to
+ *   another root listener, say) is never followed, and connect(2) goes
+ *   through /proc/self/fd/N, which resolves to that inode whatever is
+ *   renamed over S meanwhile;
  * - its listener's uid (SO_PEERCRED) must be root's or ours too;
  * - nothing waits on the peer: the socket is non-blocking, so a listener
  *   whose backlog is full (one that never accepts) fails connect(2) with
@@ -655,15 +656,19 @@ static int send_console(const char *sock_path, int master,
 			struct moat_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	cleanup_close int path_fd = -1, fd = -1;
-	char name[64] = "/dev/ptmx";
+	cleanup_close int dir_fd = -1, path_fd = -1, fd = -1;
+	char name[64] = "/dev/ptmx", base[NAME_MAX + 1];
 	struct ucred cr = { 0 };
 	socklen_t cl = sizeof(cr);
 	struct iovec iov;
 	struct stat st;
 	ssize_t n;
 
-	path_fd = open(sock_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	dir_fd = hostpath_parent(sock_path, base);
+	if (dir_fd < 0)
+		return moat_error_set(err, -dir_fd, "--console-socket `%s`",
+				      sock_path);
+	path_fd = openat(dir_fd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (path_fd < 0 || fstat(path_fd, &st) < 0)
 		return moat_error_set(err, errno, "--console-socket `%s`",
 				      sock_path);

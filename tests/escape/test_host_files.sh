@@ -192,6 +192,38 @@ t_delete_force_spares_a_do_socket()
 	return 0
 }
 
+# nobody's link in nobody's directory, before the last component of a
+# --log, --pid-file or --console-socket, to a directory of root's (the
+# one that holds root's file): not followed, so root's file stays and
+# nothing is made there. A link of root's on the way is followed.
+t_links_before_the_last_component()
+{
+	local b root
+	setup
+	b=$W/b root=$W/root
+	make_bundle "$b" '["sleep","30"]' || fail "bundle"
+	as_nobody ln -s "$W" "$DIR/up" || fail "plant"
+	capture moat --root "$W/none" --log "$DIR/up/precious" state nosuch
+	target_intact "--log through nobody's link"
+	assert_contains "$ERR" "a symbolic link: not followed" "says why --log is not written"
+	capture moat --root "$W/none" --log "$DIR/up/new.log" state nosuch
+	[ -e "$W/new.log" ] && fail "a --log was made in root's directory"
+	capture moat --root "$root" create --bundle "$b" --pid-file "$DIR/up/precious" lp1
+	assert_eq 1 "$STATUS" "create with a pid file through nobody's link fails"
+	assert_contains "$ERR" "Too many levels of symbolic links" "and says why"
+	target_intact "--pid-file through nobody's link"
+	[ -e "$root/lp1" ] && fail "state left"
+	make_bundle "$W/bt" '["true"]' 'c["process"]["terminal"]=True' || fail "bundle"
+	capture moat --root "$root" create --bundle "$W/bt" --console-socket "$DIR/up/x.sock" lp2
+	assert_contains "$ERR" "Too many levels of symbolic links" "--console-socket through nobody's link"
+	# root's own link, in nobody's directory too: followed
+	mkdir -m 0700 "$W/mine"
+	ln -s "$W/mine" "$DIR/root-link"
+	capture moat --root "$W/none" --log "$DIR/root-link/ok.log" state nosuch
+	assert_contains "$(cat "$W/mine/ok.log")" "container does not exist" "a --log through root's link is written"
+	return 0
+}
+
 # hold_full_fifo PATH: nobody makes a FIFO at PATH and holds it open
 # read-write with its buffer full, never reading. Sets HOLD (its pid).
 hold_full_fifo()
@@ -407,6 +439,7 @@ run_test console_socket_of_another_user t_console_socket_of_another_user
 run_test console_socket_link_is_not_followed t_console_socket_link_is_not_followed
 run_test console_socket_that_never_accepts t_console_socket_that_never_accepts
 run_test delete_force_spares_a_do_socket t_delete_force_spares_a_do_socket
+run_test links_before_the_last_component t_links_before_the_last_component
 run_test full_fifo_log_does_not_block t_full_fifo_log_does_not_block
 run_test full_fifo_audit_does_not_block t_full_fifo_audit_does_not_block
 run_test exec_d_pid_file_failure_ends_the_process t_exec_d_pid_file_failure_ends_the_process
