@@ -186,14 +186,23 @@ static bool id_ok(const char *id)
 	return true;
 }
 
-static char *state_path(const char *id, const char *file)
+/* mkdir of path's last component, in the directory hostpath_parent finds
+ * (a link of another user's on the way is not followed). 0 or -1 with
+ * errno set; one that exists is kept. */
+static int mkdir_trusted(const char *path, mode_t mode)
 {
-	char *p;
+	char base[NAME_MAX + 1];
+	int dfd = hostpath_parent(path, base), rc;
 
-	if (asprintf(&p, "%s/%s%s%s", g.root, id, file ? "/" : "",
-		     file ? file : "") < 0)
-		abort();
-	return p;
+	if (dfd < 0) {
+		errno = -dfd;
+		return -1;
+	}
+	rc = mkdirat(dfd, base, mode) < 0 && errno != EEXIST ? -errno : 0;
+	close(dfd);
+	if (rc < 0)
+		errno = -rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* mkdir -p, each directory it makes of mode (those that exist are kept). */
@@ -205,13 +214,11 @@ static int mkdir_parents(const char *path, mode_t mode)
 		if (*s != '/')
 			continue;
 		*s = 0;
-		if (mkdir(p, mode) < 0 && errno != EEXIST)
+		if (mkdir_trusted(p, mode) < 0)
 			return -1;
 		*s = '/';
 	}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
+	return mkdir_trusted(p, mode);
 }
 
 /* --root, opened and checked once a command: a directory of ours (not a
@@ -507,9 +514,13 @@ static void remove_state(const char *id)
 static int load_saved_config(const struct cstate *s, struct oci_config *c,
 			     struct moat_error *err)
 {
-	cleanup_free char *path = state_path(s->id, "config.json");
 	cleanup_free char *text = NULL;
+	char path[64];
 	size_t len;
+
+	/* through the state directory's fd, not by --root's path again:
+	 * its hooks run as root */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/config.json", s->dirfd);
 
 	if (jdoc_read_file(path, OCI_CONFIG_MAX, &text, &len, err) < 0)
 		return -1;

@@ -14,28 +14,39 @@
 int hostdir_open(const char *path, const char *what, unsigned flags,
 		 struct stat *st, struct moat_error *err)
 {
+	char base[NAME_MAX + 1];
 	struct stat sb;
-	int fd, rfd, e;
+	int dfd, fd, rfd, e;
 
 	if (!st)
 		st = &sb;
 	/* O_PATH first: the owner and mode are checked (and said) even of a
-	 * directory we may not read */
-	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	 * directory we may not read. Its directory is hostpath_parent's: a
+	 * link of another user's on the way is not followed. */
+	dfd = hostpath_parent(path, base);
+	if (dfd < 0)
+		return moat_error_set(err, -dfd, "%s `%s`", what, path);
+	fd = openat(dfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
-		if (e == ELOOP || (e == ENOTDIR && lstat(path, &sb) == 0 &&
-				   S_ISLNK(sb.st_mode)))
+		if (e == ELOOP ||
+		    (e == ENOTDIR &&
+		     fstatat(dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     S_ISLNK(sb.st_mode))) {
+			close(dfd);
 			return moat_error_input(err, ELOOP,
 						"%s `%s` is a symbolic link, "
 						"not a directory",
 						what, path);
+		}
+		close(dfd);
 		if (e == ENOTDIR)
 			return moat_error_input(err, ENOTDIR,
 						"%s `%s` is not a directory",
 						what, path);
 		return moat_error_set(err, e, "%s `%s`", what, path);
 	}
+	close(dfd);
 	if (fstat(fd, st) < 0) {
 		e = errno;
 		close(fd);

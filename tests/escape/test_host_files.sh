@@ -147,6 +147,37 @@ t_root_of_another_user_is_refused()
 	return 0
 }
 
+# nobody's link before --root's last component, to a directory of root's
+# that has a `moat` of its own (another runtime's state, say): not
+# followed, so nothing there is listed, made or removed.
+t_root_through_a_link_of_another_user()
+{
+	local b victim
+	setup
+	b=$W/b victim=$W/victim
+	make_bundle "$b" '["sleep","30"]' || fail "bundle"
+	mkdir -p -m 0700 "$victim/moat/other" "$victim/moat/empty"
+	echo '{"id":"other"}' >"$victim/moat/other/state.json"
+	as_nobody ln -s "$victim" "$DIR/p" || fail "plant"
+	capture moat --root "$DIR/p/moat" list
+	assert_ne 0 "$STATUS" "list through nobody's link is refused"
+	assert_contains "$ERR" "Too many levels of symbolic links" "and says why"
+	capture moat --root "$DIR/p/moat" delete --force empty
+	capture moat --root "$DIR/p/moat" delete --force other
+	[ -d "$victim/moat/empty" ] && [ -f "$victim/moat/other/state.json" ] ||
+		fail "delete --force removed another runtime's state"
+	capture moat --root "$DIR/p/new/moat" create --bundle "$b" rl1
+	assert_ne 0 "$STATUS" "create through nobody's link is refused"
+	[ -e "$victim/new" ] && fail "a --root was made in root's directory"
+	# root's own link on the way is followed
+	mkdir -m 0700 "$W/real"
+	ln -s "$W/real" "$W/rootlink"
+	moat --root "$W/rootlink/moat" create --bundle "$b" rl2 || fail "create through root's link"
+	[ -f "$W/real/moat/rl2/state.json" ] || fail "the state is not where root's link leads"
+	moat --root "$W/rootlink/moat" delete --force rl2 || fail "delete"
+	return 0
+}
+
 t_state_removal_does_not_follow_links()
 {
 	local root victim
@@ -434,6 +465,7 @@ run_test pid_file_does_not_follow_links t_pid_file_does_not_follow_links
 run_test log_does_not_follow_links t_log_does_not_follow_links
 run_test audit_does_not_follow_links t_audit_does_not_follow_links
 run_test root_of_another_user_is_refused t_root_of_another_user_is_refused
+run_test root_through_a_link_of_another_user t_root_through_a_link_of_another_user
 run_test state_removal_does_not_follow_links t_state_removal_does_not_follow_links
 run_test console_socket_of_another_user t_console_socket_of_another_user
 run_test console_socket_link_is_not_followed t_console_socket_link_is_not_followed
