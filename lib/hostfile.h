@@ -18,8 +18,9 @@
 
 #include "lib/util.h"
 
-/* hostdir_open: the directory at path, opened O_DIRECTORY|O_NOFOLLOW
- * (earlier components may be links; the last may not), owned by the
+/* hostdir_open: the directory at path, opened O_DIRECTORY|O_NOFOLLOW in
+ * the directory hostpath_parent finds (an earlier component may be a
+ * link only where that trusts it; the last may not be one), owned by the
  * caller's euid and writable by no one else (mode & 022 clear): in such a
  * directory nobody else can plant an entry. With HOSTDIR_PRIVATE it must
  * also be closed to everyone else (mode & 077 clear). what names it in
