@@ -122,34 +122,44 @@ static bool generation(char *out, size_t cap, const char *path, int k)
 /* Past AUDIT_ROTATE_AT, path becomes path.1 (and path.1 path.2, ...,
  * the oldest gone), under a lock of the file itself: two sandboxes that
  * start at once rotate it once. Only a regular file of the caller's: a
- * --audit of /dev/null, a pipe or someone else's file is left as it is. */
+ * --audit of /dev/null, a pipe or someone else's file is left as it is.
+ * Every name is taken in the directory hostpath_parent found, as
+ * open_log's: another user's link on the way is not followed. */
 static void rotate(const char *path)
 {
-	char from[PATH_MAX], to[PATH_MAX];
+	char base[NAME_MAX + 1], from[NAME_MAX + 1], to[NAME_MAX + 1];
 	struct stat st, now;
-	int fd, k;
+	int dfd, fd, k;
 
-	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != geteuid() || (uint64_t)st.st_size < AUDIT_ROTATE_AT)
+	dfd = hostpath_parent(path, base);
+	if (dfd < 0)
 		return;
-	fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size < AUDIT_ROTATE_AT)
+		goto out;
+	fd = openat(dfd, base, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		goto out;
 	while (flock(fd, LOCK_EX) < 0)
 		if (errno != EINTR) {
 			close(fd);
-			return;
+			goto out;
 		}
 	/* still the file it was, not rotated by another sandbox meanwhile */
-	if (fstat(fd, &st) == 0 && lstat(path, &now) == 0 &&
+	if (fstat(fd, &st) == 0 &&
+	    fstatat(dfd, base, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    st.st_ino == now.st_ino && st.st_dev == now.st_dev &&
 	    (uint64_t)st.st_size >= AUDIT_ROTATE_AT) {
 		for (k = AUDIT_KEEP - 1; k >= 0; k--)
-			if (generation(from, sizeof(from), path, k) &&
-			    generation(to, sizeof(to), path, k + 1))
-				rename(from, to); /* a missing one: ENOENT */
+			if (generation(from, sizeof(from), base, k) &&
+			    generation(to, sizeof(to), base, k + 1))
+				/* a missing one: ENOENT */
+				renameat(dfd, from, dfd, to);
 	}
 	close(fd);
+out:
+	close(dfd);
 }
 
 void audit_open(const char *path, const char *id, uint64_t max)
@@ -173,7 +183,11 @@ void audit_open(const char *path, const char *id, uint64_t max)
 	}
 	rotate(path);
 	/* root appends to a path a user may have named in a directory others
-	 * write (--audit /tmp/x): no link there is followed (lib/hostfile.h) */
+	 * write (--audit /tmp/x): no link there is followed (lib/hostfile.h).
+	 * The fd is O_NONBLOCK: a FIFO whose reader does not read fails a
+	 * record's one write(2) with EAGAIN (write_all retries only EINTR),
+	 * and that record is lost, not waited for. A record is at most 1 KiB,
+	 * below PIPE_BUF, so a FIFO takes it whole or not at all. */
 	S->audit_fd = open_log(path);
 	if (S->audit_fd < 0)
 		fprintf(stderr, "moat: audit log `%s`: %s: not written\n", path,
