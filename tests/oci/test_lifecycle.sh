@@ -766,6 +766,28 @@ t_ps_names_only_the_containers()
 	done
 	capture moat --root "$root" kill liar TERM
 	assert_eq 1 "$STATUS" "a cut-off answer to kill is no ok"
+	# fake_sentry: a NUL in a body was its end (strlen), so what came
+	# after it was never checked
+	printf 'ok 8\n1 1 a\n\0z' >"$reply"
+	capture moat --root "$root" ps --format json liar
+	assert_eq 1 "$STATUS" "a NUL in the body is malformed"
+	assert_eq "" "$OUT" "and no data"
+	# more than the header says: refused, not read on
+	printf 'ok 6\n1 1 a\nok 6\n1 1 a\n' >"$reply"
+	capture moat --root "$root" ps --format json liar
+	assert_eq 1 "$STATUS" "bytes past the body are malformed"
+	# a message printed from the sentry drives no terminal
+	printf 'error: \033[2J\033]0;owned\007 x\n' >"$reply.kill"
+	capture moat --root "$root" kill liar TERM
+	assert_eq 1 "$STATUS" "an error"
+	assert_contains "$ERR" "?[2J?]0;owned? x" "its control bytes are '?'"
+	[[ "$ERR" != *$'\033'* && "$ERR" != *$'\007'* ]] || fail "an escape reached the terminal: $(printf %q "$ERR")"
+	# one deadline for the whole answer (5 s for kill), not one a
+	# read: a byte every 2 s held the caller for as long as it liked
+	echo dribble >"$reply.kill"
+	truncate -s -1 "$reply.kill" # "dribble", no newline
+	capture timeout 60 "$MOAT" --root "$root" kill liar TERM
+	assert_eq 1 "$STATUS" "a dribbled answer ends as no answer (124: it waited on)"
 	kill $fpid
 	mv -f "$ctl.real" "$ctl"
 	trap - EXIT
