@@ -799,6 +799,7 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 	o->exit_fd = exit_fd;
 	ctl_name(l->id, ctl, sizeof(ctl));
 	o->control_addr = ctl;
+	o->audit_id = l->id; /* the records name the container, as engines do */
 	o->wait_start = true;
 	o->ready_fd = ready;
 	rc = sentry_run(o, l->c.process.args, &err);

@@ -550,7 +550,6 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 	char up[16];
 	int rc;
 
-	netpol_set_sandbox(sandbox_id(opts));
 	netpol_set(&opts->policy);
 	resolv_conf_write();
 	if (cfg.mode == NET_NONE)
@@ -812,7 +811,9 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	}
 	S->reaper = -1;
 	S->spawn_fd = -1;
-	audit_open(opts->audit_path, sandbox_id(opts), opts->audit_max);
+	audit_open(opts->audit_path,
+		   opts->audit_id ? opts->audit_id : sandbox_id(opts),
+		   opts->audit_max);
 	snprintf(S->hostname, sizeof(S->hostname), "%s",
 		 opts->hostname ? opts->hostname : "moat");
 	snprintf(S->domainname, sizeof(S->domainname), "(none)");
@@ -1114,8 +1115,13 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 	pending[npending].p = p;
 	pending[npending].cancelled = false;
 	pending[npending++].plan = plan;
-	audit_log("\"event\":\"exec\",\"pid\":%d,\"argv0\":\"%.64s\"", p->pid,
-		  p->comm);
+	{
+		/* the name is the user's, or the image's: quoted */
+		char argv0[6 * sizeof(p->comm) + 3];
+		json_quote(argv0, sizeof(argv0), p->comm);
+		audit_log("\"event\":\"exec\",\"pid\":%d,\"argv0\":%s", p->pid,
+			  argv0);
+	}
 	*out = p;
 	return 0;
 }

@@ -794,6 +794,47 @@ t_ps_names_only_the_containers()
 	moat --root "$root" delete --force liar
 }
 
+# What the shared audit log got since offset $1, of sandbox $2, one
+# record a line (every line of it must be JSON).
+LOG=/var/log/moat/audit.jsonl
+log_since()
+{
+	local from=$1
+	[ "$(stat -c %s "$LOG" 2>/dev/null || echo 0)" -ge "$from" ] || from=0 # rotated
+	tail -c +$((from + 1)) "$LOG" | python3 -c '
+import json, sys
+for l in sys.stdin.buffer:
+    r = json.loads(l)
+    if r.get("sandbox") == sys.argv[1]: print(json.dumps(r))' "$2"
+}
+
+# exec_argv0_forge: an exec's argv0 went into the log unquoted, so a
+# program's name could add members or whole records. And the records
+# named the daemon's pid: now the container's ID.
+t_exec_records_are_quoted()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root id=argv0-$$ before out
+	local n1='x","event":"fk' n2=$'\n''{"event":"fake'
+	make_bundle "$b" '["sleep","30"]' || fail "bundle"
+	cp "$b/rootfs/bin/busybox" "$b/rootfs/bin/$n1"
+	cp "$b/rootfs/bin/busybox" "$b/rootfs/bin/$n2"
+	before=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
+	moat --root "$root" run -d --bundle "$b" $id || fail "run -d"
+	moat --root "$root" exec $id "/bin/$n1" true
+	moat --root "$root" exec $id "/bin/$n2" true
+	moat --root "$root" delete --force $id
+	out=$(log_since "$before" $id) || fail "a record is no JSON: $(tail -c 600 "$LOG")"
+	echo "$out" >"$E2E_TMP/records"
+	python3 - "$E2E_TMP/records" "$n1" "$n2" <<'PY' || fail "exec records: $out"
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv.pop(1))]
+names = [r["argv0"] for r in rs if r["event"] == "exec"]
+assert all(r["event"] not in ("fk", "fake") for r in rs)
+# the name the sentry keeps (comm) is the first 15 bytes
+assert [sys.argv[1][:15], sys.argv[2][:15]] == names[-2:], names
+PY
+}
+
 run_test lifecycle_matches_runc t_lifecycle_matches_runc
 run_test state_json t_state_json
 run_test exec t_exec
@@ -815,4 +856,5 @@ run_test delete_frees_everything t_delete_frees_everything
 run_test console_socket t_console_socket
 run_test state_files_are_private t_state_files_are_private
 run_test spec_and_version t_spec_and_version
+run_test exec_records_are_quoted t_exec_records_are_quoted
 e2e_done
