@@ -1152,6 +1152,8 @@ static int cmd_start(int argc, char **argv)
 	return rc;
 }
 
+#define DELETE_GRACE_MS 2000
+
 /* Wait (bounded) for the daemon to be gone: not our child, so a pidfd. */
 static void wait_gone(const struct cstate *s, int timeout_ms)
 {
@@ -1178,8 +1180,15 @@ static int delete_container(struct cstate *s, bool force)
 			    "%s",
 			    s->id, st);
 	if (daemon_alive(s)) {
-		kill(s->pid, SIGKILL);
-		wait_gone(s, 10000);
+		/* SIGTERM first: the sentry ends its guests and writes its
+		 * audit log's end (the counts it kept); SIGKILL if it has
+		 * not in a short grace, as before. */
+		kill(s->pid, SIGTERM);
+		wait_gone(s, DELETE_GRACE_MS);
+		if (daemon_alive(s)) {
+			kill(s->pid, SIGKILL);
+			wait_gone(s, 10000);
+		}
 	}
 	/* poststop failing is a warning: the container is gone anyway */
 	run_hooks(s, OCI_HOOK_POSTSTOP, "poststop", "stopped");

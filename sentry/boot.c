@@ -820,10 +820,12 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	signal(SIGPIPE, SIG_IGN);
 	/* Ctrl-C and Ctrl-\ reach the guests directly (they share the
 	 * caller's process group); the sentry outlives them to report how
-	 * they ended, as a shell would see it natively. SIGTERM and SIGHUP
-	 * still end the sandbox at once. */
+	 * they ended, as a shell would see it natively. SIGHUP still ends
+	 * the sandbox at once; SIGTERM ends it too, its guests first and
+	 * its audit log's end written (sentry_catch_term). */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	sentry_catch_term();
 	{
 		/* Room for the idle-fd LRU and every file guests keep open. */
 		struct rlimit rl;
@@ -1014,6 +1016,11 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	vfs_close_mounts();
 	stop_gofers(opts);
 	limits_report(S->init_status);
+	if (sentry_term) {
+		/* what the caller of a SIGTERM'd sentry saw before */
+		signal(SIGTERM, SIG_DFL);
+		raise(SIGTERM);
+	}
 	return exit_code(S->init_status);
 }
 

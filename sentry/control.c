@@ -1269,6 +1269,11 @@ int control_wait_start(int ready_fd)
 	while (S->created) {
 		int n = control_pollfds(pfds, (int)ARRAY_SIZE(pfds));
 
+		if (sentry_term) {
+			/* moat delete: it ends unstarted, as a kill does */
+			S->killed_created = SIGKILL;
+			break;
+		}
 		if (n == 0)
 			return -1; /* no control socket: nobody can start it */
 		poll(pfds, (nfds_t)n, 1000);

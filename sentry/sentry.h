@@ -452,6 +452,11 @@ long syscall_dispatch(struct task *t);
  * socket (sentry/audit.h, AUDIT_HOST: no guest's flood reaches it). What a
  * guest causes is audit_guest's. */
 void audit_log(const char *fmt, ...) MOAT_PRINTF(1, 2);
+/* SIGTERM ends the sandbox as its init's death would, the audit log's
+ * end written (sentry_term set: 1 asked, 2 done); sentry_run then dies
+ * of it, as it did before it was caught. */
+extern volatile sig_atomic_t sentry_term;
+void sentry_catch_term(void);
 
 /* The netstack under the socket layer (sentry/socket.c). */
 struct netstack_config;

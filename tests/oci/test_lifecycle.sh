@@ -835,6 +835,37 @@ assert [sys.argv[1][:15], sys.argv[2][:15]] == names[-2:], names
 PY
 }
 
+# end_counts_lost: delete --force SIGKILLed the sentry, so what it had
+# counted and not yet said (audit-suppressed, "at":"end") was lost. It
+# is asked to end first (SIGTERM), and it writes its end.
+t_delete_force_writes_the_end()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root id=endcount-$$ before out
+	make_bundle "$b" '["/bin/audit_flood","180","100000000"]' || fail "bundle"
+	gcc -O1 -static -o "$b/rootfs/bin/audit_flood" "$HERE/../escape/audit_flood.c" ||
+		fail "cannot build audit_flood.c"
+	before=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
+	moat --root "$root" run -d --bundle "$b" $id || fail "run -d"
+	for _ in $(seq 100); do
+		tail -c +$((before + 1)) "$LOG" | grep -q "\"$id\".*\"nr\":180" && break
+		sleep 0.1
+	done
+	sleep 1.5 # past the bucket's burst
+	capture moat --root "$root" delete --force $id
+	assert_eq 0 "$STATUS" "delete --force: $ERR"
+	capture moat --root "$root" state $id
+	assert_ne 0 "$STATUS" "it is gone"
+	out=$(log_since "$before" $id) || fail "no JSON"
+	echo "$out" >"$E2E_TMP/records"
+	python3 - "$E2E_TMP/records" <<'PY' || fail "the end: $(echo "$out" | tail -3)"
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+assert rs, "no records"
+assert any(r.get("at") == "end" for r in rs), rs[-1]
+assert sum(r.get("records", 0) for r in rs if r["event"] == "audit-suppressed") > 0
+PY
+}
+
 run_test lifecycle_matches_runc t_lifecycle_matches_runc
 run_test state_json t_state_json
 run_test exec t_exec
@@ -857,4 +888,5 @@ run_test console_socket t_console_socket
 run_test state_files_are_private t_state_files_are_private
 run_test spec_and_version t_spec_and_version
 run_test exec_records_are_quoted t_exec_records_are_quoted
+run_test delete_force_writes_the_end t_delete_force_writes_the_end
 e2e_done
