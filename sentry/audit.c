@@ -117,8 +117,10 @@ bool audit_fits(struct audit_limiter *l, enum audit_verdict v, size_t len)
 	case AUDIT_DROP:
 		return false;
 	}
-	if (l->capped)
+	if (l->capped) {
+		l->dropped++; /* let through before the cap, dropped at it */
 		return false;
+	}
 	if (l->bytes + len + AUDIT_RESERVE > max_of(l)) {
 		l->capped = true;
 		/* what was only counted is past the cap too, with the one
@@ -311,6 +313,7 @@ static void report(int64_t now)
 		     "\"event\":\"audit-suppressed\",\"records\":%llu",
 		     (unsigned long long)lim.suppressed);
 	if (!audit_fits(&lim, AUDIT_WRITE, n)) {
+		lim.dropped--; /* the count moved to dropped; it is no record */
 		capped();
 		return;
 	}
@@ -324,6 +327,7 @@ static void audit_vlog(enum audit_class c, unsigned kind, const char *fmt,
 	char buf[AUDIT_LINE_MAX];
 	int64_t now = now_ns();
 	enum audit_verdict v;
+	bool was_capped;
 	size_t n;
 
 	if (!S || S->audit_fd < 0)
@@ -333,10 +337,11 @@ static void audit_vlog(enum audit_class c, unsigned kind, const char *fmt,
 		return; /* counted: not formatted */
 	n = audit_format(buf, sizeof(buf), sandbox, fmt, ap);
 	if (v != AUDIT_OWNER)
-		report(now);
+		report(now); /* which may reach the cap */
+	was_capped = lim.capped;
 	if (!audit_fits(&lim, v, n)) {
-		if (v == AUDIT_WRITE)
-			capped();
+		if (v == AUDIT_WRITE && !was_capped)
+			capped(); /* this one reached it */
 		return;
 	}
 	log_write(buf, n);

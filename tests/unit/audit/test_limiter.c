@@ -138,7 +138,9 @@ Test(audit, the_cap)
 	cr_assert_eq(audit_admit(&l, 2 * SEC, AUDIT_SYSCALL, 99), AUDIT_DROP,
 		     "capped: a token's record");
 	cr_assert_eq(l.dropped, 7);
-	cr_assert(!audit_fits(&l, AUDIT_WRITE, 1));
+	cr_assert(!audit_fits(&l, AUDIT_WRITE, 1),
+		  "let through before the cap was reached: dropped");
+	cr_assert_eq(l.dropped, 8);
 	cr_assert_eq(audit_admit(&l, 2 * SEC, AUDIT_SYSCALL, 98), AUDIT_FIRST,
 		     "capped: still the first of a kind");
 	cr_assert(audit_fits(&l, AUDIT_FIRST, 200));
