@@ -862,6 +862,7 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 	o->exit_fd = exit_fd;
 	ctl_name(l->id, ctl, sizeof(ctl));
 	o->control_addr = ctl;
+	o->audit_id = l->id; /* the records name the container, as engines do */
 	o->wait_start = true;
 	o->ready_fd = ready;
 	rc = sentry_run(o, l->c.process.args, &err);
@@ -1152,10 +1153,12 @@ static int load_or_fail(const char *id, struct cstate *s)
  * framed request (ps, stats); else 1, said. A request that returns
  * nothing must be answered "ok": anything else is no answer. */
 static int request_data(struct cstate *s, const char *req, bool framed,
-			char **out)
+			char **out, size_t *len)
 {
 	ssize_t n = control_call(s->ctl, req, strlen(req), framed, out, 10);
 
+	if (len)
+		*len = n > 0 ? (size_t)n : 0;
 	if (n == -EPROTO)
 		return fail("container `%s`: a malformed or cut-off answer to "
 			    "`%.*s`",
@@ -1181,7 +1184,7 @@ static int request(struct cstate *s, const char *req)
 {
 	cleanup_free char *reply = NULL;
 
-	return request_data(s, req, false, &reply);
+	return request_data(s, req, false, &reply, NULL);
 }
 
 static int start_container(struct cstate *s)
@@ -1213,6 +1216,8 @@ static int cmd_start(int argc, char **argv)
 	return rc;
 }
 
+#define DELETE_GRACE_MS 2000
+
 /* Wait (bounded) for the daemon to be gone: not our child, so a pidfd. */
 static void wait_gone(const struct cstate *s, int timeout_ms)
 {
@@ -1239,8 +1244,15 @@ static int delete_container(struct cstate *s, bool force)
 			    "%s",
 			    s->id, st);
 	if (daemon_alive(s)) {
-		kill(s->pid, SIGKILL);
-		wait_gone(s, 10000);
+		/* SIGTERM first: the sentry ends its guests and writes its
+		 * audit log's end (the counts it kept); SIGKILL if it has
+		 * not in a short grace, as before. */
+		kill(s->pid, SIGTERM);
+		wait_gone(s, DELETE_GRACE_MS);
+		if (daemon_alive(s)) {
+			kill(s->pid, SIGKILL);
+			wait_gone(s, 10000);
+		}
 	}
 	/* poststop failing is a warning: the container is gone anyway */
 	run_hooks(s, OCI_HOOK_POSTSTOP, "poststop", "stopped");
@@ -1587,6 +1599,7 @@ static int guest_of(pid_t daemon, pid_t pid)
 static int cmd_ps(int argc, char **argv)
 {
 	cleanup_free char *reply = NULL;
+	size_t rlen = 0;
 	cleanup_free struct ctl_ps_entry *e = NULL;
 	bool json = false;
 	const char *id = NULL, *sep = "";
@@ -1617,14 +1630,15 @@ static int cmd_ps(int argc, char **argv)
 		}
 		return fail("container not running");
 	}
-	if (request_data(&s, "ps\n", true, &reply)) {
+	if (request_data(&s, "ps\n", true, &reply, &rlen)) {
 		cstate_free(&s);
 		return 1;
 	}
 	/* All of it well-formed before any of it is used. */
-	n = ctl_ps_parse(reply, strlen(reply), NULL, 0);
+	/* by the length it came with: a NUL in it is no end */
+	n = ctl_ps_parse(reply, rlen, NULL, 0);
 	if (n >= 0 && (e = calloc((size_t)n + 1, sizeof(*e))))
-		n = ctl_ps_parse(reply, strlen(reply), e, (size_t)n);
+		n = ctl_ps_parse(reply, rlen, e, (size_t)n);
 	if (n < 0 || !e) {
 		cstate_free(&s);
 		return fail("container `%s`: a malformed answer to `ps`", id);
@@ -1760,7 +1774,7 @@ static int cmd_events(int argc, char **argv)
 			cstate_free(&s);
 			return once ? fail("container not running") : 0;
 		}
-		if (request_data(&s, "stats\n", true, &reply)) {
+		if (request_data(&s, "stats\n", true, &reply, NULL)) {
 			cstate_free(&s);
 			return 1;
 		}

@@ -578,7 +578,6 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 	char up[16];
 	int rc;
 
-	netpol_set_sandbox(sandbox_id(opts));
 	netpol_set(&opts->policy);
 	resolv_conf_write();
 	if (cfg.mode == NET_NONE)
@@ -840,17 +839,21 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	}
 	S->reaper = -1;
 	S->spawn_fd = -1;
-	audit_open(opts->audit_path, sandbox_id(opts), opts->audit_max);
+	audit_open(opts->audit_path,
+		   opts->audit_id ? opts->audit_id : sandbox_id(opts),
+		   opts->audit_max);
 	snprintf(S->hostname, sizeof(S->hostname), "%s",
 		 opts->hostname ? opts->hostname : "moat");
 	snprintf(S->domainname, sizeof(S->domainname), "(none)");
 	signal(SIGPIPE, SIG_IGN);
 	/* Ctrl-C and Ctrl-\ reach the guests directly (they share the
 	 * caller's process group); the sentry outlives them to report how
-	 * they ended, as a shell would see it natively. SIGTERM and SIGHUP
-	 * still end the sandbox at once. */
+	 * they ended, as a shell would see it natively. SIGHUP still ends
+	 * the sandbox at once; SIGTERM ends it too, its guests first and
+	 * its audit log's end written (sentry_catch_term). */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	sentry_catch_term();
 	{
 		/* Room for the idle-fd LRU and every file guests keep open. */
 		struct rlimit rl;
@@ -1053,6 +1056,11 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	vfs_close_mounts();
 	stop_gofers(opts);
 	limits_report(S->init_status);
+	if (sentry_term) {
+		/* what the caller of a SIGTERM'd sentry saw before */
+		signal(SIGTERM, SIG_DFL);
+		raise(SIGTERM);
+	}
 	return exit_code(S->init_status);
 }
 
@@ -1154,8 +1162,13 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 	pending[npending].p = p;
 	pending[npending].cancelled = false;
 	pending[npending++].plan = plan;
-	audit_log("\"event\":\"exec\",\"pid\":%d,\"argv0\":\"%.64s\"", p->pid,
-		  p->comm);
+	{
+		/* the name is the user's, or the image's: quoted */
+		char argv0[6 * sizeof(p->comm) + 3];
+		json_quote(argv0, sizeof(argv0), p->comm);
+		audit_log("\"event\":\"exec\",\"pid\":%d,\"argv0\":%s", p->pid,
+			  argv0);
+	}
 	*out = p;
 	return 0;
 }
