@@ -299,9 +299,27 @@ t_dumpable()
 		"the owner of the guest's /proc/$p/status (host): still dumpable"
 }
 
+# A process that dropped root is not dumpable, so its /proc files are
+# root's; it still lists and follows its own fd/ (Linux's
+# proc_fd_permission), as closefrom(), ttyname() and close_fds need.
+t_own_proc_after_drop()
+{
+	local want
+	cp "$HERE/self_proc.py" "$E2E_TMP/"
+	capture native $PY "$E2E_TMP/self_proc.py"
+	want=$OUT
+	assert_contains "$want" "listdir fd: has the pipe True" "the native run worked"
+	assert_contains "$want" "listdir a sibling's fd Permission denied" \
+		"the native run worked"
+	capture moat do -- $PY "$E2E_TMP/self_proc.py"
+	assert_eq 0 "$STATUS" "the program runs to the end"
+	assert_eq "$want" "$OUT" "its own /proc/self as natively"
+}
+
 run_test "each sandbox: guests and helpers with host uids of their own" t_own_ids
 run_test "sandboxes started at once get slots of their own" t_concurrent_starts
 run_test "no signal across sandboxes, from nobody, or from the helpers" t_no_signals_across
 run_test "a sandbox's uids are freed when it ends, and taken again" t_freed_and_reused
 run_test "prctl(PR_SET_DUMPABLE): as natively, and not the host task's" t_dumpable
+run_test "a process that dropped root still sees its own /proc/self/fd" t_own_proc_after_drop
 e2e_done
