@@ -316,10 +316,54 @@ t_own_proc_after_drop()
 	assert_eq "$want" "$OUT" "its own /proc/self as natively"
 }
 
+# mem_as UID PID: open /proc/PID/mem as host uid UID with no capability
+# (uid 0 too: a hardened root service): "opened" or the errno's text.
+mem_as()
+{
+	setpriv --reuid="$1" --regid="$1" --clear-groups --inh-caps=-all \
+		--ambient-caps=-all --bounding-set=-all $PY -c '
+import os, sys
+try:
+    os.close(os.open("/proc/%s/mem" % sys.argv[1], os.O_RDONLY))
+    print("opened")
+except OSError as e:
+    print(os.strerror(e.errno))' "$2"
+}
+
+# Every helper is out of ptrace's reach of whatever shares its uid without
+# CAP_SYS_PTRACE: a gofer that stays uid 0 with no capability would be any
+# capless root process's to read and write (/proc/PID/mem: forged 9P
+# replies to the sentry).
+t_helpers_not_dumpable()
+{
+	trap stop_all EXIT
+	start_box A --net=slirp
+	local p u n=0 n0=0 probe
+	for p in $(descendants "$A_cli"); do
+		[ "$(field "$p" TracerPid)" = 0 ] || continue
+		u=$(field "$p" Uid)
+		[ -n "$u" ] || continue
+		n=$((n + 1))
+		[ "$u" = 0 ] && n0=$((n0 + 1))
+		assert_eq "Permission denied" "$(mem_as "$u" "$p")" \
+			"uid $u without capabilities opens /proc/$p/mem ($(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-50))"
+	done
+	[ "$n0" -ge 1 ] || fail "no helper of uid 0 (the rootfs's gofer) found"
+	echo "$n helpers, $n0 of uid 0: none open to their own uid"
+	# The probe itself works: a capless process of uid 0 that stayed
+	# dumpable is open to it.
+	setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all sleep 60 &
+	probe=$!
+	BOXES="$BOXES $probe"
+	sleep 0.2
+	assert_eq opened "$(mem_as 0 "$probe")" "the probe opens a dumpable capless root process"
+}
+
 run_test "each sandbox: guests and helpers with host uids of their own" t_own_ids
 run_test "sandboxes started at once get slots of their own" t_concurrent_starts
 run_test "no signal across sandboxes, from nobody, or from the helpers" t_no_signals_across
 run_test "a sandbox's uids are freed when it ends, and taken again" t_freed_and_reused
 run_test "prctl(PR_SET_DUMPABLE): as natively, and not the host task's" t_dumpable
 run_test "a process that dropped root still sees its own /proc/self/fd" t_own_proc_after_drop
+run_test "no helper is open to its own uid without capabilities" t_helpers_not_dumpable
 e2e_done
