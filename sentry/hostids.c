@@ -3,15 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
-#include <signal.h>
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define RUN_DIR "/run/moat"
@@ -232,51 +230,107 @@ static int open_uids_dir(struct moat_error *err)
 	return dir;
 }
 
-/* Whatever still runs as uid a or b: a guest or helper of a sandbox whose
- * sentry died (the kernel dropped its lock in the sentry's exit, before it
- * killed the sentry's tracees), or anything else that used ids of moat's
- * range. The kernel's own check picks them: a child with real uid a and
- * effective uid b, no capability left (checked: with CAP_KILL, kill(-1)
- * would reach every process), may signal exactly the processes whose real
- * or saved uid is a or b.
- *
- * vfork, and only raw syscalls in the child: it borrows the sentry's
- * memory until it exits (a fork of the sentry cost more than the rest of
- * the allocation), and credentials are the child task's own, so the
- * sentry keeps root's. */
-static int sweep(uid_t a, uid_t b)
+bool hostids_status_uses(const char *status, uid_t u1, uid_t u2, gid_t g1,
+			 gid_t g2)
 {
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-	pid_t pid;
-	int st;
+	static const char *const keys[] = { "\nUid:", "\nGid:" };
 
-	if (a == 0 || b == 0)
-		return -EINVAL;
-	memset(d, 0, sizeof(d));
-	pid = vfork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		if (syscall(SYS_setresuid, a, b, b) < 0 ||
-		    syscall(SYS_capset, &h, d) < 0 ||
-		    syscall(SYS_capget, &h, d) < 0 || d[0].effective ||
-		    d[1].effective || syscall(SYS_getuid) != (long)a ||
-		    syscall(SYS_geteuid) != (long)b)
-			syscall(SYS_exit, 1);
-		syscall(SYS_kill, -1, SIGKILL);
-		syscall(SYS_exit, 0);
+	for (int k = 0; k < 2; k++) {
+		const char *l = strstr(status, keys[k]);
+		unsigned long v[4];
+		char *end;
+
+		if (!l)
+			return true; /* not a status file: cannot say it is free */
+		l += strlen(keys[k]);
+		for (int i = 0; i < 4; i++) {
+			errno = 0;
+			v[i] = strtoul(l, &end, 10);
+			if (end == l || errno)
+				return true;
+			l = end;
+			if (k == 0 ? v[i] == u1 || v[i] == u2 :
+				     v[i] == g1 || v[i] == g2)
+				return true;
+		}
 	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EPERM;
+	return false;
+}
+
+/* Does any process run as one of the slot's ids: one of a sandbox whose
+ * sentry died (the kernel drops the lock in the sentry's exit, a moment
+ * before PTRACE_O_EXITKILL and the reaper's parent-death signal end its
+ * guests), one of a moat that does not share this /run/moat, a host user
+ * given ids of moat's range, anything else? Such a slot is skipped, never
+ * cleared: its processes are not moat's to kill, as far as anyone can
+ * prove. (A sandbox's own stale processes cannot outlive that moment:
+ * its guests are in a pid namespace whose init, the reaper, dies with the
+ * sentry, and after which no process can be made there; the helpers have
+ * the parent-death signal and cannot fork.)
+ *
+ * /proc is this pid namespace's (checked), so the scan sees every process
+ * a kill(-1) of ours would reach, and thread-group leaders as kill does.
+ * 1 with *who set, 0, or -errno. Costs one read of a short file per host
+ * process (some 20 us each), once per start: the first slot whose lock
+ * is free is normally free of processes too. */
+static int slot_busy(const struct host_ids *ids, pid_t *who)
+{
+	char self[32], link[32];
+	struct dirent *de;
+	int rc = 0;
+	DIR *d;
+	ssize_t n;
+
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	n = readlink("/proc/self", link, sizeof(link) - 1);
+	if (n < 0)
+		return -errno;
+	link[n] = 0;
+	if (strcmp(link, self) != 0)
+		return -ENXIO; /* another pid namespace's /proc */
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while (rc == 0 && (errno = 0, de = readdir(d))) {
+		char path[64], buf[4096];
+		cleanup_close int fd = -1;
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%ld/status", pid);
+		fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENOENT && errno != ESRCH)
+				rc = -errno;
+			continue; /* gone meanwhile */
+		}
+		n = read_all(fd, buf, sizeof(buf) - 1);
+		if (n < 0) {
+			if (n != -ESRCH)
+				rc = (int)n;
+			continue;
+		}
+		buf[n] = 0;
+		if (n > 0 &&
+		    hostids_status_uses(buf, ids->guest_uid, ids->helper_uid,
+					ids->guest_gid, ids->helper_gid)) {
+			*who = (pid_t)pid;
+			rc = 1;
+		}
+	}
+	if (rc == 0 && errno)
+		rc = -errno;
+	closedir(d);
+	return rc;
 }
 
 int hostids_acquire(struct host_ids *ids, struct moat_error *err)
 {
 	cleanup_close int dir = -1;
-	uint32_t us, uc, gs, gc, slots, i;
+	uint32_t us, uc, gs, gc, slots, i, busy = 0;
+	pid_t who = 0;
 	int rc;
 
 	ids->lock_fd = -1;
@@ -296,7 +350,7 @@ int hostids_acquire(struct host_ids *ids, struct moat_error *err)
 		return -1;
 	slots = (uc < gc ? uc : gc) / 2;
 	/* Lowest first: a start costs one open and one flock per sandbox
-	 * running below it (microseconds each). */
+	 * running below it (microseconds each), and one scan of /proc. */
 	for (i = 0; i < slots; i++) {
 		char name[16];
 		int fd;
@@ -321,18 +375,32 @@ int hostids_acquire(struct host_ids *ids, struct moat_error *err)
 		ids->helper_uid = us + 2 * i + 1;
 		ids->guest_gid = gs + 2 * i;
 		ids->helper_gid = gs + 2 * i + 1;
-		rc = sweep(ids->guest_uid, ids->helper_uid);
+		rc = slot_busy(ids, &who);
 		if (rc < 0) {
 			close(fd);
-			return moat_error_set(err, -rc,
-					      "host ids: end what still runs "
-					      "as uid %u or %u",
-					      (unsigned)ids->guest_uid,
-					      (unsigned)ids->helper_uid);
+			return moat_error_set(
+				err, -rc,
+				"host ids: look in /proc for what "
+				"runs as uid %u or %u",
+				(unsigned)ids->guest_uid,
+				(unsigned)ids->helper_uid);
+		}
+		if (rc > 0) {
+			close(fd); /* someone else's: leave it be */
+			busy++;
+			continue;
 		}
 		ids->lock_fd = fd;
 		return 0;
 	}
+	if (busy)
+		return moat_error_set(err, EAGAIN,
+				      "host ids: all %u sandbox slots of uids "
+				      "%u-%u are in use (%u of them by "
+				      "processes moat does not hold, such as "
+				      "pid %d)",
+				      slots, us, us + 2 * slots - 1, busy,
+				      (int)who);
 	return moat_error_set(err, EAGAIN,
 			      "host ids: all %u sandbox slots of uids %u-%u "
 			      "are in use",

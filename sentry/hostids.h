@@ -18,7 +18,8 @@
  * root may enter), taken without waiting and kept by the sentry for the
  * sandbox's life: the kernel drops it when the sentry is gone, however it
  * ended, so a stale file is free again without anyone removing it. The
- * lowest free slot is taken.
+ * lowest slot that is free, by its lock and by a scan of /proc for its
+ * ids, is taken.
  *
  * Without root there is nothing to allocate from: every process keeps the
  * caller's own uid and gid (the only id an unprivileged user namespace may
@@ -27,6 +28,7 @@
 #ifndef MOAT_SENTRY_HOSTIDS_H
 #define MOAT_SENTRY_HOSTIDS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -49,11 +51,18 @@ struct host_ids {
 };
 
 /* Take the lowest free slot (root), or the caller's own ids (others).
- * Before returning a slot, kills whatever process still runs as either of
- * its uids (one left by a sandbox whose sentry died). 0, or negative with
+ * A slot whose lock is free but whose ids a process still runs as (one of
+ * a sandbox whose sentry just died, of a moat that does not share
+ * /run/moat, anyone's) is skipped: nothing is killed. 0, or negative with
  * err set (no free slot: EAGAIN). ids->lock_fd is the caller's, O_CLOEXEC,
  * to keep open for the sandbox's life. */
 int hostids_acquire(struct host_ids *ids, struct moat_error *err);
+
+/* Does the text of a /proc/PID/status name u1 or u2 among its four uids
+ * (real, effective, saved, file system), or g1 or g2 among its gids? A
+ * text without both lines is taken to: it proves nothing free. */
+bool hostids_status_uses(const char *status, uid_t u1, uid_t u2, gid_t g1,
+			 gid_t g2);
 
 /* The range of an /etc/subuid-style text (file names it in messages):
  * the first `moat` entry, or def_start and def_count when it has none.

@@ -51,12 +51,13 @@ start_box()
 }
 
 # launch_box NAME MOAT-DO-ARGS...: start_box's start, without the wait.
+# $BOX_WRAP, if set, is a command that runs moat (private_ids.sh DIR).
 launch_box()
 {
 	local name=$1 out=$E2E_TMP/$1.out
 	shift
 	: >"$out" # now: the background job's own truncation may come late
-	"$MOAT" do "$@" -- $PY -c "import time
+	${BOX_WRAP:-} "$MOAT" do "$@" -- $PY -c "import time
 ${GUEST_CODE:-pass}
 print('ready', flush=True)
 time.sleep(120)" </dev/null >"$out" 2>&1 &
@@ -248,30 +249,38 @@ t_freed_and_reused()
 	assert_eq "" "$(uid_procs "$g")" "no process of A's guest uid is left"
 	flock -n "$UIDS/$g" true || fail "A's slot is still locked after A ended"
 	# A process left as either uid (a sentry killed before its guests
-	# were) is ended before the slot is used again.
+	# were, or anything else of those ids).
 	local left1 left2
 	setpriv --reuid="$g" --regid="$g" --clear-groups sleep 300 &
 	left1=$!
 	setpriv --reuid="$A_huid" --regid="$A_huid" --clear-groups sleep 300 &
 	left2=$!
 	BOXES="$BOXES $left1 $left2"
+	sleep 0.2
 	start_box B
-	# The lowest free slot: A's again, unless another sandbox of this
-	# host took it meanwhile (its lock then says so).
-	if [ "$B_guid" != "$g" ]; then
-		flock -n "$UIDS/$g" true && fail "B got uid $B_guid although $g was free"
-	else
-		wait "$left1"
-		assert_eq 137 "$?" "what ran as A's guest uid was killed"
-		wait "$left2"
-		assert_eq 137 "$?" "what ran as A's helper uid was killed"
-	fi
+	# A slot whose uids something still runs as is skipped, and what runs
+	# is left alone: nothing proves it moat's to kill (a moat not sharing
+	# this /run/moat, a host user given ids of the range).
+	assert_ne "$g" "$B_guid" "B took the uid that a process still runs as"
+	in_range "$B_guid" || fail "B's guests run as uid $B_guid"
+	kill -0 "$left1" 2>/dev/null || fail "what ran as A's guest uid was killed"
+	kill -0 "$left2" 2>/dev/null || fail "what ran as A's helper uid was killed"
+	kill -KILL "$left1" "$left2"
+	wait "$left1" "$left2" 2>/dev/null
 	# However the sandbox ends: its sentry killed at once frees it too.
 	stop_box B
 	start_box C
 	g=$C_guid
 	kill -KILL "$C_cli"
 	wait "$C_cli" 2>/dev/null
+	# Its guests die with it, a moment later; until then the slot is
+	# skipped, as any slot that processes still use.
+	for _ in $(seq 200); do
+		[ -z "$(uid_procs "$g")$(uid_procs "$C_huid")" ] && break
+		sleep 0.05
+	done
+	assert_eq "" "$(uid_procs "$g")$(uid_procs "$C_huid")" \
+		"no process of C's uids is left"
 	start_box D
 	if [ "$D_guid" != "$g" ]; then
 		flock -n "$UIDS/$g" true && fail "D got uid $D_guid although $g was free"
@@ -359,10 +368,54 @@ t_helpers_not_dumpable()
 	assert_eq opened "$(mem_as 0 "$probe")" "the probe opens a dumpable capless root process"
 }
 
+# private_range NAME START COUNT: a moat installation of its own for
+# BOX_WRAP (private_ids.sh): its own /run/moat, and moat:START:COUNT in its
+# /etc/subuid and /etc/subgid. Far from the host's range (and from its
+# sandboxes, which other tests may run meanwhile).
+PRIVATE_START=2120000000
+private_range()
+{
+	mkdir -p "$E2E_TMP/$1"
+	echo "moat:$2:$3" >"$E2E_TMP/$1/subuid"
+	echo "moat:$2:$3" >"$E2E_TMP/$1/subgid"
+}
+
+# Two moats that do not share /run/moat (two mount namespaces: privileged
+# containers without a user namespace, CI runners) see free locks for the
+# same slot: the second must see the first's processes and take another
+# slot, never kill them.
+t_installs_not_sharing_run()
+{
+	trap stop_all EXIT
+	local S=$PRIVATE_START p
+	private_range one $S 4
+	private_range two $S 4
+	BOX_WRAP="sh $HERE/private_ids.sh $E2E_TMP/one" start_box A
+	assert_eq "$S $((S + 1))" "$A_guid $A_huid" "A has its range's first slot"
+	BOX_WRAP="sh $HERE/private_ids.sh $E2E_TMP/two" start_box B
+	assert_eq "$((S + 2)) $((S + 3))" "$B_guid $B_huid" \
+		"B, with a /run/moat of its own, skipped the slot A's processes use"
+	sleep 0.5
+	kill -0 "$A_cli" 2>/dev/null || fail "A's moat is gone: $(cat "$E2E_TMP/A.out")"
+	for p in $A_guests $A_helpers; do
+		kill -0 "$p" 2>/dev/null || fail "A's process $p was killed"
+	done
+	# Both slots taken, by processes if not by locks: a third is refused,
+	# with a message that says why.
+	capture sh "$HERE/private_ids.sh" "$E2E_TMP/two" "$MOAT" do -- /bin/true
+	assert_ne 0 "$STATUS" "a third sandbox in a range of two slots"
+	assert_contains "$ERR" "in use (1 of them by processes moat does not hold" \
+		"the refusal says a slot is in use outside moat's locks"
+	stop_box A
+	stop_box B
+	return 0
+}
+
 run_test "each sandbox: guests and helpers with host uids of their own" t_own_ids
 run_test "sandboxes started at once get slots of their own" t_concurrent_starts
 run_test "no signal across sandboxes, from nobody, or from the helpers" t_no_signals_across
 run_test "a sandbox's uids are freed when it ends, and taken again" t_freed_and_reused
+run_test "moats not sharing /run/moat: the second skips the first's slot" t_installs_not_sharing_run
 run_test "prctl(PR_SET_DUMPABLE): as natively, and not the host task's" t_dumpable
 run_test "a process that dropped root still sees its own /proc/self/fd" t_own_proc_after_drop
 run_test "no helper is open to its own uid without capabilities" t_helpers_not_dumpable

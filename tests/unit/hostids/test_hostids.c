@@ -99,3 +99,34 @@ Test(hostids, overlap_with_another_entry_is_refused)
 			   &s, &c, &err),
 		     0, "%s", err.msg);
 }
+
+/* /proc/PID/status as Linux writes it (the lines slot_busy reads). */
+static const char status[] = "Name:\tsleep\nUmask:\t0022\nState:\tS "
+			     "(sleeping)\nTgid:\t42\nPid:\t42\nPPid:\t1\n"
+			     "TracerPid:\t0\n"
+			     "Uid:\t1000\t2000\t3000\t4000\n"
+			     "Gid:\t5000\t6000\t7000\t8000\n"
+			     "FDSize:\t64\nGroups:\t9000\n";
+
+Test(hostids, a_process_using_any_of_the_ids_is_seen)
+{
+	/* each of the four uids, and of the four gids */
+	cr_assert(hostids_status_uses(status, 1000, 1, 1, 1));
+	cr_assert(hostids_status_uses(status, 1, 2000, 1, 1));
+	cr_assert(hostids_status_uses(status, 3000, 1, 1, 1));
+	cr_assert(hostids_status_uses(status, 1, 4000, 1, 1));
+	cr_assert(hostids_status_uses(status, 1, 1, 5000, 1));
+	cr_assert(hostids_status_uses(status, 1, 1, 1, 8000));
+	/* none: not a number that only shares digits, nor the pid, nor a
+	 * supplementary group */
+	cr_assert_not(hostids_status_uses(status, 100, 42, 9000, 700));
+}
+
+Test(hostids, a_status_without_ids_proves_nothing_free)
+{
+	cr_assert(hostids_status_uses("", 1, 2, 3, 4));
+	cr_assert(hostids_status_uses("Name:\tx\nUid:\t1\t1\t1\t1\n", 7, 8, 9,
+				      10));
+	cr_assert(hostids_status_uses(
+		"Name:\tx\nUid:\t1\t1\nGid:\t1\t1\t1\t1\n", 7, 8, 9, 10));
+}
