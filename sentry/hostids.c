@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,8 @@
 #define UIDS_DIR RUN_DIR "/uids"
 /* /etc/subuid is a short file of root's; more is not one */
 #define RANGE_FILE_MAX (1 << 20)
+/* /etc/passwd and /etc/group: a million accounts fit */
+#define ACCOUNT_FILE_MAX (256 << 20)
 
 /* ---- /etc/subuid ---------------------------------------------------------- */
 
@@ -150,6 +153,75 @@ static int load_range(const char *file, uint32_t *start, uint32_t *count,
 			     HOSTIDS_DEFAULT_COUNT, start, count, err);
 }
 
+int hostids_no_account(const char *text, size_t len, const char *file,
+		       int field, const char *what, uint32_t start,
+		       uint32_t count, const char *range_file,
+		       struct moat_error *err)
+{
+	const char *l = text, *end = text + len;
+
+	while (l < end) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		const char *e = nl ? nl : end, *f = l, *c;
+		uint64_t id;
+		int i;
+
+		/* NAME:PASSWORD:ID[:...]; field counts from 0 */
+		for (i = 0; i < field && f && f < e; i++) {
+			c = memchr(f, ':', (size_t)(e - f));
+			f = c ? c + 1 : NULL;
+		}
+		c = f ? memchr(f, ':', (size_t)(e - f)) : NULL;
+		if (f && *l != '#' &&
+		    parse_num(f, (size_t)((c ? c : e) - f), &id) &&
+		    id >= start && id - start < count) {
+			const char *colon = memchr(l, ':', (size_t)(e - l));
+
+			return moat_error_input(
+				err, EEXIST,
+				"host ids: `%.*s` of %s has %s %llu, in "
+				"moat's range %u-%u (%s); give moat a range "
+				"that no user or group has an id in (a line "
+				"moat:START:COUNT)",
+				(int)((colon ? colon : e) - l), l, file, what,
+				(unsigned long long)id, start,
+				start + count - 1, range_file);
+		}
+		l = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+/* hostids_no_account on a file of the host's (absent: nothing in it). */
+static int no_account_in(const char *file, int field, const char *what,
+			 uint32_t start, uint32_t count, const char *range_file,
+			 struct moat_error *err)
+{
+	cleanup_close int fd = open(file, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *text;
+	int rc;
+
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return moat_error_set(err, errno, "host ids: open `%s`", file);
+	if (st.st_size == 0)
+		return 0;
+	if (!S_ISREG(st.st_mode) || st.st_size > ACCOUNT_FILE_MAX)
+		return moat_error_input(err, EFBIG,
+					"host ids: `%s` is not a file of at "
+					"most %d MiB",
+					file, ACCOUNT_FILE_MAX >> 20);
+	text = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (text == MAP_FAILED)
+		return moat_error_set(err, errno, "host ids: read `%s`", file);
+	rc = hostids_no_account(text, (size_t)st.st_size, file, field, what,
+				start, count, range_file, err);
+	munmap(text, (size_t)st.st_size);
+	return rc;
+}
+
 /* Root in a user namespace of its own (a container) may map only the ids
  * its namespace has: the range must lie inside one extent of
  * /proc/self/{uid,gid}_map, or the sandbox's map could not be written. */
@@ -234,7 +306,12 @@ bool hostids_status_uses(const char *status, uid_t u1, uid_t u2, gid_t g1,
 			 gid_t g2)
 {
 	static const char *const keys[] = { "\nUid:", "\nGid:" };
+	const char *state = strstr(status, "\nState:\t");
 
+	/* A zombie is dead, whatever ids it keeps until it is reaped (which
+	 * an init that reaps slowly may take seconds to do). */
+	if (state && (state[8] == 'Z' || state[8] == 'X'))
+		return false;
 	for (int k = 0; k < 2; k++) {
 		const char *l = strstr(status, keys[k]);
 		unsigned long v[4];
@@ -344,6 +421,18 @@ int hostids_acquire(struct host_ids *ids, struct moat_error *err)
 	    load_range("/etc/subgid", &gs, &gc, err) < 0 ||
 	    range_mapped("/proc/self/uid_map", us, uc, err) < 0 ||
 	    range_mapped("/proc/self/gid_map", gs, gc, err) < 0)
+		return -1;
+	/* A host user or group of the range would share ids with a sandbox
+	 * (signal its guests, be killed or refused as one). The files only:
+	 * a directory service behind NSS may be slow or away, and ids it
+	 * hands out are the admin's to keep out of the range (slot_busy
+	 * still skips a slot whose ids a process has). */
+	if (no_account_in("/etc/passwd", 2, "uid", us, uc, "/etc/subuid", err) <
+		    0 ||
+	    no_account_in("/etc/passwd", 3, "gid", gs, gc, "/etc/subgid", err) <
+		    0 ||
+	    no_account_in("/etc/group", 2, "gid", gs, gc, "/etc/subgid", err) <
+		    0)
 		return -1;
 	dir = open_uids_dir(err);
 	if (dir < 0)

@@ -60,7 +60,8 @@ int hostids_acquire(struct host_ids *ids, struct moat_error *err);
 
 /* Does the text of a /proc/PID/status name u1 or u2 among its four uids
  * (real, effective, saved, file system), or g1 or g2 among its gids? A
- * text without both lines is taken to: it proves nothing free. */
+ * zombie uses none. A text without both lines is taken to: it proves
+ * nothing free. */
 bool hostids_status_uses(const char *status, uid_t u1, uid_t u2, gid_t g1,
 			 gid_t g2);
 
@@ -73,5 +74,16 @@ bool hostids_status_uses(const char *status, uid_t u1, uid_t u2, gid_t g1,
 int hostids_range(const char *text, const char *file, uint32_t def_start,
 		  uint32_t def_count, uint32_t *start, uint32_t *count,
 		  struct moat_error *err);
+
+/* Has no account of an /etc/passwd- or /etc/group-style text (len bytes,
+ * not NUL-terminated; file names it in messages) an id in start..count?
+ * field is the id's place in a line, from 0 (2: passwd's uid or group's
+ * gid, 3: passwd's gid), what its name in messages ("uid"). 0, or
+ * negative with err set (EEXIST: naming the account, its id and
+ * range_file, the file the range came from). */
+int hostids_no_account(const char *text, size_t len, const char *file,
+		       int field, const char *what, uint32_t start,
+		       uint32_t count, const char *range_file,
+		       struct moat_error *err);
 
 #endif

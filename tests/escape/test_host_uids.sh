@@ -142,9 +142,11 @@ except OSError as e:
     print(e.strerror)' "$2"
 }
 
+# uid_procs UID: the live processes of UID (not zombies: this host's
+# init may take seconds to reap the reparented ones; moat skips them too).
 uid_procs()
 {
-	ps -e -o pid=,uid= | awk -v u="$1" '$2 == u'
+	ps -e -o pid=,uid=,stat= | awk -v u="$1" '$2 == u && $3 !~ /^Z/'
 }
 
 in_range()
@@ -411,11 +413,49 @@ t_installs_not_sharing_run()
 	return 0
 }
 
+# A host user or group with an id in moat's range would share it with a
+# sandbox: the range is refused, with a message that names the account.
+# And a process of such an id that no account names (a directory
+# service's user) keeps its slot from use, and is not killed.
+t_range_with_host_accounts()
+{
+	trap stop_all EXIT
+	local S=$((PRIVATE_START + 100)) d=$E2E_TMP/acct u
+	private_range acct $S 4
+	cp /etc/passwd "$d/passwd"
+	cp /etc/group "$d/group"
+	echo "r11user:x:$((S + 1)):100::/nonexistent:/usr/sbin/nologin" >>"$d/passwd"
+	capture sh "$HERE/private_ids.sh" "$d" "$MOAT" do -- /bin/true
+	assert_ne 0 "$STATUS" "a start with a host user in moat's range"
+	assert_contains "$ERR" "\`r11user\` of /etc/passwd has uid $((S + 1)), in moat's range" \
+		"the refusal names the user"
+	cp /etc/passwd "$d/passwd"
+	echo "r11group:x:$((S + 3)):" >>"$d/group"
+	capture sh "$HERE/private_ids.sh" "$d" "$MOAT" do -- /bin/true
+	assert_ne 0 "$STATUS" "a start with a host group in moat's range"
+	assert_contains "$ERR" "\`r11group\` of /etc/group has gid $((S + 3))" \
+		"the refusal names the group"
+	cp /etc/group "$d/group"
+	# No account, but a process: the slot is skipped, the process lives.
+	setpriv --reuid=$S --regid=$S --clear-groups sleep 300 &
+	u=$!
+	BOXES="$BOXES $u"
+	sleep 0.2
+	BOX_WRAP="sh $HERE/private_ids.sh $d" start_box A
+	assert_eq "$((S + 2)) $((S + 3))" "$A_guid $A_huid" \
+		"A skipped the slot that uid $S runs in"
+	kill -0 "$u" 2>/dev/null || fail "the process of uid $S was killed"
+	assert_eq "Operation not permitted" "$(signal_as "$S" "$(echo $A_guests | awk '{ print $NF }')")" \
+		"uid $S signals A's guest"
+	return 0
+}
+
 run_test "each sandbox: guests and helpers with host uids of their own" t_own_ids
 run_test "sandboxes started at once get slots of their own" t_concurrent_starts
 run_test "no signal across sandboxes, from nobody, or from the helpers" t_no_signals_across
 run_test "a sandbox's uids are freed when it ends, and taken again" t_freed_and_reused
 run_test "moats not sharing /run/moat: the second skips the first's slot" t_installs_not_sharing_run
+run_test "a range that host accounts or processes use" t_range_with_host_accounts
 run_test "prctl(PR_SET_DUMPABLE): as natively, and not the host task's" t_dumpable
 run_test "a process that dropped root still sees its own /proc/self/fd" t_own_proc_after_drop
 run_test "no helper is open to its own uid without capabilities" t_helpers_not_dumpable
