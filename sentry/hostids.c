@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #define RUN_DIR "/run/moat"
-#define UIDS_DIR RUN_DIR "/uids"
 /* /etc/subuid is a short file of root's; more is not one */
 #define RANGE_FILE_MAX (1 << 20)
 /* /etc/passwd and /etc/group: a million accounts fit */
@@ -258,9 +257,10 @@ static int range_mapped(const char *map, uint32_t start, uint32_t count,
 
 /* ---- the slots -------------------------------------------------------- */
 
-/* The lock directory, opened: root's, entered by no one else, never a
- * link, so that nobody but root can take or plant a slot's lock. */
-static int open_uids_dir(struct moat_error *err)
+/* A lock directory of RUN_DIR (uids, gids), opened: root's, entered by
+ * no one else, never a link, so that nobody but root can take or plant a
+ * lock. */
+static int open_lock_dir(const char *name, struct moat_error *err)
 {
 	cleanup_close int run = -1;
 	struct stat st;
@@ -279,27 +279,91 @@ static int open_uids_dir(struct moat_error *err)
 					"(owner %u, mode %04o)",
 					RUN_DIR, (unsigned)st.st_uid,
 					(unsigned)(st.st_mode & 07777));
-	if (mkdirat(run, "uids", 0700) < 0 && errno != EEXIST)
-		return moat_error_set(err, errno, "host ids: mkdir `%s`",
-				      UIDS_DIR);
-	dir = openat(run, "uids",
+	if (mkdirat(run, name, 0700) < 0 && errno != EEXIST)
+		return moat_error_set(err, errno, "host ids: mkdir `%s/%s`",
+				      RUN_DIR, name);
+	dir = openat(run, name,
 		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir < 0 || fstat(dir, &st) < 0) {
 		int e = errno;
 
 		if (dir >= 0)
 			close(dir);
-		return moat_error_set(err, e, "host ids: open `%s`", UIDS_DIR);
+		return moat_error_set(err, e, "host ids: open `%s/%s`", RUN_DIR,
+				      name);
 	}
 	if (st.st_uid != 0 || (st.st_mode & 077)) {
 		close(dir);
 		return moat_error_input(err, EPERM,
-					"host ids: `%s` is open to others "
+					"host ids: `%s/%s` is open to others "
 					"(owner %u, mode %04o)",
-					UIDS_DIR, (unsigned)st.st_uid,
+					RUN_DIR, name, (unsigned)st.st_uid,
 					(unsigned)(st.st_mode & 07777));
 	}
 	return dir;
+}
+
+/* Lock id's file in dir (dirname for messages), without waiting: the fd
+ * (the lock's while open), -EWOULDBLOCK when someone holds it, or -1
+ * with err set. */
+static int lock_id(int dir, const char *dirname, uint32_t id,
+		   struct moat_error *err)
+{
+	char name[16];
+	int fd;
+
+	snprintf(name, sizeof(name), "%u", id);
+	fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return moat_error_set(err, errno, "host ids: lock `%s/%s/%s`",
+				      RUN_DIR, dirname, name);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		close(fd);
+		if (e == EWOULDBLOCK)
+			return -EWOULDBLOCK;
+		return moat_error_set(err, e, "host ids: lock `%s/%s/%s`",
+				      RUN_DIR, dirname, name);
+	}
+	return fd;
+}
+
+static void unlock_all(struct host_ids *ids)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ids->lock_fd); i++)
+		if (ids->lock_fd[i] >= 0) {
+			close(ids->lock_fd[i]);
+			ids->lock_fd[i] = -1;
+		}
+}
+
+/* Lock each of the slot's four ids (ids set): 1 when all are held, 0 when
+ * one is someone else's (none held then), or -1 with err set. */
+static int lock_slot(struct host_ids *ids, int udir, int gdir,
+		     struct moat_error *err)
+{
+	const struct {
+		int dir;
+		const char *name;
+		uint32_t id;
+	} want[4] = {
+		{ udir, "uids", ids->guest_uid },
+		{ udir, "uids", ids->helper_uid },
+		{ gdir, "gids", ids->guest_gid },
+		{ gdir, "gids", ids->helper_gid },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		int fd = lock_id(want[i].dir, want[i].name, want[i].id, err);
+
+		if (fd < 0) {
+			unlock_all(ids);
+			return fd == -EWOULDBLOCK ? 0 : -1;
+		}
+		ids->lock_fd[i] = fd;
+	}
+	return 1;
 }
 
 bool hostids_status_uses(const char *status, uid_t u1, uid_t u2, gid_t g1,
@@ -405,12 +469,14 @@ static int slot_busy(const struct host_ids *ids, pid_t *who)
 
 int hostids_acquire(struct host_ids *ids, struct moat_error *err)
 {
-	cleanup_close int dir = -1;
+	cleanup_close int udir = -1;
+	cleanup_close int gdir = -1;
 	uint32_t us, uc, gs, gc, slots, i, busy = 0;
 	pid_t who = 0;
 	int rc;
 
-	ids->lock_fd = -1;
+	for (i = 0; i < ARRAY_SIZE(ids->lock_fd); i++)
+		ids->lock_fd[i] = -1;
 	if (geteuid() != 0) {
 		/* An unprivileged user namespace maps one id: the caller's. */
 		ids->guest_uid = ids->helper_uid = geteuid();
@@ -434,39 +500,28 @@ int hostids_acquire(struct host_ids *ids, struct moat_error *err)
 	    no_account_in("/etc/group", 2, "gid", gs, gc, "/etc/subgid", err) <
 		    0)
 		return -1;
-	dir = open_uids_dir(err);
-	if (dir < 0)
+	udir = open_lock_dir("uids", err);
+	if (udir < 0)
+		return -1;
+	gdir = open_lock_dir("gids", err);
+	if (gdir < 0)
 		return -1;
 	slots = (uc < gc ? uc : gc) / 2;
-	/* Lowest first: a start costs one open and one flock per sandbox
+	/* Lowest first: a start costs four opens and flocks per sandbox
 	 * running below it (microseconds each), and one scan of /proc. */
 	for (i = 0; i < slots; i++) {
-		char name[16];
-		int fd;
-
-		snprintf(name, sizeof(name), "%u", us + 2 * i);
-		fd = openat(dir, name,
-			    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return moat_error_set(err, errno,
-					      "host ids: lock `%s/%s`",
-					      UIDS_DIR, name);
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			int e = errno;
-
-			close(fd);
-			if (e == EWOULDBLOCK)
-				continue;
-			return moat_error_set(err, e, "host ids: lock `%s/%s`",
-					      UIDS_DIR, name);
-		}
 		ids->guest_uid = us + 2 * i;
 		ids->helper_uid = us + 2 * i + 1;
 		ids->guest_gid = gs + 2 * i;
 		ids->helper_gid = gs + 2 * i + 1;
+		rc = lock_slot(ids, udir, gdir, err);
+		if (rc < 0)
+			return -1;
+		if (rc == 0)
+			continue;
 		rc = slot_busy(ids, &who);
 		if (rc < 0) {
-			close(fd);
+			unlock_all(ids);
 			return moat_error_set(
 				err, -rc,
 				"host ids: look in /proc for what "
@@ -475,11 +530,10 @@ int hostids_acquire(struct host_ids *ids, struct moat_error *err)
 				(unsigned)ids->helper_uid);
 		}
 		if (rc > 0) {
-			close(fd); /* someone else's: leave it be */
+			unlock_all(ids); /* someone else's: leave it be */
 			busy++;
 			continue;
 		}
-		ids->lock_fd = fd;
 		return 0;
 	}
 	if (busy)

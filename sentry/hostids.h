@@ -14,16 +14,19 @@
  * where a file has none. Slot i is uids START+2i (guest) and START+2i+1
  * (helpers), and the same offsets of the gid range.
  *
- * A slot is held by an flock on /run/moat/uids/GUESTUID (a directory only
- * root may enter), taken without waiting and kept by the sentry for the
- * sandbox's life: the kernel drops it when the sentry is gone, however it
- * ended, so a stale file is free again without anyone removing it. The
- * lowest slot that is free, by its lock and by a scan of /proc for its
+ * A slot is held by an flock on each of its ids, /run/moat/uids/UID for
+ * both uids and /run/moat/gids/GID for both gids (directories only root
+ * may enter), taken without waiting and kept by the sentry for the
+ * sandbox's life: the kernel drops them when the sentry is gone, however
+ * it ended, so a stale file is free again without anyone removing it. One
+ * lock per id, not per slot: a range moved while sandboxes run (slots at
+ * other offsets) still never hands out an id that one of them holds. The
+ * lowest slot that is free, by its locks and by a scan of /proc for its
  * ids, is taken.
  *
  * Without root there is nothing to allocate from: every process keeps the
  * caller's own uid and gid (the only id an unprivileged user namespace may
- * map), and lock_fd is -1.
+ * map), and every lock_fd is -1.
  */
 #ifndef MOAT_SENTRY_HOSTIDS_H
 #define MOAT_SENTRY_HOSTIDS_H
@@ -47,14 +50,16 @@ struct host_ids {
 	gid_t guest_gid;
 	uid_t helper_uid; /* the host root's gofer, the slirp helper */
 	gid_t helper_gid;
-	int lock_fd; /* holds the slot (flock) while open; -1: none */
+	/* hold the slot while open: a flock on each of its four ids (the
+	 * guest's and the helper's uid and gid); -1: none */
+	int lock_fd[4];
 };
 
 /* Take the lowest free slot (root), or the caller's own ids (others).
  * A slot whose lock is free but whose ids a process still runs as (one of
  * a sandbox whose sentry just died, of a moat that does not share
  * /run/moat, anyone's) is skipped: nothing is killed. 0, or negative with
- * err set (no free slot: EAGAIN). ids->lock_fd is the caller's, O_CLOEXEC,
+ * err set (no free slot: EAGAIN). ids->lock_fd are the caller's, O_CLOEXEC,
  * to keep open for the sandbox's life. */
 int hostids_acquire(struct host_ids *ids, struct moat_error *err);
 

@@ -13,6 +13,7 @@
 HERE=$(cd "$(dirname "$0")" && pwd)
 NOBODY=$(id -u nobody)
 UIDS=/run/moat/uids
+GIDS=/run/moat/gids
 BOXES=""
 
 # descendants PID: every host pid below PID (not PID itself).
@@ -177,9 +178,16 @@ t_own_ids()
 		[ "$(field "$p" Gid)" != 0 ] && [ "$(field "$p" Gid)" != "$(id -g nobody)" ] ||
 			fail "pid $p runs as gid $(field "$p" Gid)"
 	done
-	# The lock that holds each slot is root's, in a directory of root's.
+	# The locks that hold each slot's ids are root's, in directories of
+	# root's: one per id.
 	assert_eq "700 0" "$(stat -c '%a %u' "$UIDS")" "$UIDS is root's alone"
-	flock -n "$UIDS/$A_guid" true && fail "A's slot is not locked while A runs"
+	assert_eq "700 0" "$(stat -c '%a %u' "$GIDS")" "$GIDS is root's alone"
+	flock -n "$UIDS/$A_guid" true && fail "A's guest uid is not locked while A runs"
+	flock -n "$UIDS/$A_huid" true && fail "A's helper uid is not locked while A runs"
+	p=$(echo $A_guests | awk '{ print $1 }')
+	flock -n "$GIDS/$(field "$p" Gid)" true && fail "A's guest gid is not locked while A runs"
+	p=$(echo $A_helpers | awk '{ print $1 }')
+	flock -n "$GIDS/$(field "$p" Gid)" true && fail "A's helper gid is not locked while A runs"
 	return 0
 }
 
@@ -450,12 +458,44 @@ t_range_with_host_accounts()
 	return 0
 }
 
+# moat's range moved by one id while a sandbox runs: the new range's
+# first slot has the running sandbox's helper uid as its guest uid. A
+# --rootfs sandbox without --net=slirp has no process of its helper uid
+# (its gofers are uid 0), so nothing in /proc shows that id taken: only
+# the lock on each id keeps the new sandbox off it.
+t_range_moved_while_running()
+{
+	trap stop_all EXIT
+	local S=$((PRIVATE_START + 200)) d=$E2E_TMP/moved root=$E2E_TMP/bbroot a
+	make_busybox_rootfs "$root"
+	private_range moved $S 6
+	sh "$HERE/private_ids.sh" "$d" "$MOAT" do --rootfs "$root" -- /bin/sleep 60 \
+		</dev/null >"$E2E_TMP/A.out" 2>&1 &
+	a=$!
+	BOXES="$BOXES $a"
+	for _ in $(seq 200); do
+		[ -n "$(uid_procs $S)" ] && break
+		sleep 0.05
+	done
+	[ -n "$(uid_procs $S)" ] || fail "A never ran as uid $S: $(cat "$E2E_TMP/A.out")"
+	assert_eq "" "$(uid_procs $((S + 1)))" "no process of A's helper uid $((S + 1))"
+	echo "moat:$((S + 1)):6" >"$d/subuid"
+	echo "moat:$((S + 1)):6" >"$d/subgid"
+	BOX_WRAP="sh $HERE/private_ids.sh $d" start_box B
+	echo "A: uid $S (helper $((S + 1))), B after the move: $B_guid (helper $B_huid)"
+	assert_eq "$((S + 3)) $((S + 4))" "$B_guid $B_huid" \
+		"B skipped the slot whose guest uid is A's helper uid"
+	kill -0 "$a" 2>/dev/null || fail "A is gone: $(cat "$E2E_TMP/A.out")"
+	return 0
+}
+
 run_test "each sandbox: guests and helpers with host uids of their own" t_own_ids
 run_test "sandboxes started at once get slots of their own" t_concurrent_starts
 run_test "no signal across sandboxes, from nobody, or from the helpers" t_no_signals_across
 run_test "a sandbox's uids are freed when it ends, and taken again" t_freed_and_reused
 run_test "moats not sharing /run/moat: the second skips the first's slot" t_installs_not_sharing_run
 run_test "a range that host accounts or processes use" t_range_with_host_accounts
+run_test "the range moved while a sandbox runs: no id shared" t_range_moved_while_running
 run_test "prctl(PR_SET_DUMPABLE): as natively, and not the host task's" t_dumpable
 run_test "a process that dropped root still sees its own /proc/self/fd" t_own_proc_after_drop
 run_test "no helper is open to its own uid without capabilities" t_helpers_not_dumpable
