@@ -412,8 +412,8 @@ bool hostids_status_uses(const char *status, uid_t u1, uid_t u2, gid_t g1,
  * /proc is this pid namespace's (checked), so the scan sees every process
  * a kill(-1) of ours would reach, and thread-group leaders as kill does.
  * 1 with *who set, 0, or -errno. Costs one read of a short file per host
- * process (some 20 us each), once per start: the first slot whose lock
- * is free is normally free of processes too. */
+ * process, once per start: the first slot whose locks are free is
+ * normally free of processes too. */
 static int slot_busy(const struct host_ids *ids, pid_t *who)
 {
 	char self[32], link[32];
