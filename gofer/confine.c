@@ -221,7 +221,10 @@ static int drop_all_caps(struct moat_error *err)
 	 * (Without root, --as names the caller's own ids: nothing to do.) */
 	if (serve_as && (as_uid != geteuid() || as_gid != getegid()) &&
 	    (setgroups(0, NULL) < 0 || setresgid(as_gid, as_gid, as_gid) < 0 ||
-	     setresuid(as_uid, as_uid, as_uid) < 0))
+	     setresuid(as_uid, as_uid, as_uid) < 0 ||
+	     /* the change of ids set it to fs.suid_dumpable: not dumpable
+	      * again, as step 7 had it */
+	     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0))
 		return moat_error_set(err, errno, "gofer: become uid %u",
 				      (unsigned)as_uid);
 	none = cap_init();
@@ -369,6 +372,15 @@ int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
 	 * seccomp filter without CAP_SYS_ADMIN, which step 8 removes. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return moat_error_set(err, errno, "gofer: no_new_privs");
+	/* Not dumpable, before step 8 leaves a uid-0 gofer with no
+	 * capability: else any host process of uid 0 without capabilities
+	 * (a hardened service, a --cap-drop=ALL container in the host's pid
+	 * namespace) would pass ptrace's check against it (same uid, caps a
+	 * subset), read and write its /proc/PID/mem, and so forge the 9P
+	 * replies the sentry trusts. Only CAP_SYS_PTRACE (the sentry's)
+	 * reaches it now. Dropping capabilities leaves the flag as it is. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return moat_error_set(err, errno, "gofer: not dumpable");
 
 	/* 8. All capabilities, bounding set included. Mounting is done; from
 	 * here uid 0 is an ordinary user: it reads only what the file modes

@@ -761,7 +761,7 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 		}
 		/* Search permission on every directory walked through. */
 		if (t) {
-			rc = vfs_access(&t->proc->cred, cur, X_OK);
+			rc = vfs_task_access(t, &t->proc->cred, cur, X_OK);
 			if (rc < 0)
 				goto fail;
 		}
@@ -1114,6 +1114,16 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 	return 0;
 }
 
+int vfs_task_access(struct task *t, const struct creds *c, struct vnode *vn,
+		    int mask)
+{
+	int rc = vfs_access(c, vn, mask);
+
+	if (rc == -EACCES && vn->kind == VN_PROC && procfs_self_access(t, vn))
+		return 0;
+	return rc;
+}
+
 uint32_t opaque_id(uint64_t v)
 {
 	static uint64_t key;
@@ -1288,7 +1298,7 @@ int vfs_resolve_parent_flags(struct task *t, int dirfd, const char *path,
 		return -ENOTDIR;
 	}
 	if (t) {
-		rc = vfs_access(&t->proc->cred, d, X_OK);
+		rc = vfs_task_access(t, &t->proc->cred, d, X_OK);
 		if (rc < 0) {
 			vnode_put(d);
 			return rc;
