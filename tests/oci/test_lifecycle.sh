@@ -334,6 +334,24 @@ t_pause_a_busy_container()
 	assert_eq "" "$(find /sys/fs/cgroup/freezer -maxdepth 2 -name "moat-$pid")" "the frozen cgroup is thawed and removed"
 }
 
+# moat exec into a container that forks without a break: the exec's fork
+# by the reaper and the guests' forks interleave, and a stop of the new
+# process taken aside while another task was waited for once left the
+# sentry waiting for it for good (every exec after it hung too).
+t_exec_into_a_forking_container()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root i
+	make_bundle "$b" '["sh","-c","while :; do /bin/true; done"]' || fail "bundle"
+	moat --root "$root" run -d --bundle "$b" fk1 >/dev/null 2>&1 || fail "run -d"
+	for i in $(seq 30); do
+		# to a file: a hung exec's stdio stays open in the sentry
+		timeout 20 "$MOAT" --root "$root" exec fk1 echo still here \
+			>"$E2E_TMP/fk.out" 2>&1 </dev/null
+		assert_eq "still here" "$(cat "$E2E_TMP/fk.out")" "exec $i"
+	done
+	moat --root "$root" delete --force fk1 || fail "delete"
+}
+
 t_live_policy_of_a_container()
 {
 	# moat policy show/set reach a container of the default --root by ID.
@@ -877,6 +895,7 @@ run_test ps_of_many_processes t_ps_of_many_processes
 run_test ps_names_only_the_containers t_ps_names_only_the_containers
 run_test pause_a_busy_container t_pause_a_busy_container
 run_test readonly_root t_readonly_root
+run_test exec_into_a_forking_container t_exec_into_a_forking_container
 run_test live_policy_of_a_container t_live_policy_of_a_container
 run_test one_name_one_sandbox t_one_name_one_sandbox
 run_test run_passes_signals_on t_run_passes_signals_on
