@@ -16,7 +16,6 @@ int cmd_kill(int argc, char **argv)
 {
 	const char *name = NULL, *sig = "TERM";
 	struct moat_error err = { 0 };
-	struct timeval tv = { 5, 0 };
 	char line[160];
 	cleanup_free char *reply = NULL;
 	bool all = false;
@@ -51,7 +50,6 @@ int cmd_kill(int argc, char **argv)
 		fprintf(stderr, "moat kill: %s\n", err.msg);
 		return 1;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	snprintf(line, sizeof(line), "kill %s%s\n", sig, all ? " all" : "");
 	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
 		fprintf(stderr, "moat kill: %s\n", strerror(errno));
@@ -59,7 +57,7 @@ int cmd_kill(int argc, char **argv)
 		return 1;
 	}
 	/* "ok" or "error: ...", whole: anything else is no answer */
-	n = control_read_reply(fd, false, &reply);
+	n = control_read_reply(fd, false, &reply, 5000);
 	close(fd);
 	if (n < 0) {
 		fprintf(stderr, "moat kill: %s from `%s`\n",

@@ -73,15 +73,16 @@ static struct {
 } g = { "/run/moat", NULL, false, false, false, -1, { 0, "" } };
 
 /* --log, opened once (open_log: a path an engine names, often in a
- * directory others may write). */
-static FILE *log_file(void)
+ * directory others may write). -1 when there is none to write. */
+static int log_fd = -1;
+
+static int log_open(void)
 {
-	static FILE *f;
 	static bool tried;
 	int fd;
 
 	if (tried)
-		return f;
+		return log_fd;
 	tried = true;
 	fd = open_log(g.log);
 	if (fd < 0) {
@@ -90,22 +91,24 @@ static FILE *log_file(void)
 			fd == -EMLINK ? "not a file of its own, a FIFO or a "
 					"device: not written" :
 					strerror(-fd));
-		return NULL;
+		return -1;
 	}
-	f = fdopen(fd, "a");
-	if (!f)
-		close(fd);
-	return f;
+	log_fd = fd;
+	return fd;
 }
 
+/* One line, one write(2): the fd is O_NONBLOCK (a FIFO whose reader does
+ * not read must not hold the runtime), so a line it cannot take now is
+ * dropped, never retried or left buffered. */
 static void log_line(const char *level, const char *msg)
 {
+	cleanup_free char *line = NULL;
 	char ts[64];
 	struct timespec now;
 	struct tm tm;
-	FILE *f;
+	int fd, n;
 
-	if (!g.log || !(f = log_file()))
+	if (!g.log || (fd = log_open()) < 0)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
@@ -116,15 +119,23 @@ static void log_line(const char *level, const char *msg)
 				       json_object_new_string(level));
 		json_object_object_add(o, "msg", json_object_new_string(msg));
 		json_object_object_add(o, "time", json_object_new_string(ts));
-		fprintf(f, "%s\n",
-			json_object_to_json_string_ext(
-				o, JSON_C_TO_STRING_PLAIN |
-					   JSON_C_TO_STRING_NOSLASHESCAPE));
+		n = asprintf(&line, "%s\n",
+			     json_object_to_json_string_ext(
+				     o,
+				     JSON_C_TO_STRING_PLAIN |
+					     JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
-		fprintf(f, "time=\"%s\" level=%s msg=\"%s\"\n", ts, level, msg);
+		n = asprintf(&line, "time=\"%s\" level=%s msg=\"%s\"\n", ts,
+			     level, msg);
 	}
-	fflush(f);
+	if (n < 0) {
+		line = NULL;
+		return;
+	}
+	if (write(fd, line, (size_t)n) != n) {
+		/* EAGAIN (a full FIFO) or short: the line is dropped */
+	}
 }
 
 /* An error of the command: on stderr and in --log. Returns 1. */
@@ -175,14 +186,23 @@ static bool id_ok(const char *id)
 	return true;
 }
 
-static char *state_path(const char *id, const char *file)
+/* mkdir of path's last component, in the directory hostpath_parent finds
+ * (a link of another user's on the way is not followed). 0 or -1 with
+ * errno set; one that exists is kept. */
+static int mkdir_trusted(const char *path, mode_t mode)
 {
-	char *p;
+	char base[NAME_MAX + 1];
+	int dfd = hostpath_parent(path, base), rc;
 
-	if (asprintf(&p, "%s/%s%s%s", g.root, id, file ? "/" : "",
-		     file ? file : "") < 0)
-		abort();
-	return p;
+	if (dfd < 0) {
+		errno = -dfd;
+		return -1;
+	}
+	rc = mkdirat(dfd, base, mode) < 0 && errno != EEXIST ? -errno : 0;
+	close(dfd);
+	if (rc < 0)
+		errno = -rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* mkdir -p, each directory it makes of mode (those that exist are kept). */
@@ -194,13 +214,11 @@ static int mkdir_parents(const char *path, mode_t mode)
 		if (*s != '/')
 			continue;
 		*s = 0;
-		if (mkdir(p, mode) < 0 && errno != EEXIST)
+		if (mkdir_trusted(p, mode) < 0)
 			return -1;
 		*s = '/';
 	}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
+	return mkdir_trusted(p, mode);
 }
 
 /* --root, opened and checked once a command: a directory of ours (not a
@@ -436,25 +454,34 @@ static int write_pid_file(const char *path, const char *text, size_t len)
 	return write_file_path(path, text, len, 0644);
 }
 
-/* Does ROOT/ID hold only what the runtime puts there (or nothing, or is
- * it no directory)? A --root that is a shared directory (`--root /run`)
- * holds others' directories too: `delete --force` of a name without a
- * state.json removes only one that is a container's. */
-static bool holds_only_state(const char *id)
+/* What is at ROOT/ID when it has no state.json: 0 for a directory that
+ * holds only what the runtime puts there (a create that died early),
+ * -ENOENT for nothing, -ENOTDIR for anything else than a directory (a
+ * link, or the control socket of a `moat do --name ID` of root's, which
+ * lives beside the default root's state directories), -ENOTEMPTY for a
+ * directory that holds more (--root may be a shared directory, `--root
+ * /run`, holding others' directories). */
+static int leftover_state(const char *id)
 {
 	static const char *const names[] = { "config.json", "state.json",
 					     "exit", "ctl" };
-	int fd = state_dir(id);
+	int root = root_dir(false), fd;
 	struct dirent *e;
+	struct stat st;
 	bool ok = true;
 	DIR *d;
 
+	if (root < 0 || fstatat(root, id, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -ENOENT;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	fd = state_dir(id);
 	if (fd < 0)
-		return true;
+		return fd;
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return false;
+		return -ENOTEMPTY;
 	}
 	while (ok && (e = readdir(d))) {
 		bool known = !strcmp(e->d_name, ".") ||
@@ -466,7 +493,7 @@ static bool holds_only_state(const char *id)
 		ok = known;
 	}
 	closedir(d);
-	return ok;
+	return ok ? 0 : -ENOTEMPTY;
 }
 
 /* ROOT/ID and what it holds, by the checked root's fd: a link there is
@@ -487,9 +514,13 @@ static void remove_state(const char *id)
 static int load_saved_config(const struct cstate *s, struct oci_config *c,
 			     struct moat_error *err)
 {
-	cleanup_free char *path = state_path(s->id, "config.json");
 	cleanup_free char *text = NULL;
+	char path[64];
 	size_t len;
+
+	/* through the state directory's fd, not by --root's path again:
+	 * its hooks run as root */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/config.json", s->dirfd);
 
 	if (jdoc_read_file(path, OCI_CONFIG_MAX, &text, &len, err) < 0)
 		return -1;
@@ -559,6 +590,7 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	o->mounts = xcalloc(c->nmounts + 1, sizeof(*o->mounts));
 	o->files = xcalloc(c->nmounts + 1, sizeof(*o->files));
 	o->tmpfs = xcalloc(c->nmounts + 1, sizeof(*o->tmpfs));
+	o->order = xcalloc(c->nmounts + 1, sizeof(*o->order));
 	for (i = 0; i < c->nmounts; i++) {
 		struct oci_mount *m = &c->mounts[i];
 		struct stat st;
@@ -568,7 +600,9 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 			o->tmpfs[o->ntmpfs] =
 				(struct tmpfs_spec){ m->dst, m->size, m->mode,
 						     m->uid, m->gid,  m->ro };
-			o->ntmpfs++;
+			o->order[o->norder++] =
+				(struct mount_order){ MOUNT_TMPFS,
+						      o->ntmpfs++ };
 			continue;
 		}
 		if (m->kind != OCI_MNT_BIND)
@@ -584,11 +618,15 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 		if (S_ISDIR(st.st_mode)) {
 			o->mounts[o->nmounts].src = real;
 			o->mounts[o->nmounts].dst = m->dst;
-			o->mounts[o->nmounts++].mode = m->ro ? MNT_RO : MNT_RW;
+			o->mounts[o->nmounts].mode = m->ro ? MNT_RO : MNT_RW;
+			o->order[o->norder++] =
+				(struct mount_order){ MOUNT_DIR, o->nmounts++ };
 		} else if (S_ISREG(st.st_mode)) {
 			o->files[o->nfiles].src = real;
 			o->files[o->nfiles].ro = m->ro;
-			o->files[o->nfiles++].dst = m->dst;
+			o->files[o->nfiles].dst = m->dst;
+			o->order[o->norder++] =
+				(struct mount_order){ MOUNT_FILE, o->nfiles++ };
 		} else {
 			/* A FIFO, socket or device would need the host's
 			 * node itself in the guest, which the sentry's VFS
@@ -620,49 +658,66 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 
 /* Send the pty master to the engine's console socket, as runc does (the
  * pts name as the payload). The master is the container's terminal: it
- * goes only to a listener of root or of our own uid (SO_PEERCRED), never
- * to one that another user bound, or reached by a link planted at the
- * path, in a directory they can write. */
+ * goes only to a listener of root or of our own uid, in a directory that
+ * others may be able to write. So:
+ * - S is opened O_PATH|O_NOFOLLOW (its directory by hostpath_parent) and
+ *   must be a socket file of root's or ours: a link planted at S (to
+ *   another root listener, say) is never followed, and connect(2) goes
+ *   through /proc/self/fd/N, which resolves to that inode whatever is
+ *   renamed over S meanwhile;
+ * - its listener's uid (SO_PEERCRED) must be root's or ours too;
+ * - nothing waits on the peer: the socket is non-blocking, so a listener
+ *   whose backlog is full (one that never accepts) fails connect(2) with
+ *   EAGAIN at once, as runc's does, and a send it does not take fails
+ *   too. */
 static int send_console(const char *sock_path, int master,
 			struct moat_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char name[64] = "/dev/ptmx";
+	cleanup_close int dir_fd = -1, path_fd = -1, fd = -1;
+	char name[64] = "/dev/ptmx", base[NAME_MAX + 1];
+	struct ucred cr = { 0 };
+	socklen_t cl = sizeof(cr);
 	struct iovec iov;
+	struct stat st;
 	ssize_t n;
-	int fd;
 
-	if (strlen(sock_path) >= sizeof(sa.sun_path))
-		return moat_error_set(err, ENAMETOOLONG, "--console-socket");
-	strcpy(sa.sun_path, sock_path);
+	dir_fd = hostpath_parent(sock_path, base);
+	if (dir_fd < 0)
+		return moat_error_set(err, -dir_fd, "--console-socket `%s`",
+				      sock_path);
+	path_fd = openat(dir_fd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (path_fd < 0 || fstat(path_fd, &st) < 0)
+		return moat_error_set(err, errno, "--console-socket `%s`",
+				      sock_path);
+	if (!S_ISSOCK(st.st_mode))
+		return moat_error_input(err, ENOTSOCK,
+					"--console-socket `%s` is %s, not a "
+					"socket: the terminal is not sent",
+					sock_path, file_type_name(st.st_mode));
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return moat_error_input(err, EPERM,
+					"--console-socket `%s` is owned by uid "
+					"%u, neither root nor uid %u: the "
+					"terminal is not sent",
+					sock_path, (unsigned)st.st_uid,
+					(unsigned)geteuid());
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", path_fd);
 	ptsname_r(master, name, sizeof(name));
 	iov = (struct iovec){ name, strlen(name) };
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return moat_error_set(err, e, "--console-socket `%s`",
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return moat_error_set(err, errno, "--console-socket `%s`",
 				      sock_path);
-	}
-	{
-		struct ucred cr = { 0 };
-		socklen_t cl = sizeof(cr);
-
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
-		    (cr.uid != 0 && cr.uid != geteuid())) {
-			close(fd);
-			return moat_error_input(
-				err, EPERM,
-				"--console-socket `%s`: its listener is uid "
-				"%u, neither root nor uid %u: the terminal "
-				"is not sent",
-				sock_path, (unsigned)cr.uid,
-				(unsigned)geteuid());
-		}
-	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 ||
+	    (cr.uid != 0 && cr.uid != geteuid()))
+		return moat_error_input(err, EPERM,
+					"--console-socket `%s`: its listener "
+					"is uid %u, neither root nor uid %u: "
+					"the terminal is not sent",
+					sock_path, (unsigned)cr.uid,
+					(unsigned)geteuid());
 	n = send_with_fds(fd, &iov, 1, &master, 1);
-	close(fd);
 	if (n < 0)
 		return moat_error_set(err, (int)-n, "--console-socket: send");
 	return 0;
@@ -796,9 +851,18 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 	}
 	exit_fd = open_exit(l->dirfd);
 	close(l->dirfd);
+	/* The sentry holds no fd of the runtime's: not --root's (every
+	 * container's state), nor --log's. */
+	if (g.rootfd >= 0)
+		close(g.rootfd);
+	g.rootfd = -1;
+	if (log_fd >= 0)
+		close(log_fd);
+	log_fd = -1;
 	o->exit_fd = exit_fd;
 	ctl_name(l->id, ctl, sizeof(ctl));
 	o->control_addr = ctl;
+	o->audit_id = l->id; /* the records name the container, as engines do */
 	o->wait_start = true;
 	o->ready_fd = ready;
 	rc = sentry_run(o, l->c.process.args, &err);
@@ -848,6 +912,7 @@ static void opts_free(struct sentry_opts *o, const struct oci_config *c)
 	free(o->mounts);
 	free(o->files);
 	free(o->tmpfs);
+	free(o->order);
 	free(o->rlimits);
 	if (o->env != c->process.env)
 		free(o->env);
@@ -1088,10 +1153,12 @@ static int load_or_fail(const char *id, struct cstate *s)
  * framed request (ps, stats); else 1, said. A request that returns
  * nothing must be answered "ok": anything else is no answer. */
 static int request_data(struct cstate *s, const char *req, bool framed,
-			char **out)
+			char **out, size_t *len)
 {
 	ssize_t n = control_call(s->ctl, req, strlen(req), framed, out, 10);
 
+	if (len)
+		*len = n > 0 ? (size_t)n : 0;
 	if (n == -EPROTO)
 		return fail("container `%s`: a malformed or cut-off answer to "
 			    "`%.*s`",
@@ -1117,7 +1184,7 @@ static int request(struct cstate *s, const char *req)
 {
 	cleanup_free char *reply = NULL;
 
-	return request_data(s, req, false, &reply);
+	return request_data(s, req, false, &reply, NULL);
 }
 
 static int start_container(struct cstate *s)
@@ -1149,6 +1216,8 @@ static int cmd_start(int argc, char **argv)
 	return rc;
 }
 
+#define DELETE_GRACE_MS 2000
+
 /* Wait (bounded) for the daemon to be gone: not our child, so a pidfd. */
 static void wait_gone(const struct cstate *s, int timeout_ms)
 {
@@ -1175,8 +1244,15 @@ static int delete_container(struct cstate *s, bool force)
 			    "%s",
 			    s->id, st);
 	if (daemon_alive(s)) {
-		kill(s->pid, SIGKILL);
-		wait_gone(s, 10000);
+		/* SIGTERM first: the sentry ends its guests and writes its
+		 * audit log's end (the counts it kept); SIGKILL if it has
+		 * not in a short grace, as before. */
+		kill(s->pid, SIGTERM);
+		wait_gone(s, DELETE_GRACE_MS);
+		if (daemon_alive(s)) {
+			kill(s->pid, SIGKILL);
+			wait_gone(s, 10000);
+		}
 	}
 	/* poststop failing is a warning: the container is gone anyway */
 	run_hooks(s, OCI_HOOK_POSTSTOP, "poststop", "stopped");
@@ -1205,14 +1281,23 @@ static int cmd_delete(int argc, char **argv)
 	if (rc == -ENOENT && force) {
 		/* a create that died before its daemon wrote the state
 		 * leaves a directory alone: nothing runs there */
-		if (id_ok(id)) {
-			if (!holds_only_state(id))
-				return fail("`%s/%s` holds more than a "
-					    "container's state: left as it is",
-					    g.root, id);
+		if (!id_ok(id))
+			return 0;
+		switch (leftover_state(id)) {
+		case 0:
 			remove_state(id);
+			return 0;
+		case -ENOTDIR:
+			return fail("`%s/%s` is not a container's state "
+				    "directory: left as it is",
+				    g.root, id);
+		case -ENOTEMPTY:
+			return fail("`%s/%s` holds more than a container's "
+				    "state: left as it is",
+				    g.root, id);
+		default:
+			return 0; /* nothing there */
 		}
-		return 0;
 	}
 	if (rc < 0)
 		return load_or_fail(id, &s);
@@ -1514,6 +1599,7 @@ static int guest_of(pid_t daemon, pid_t pid)
 static int cmd_ps(int argc, char **argv)
 {
 	cleanup_free char *reply = NULL;
+	size_t rlen = 0;
 	cleanup_free struct ctl_ps_entry *e = NULL;
 	bool json = false;
 	const char *id = NULL, *sep = "";
@@ -1544,14 +1630,15 @@ static int cmd_ps(int argc, char **argv)
 		}
 		return fail("container not running");
 	}
-	if (request_data(&s, "ps\n", true, &reply)) {
+	if (request_data(&s, "ps\n", true, &reply, &rlen)) {
 		cstate_free(&s);
 		return 1;
 	}
 	/* All of it well-formed before any of it is used. */
-	n = ctl_ps_parse(reply, strlen(reply), NULL, 0);
+	/* by the length it came with: a NUL in it is no end */
+	n = ctl_ps_parse(reply, rlen, NULL, 0);
 	if (n >= 0 && (e = calloc((size_t)n + 1, sizeof(*e))))
-		n = ctl_ps_parse(reply, strlen(reply), e, (size_t)n);
+		n = ctl_ps_parse(reply, rlen, e, (size_t)n);
 	if (n < 0 || !e) {
 		cstate_free(&s);
 		return fail("container `%s`: a malformed answer to `ps`", id);
@@ -1687,7 +1774,7 @@ static int cmd_events(int argc, char **argv)
 			cstate_free(&s);
 			return once ? fail("container not running") : 0;
 		}
-		if (request_data(&s, "stats\n", true, &reply)) {
+		if (request_data(&s, "stats\n", true, &reply, NULL)) {
 			cstate_free(&s);
 			return 1;
 		}
@@ -2160,9 +2247,17 @@ static int cmd_exec(int argc, char **argv)
 			char pb[16];
 			int n = snprintf(pb, sizeof(pb), "%d", (int)proxy);
 			int rc = write_pid_file(pid_file, pb, (size_t)n);
-			if (rc < 0)
+			if (rc < 0) {
+				/* exec failed, so nothing of it runs (runc
+				 * kills its process too): the engine has no
+				 * pid to reap or signal. The stand-in's end
+				 * of the control socket closing makes the
+				 * sentry SIGKILL the process. */
+				kill(proxy, SIGKILL);
+				waitpid(proxy, NULL, 0);
 				return fail("--pid-file `%s`: %s", pid_file,
 					    strerror(-rc));
+			}
 		}
 		cstate_free(&s);
 		oci_process_free(&pr);
@@ -2237,6 +2332,10 @@ int cmd_oci(int argc, char **argv)
 				return fail("%s: a value is required", key);
 		}
 		if (!strcmp(key, "--root")) {
+			/* mkdir_parents and ctl_name need a path */
+			if (!*val)
+				return fail("--root: an empty path is not a "
+					    "directory");
 			g.root = val;
 			g.root_given = true;
 		} else if (!strcmp(key, "--log"))

@@ -31,14 +31,12 @@ static int usage(void)
 static int connect_to(const char *name)
 {
 	struct moat_error err = { 0 };
-	struct timeval tv = { 10, 0 };
 	int fd = control_dial(name, &err);
 
 	if (fd < 0) {
 		fprintf(stderr, "moat policy: %s\n", err.msg);
 		return -1;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	return fd;
 }
 
@@ -46,7 +44,7 @@ static int connect_to(const char *name)
  * there is none, said. */
 static int read_reply(int fd, const char *name, bool framed, char **out)
 {
-	ssize_t n = control_read_reply(fd, framed, out);
+	ssize_t n = control_read_reply(fd, framed, out, 10000);
 
 	if (n >= 0)
 		return 0;

@@ -195,6 +195,15 @@ static bool serve_as;
 static uid_t as_uid;
 static gid_t as_gid;
 
+/* --expect DEV:INO: the directory the sentry checked, and decided --as
+ * (or not) for. The path is the sentry's, in a directory others may
+ * write: swapped for a link to "/" after the check, open_tree would
+ * follow it and serve the host's root as uid 0. The tree opened must be
+ * the one checked. */
+static bool expect_set;
+static dev_t expect_dev;
+static ino_t expect_ino;
+
 static int drop_all_caps(struct moat_error *err)
 {
 	cap_value_t c, last = (cap_value_t)cap_max_bits();
@@ -212,7 +221,10 @@ static int drop_all_caps(struct moat_error *err)
 	 * (Without root, --as names the caller's own ids: nothing to do.) */
 	if (serve_as && (as_uid != geteuid() || as_gid != getegid()) &&
 	    (setgroups(0, NULL) < 0 || setresgid(as_gid, as_gid, as_gid) < 0 ||
-	     setresuid(as_uid, as_uid, as_uid) < 0))
+	     setresuid(as_uid, as_uid, as_uid) < 0 ||
+	     /* the change of ids set it to fs.suid_dumpable: not dumpable
+	      * again, as step 7 had it */
+	     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0))
 		return moat_error_set(err, errno, "gofer: become uid %u",
 				      (unsigned)as_uid);
 	none = cap_init();
@@ -297,6 +309,19 @@ int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
 				    (writable ? AT_RECURSIVE : 0));
 	if (tree < 0)
 		return moat_error_set(err, errno, "gofer: bind `%s`", root);
+	if (expect_set) {
+		struct stat st;
+
+		if (fstat(tree, &st) < 0)
+			return moat_error_set(err, errno, "gofer: stat `%s`",
+					      root);
+		if (st.st_dev != expect_dev || st.st_ino != expect_ino)
+			return moat_error_input(err, ESTALE,
+						"gofer: `%s` changed while the "
+						"sandbox started: it is no "
+						"longer the directory checked",
+						root);
+	}
 
 	/* 4. Read-only (and nodev, nosuid) before anything can use it: the
 	 * kernel, not only the gofer's flag checks, refuses writes. Only a
@@ -347,6 +372,15 @@ int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
 	 * seccomp filter without CAP_SYS_ADMIN, which step 8 removes. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return moat_error_set(err, errno, "gofer: no_new_privs");
+	/* Not dumpable, before step 8 leaves a uid-0 gofer with no
+	 * capability: else any host process of uid 0 without capabilities
+	 * (a hardened service, a --cap-drop=ALL container in the host's pid
+	 * namespace) would pass ptrace's check against it (same uid, caps a
+	 * subset), read and write its /proc/PID/mem, and so forge the 9P
+	 * replies the sentry trusts. Only CAP_SYS_PTRACE (the sentry's)
+	 * reaches it now. Dropping capabilities leaves the flag as it is. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return moat_error_set(err, errno, "gofer: not dumpable");
 
 	/* 8. All capabilities, bounding set included. Mounting is done; from
 	 * here uid 0 is an ordinary user: it reads only what the file modes
@@ -409,10 +443,34 @@ static int parse_ids(const char *s, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
+/* DEV:INO, as start_gofer prints them */
+static int parse_expect(const char *s)
+{
+	unsigned long long d, n;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	d = strtoull(s, &end, 10);
+	if (errno || end == s || *end != ':')
+		return -EINVAL;
+	s = end + 1;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	n = strtoull(s, &end, 10);
+	if (errno || end == s || *end)
+		return -EINVAL;
+	expect_dev = (dev_t)d;
+	expect_ino = (ino_t)n;
+	expect_set = true;
+	return 0;
+}
+
 static void usage(void)
 {
 	fputs("usage: moat gofer --root DIR --fd N [--as UID:GID] "
-	      "[--rw|--store]\n",
+	      "[--expect DEV:INO] [--rw|--store]\n",
 	      stderr);
 }
 
@@ -446,6 +504,11 @@ int gofer_main(int argc, char **argv)
 				return 2;
 			}
 			serve_as = true;
+		} else if (strcmp(a, "--expect") == 0 && i + 1 < argc) {
+			if (parse_expect(argv[++i]) < 0) {
+				usage();
+				return 2;
+			}
 		} else if (strcmp(a, "--rw") == 0)
 			writable = true;
 		else if (strcmp(a, "--store") == 0)

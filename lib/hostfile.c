@@ -14,28 +14,39 @@
 int hostdir_open(const char *path, const char *what, unsigned flags,
 		 struct stat *st, struct moat_error *err)
 {
+	char base[NAME_MAX + 1];
 	struct stat sb;
-	int fd, rfd, e;
+	int dfd, fd, rfd, e;
 
 	if (!st)
 		st = &sb;
 	/* O_PATH first: the owner and mode are checked (and said) even of a
-	 * directory we may not read */
-	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	 * directory we may not read. Its directory is hostpath_parent's: a
+	 * link of another user's on the way is not followed. */
+	dfd = hostpath_parent(path, base);
+	if (dfd < 0)
+		return moat_error_set(err, -dfd, "%s `%s`", what, path);
+	fd = openat(dfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
-		if (e == ELOOP || (e == ENOTDIR && lstat(path, &sb) == 0 &&
-				   S_ISLNK(sb.st_mode)))
+		if (e == ELOOP ||
+		    (e == ENOTDIR &&
+		     fstatat(dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     S_ISLNK(sb.st_mode))) {
+			close(dfd);
 			return moat_error_input(err, ELOOP,
 						"%s `%s` is a symbolic link, "
 						"not a directory",
 						what, path);
+		}
+		close(dfd);
 		if (e == ENOTDIR)
 			return moat_error_input(err, ENOTDIR,
 						"%s `%s` is not a directory",
 						what, path);
 		return moat_error_set(err, e, "%s `%s`", what, path);
 	}
+	close(dfd);
 	if (fstat(fd, st) < 0) {
 		e = errno;
 		close(fd);
@@ -110,24 +121,131 @@ int write_file_at(int dirfd, const char *name, const void *buf, size_t len,
 	return 0;
 }
 
+/* May a link that dir (open, O_PATH) holds, of owner link_uid, be
+ * followed? protected_symlinks' rule, for every directory, not only
+ * sticky world-writable ones: when the link is root's or ours, or when
+ * no one else could have put it there (the directory is root's or ours
+ * and writable by no one else). */
+static bool link_trusted(int dir, uid_t link_uid)
+{
+	struct stat st;
+
+	if (link_uid == 0 || link_uid == geteuid())
+		return true;
+	return fstat(dir, &st) == 0 &&
+	       (st.st_uid == 0 || st.st_uid == geteuid()) &&
+	       !(st.st_mode & 022);
+}
+
+int hostpath_parent(const char *path, char base[NAME_MAX + 1])
+{
+	/* what is left to walk: the path, with each followed link's target
+	 * put in front of the rest */
+	char rest[2 * PATH_MAX], target[PATH_MAX];
+	size_t len = strlen(path);
+	int cur, next, links = 0;
+	char *p, *c;
+	struct stat st;
+	ssize_t n;
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	if (!len)
+		return -ENOENT;
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	memcpy(rest, path, len);
+	rest[len] = 0;
+	/* the last component is the caller's, never resolved here: rest
+	 * becomes its directory ("" for the working directory) */
+	c = strrchr(rest, '/');
+	if (!strcmp(rest, "/")) {
+		strcpy(base, ".");
+	} else if (strlen(c ? c + 1 : rest) > NAME_MAX) {
+		return -ENAMETOOLONG;
+	} else if (!c) {
+		strcpy(base, rest);
+		rest[0] = 0;
+	} else {
+		strcpy(base, c + 1);
+		c[c == rest] = 0; /* "/x": "/" is left */
+	}
+	cur = open(rest[0] == '/' ? "/" : ".",
+		   O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return -errno;
+	p = rest;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		c = p;
+		p += strcspn(p, "/");
+		if (*p)
+			*p++ = 0;
+		if (!strcmp(c, "."))
+			continue;
+		next = openat(cur, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 || fstat(next, &st) < 0)
+			goto fail;
+		if (S_ISDIR(st.st_mode)) {
+			close(cur);
+			cur = next;
+			continue;
+		}
+		if (!S_ISLNK(st.st_mode)) {
+			close(next);
+			errno = ENOTDIR;
+			goto fail;
+		}
+		/* a link: followed only when trusted, as at most 40 */
+		close(next);
+		if (++links > 40 || !link_trusted(cur, st.st_uid)) {
+			errno = ELOOP;
+			goto fail;
+		}
+		n = readlinkat(cur, c, target, sizeof(target) - 1);
+		if (n <= 0) {
+			errno = n == 0 ? ENOENT : errno;
+			goto fail;
+		}
+		target[n] = 0;
+		if ((size_t)n + 1 + strlen(p) >= sizeof(rest)) {
+			errno = ENAMETOOLONG;
+			goto fail;
+		}
+		/* target, then what was left (p is inside rest) */
+		memmove(rest + n + 1, p, strlen(p) + 1);
+		memcpy(rest, target, (size_t)n);
+		rest[n] = '/';
+		p = rest;
+		if (target[0] == '/') {
+			close(cur);
+			cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (cur < 0)
+				return -errno;
+		}
+	}
+	return cur;
+fail:
+	n = errno;
+	close(cur);
+	return (int)-n;
+}
+
 int write_file_path(const char *path, const void *buf, size_t len, mode_t mode)
 {
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	char dir[PATH_MAX] = ".";
+	char base[NAME_MAX + 1];
 	int dfd, rc;
 
-	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
-		return -EISDIR;
-	if (slash == path)
-		strcpy(dir, "/");
-	else if (slash &&
-		 (size_t)snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path),
-				  path) >= sizeof(dir))
-		return -ENAMETOOLONG;
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dfd = hostpath_parent(path, base);
 	if (dfd < 0)
-		return -errno;
+		return dfd;
+	if (!strcmp(base, ".") || !strcmp(base, "..")) {
+		close(dfd);
+		return -EISDIR;
+	}
 	rc = write_file_at(dfd, base, buf, len, mode);
 	close(dfd);
 	return rc;
@@ -165,25 +283,34 @@ void remove_tree_at(int parent, const char *name)
 
 int open_log(const char *path)
 {
+	char base[NAME_MAX + 1];
 	struct stat st;
-	int fd;
+	int fd, dfd, e;
 
 	if (!strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/stderr")) {
 		fd = fcntl(path[5] == 'o' ? 1 : 2, F_DUPFD_CLOEXEC, 3);
 		return fd < 0 ? -errno : fd;
 	}
-	fd = open(path,
-		  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
-			  O_NOCTTY | O_CLOEXEC,
-		  0600);
+	dfd = hostpath_parent(path, base);
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, base,
+		    O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+			    O_NOCTTY | O_CLOEXEC,
+		    0600);
+	e = errno;
+	close(dfd);
 	if (fd < 0)
-		return -errno;
+		return -e;
 	if (fstat(fd, &st) < 0 ||
 	    !((S_ISREG(st.st_mode) && st.st_nlink == 1) ||
 	      S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
 		close(fd);
 		return -EMLINK;
 	}
-	fcntl(fd, F_SETFL, O_APPEND);
+	/* O_NONBLOCK stays: a FIFO's reader (anyone who could make the FIFO
+	 * in a directory they write) that never reads would otherwise hold
+	 * root's next write for ever. A full FIFO fails with EAGAIN and the
+	 * line is dropped; a regular file ignores the flag. */
 	return fd;
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -71,9 +72,21 @@ int moat_error_set(struct moat_error *err, int code, const char *fmt, ...)
 		va_end(ap);
 		if (n < 0)
 			n = 0;
-		if (code && (size_t)n < sizeof(err->msg))
-			snprintf(err->msg + n, sizeof(err->msg) - (size_t)n,
-				 ": %s", strerror(code));
+		if (code) {
+			const char *why = strerror(code);
+			size_t cap = sizeof(err->msg), at = (size_t)n;
+			size_t need = strlen(why) + 2; /* ": " */
+
+			/* A long path in the message (a mount point 4,000
+			 * bytes long) cuts its middle, never the reason. */
+			if (at + need >= cap && need + 4 < cap) {
+				at = cap - need - 4;
+				memcpy(err->msg + at, "...", 3);
+				at += 3;
+			}
+			if (at + need < cap)
+				snprintf(err->msg + at, cap - at, ": %s", why);
+		}
 	}
 	return code ? -code : -1;
 }
@@ -116,6 +129,64 @@ ssize_t write_all(int fd, const void *buf, size_t len)
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
+}
+
+/* The length of the UTF-8 sequence at p (at most n bytes), or 0 if it
+ * is none (overlong, a surrogate, past U+10FFFF, cut short). */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+	uint32_t c;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	len = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	if (n < len)
+		return 0;
+	c = p[0] & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+size_t json_quote(char *out, size_t cap, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0, n, rest;
+	char esc[8];
+
+	if (!s)
+		return (size_t)snprintf(out, cap, "null");
+	out[o++] = '"';
+	for (rest = strlen(s); rest; p += n, rest -= n) {
+		const char *piece = esc;
+		size_t len;
+
+		n = 1;
+		if (*p == '"' || *p == '\\') {
+			esc[0] = '\\', esc[1] = (char)*p, len = 2;
+		} else if (*p >= 0x20 && *p < 0x7f) {
+			piece = (const char *)p, len = 1;
+		} else if (*p >= 0x80 && (n = utf8_len(p, rest)) > 0) {
+			piece = (const char *)p, len = n;
+		} else {
+			n = 1;
+			len = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", *p);
+		}
+		if (o + len + 2 > cap) /* its closing quote and NUL */
+			break;
+		memcpy(out + o, piece, len);
+		o += len;
+	}
+	out[o++] = '"';
+	out[o] = 0;
+	return o;
 }
 
 const char *file_type_name(mode_t m)

@@ -98,6 +98,14 @@ const char *file_type_name(mode_t m);
 ssize_t write_all(int fd, const void *buf, size_t len);
 ssize_t read_all(int fd, void *buf, size_t len);
 
+/* s as a JSON string, quoted and escaped, into out (cap at least 8); NULL:
+ * null. Whatever s holds (a guest's name, an argv0), the result is one
+ * valid JSON string: `"` and `\` are escaped, control bytes and bytes
+ * that are no UTF-8 are \u00XX, and what does not fit is cut before
+ * the escape or character that would not, never inside one. Returns
+ * its length. Cost: one pass over s, no allocation. */
+size_t json_quote(char *out, size_t cap, const char *s);
+
 /* One message of the iovecs with nfds (at most 4) fds attached
  * (SCM_RIGHTS), MSG_NOSIGNAL; bytes sent, or -errno. */
 struct iovec;

@@ -2,7 +2,6 @@
 #include "netstack/netpol.h"
 
 #include <arpa/inet.h>
-#include <json-c/json.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +15,6 @@
 #include "sentry/sentry.h"
 
 static struct moat_policy policy;
-static char sandbox[80] = "moat";
 
 /* The host's own addresses: no name leads there, and `*` does not reach
  * them (policy/egress.h, rule 2). As the process beyond the link last
@@ -204,28 +202,6 @@ const struct moat_policy *netpol_get(void)
 	return &policy;
 }
 
-void netpol_set_sandbox(const char *name)
-{
-	snprintf(sandbox, sizeof(sandbox), "%s", name);
-}
-
-/* s as a JSON string (quoted, escaped), or null. */
-static void jstr(char *out, size_t cap, const char *s)
-{
-	json_object *o;
-
-	if (!s) {
-		snprintf(out, cap, "null");
-		return;
-	}
-	o = json_object_new_string(s);
-	snprintf(out, cap, "%s",
-		 o ? json_object_to_json_string_ext(
-			     o, JSON_C_TO_STRING_NOSLASHESCAPE) :
-		     "null");
-	json_object_put(o);
-}
-
 static const char *reason_text(const struct egress_decision *d)
 {
 	switch (d->reason) {
@@ -241,6 +217,64 @@ static const char *reason_text(const struct egress_decision *d)
 	return "default-deny";
 }
 
+/* One of n names: its place in names, n if it is none. */
+static unsigned place(const char *const *names, unsigned n, const char *s)
+{
+	unsigned i;
+
+	for (i = 0; i < n && strcmp(names[i], s); i++)
+		;
+	return i;
+}
+
+unsigned netpol_audit_kind(const char *event, const char *proto, bool allow,
+			   const char *reason)
+{
+	static const char *const events[] = { "egress", "dns", "dns-answer" };
+	static const char *const protos[] = { "tcp", "udp", "icmp", "dns" };
+	static const char *const reasons[] = { "rule", "special-range",
+					       "host-address", "default-deny" };
+	unsigned e = place(events, 3, event), p = place(protos, 4, proto);
+	unsigned r = place(reasons, 4, reason);
+
+	/* each is one of the sentry's constants; anything else (none is)
+	 * is the table's last kind */
+	if (e == 3 || p == 4 || r == 4)
+		return AUDIT_NET_KINDS - 1;
+	return ((e * 2 + allow) * 4 + r) * 4 + p;
+}
+
+/* The longest quoted forms: what is longer is cut (json_quote), never
+ * the record. A DNS name is at most 253 bytes: one of quotes or
+ * backslashes (two a byte escaped) fits whole; one of control bytes (six)
+ * is cut. The whole line stays under AUDIT_LINE_MAX. */
+#define JDEST 96
+#define JNAME 520
+#define JRULE 400
+
+size_t netpol_audit_body(char *out, size_t cap, int pid, const char *event,
+			 const char *proto, const char *dest, const char *name,
+			 const struct egress_rule *rule, bool allow,
+			 const char *reason, const char *by)
+{
+	char jdest[JDEST], jname[JNAME], jrule[JRULE], jby[32] = "";
+	int n;
+
+	json_quote(jdest, sizeof(jdest), dest);
+	json_quote(jname, sizeof(jname), name);
+	json_quote(jrule, sizeof(jrule), rule ? rule->text : NULL);
+	if (by)
+		snprintf(jby, sizeof(jby), ",\"by\":\"%s\"", by);
+	n = snprintf(out, cap,
+		     "\"event\":\"%s\",\"pid\":%d,\"proto\":\"%s\","
+		     "\"dest\":%s,\"name\":%s,\"rule\":%s,\"line\":%u,"
+		     "\"verdict\":\"%s\",\"reason\":\"%s\"%s",
+		     event, pid, proto, jdest, jname, jrule,
+		     rule ? rule->line : 0, allow ? "allow" : "deny", reason,
+		     jby);
+	return n > 0 ? (size_t)n : 0;
+}
+
 /* by: which line decided, when not the sentry's own check ("link": the
  * process beyond the link, asking its kernel), or NULL. */
 static void audit_by(int pid, const char *event, const char *proto,
@@ -248,27 +282,16 @@ static void audit_by(int pid, const char *event, const char *proto,
 		     const struct egress_rule *rule, bool allow,
 		     const char *reason, const char *by)
 {
-	char jsb[96], jdest[80], jname[300], jrule[400], jby[32] = "";
-	char kind[64];
+	char body[AUDIT_LINE_MAX];
 
-	jstr(jsb, sizeof(jsb), sandbox);
-	jstr(jdest, sizeof(jdest), dest);
-	jstr(jname, sizeof(jname), name);
-	jstr(jrule, sizeof(jrule), rule ? rule->text : NULL);
-	if (by)
-		snprintf(jby, sizeof(jby), ",\"by\":\"%s\"", by);
+	netpol_audit_body(body, sizeof(body), pid, event, proto, dest, name,
+			  rule, allow, reason, by);
 	/* A guest in a loop must not fill the host's disk through the audit
-	 * log: these go through the sandbox's one limiter (sentry/audit.h),
-	 * the first of each verdict, reason and protocol always written. */
-	snprintf(kind, sizeof(kind), "%s/%s/%s", allow ? "allow" : "deny",
-		 reason, proto);
-	audit_log_kind(
-		kind,
-		"\"event\":\"%s\",\"sandbox\":%s,\"pid\":%d,\"proto\":\"%s\","
-		"\"dest\":%s,\"name\":%s,\"rule\":%s,\"line\":%u,"
-		"\"verdict\":\"%s\",\"reason\":\"%s\"%s",
-		event, jsb, pid, proto, jdest, jname, jrule,
-		rule ? rule->line : 0, allow ? "allow" : "deny", reason, jby);
+	 * log: these go through the sandbox's limiter (sentry/audit.h), in
+	 * a class of their own, the first of each verdict, reason and
+	 * protocol always written. */
+	audit_guest(AUDIT_NET, netpol_audit_kind(event, proto, allow, reason),
+		    "%s", body);
 }
 
 static void audit(int pid, const char *event, const char *proto,

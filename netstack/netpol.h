@@ -23,8 +23,17 @@
 void netpol_set(struct moat_policy *p);
 const struct moat_policy *netpol_get(void);
 
-/* The sandbox's name in audit lines. */
-void netpol_set_sandbox(const char *name);
+/* An audit line's members for a decision into out (what audit_guest
+ * writes; every string quoted by json_quote, cut, never the record);
+ * its length. Pure: tests/unit/audit feeds it hostile names. */
+size_t netpol_audit_body(char *out, size_t cap, int pid, const char *event,
+			 const char *proto, const char *dest, const char *name,
+			 const struct egress_rule *rule, bool allow,
+			 const char *reason, const char *by);
+/* Its kind in the limiter's AUDIT_NET table: the event, the verdict,
+ * the reason and the protocol, each one of a few constants. */
+unsigned netpol_audit_kind(const char *event, const char *proto, bool allow,
+			   const char *reason);
 
 /* May pid reach sa over proto (IPPROTO_TCP, IPPROTO_UDP)? Audited.
  * Returns 0, or -EACCES when the policy denies it (the caller turns that

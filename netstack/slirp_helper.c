@@ -386,6 +386,11 @@ static int confine(uid_t uid, gid_t gid)
 	/* setresuid cleared the parent-death signal: again */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
 		return -ESRCH;
+	/* and set the dumpable flag to fs.suid_dumpable: not dumpable, so
+	 * that nothing without CAP_SYS_PTRACE (another process of the
+	 * caller's uid, without root) reads or writes its memory or fds */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return -errno;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
 	ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);

@@ -499,6 +499,8 @@ pid_t plat_spawn_first(struct moat_error *err)
 	return child;
 }
 
+static bool take_deferred(pid_t pid, int *st);
+
 int plat_start_spawned(pid_t child, bool stopped)
 {
 	int st, rc;
@@ -506,8 +508,13 @@ int plat_start_spawned(pid_t child, bool stopped)
 	if (stopped)
 		ptrace(PTRACE_CONT, child, 0, 0);
 	for (;;) {
+		/* A stop of the child's that an injection's wait took aside
+		 * (plat_wait_task) is the kernel's no longer: waiting for it
+		 * would be waiting for good. */
+		pid_t w = take_deferred(child, &st) ?
+				  child :
+				  waitpid(child, &st, __WALL);
 		/* the sentry's 10 ms tick interrupts waits (no SA_RESTART) */
-		pid_t w = waitpid(child, &st, __WALL);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
@@ -726,6 +733,21 @@ static void defer_event(pid_t pid, int st)
 	deferred[ndeferred].pid = pid;
 	deferred[ndeferred].status = st;
 	ndeferred++;
+}
+
+/* The oldest deferred event of pid, taken out of the queue. */
+static bool take_deferred(pid_t pid, int *st)
+{
+	for (size_t i = headdeferred; i < ndeferred; i++) {
+		if (deferred[i].pid != pid)
+			continue;
+		*st = deferred[i].status;
+		memmove(&deferred[i], &deferred[i + 1],
+			(ndeferred - i - 1) * sizeof(*deferred));
+		ndeferred--;
+		return true;
+	}
+	return false;
 }
 
 bool plat_next_deferred(pid_t *pid, int *st)

@@ -56,6 +56,13 @@ int ctl_reply_parse(const char *buf, size_t n, bool framed, const char **out,
 	return CTL_REPLY_LINE;
 }
 
+void ctl_printable(char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			s[i] = '?';
+}
+
 size_t ctl_body_head(char *buf, size_t cap, size_t len)
 {
 	int n = snprintf(buf, cap, "ok %zu\n", len);

@@ -45,6 +45,10 @@ enum ctl_reply {
 int ctl_reply_parse(const char *buf, size_t n, bool framed, const char **out,
 		    size_t *outlen);
 
+/* s[0..n) with every control byte (below 0x20, 0x7f) made '?': a
+ * message from a sentry, to print. */
+void ctl_printable(char *s, size_t n);
+
 /* The header of a body of len bytes into buf ("ok LEN\n"); its length. */
 size_t ctl_body_head(char *buf, size_t cap, size_t len);
 

@@ -1,10 +1,10 @@
 /* sentry/audit.c: the sandbox's audit log, one JSON object a line, and
- * the one limiter every record goes through (sentry/audit.h).
+ * the limiter every record goes through (sentry/audit.h).
  *
  * Cost bound: a record the limiter refuses costs its formatting and a
- * scan of at most AUDIT_KINDS hashes, no write; one it admits, one
- * write(2). A guest looping on an unimplemented syscall wrote about 5 MB/s
- * to the shared log before; now AUDIT_RATE records a second (about
+ * bit of its class's table, no write; one it admits, one write(2). A
+ * guest looping on an unimplemented syscall wrote about 5 MB/s to the
+ * shared log before; now AUDIT_RATE records a second a class (about
  * 25 KB/s), and max_bytes in all.
  */
 #include "sentry/audit.h"
@@ -31,34 +31,57 @@ static uint64_t max_of(const struct audit_limiter *l)
 	return l->max_bytes ? l->max_bytes : AUDIT_MAX_DEFAULT;
 }
 
-enum audit_verdict audit_admit(struct audit_limiter *l, int64_t now,
-			       uint64_t kind)
-{
-	size_t i;
+/* Each class's table, its last place the kind of every larger one. */
+static const unsigned nkinds[AUDIT_CLASSES] = {
+	[AUDIT_SYSCALL] = AUDIT_SYSCALL_KINDS,
+	[AUDIT_NET] = AUDIT_NET_KINDS,
+	[AUDIT_GUEST] = AUDIT_GUEST_KINDS,
+	[AUDIT_HOST] = 1,
+};
 
+unsigned audit_syscall_kind(long nr)
+{
+	return nr >= 0 && nr < AUDIT_SYSCALL_NRS ? (unsigned)nr :
+						   AUDIT_SYSCALL_NRS;
+}
+
+static void refill(struct audit_bucket *b, int64_t now)
+{
+	if (!b->last_ns || now < b->last_ns) {
+		if (!b->last_ns)
+			b->tokens = AUDIT_BURST;
+	} else {
+		b->tokens += (double)(now - b->last_ns) * AUDIT_RATE / 1e9;
+		if (b->tokens > AUDIT_BURST)
+			b->tokens = AUDIT_BURST;
+	}
+	b->last_ns = now;
+}
+
+enum audit_verdict audit_admit(struct audit_limiter *l, int64_t now,
+			       enum audit_class c, unsigned kind)
+{
+	uint64_t *seen, bit;
+
+	if ((unsigned)c >= AUDIT_HOST)
+		return AUDIT_OWNER; /* no guest reaches these */
+	if (kind >= nkinds[c])
+		kind = nkinds[c] - 1;
+	seen = &l->seen[c][kind / 64];
+	bit = 1ULL << (kind % 64);
+	if (!(*seen & bit)) {
+		/* the first of its kind: written whatever the rate and the
+		 * cap; every kind has its place, so none is ever refused */
+		*seen |= bit;
+		return AUDIT_FIRST;
+	}
 	if (l->capped) {
 		l->dropped++;
 		return AUDIT_DROP;
 	}
-	if (!l->last_ns || now < l->last_ns) {
-		if (!l->last_ns)
-			l->tokens = AUDIT_BURST;
-		l->last_ns = now;
-	} else {
-		l->tokens += (double)(now - l->last_ns) * AUDIT_RATE / 1e9;
-		if (l->tokens > AUDIT_BURST)
-			l->tokens = AUDIT_BURST;
-		l->last_ns = now;
-	}
-	for (i = 0; i < l->nkinds && l->kinds[i] != kind; i++)
-		;
-	if (i == l->nkinds && l->nkinds < AUDIT_KINDS) {
-		/* the first of its kind: written whatever the rate */
-		l->kinds[l->nkinds++] = kind;
-		return AUDIT_WRITE;
-	}
-	if (l->tokens >= 1) {
-		l->tokens -= 1;
+	refill(&l->bucket[c], now);
+	if (l->bucket[c].tokens >= 1) {
+		l->bucket[c].tokens -= 1;
 		return AUDIT_WRITE;
 	}
 	l->suppressed++;
@@ -74,10 +97,30 @@ bool audit_report_due(struct audit_limiter *l, int64_t now)
 	return true;
 }
 
-bool audit_fits(struct audit_limiter *l, size_t len)
+bool audit_fits(struct audit_limiter *l, enum audit_verdict v, size_t len)
 {
-	if (l->capped)
+	switch (v) {
+	case AUDIT_FIRST:
+		/* bounded by the kinds: AUDIT_LINE_MAX each, once */
+		l->bytes += len;
+		return true;
+	case AUDIT_OWNER:
+		if (l->host_bytes + len > max_of(l)) {
+			l->dropped++;
+			return false;
+		}
+		l->host_bytes += len;
+		return true;
+	case AUDIT_WRITE:
+		break;
+	case AUDIT_SUPPRESS:
+	case AUDIT_DROP:
 		return false;
+	}
+	if (l->capped) {
+		l->dropped++; /* let through before the cap, dropped at it */
+		return false;
+	}
 	if (l->bytes + len + AUDIT_RESERVE > max_of(l)) {
 		l->capped = true;
 		/* what was only counted is past the cap too, with the one
@@ -90,25 +133,50 @@ bool audit_fits(struct audit_limiter *l, size_t len)
 	return true;
 }
 
-uint64_t audit_kind(const char *body, const char *what)
+/* "{"time":T,"sandbox":SB," into buf; its length. */
+static size_t stamp(char *buf, size_t cap, const char *sb)
+{
+	struct timespec ts;
+	int n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = snprintf(buf, cap, "{\"time\":%lld.%03ld,\"sandbox\":%s,",
+		     (long long)ts.tv_sec, ts.tv_nsec / 1000000, sb);
+	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+size_t audit_format(char *buf, size_t cap, const char *sb, const char *fmt,
+		    va_list ap)
 {
 	static const char ev[] = "\"event\":\"";
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-	const char *p;
+	size_t n = stamp(buf, cap, sb);
+	const char *end;
+	int m;
 
-	if (!strncmp(body, ev, sizeof(ev) - 1))
-		for (p = body + sizeof(ev) - 1; *p && *p != '"'; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	h = (h ^ 0xff) * 1099511628211ULL;
-	for (p = what ? what : ""; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	return h;
+	m = vsnprintf(buf + n, cap - n, fmt, ap);
+	if (m >= 0 && n + (size_t)m + 2 < cap) {
+		n += (size_t)m;
+	} else if (!strncmp(buf + n, ev, sizeof(ev) - 1) &&
+		   (end = strchr(buf + n + sizeof(ev) - 1, '"')) &&
+		   end < buf + cap - 20) {
+		/* too long for a line: its event alone (a constant of the
+		 * caller's, not a guest's), said to be cut */
+		n = (size_t)(end + 1 - buf);
+		n += (size_t)snprintf(buf + n, cap - n, ",\"truncated\":true");
+	} else {
+		n += (size_t)snprintf(buf + n, cap - n,
+				      "\"event\":\"?\",\"truncated\":true");
+	}
+	buf[n++] = '}';
+	buf[n++] = '\n';
+	buf[n] = 0;
+	return n;
 }
 
 /* ---- the log ------------------------------------------------------------ */
 
 static struct audit_limiter lim;
-static char sandbox[80] = "moat"; /* a JSON string's contents */
+static char sandbox[128] = "\"moat\""; /* a JSON string, quoted */
 
 /* FILE.k's name into out. */
 static bool generation(char *out, size_t cap, const char *path, int k)
@@ -122,58 +190,72 @@ static bool generation(char *out, size_t cap, const char *path, int k)
 /* Past AUDIT_ROTATE_AT, path becomes path.1 (and path.1 path.2, ...,
  * the oldest gone), under a lock of the file itself: two sandboxes that
  * start at once rotate it once. Only a regular file of the caller's: a
- * --audit of /dev/null, a pipe or someone else's file is left as it is. */
+ * --audit of /dev/null, a pipe or someone else's file is left as it is.
+ * Every name is taken in the directory hostpath_parent found, as
+ * open_log's: another user's link on the way is not followed. */
+#define ROTATE_TRIES 20 /* of 10 ms: what rotating takes, many times */
+
 static void rotate(const char *path)
 {
-	char from[PATH_MAX], to[PATH_MAX];
+	char base[NAME_MAX + 1], from[NAME_MAX + 1], to[NAME_MAX + 1];
 	struct stat st, now;
-	int fd, k;
+	int dfd, fd, k;
 
-	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != geteuid() || (uint64_t)st.st_size < AUDIT_ROTATE_AT)
+	dfd = hostpath_parent(path, base);
+	if (dfd < 0)
 		return;
-	fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size < AUDIT_ROTATE_AT)
+		goto out;
+	fd = openat(dfd, base, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return;
-	while (flock(fd, LOCK_EX) < 0)
-		if (errno != EINTR) {
+		goto out;
+	/* Anyone who can read the file can hold a lock of it: a sandbox
+	 * waits for it a little (another one rotating), never for good
+	 * (a reader's lock), and then runs on without rotating. */
+	for (k = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; k++) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) ||
+		    k == ROTATE_TRIES) {
 			close(fd);
-			return;
+			goto out;
 		}
+		usleep(10000);
+	}
 	/* still the file it was, not rotated by another sandbox meanwhile */
-	if (fstat(fd, &st) == 0 && lstat(path, &now) == 0 &&
+	if (fstat(fd, &st) == 0 &&
+	    fstatat(dfd, base, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    st.st_ino == now.st_ino && st.st_dev == now.st_dev &&
 	    (uint64_t)st.st_size >= AUDIT_ROTATE_AT) {
 		for (k = AUDIT_KEEP - 1; k >= 0; k--)
-			if (generation(from, sizeof(from), path, k) &&
-			    generation(to, sizeof(to), path, k + 1))
-				rename(from, to); /* a missing one: ENOENT */
+			if (generation(from, sizeof(from), base, k) &&
+			    generation(to, sizeof(to), base, k + 1))
+				/* a missing one: ENOENT */
+				renameat(dfd, from, dfd, to);
 	}
 	close(fd);
+out:
+	close(dfd);
 }
 
 void audit_open(const char *path, const char *id, uint64_t max)
 {
-	size_t o = 0;
-
 	memset(&lim, 0, sizeof(lim));
 	lim.max_bytes = max;
-	/* the id is a sandbox name or a number (control_name_ok), but it is
+	/* the id is a sandbox name, a container ID or a number, but it is
 	 * quoted as any string would be */
-	for (const char *p = id ? id : "moat"; *p && o + 7 < sizeof(sandbox);
-	     p++) {
-		if (*p == '"' || *p == '\\')
-			sandbox[o++] = '\\';
-		sandbox[o++] = (unsigned char)*p < 0x20 ? '?' : *p;
-	}
-	sandbox[o] = 0;
+	json_quote(sandbox, sizeof(sandbox), id ? id : "moat");
 	if (!path) {
 		mkdir("/var/log/moat", 0700);
 		path = "/var/log/moat/audit.jsonl";
 	}
 	rotate(path);
 	/* root appends to a path a user may have named in a directory others
-	 * write (--audit /tmp/x): no link there is followed (lib/hostfile.h) */
+	 * write (--audit /tmp/x): no link there is followed (lib/hostfile.h).
+	 * The fd is O_NONBLOCK: a FIFO whose reader does not read fails a
+	 * record's one write(2) with EAGAIN (write_all retries only EINTR),
+	 * and that record is lost, not waited for. A record is at most 1 KiB,
+	 * below PIPE_BUF, so a FIFO takes it whole or not at all. */
 	S->audit_fd = open_log(path);
 	if (S->audit_fd < 0)
 		fprintf(stderr, "moat: audit log `%s`: %s: not written\n", path,
@@ -184,79 +266,99 @@ void audit_open(const char *path, const char *id, uint64_t max)
 				strerror(-S->audit_fd));
 }
 
-/* "{"time":T," into buf; its length. */
-static int stamp(char *buf, size_t cap)
+/* One line to the log. The log may be a FIFO no one reads (a write
+ * that would block fails with EAGAIN: lib/hostfile.c) or a full disk:
+ * what a write does not take is lost, never waited for, and the line is
+ * not written again. A line is at most AUDIT_LINE_MAX, below PIPE_BUF:
+ * a FIFO takes it whole or not at all. */
+static void log_write(const char *buf, size_t len)
 {
-	struct timespec ts;
+	ssize_t n;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return snprintf(buf, cap, "{\"time\":%lld.%03ld,", (long long)ts.tv_sec,
-			ts.tv_nsec / 1000000);
+	do
+		n = write(S->audit_fd, buf, len);
+	while (n < 0 && errno == EINTR);
 }
 
-/* A record of the limiter's own, written whatever it says (from the
- * reserve). */
-static void own_record(const char *fmt, ...) MOAT_PRINTF(1, 2);
-static void own_record(const char *fmt, ...)
+/* A record of the limiter's own into buf; its length. */
+static size_t own_line(char *buf, size_t cap, const char *fmt, ...)
+	MOAT_PRINTF(3, 4);
+static size_t own_line(char *buf, size_t cap, const char *fmt, ...)
 {
-	char buf[256];
 	va_list ap;
-	int n = stamp(buf, sizeof(buf));
+	size_t n;
 
 	va_start(ap, fmt);
-	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	n = audit_format(buf, cap, sandbox, fmt, ap);
 	va_end(ap);
-	if (n >= (int)sizeof(buf))
-		return;
-	lim.bytes += (uint64_t)n;
-	write_all(S->audit_fd, buf, (size_t)n);
+	return n;
 }
+
+/* One of the limiter's own, written whatever it says (from the
+ * reserve: at most one audit-capped, and the end's). */
+#define own_record(...)                                                        \
+	do {                                                                   \
+		char own_[256];                                                \
+		size_t own_n_ = own_line(own_, sizeof(own_), __VA_ARGS__);     \
+		lim.bytes += own_n_;                                           \
+		log_write(own_, own_n_);                                       \
+	} while (0)
 
 static void capped(void)
 {
-	own_record("\"event\":\"audit-capped\",\"sandbox\":\"%s\","
-		   "\"bytes\":%llu,\"max\":%llu,\"reason\":\"the sandbox's "
-		   "audit volume is spent: its records are dropped and "
-		   "counted from here\"}\n",
-		   sandbox, (unsigned long long)lim.bytes,
+	own_record("\"event\":\"audit-capped\",\"bytes\":%llu,\"max\":%llu,"
+		   "\"reason\":\"the sandbox's audit volume is spent: its "
+		   "records are dropped and counted from here, but for the "
+		   "first of each kind and the owner's\"",
+		   (unsigned long long)lim.bytes,
 		   (unsigned long long)max_of(&lim));
 }
 
-static void audit_vlog(const char *what, const char *fmt, va_list ap)
+/* The suppressed count, if it is due: before a record that is let
+ * through, or on the tick. Under the cap, as what it counts. */
+static void report(int64_t now)
 {
-	char buf[1024], sup[192];
-	int64_t now = now_ns();
-	int n, m;
+	char buf[256];
+	size_t n;
 
-	if (!S || S->audit_fd < 0)
+	if (!audit_report_due(&lim, now))
 		return;
-	n = stamp(buf, sizeof(buf));
-	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 2, fmt, ap);
-	if (n > (int)sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '}';
-	buf[n++] = '\n';
-	if (audit_admit(&lim, now, audit_kind(strchr(buf, ',') + 1, what)) !=
-	    AUDIT_WRITE)
-		return;
-	if (audit_report_due(&lim, now)) {
-		m = stamp(sup, sizeof(sup));
-		m += snprintf(sup + m, sizeof(sup) - (size_t)m,
-			      "\"event\":\"audit-suppressed\",\"sandbox\":"
-			      "\"%s\",\"records\":%llu}\n",
-			      sandbox, (unsigned long long)lim.suppressed);
-		if (!audit_fits(&lim, (size_t)m)) {
-			capped();
-			return;
-		}
-		write_all(S->audit_fd, sup, (size_t)m);
-		lim.suppressed = 0;
-	}
-	if (!audit_fits(&lim, (size_t)n)) {
+	n = own_line(buf, sizeof(buf),
+		     "\"event\":\"audit-suppressed\",\"records\":%llu",
+		     (unsigned long long)lim.suppressed);
+	if (!audit_fits(&lim, AUDIT_WRITE, n)) {
+		lim.dropped--; /* the count moved to dropped; it is no record */
 		capped();
 		return;
 	}
-	write_all(S->audit_fd, buf, (size_t)n);
+	log_write(buf, n);
+	lim.suppressed = 0;
+}
+
+static void audit_vlog(enum audit_class c, unsigned kind, const char *fmt,
+		       va_list ap)
+{
+	char buf[AUDIT_LINE_MAX];
+	int64_t now = now_ns();
+	enum audit_verdict v;
+	bool was_capped;
+	size_t n;
+
+	if (!S || S->audit_fd < 0)
+		return;
+	v = audit_admit(&lim, now, c, kind);
+	if (v == AUDIT_SUPPRESS || v == AUDIT_DROP)
+		return; /* counted: not formatted */
+	n = audit_format(buf, sizeof(buf), sandbox, fmt, ap);
+	if (v != AUDIT_OWNER)
+		report(now); /* which may reach the cap */
+	was_capped = lim.capped;
+	if (!audit_fits(&lim, v, n)) {
+		if (v == AUDIT_WRITE && !was_capped)
+			capped(); /* this one reached it */
+		return;
+	}
+	log_write(buf, n);
 }
 
 void audit_log(const char *fmt, ...)
@@ -264,30 +366,35 @@ void audit_log(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	audit_vlog(NULL, fmt, ap);
+	audit_vlog(AUDIT_HOST, 0, fmt, ap);
 	va_end(ap);
 }
 
-void audit_log_kind(const char *what, const char *fmt, ...)
+void audit_guest(enum audit_class c, unsigned kind, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	audit_vlog(what, fmt, ap);
+	audit_vlog(c, kind, fmt, ap);
 	va_end(ap);
+}
+
+void audit_tick(void)
+{
+	if (S && S->audit_fd >= 0 && lim.suppressed)
+		report(now_ns());
 }
 
 void audit_end(void)
 {
 	if (!S || S->audit_fd < 0)
 		return;
-	if (lim.capped && lim.dropped)
-		own_record("\"event\":\"audit-dropped\",\"sandbox\":\"%s\","
-			   "\"records\":%llu}\n",
-			   sandbox, (unsigned long long)lim.dropped);
-	else if (lim.suppressed)
-		own_record("\"event\":\"audit-suppressed\",\"sandbox\":\"%s\","
-			   "\"records\":%llu,\"at\":\"end\"}\n",
-			   sandbox, (unsigned long long)lim.suppressed);
+	if (lim.dropped)
+		own_record("\"event\":\"audit-dropped\",\"records\":%llu",
+			   (unsigned long long)lim.dropped);
+	if (lim.suppressed)
+		own_record("\"event\":\"audit-suppressed\",\"records\":%llu,"
+			   "\"at\":\"end\"",
+			   (unsigned long long)lim.suppressed);
 	lim.dropped = lim.suppressed = 0;
 }

@@ -67,15 +67,20 @@ static pid_t start_gofer(const char *root, enum gofer_kind kind, int *sock_out,
 	if (pid < 0)
 		return moat_error_set(err, errno, "gofer: fork");
 	if (pid == 0) {
-		char fdbuf[16], asbuf[32];
-		char *args[] = { "moat", "gofer", "--root", (char *)root,
-				 "--fd", fdbuf,	  NULL,	    NULL,
-				 NULL,	 NULL };
-		int n = 6;
+		char fdbuf[16], asbuf[32], expbuf[48];
+		char *args[] = { "moat", "gofer", "--root",   (char *)root,
+				 "--fd", fdbuf,	  "--expect", expbuf,
+				 NULL,	 NULL,	  NULL,	      NULL };
+		int n = 8;
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (dup2(sv[1], 3) < 0)
 			_exit(126);
 		snprintf(fdbuf, sizeof(fdbuf), "3");
+		/* What was checked is what is served: the gofer refuses a
+		 * tree that is not this directory (a link swapped in). */
+		snprintf(expbuf, sizeof(expbuf), "%llu:%llu",
+			 (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
 		/* The host's own root: serve it as the sandbox's helper uid,
 		 * which owns no host file (gofer/confine.c). */
 		if (host_root && kind == GOFER_RO) {
@@ -107,35 +112,30 @@ static pid_t start_gofer(const char *root, enum gofer_kind kind, int *sock_out,
 
 /* Each `--mount` gets a gofer of its own, confined to that directory
  * alone, writable only for `rw` (a `clone` tree is read from the host and
- * changed in the overlay). */
-static int start_mounts(const struct sentry_opts *opts, struct moat_error *err)
+ * changed in the overlay). S->mount_gofers holds opts->nmounts. */
+static int start_mount(const struct sentry_opts *opts, size_t i,
+		       struct moat_error *err)
 {
-	size_t i;
+	const struct mount_spec *m = &opts->mounts[i];
+	struct p9_client *c;
+	struct p9_qid rq;
+	uint32_t rootfid;
+	int sock = -1;
+	pid_t pid;
 
-	S->mount_gofers = xcalloc(opts->nmounts + 1, sizeof(pid_t));
-	for (i = 0; i < opts->nmounts; i++) {
-		const struct mount_spec *m = &opts->mounts[i];
-		struct p9_client *c;
-		struct p9_qid rq;
-		uint32_t rootfid;
-		int sock = -1;
-		pid_t pid;
-
-		pid = start_gofer(m->src,
-				  m->mode == MNT_RW ? GOFER_RW : GOFER_RO,
-				  &sock, err);
-		if (pid < 0)
-			return moat_error_wrap(err, "--mount `%s`", m->src);
-		S->mount_gofers[i] = pid;
-		if (p9c_open(&c, sock, &rootfid, &rq, err) < 0) {
-			close(sock);
-			return moat_error_wrap(err, "--mount `%s`", m->src);
-		}
-		if (vfs_add_mount(m->dst, (enum mnt_mode)m->mode, c, rootfid,
-				  err) < 0) {
-			p9c_close(c);
-			return -1;
-		}
+	pid = start_gofer(m->src, m->mode == MNT_RW ? GOFER_RW : GOFER_RO,
+			  &sock, err);
+	if (pid < 0)
+		return moat_error_wrap(err, "--mount `%s`", m->src);
+	S->mount_gofers[i] = pid;
+	if (p9c_open(&c, sock, &rootfid, &rq, err) < 0) {
+		close(sock);
+		return moat_error_wrap(err, "--mount `%s`", m->src);
+	}
+	if (vfs_add_mount(m->dst, (enum mnt_mode)m->mode, c, rootfid, err) <
+	    0) {
+		p9c_close(c);
+		return -1;
 	}
 	return 0;
 }
@@ -311,29 +311,42 @@ static int replace_node(struct vnode *vn, mode_t mode, struct vnode **up)
  * container at setup (docs/oci.md: later changes on the host are not
  * seen). At most 1 MiB: these are /etc/hosts, /etc/resolv.conf and the
  * like. A FIFO, socket or device cannot be copied: the CLI refuses one
- * (cli/oci.c), and one put there since is refused here, opened
- * O_NONBLOCK so that a FIFO cannot stall the start. */
+ * (cli/oci.c), and one put there since is refused here. The path is
+ * resolved once, to an O_PATH fd (a link the bundle names is followed,
+ * as runc does): the type is that fd's, and only a regular file is
+ * opened, through the fd, so that a node swapped in after the check
+ * (a FIFO that would stall the start, a device, a link elsewhere) is
+ * never opened. */
 static int install_file(const struct file_spec *fs, struct moat_error *err)
 {
 	cleanup_free char *data = NULL, *dir = NULL;
-	cleanup_close int fd = -1;
+	cleanup_close int fd = -1, pfd = -1;
 	struct vnode *dvn = NULL, *vn = NULL, *up = NULL;
 	const char *name = strrchr(fs->dst, '/') + 1;
+	struct stat st, ost;
 	struct file *f;
-	struct stat st;
 	int64_t off = 0;
 	bool said = false;
 	ssize_t n;
 	int rc;
 
-	if (stat(fs->src, &st) < 0)
+	pfd = open(fs->src, O_PATH | O_CLOEXEC);
+	if (pfd < 0 || fstat(pfd, &st) < 0)
 		return moat_error_set(err, errno, "mount `%s`", fs->src);
 	if (S_ISREG(st.st_mode)) {
-		fd = open(fs->src,
-			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0 || fstat(fd, &st) < 0)
+		char self[64];
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+		fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0 || fstat(fd, &ost) < 0)
 			return moat_error_set(err, errno, "mount `%s`",
 					      fs->src);
+		if (ost.st_dev != st.st_dev || ost.st_ino != st.st_ino)
+			return moat_error_input(err, ESTALE,
+						"mount `%s`: it changed while "
+						"the sandbox started",
+						fs->src);
+		st = ost;
 	}
 	if (!S_ISREG(st.st_mode))
 		return moat_error_input(err, EINVAL,
@@ -409,6 +422,21 @@ static int install_file(const struct file_spec *fs, struct moat_error *err)
 		return moat_error_set(err, -rc, "mount `%s` at %s", fs->src,
 				      fs->dst);
 	return 0;
+}
+
+/* One mount of a bundle's, of whichever kind. */
+static int apply_mount(const struct sentry_opts *opts,
+		       const struct mount_order *o, struct moat_error *err)
+{
+	switch (o->kind) {
+	case MOUNT_DIR:
+		return start_mount(opts, o->i, err);
+	case MOUNT_TMPFS:
+		return vfs_add_tmpfs(&opts->tmpfs[o->i], err);
+	case MOUNT_FILE:
+		return install_file(&opts->files[o->i], err);
+	}
+	return moat_error_set(err, EINVAL, "mount of kind %d", (int)o->kind);
 }
 
 /* The guest's resolver is the sentry's (netstack/resolver.c), whatever the
@@ -550,7 +578,6 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 	char up[16];
 	int rc;
 
-	netpol_set_sandbox(sandbox_id(opts));
 	netpol_set(&opts->policy);
 	resolv_conf_write();
 	if (cfg.mode == NET_NONE)
@@ -812,17 +839,21 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	}
 	S->reaper = -1;
 	S->spawn_fd = -1;
-	audit_open(opts->audit_path, sandbox_id(opts), opts->audit_max);
+	audit_open(opts->audit_path,
+		   opts->audit_id ? opts->audit_id : sandbox_id(opts),
+		   opts->audit_max);
 	snprintf(S->hostname, sizeof(S->hostname), "%s",
 		 opts->hostname ? opts->hostname : "moat");
 	snprintf(S->domainname, sizeof(S->domainname), "(none)");
 	signal(SIGPIPE, SIG_IGN);
 	/* Ctrl-C and Ctrl-\ reach the guests directly (they share the
 	 * caller's process group); the sentry outlives them to report how
-	 * they ended, as a shell would see it natively. SIGTERM and SIGHUP
-	 * still end the sandbox at once. */
+	 * they ended, as a shell would see it natively. SIGHUP still ends
+	 * the sandbox at once; SIGTERM ends it too, its guests first and
+	 * its audit log's end written (sentry_catch_term). */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	sentry_catch_term();
 	{
 		/* Room for the idle-fd LRU and every file guests keep open. */
 		struct rlimit rl;
@@ -902,19 +933,31 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	/* Before the mounts: one under HOME (--mount DIR:/root/work) needs
 	 * its mount point made in the guest's own home. */
 	home_prepare(opts->home);
-	if (start_mounts(opts, err) < 0)
-		return -1;
-	for (size_t i = 0; i < opts->ntmpfs; i++)
-		if (vfs_add_tmpfs(&opts->tmpfs[i], err) < 0)
+	S->mount_gofers = xcalloc(opts->nmounts + 1, sizeof(pid_t));
+	if (opts->order) {
+		/* A bundle's mounts in its order, after /etc/hosts and
+		 * /etc/resolv.conf are written: what it mounts or binds
+		 * there is what the container sees. */
+		hosts_add_hostname();
+		if (net_setup(opts, err) < 0)
 			return -1;
-	hosts_add_hostname();
-	if (net_setup(opts, err) < 0)
-		return -1;
-	/* After /etc/hosts and /etc/resolv.conf: a file the bundle binds
-	 * there is what the container sees. */
-	for (size_t i = 0; i < opts->nfiles; i++)
-		if (install_file(&opts->files[i], err) < 0)
+		for (size_t i = 0; i < opts->norder; i++)
+			if (apply_mount(opts, &opts->order[i], err) < 0)
+				return -1;
+	} else {
+		for (size_t i = 0; i < opts->nmounts; i++)
+			if (start_mount(opts, i, err) < 0)
+				return -1;
+		for (size_t i = 0; i < opts->ntmpfs; i++)
+			if (vfs_add_tmpfs(&opts->tmpfs[i], err) < 0)
+				return -1;
+		hosts_add_hostname();
+		if (net_setup(opts, err) < 0)
 			return -1;
+		for (size_t i = 0; i < opts->nfiles; i++)
+			if (install_file(&opts->files[i], err) < 0)
+				return -1;
+	}
 	if (opts->rootfs_ro)
 		ovl_set_readonly();
 	vfs_seal_tmpfs(); /* ro tmpfs mounts, once what goes in them is in */
@@ -1013,6 +1056,11 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	vfs_close_mounts();
 	stop_gofers(opts);
 	limits_report(S->init_status);
+	if (sentry_term) {
+		/* what the caller of a SIGTERM'd sentry saw before */
+		signal(SIGTERM, SIG_DFL);
+		raise(SIGTERM);
+	}
 	return exit_code(S->init_status);
 }
 
@@ -1114,8 +1162,13 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 	pending[npending].p = p;
 	pending[npending].cancelled = false;
 	pending[npending++].plan = plan;
-	audit_log("\"event\":\"exec\",\"pid\":%d,\"argv0\":\"%.64s\"", p->pid,
-		  p->comm);
+	{
+		/* the name is the user's, or the image's: quoted */
+		char argv0[6 * sizeof(p->comm) + 3];
+		json_quote(argv0, sizeof(argv0), p->comm);
+		audit_log("\"event\":\"exec\",\"pid\":%d,\"argv0\":%s", p->pid,
+			  argv0);
+	}
 	*out = p;
 	return 0;
 }

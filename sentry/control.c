@@ -1138,10 +1138,11 @@ static bool client_pump(int i)
 	return false;
 }
 
-ssize_t control_read_reply(int fd, bool framed, char **out)
+ssize_t control_read_reply(int fd, bool framed, char **out, int timeout_ms)
 {
 	/* a line answer is short: more than its bound is no answer */
 	size_t cap = framed ? CTL_LINE_MAX + CTL_BODY_MAX : CTL_LINE_MAX;
+	int64_t deadline = now_ns() + (int64_t)timeout_ms * 1000000;
 	size_t n = 0, size = 0;
 	cleanup_free char *buf = NULL;
 	const char *body;
@@ -1151,6 +1152,10 @@ ssize_t control_read_reply(int fd, bool framed, char **out)
 
 	*out = NULL;
 	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		int64_t left = deadline - now_ns();
+		char *nl;
+
 		if (n == size) {
 			char *nb;
 			if (size > cap)
@@ -1161,18 +1166,40 @@ ssize_t control_read_reply(int fd, bool framed, char **out)
 				return -ENOMEM;
 			buf = nb;
 		}
+		/* One deadline for the whole answer, not one a read: a
+		 * sentry that sends a byte at a time does not hold the
+		 * caller for longer. */
+		if (left <= 0)
+			return n ? -EPROTO : -ETIMEDOUT;
+		r = poll(&p, 1, (int)((left + 999999) / 1000000));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			continue; /* the deadline, seen above */
 		r = read(fd, buf + n, size - n);
 		if (r == 0)
 			break;
-		if (r < 0 && errno == EINTR)
+		if (r < 0 &&
+		    (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
 		if (r < 0)
-			/* the timeout: whatever came is cut off */
-			return n ? -EPROTO :
-			       errno == EAGAIN || errno == EWOULDBLOCK ?
-				   -ETIMEDOUT :
-				   -errno;
+			return n ? -EPROTO : -errno;
 		n += (size_t)r;
+		/* Its header says how much follows: no more than that and
+		 * one byte (which makes it malformed) is read. */
+		nl = memchr(buf, '\n', n);
+		if (nl) {
+			size_t line = (size_t)(nl - buf) + 1;
+			unsigned long len;
+
+			if (!framed || ctl_word_uint(buf, line - 1, "ok",
+						     CTL_BODY_MAX, &len) < 0) {
+				if (n > line)
+					return -EPROTO; /* a line, then more */
+			} else if (n > line + len) {
+				return -EPROTO;
+			}
+		}
 	}
 	if (!n)
 		return -ETIMEDOUT; /* hung up on: no answer at all */
@@ -1182,6 +1209,10 @@ ssize_t control_read_reply(int fd, bool framed, char **out)
 	/* the answer alone, as a C string, at the start of buf */
 	memmove(buf, body, blen);
 	buf[blen] = 0;
+	/* A line is a message the caller may print: nothing in it drives
+	 * the terminal (a lying sentry's escapes). */
+	if (kind == CTL_REPLY_LINE)
+		ctl_printable(buf, blen);
 	*out = steal_pointer(&buf);
 	return (ssize_t)blen;
 }
@@ -1196,13 +1227,12 @@ ssize_t control_call(const char *full, const void *req, size_t len, bool framed,
 	*reply = NULL;
 	if (fd < 0)
 		return fd;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (write_all(fd, req, len) < 0) {
 		close(fd);
 		return -EPIPE;
 	}
-	r = control_read_reply(fd, framed, reply);
+	r = control_read_reply(fd, framed, reply, timeout_s * 1000);
 	close(fd);
 	return r;
 }
@@ -1239,6 +1269,11 @@ int control_wait_start(int ready_fd)
 	while (S->created) {
 		int n = control_pollfds(pfds, (int)ARRAY_SIZE(pfds));
 
+		if (sentry_term) {
+			/* moat delete: it ends unstarted, as a kill does */
+			S->killed_created = SIGKILL;
+			break;
+		}
 		if (n == 0)
 			return -1; /* no control socket: nobody can start it */
 		poll(pfds, (nfds_t)n, 1000);

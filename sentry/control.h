@@ -42,10 +42,12 @@ int control_dial(const char *name, struct moat_error *err);
  * read to its end and checked whole. framed: a request that returns
  * data (ps, stats, policy-show). *out (the caller's to free): the line
  * without its '\n' ("ok", "error: ...", a state), or the body,
- * NUL-terminated. Its length, or -errno: -EPROTO when the answer was cut
- * off, runs past its end or is none (never a part of one as data),
- * -ETIMEDOUT when nothing came. */
-ssize_t control_read_reply(int fd, bool framed, char **out);
+ * NUL-terminated; a line's control bytes made '?' (ctl_printable). Its
+ * length, or -errno: -EPROTO when the answer was cut off, runs past its
+ * end or is none (never a part of one as data), -ETIMEDOUT when nothing
+ * came. At most timeout_ms for all of it; no more is read than its
+ * header said, and one byte. */
+ssize_t control_read_reply(int fd, bool framed, char **out, int timeout_ms);
 /* One request to the sandbox at socket file full, and its answer as
  * control_read_reply gives it (-ECONNREFUSED/-ENOENT: no such sandbox;
  * -EPERM: another user's). */

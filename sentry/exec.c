@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 
 #include "platform/platform.h"
+#include "sentry/audit.h"
 #include "sentry/fs_tmpfs.h"
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
@@ -726,8 +727,9 @@ void exec_event(struct task *t)
 	exec_plan_free(p);
 	if (rc < 0) {
 		/* Past the point of no return, as Linux: the process dies. */
-		audit_log("\"event\":\"exec-failed\",\"pid\":%d,\"errno\":%d",
-			  t->proc->pid, -rc);
+		audit_guest(AUDIT_GUEST, AUDIT_K_EXEC_FAILED,
+			    "\"event\":\"exec-failed\",\"pid\":%d,\"errno\":%d",
+			    t->proc->pid, -rc);
 		if (t->state != TS_DEAD) {
 			plat_tkill(t->host_tid, SIGKILL);
 			plat_cont(t->host_tid, 0);

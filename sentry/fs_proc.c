@@ -1660,6 +1660,18 @@ int procfs_stat(struct vnode *vn, struct stat *st)
 	return 0;
 }
 
+bool procfs_self_access(struct task *t, struct vnode *vn)
+{
+	/* Linux's proc_fd_permission: the fd directory is 0500 and, for a
+	 * process that is not dumpable (one that dropped root), root's; the
+	 * process itself gets in all the same, or it could not close its
+	 * own fds (closefrom) nor name them (ttyname). Its other 0400 and
+	 * 0500 entries (environ here; auxv, map_files there) have no such
+	 * rule. The fds themselves are may_inspect's to guard. */
+	return t && vn->kind == VN_PROC && vn->pk == PK_FD_DIR &&
+	       vn_proc(vn) == t->proc;
+}
+
 int procfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 {
 	struct process *p = NULL;

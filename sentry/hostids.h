@@ -14,19 +14,24 @@
  * where a file has none. Slot i is uids START+2i (guest) and START+2i+1
  * (helpers), and the same offsets of the gid range.
  *
- * A slot is held by an flock on /run/moat/uids/GUESTUID (a directory only
- * root may enter), taken without waiting and kept by the sentry for the
- * sandbox's life: the kernel drops it when the sentry is gone, however it
- * ended, so a stale file is free again without anyone removing it. The
- * lowest free slot is taken.
+ * A slot is held by an flock on each of its ids, /run/moat/uids/UID for
+ * both uids and /run/moat/gids/GID for both gids (directories only root
+ * may enter), taken without waiting and kept by the sentry for the
+ * sandbox's life: the kernel drops them when the sentry is gone, however
+ * it ended, so a stale file is free again without anyone removing it. One
+ * lock per id, not per slot: a range moved while sandboxes run (slots at
+ * other offsets) still never hands out an id that one of them holds. The
+ * lowest slot that is free, by its locks and by a scan of /proc for its
+ * ids, is taken.
  *
  * Without root there is nothing to allocate from: every process keeps the
  * caller's own uid and gid (the only id an unprivileged user namespace may
- * map), and lock_fd is -1.
+ * map), and every lock_fd is -1.
  */
 #ifndef MOAT_SENTRY_HOSTIDS_H
 #define MOAT_SENTRY_HOSTIDS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -45,15 +50,25 @@ struct host_ids {
 	gid_t guest_gid;
 	uid_t helper_uid; /* the host root's gofer, the slirp helper */
 	gid_t helper_gid;
-	int lock_fd; /* holds the slot (flock) while open; -1: none */
+	/* hold the slot while open: a flock on each of its four ids (the
+	 * guest's and the helper's uid and gid); -1: none */
+	int lock_fd[4];
 };
 
 /* Take the lowest free slot (root), or the caller's own ids (others).
- * Before returning a slot, kills whatever process still runs as either of
- * its uids (one left by a sandbox whose sentry died). 0, or negative with
- * err set (no free slot: EAGAIN). ids->lock_fd is the caller's, O_CLOEXEC,
+ * A slot whose lock is free but whose ids a process still runs as (one of
+ * a sandbox whose sentry just died, of a moat that does not share
+ * /run/moat, anyone's) is skipped: nothing is killed. 0, or negative with
+ * err set (no free slot: EAGAIN). ids->lock_fd are the caller's, O_CLOEXEC,
  * to keep open for the sandbox's life. */
 int hostids_acquire(struct host_ids *ids, struct moat_error *err);
+
+/* Does the text of a /proc/PID/status name u1 or u2 among its four uids
+ * (real, effective, saved, file system), or g1 or g2 among its gids? A
+ * zombie uses none. A text without both lines is taken to: it proves
+ * nothing free. */
+bool hostids_status_uses(const char *status, uid_t u1, uid_t u2, gid_t g1,
+			 gid_t g2);
 
 /* The range of an /etc/subuid-style text (file names it in messages):
  * the first `moat` entry, or def_start and def_count when it has none.
@@ -64,5 +79,16 @@ int hostids_acquire(struct host_ids *ids, struct moat_error *err);
 int hostids_range(const char *text, const char *file, uint32_t def_start,
 		  uint32_t def_count, uint32_t *start, uint32_t *count,
 		  struct moat_error *err);
+
+/* Has no account of an /etc/passwd- or /etc/group-style text (len bytes,
+ * not NUL-terminated; file names it in messages) an id in start..count?
+ * field is the id's place in a line, from 0 (2: passwd's uid or group's
+ * gid, 3: passwd's gid), what its name in messages ("uid"). 0, or
+ * negative with err set (EEXIST: naming the account, its id and
+ * range_file, the file the range came from). */
+int hostids_no_account(const char *text, size_t len, const char *file,
+		       int field, const char *what, uint32_t start,
+		       uint32_t count, const char *range_file,
+		       struct moat_error *err);
 
 #endif

@@ -759,7 +759,13 @@ static void limits_leave(void)
 		snprintf(js[n].pid, sizeof(js[n].pid), "0");
 		js[n++].rc = 0;
 	}
-	join_all(js, n);
+	/* One after another, without threads: this is a child forked while
+	 * the sentry's join thread may run, where only async-signal-safe
+	 * calls are sound (pthread_create allocates, and a lock held by that
+	 * thread at the fork is held for good here). A janitor is in no
+	 * hurry. */
+	for (int i = 0; i < n; i++)
+		join_one(&js[i]);
 }
 
 static int oom_kills_in(int fd);

@@ -601,7 +601,7 @@ long sys_inotify_add_watch(struct task *t, struct syscall_args *a)
 		vnode_put(vn);
 		return -ENOTDIR;
 	}
-	rc = vfs_access(&t->proc->cred, vn, R_OK);
+	rc = vfs_task_access(t, &t->proc->cred, vn, R_OK);
 	if (rc == 0)
 		rc = ident(vn, &dev, &ino);
 	if (rc < 0) {

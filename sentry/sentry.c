@@ -27,6 +27,7 @@
 #include "netstack/resolver.h"
 #include "sentry/control.h"
 #include "sentry/pty.h"
+#include "sentry/audit.h"
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
 
@@ -376,6 +377,34 @@ static int live_tasks(void)
 }
 
 static volatile sig_atomic_t tick;
+volatile sig_atomic_t sentry_term;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	sentry_term = 1;
+}
+
+void sentry_catch_term(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term; /* no SA_RESTART: a wait sees it at once */
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Everything of the guests' goes, as on init's death: --timeout, or a
+ * SIGTERM. */
+static void kill_all(void)
+{
+	struct process *q;
+
+	plat_kill(S->reaper, SIGKILL);
+	for (q = S->procs; q; q = q->next)
+		if (!q->exited)
+			plat_kill(q->host_pid, SIGKILL);
+}
 
 static void on_tick(int sig)
 {
@@ -445,18 +474,21 @@ int sentry_loop(void)
 			task_release_files();
 		if (S->ndead > 32)
 			task_sweep();
+		if (sentry_term == 1) {
+			/* the sandbox is being ended (moat delete): its guests
+			 * go, and the loop ends as it does after them, so that
+			 * the audit log's end is written */
+			sentry_term = 2;
+			kill_all();
+		}
 		if (tick) {
 			tick = 0;
 			if (S->deadline_ns && !S->timed_out &&
 			    now_ns() > S->deadline_ns) {
-				/* --timeout: everything goes, as on init's death. */
-				struct process *q;
 				S->timed_out = true;
-				plat_kill(S->reaper, SIGKILL);
-				for (q = S->procs; q; q = q->next)
-					if (!q->exited)
-						plat_kill(q->host_pid, SIGKILL);
+				kill_all();
 			}
+			audit_tick();
 			plat_release_busy();
 			task_poll_host_signals();
 			if (n_early)

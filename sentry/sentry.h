@@ -202,7 +202,10 @@ struct sentry_opts {
 	bool tty; /* -t: a pty of the sentry's, relayed to the host terminal */
 	const char *name; /* --name: the control socket's (sentry/control.c) */
 	const char *audit_path; /* NULL: /var/log/moat/audit.jsonl */
-	uint64_t audit_max;	/* its bytes at most (0: the default) */
+	/* The sandbox in audit records: an OCI container's ID; NULL: the
+	 * name, or the sentry's pid. */
+	const char *audit_id;
+	uint64_t audit_max; /* its bytes at most (0: the default) */
 	char **env;
 	const char *cwd;
 	/* `moat do`: the guest's HOME, made a directory it can write at setup
@@ -254,6 +257,19 @@ struct sentry_opts {
 		bool ro;
 	} * tmpfs;
 	size_t ntmpfs;
+	/* OCI: every mount in its config.json's order, each an entry of
+	 * mounts, tmpfs or files. A later mount goes onto or into an earlier
+	 * one, as runc makes them: tmpfs /d then a bind at a link to /d is
+	 * the bind. NULL (moat do): mounts, then tmpfs, then files. */
+	struct mount_order {
+		enum {
+			MOUNT_DIR,
+			MOUNT_TMPFS,
+			MOUNT_FILE
+		} kind;
+		size_t i;
+	} * order;
+	size_t norder;
 	bool set_creds;
 	uid_t uid;
 	gid_t gid;
@@ -445,8 +461,15 @@ struct syscall_desc {
 const struct syscall_desc *syscall_lookup(long nr);
 const struct syscall_desc *syscall_table(size_t *n);
 long syscall_dispatch(struct task *t);
-/* One audit record (sentry/audit.h: limited, with every other). */
+/* One audit record of the owner's: the host's side, the control
+ * socket (sentry/audit.h, AUDIT_HOST: no guest's flood reaches it). What a
+ * guest causes is audit_guest's. */
 void audit_log(const char *fmt, ...) MOAT_PRINTF(1, 2);
+/* SIGTERM ends the sandbox as its init's death would, the audit log's
+ * end written (sentry_term set: 1 asked, 2 done); sentry_run then dies
+ * of it, as it did before it was caught. */
+extern volatile sig_atomic_t sentry_term;
+void sentry_catch_term(void);
 
 /* The netstack under the socket layer (sentry/socket.c). */
 struct netstack_config;

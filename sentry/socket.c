@@ -48,6 +48,7 @@
 #include "netstack/netpol.h"
 #include "netstack/netstack.h"
 #include "netstack/resolver.h"
+#include "sentry/audit.h"
 #include "sentry/fs_tmpfs.h"
 #include "sentry/limits.h"
 #include "sentry/overlay.h"
@@ -972,9 +973,10 @@ static void resolver_name(int domain, struct saddr *out)
 
 static long ext_unreachable(struct task *t, const struct saddr *dst)
 {
-	audit_log("\"event\":\"net-unreachable\",\"pid\":%d,\"port\":%u,"
-		  "\"reason\":\"no network (--net=none)\"",
-		  t->proc->pid, inet_port(dst));
+	audit_guest(AUDIT_GUEST, AUDIT_K_NET_UNREACHABLE,
+		    "\"event\":\"net-unreachable\",\"pid\":%d,\"port\":%u,"
+		    "\"reason\":\"no network (--net=none)\"",
+		    t->proc->pid, inet_port(dst));
 	return -ENETUNREACH;
 }
 
@@ -1702,7 +1704,8 @@ static long netlink_request(struct task *t, struct usock *u, const void *buf,
 		default:
 			/* Any change, and what the sandbox does not model:
 			 * its network is not the guest's to configure. */
-			audit_log(
+			audit_guest(
+				AUDIT_GUEST, AUDIT_K_NETLINK_REFUSED,
 				"\"event\":\"netlink-refused\",\"pid\":%d,\"type\":%u",
 				t->proc->pid, (unsigned)req.nlmsg_type);
 			rc = nl_error(t, u, &req,
@@ -2279,7 +2282,8 @@ long sys_socket(struct task *t, struct syscall_args *a)
 		if (base != SOCK_RAW && base != SOCK_DGRAM)
 			return -ESOCKTNOSUPPORT;
 		if (proto != NETLINK_ROUTE) {
-			audit_log(
+			audit_guest(
+				AUDIT_GUEST, AUDIT_K_SOCKET_REFUSED,
 				"\"event\":\"socket-refused\",\"pid\":%d,\"domain\":%d,"
 				"\"protocol\":%d,\"reason\":\"netlink family not offered\"",
 				t->proc->pid, domain, proto);
@@ -2287,7 +2291,8 @@ long sys_socket(struct task *t, struct syscall_args *a)
 		}
 	} else if (domain != AF_UNIX && domain != AF_INET &&
 		   domain != AF_INET6) {
-		audit_log(
+		audit_guest(
+			AUDIT_GUEST, AUDIT_K_SOCKET_REFUSED,
 			"\"event\":\"socket-refused\",\"pid\":%d,\"domain\":%d,"
 			"\"type\":%d,\"reason\":\"family not offered\"",
 			t->proc->pid, domain, type);
@@ -3168,7 +3173,8 @@ static bool is_timeo(int opt)
 
 static long unsupported_opt(struct task *t, int level, int opt)
 {
-	audit_log(
+	audit_guest(
+		AUDIT_GUEST, AUDIT_K_SOCKOPT,
 		"\"event\":\"sockopt-unimplemented\",\"pid\":%d,\"level\":%d,\"opt\":%d",
 		t->proc->pid, level, opt);
 	return -ENOPROTOOPT;

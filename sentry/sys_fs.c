@@ -515,7 +515,7 @@ static long do_open(struct task *t, int dirfd, uint64_t upath, int flags,
 		{
 			/* Always: a write-only open of another user's tmpfs
 			 * file must be refused too (a review found it was not). */
-			rc = vfs_access(&t->proc->cred, vn, mask);
+			rc = vfs_task_access(t, &t->proc->cred, vn, mask);
 			if (rc < 0) {
 				vnode_put(vn);
 				return rc;
@@ -987,7 +987,7 @@ static long do_access(struct task *t, int dirfd, uint64_t upath, int mode,
 		c.fsuid = c.ruid;
 		c.fsgid = c.rgid;
 	}
-	rc = mode ? vfs_access(&c, vn, mode) : 0;
+	rc = mode ? vfs_task_access(t, &c, vn, mode) : 0;
 	vnode_put(vn);
 	return rc;
 }
@@ -1125,7 +1125,7 @@ static long set_cwd(struct task *t, struct vnode *vn)
 		vnode_put(vn);
 		return -ENOTDIR;
 	}
-	rc = vfs_access(&t->proc->cred, vn, X_OK);
+	rc = vfs_task_access(t, &t->proc->cred, vn, X_OK);
 	if (rc < 0) {
 		vnode_put(vn);
 		return rc;

@@ -57,12 +57,11 @@ long syscall_dispatch(struct task *t)
 		return d->fn(t, &t->sc);
 	/* No handler: never passed to the host. */
 	if (!t->block_started) {
-		/* each syscall a kind of its own: the first of each is
+		/* each syscall in the table a kind of its own (any other
+		 * number the one kind after them): the first of each is
 		 * written, however many of another come before it */
-		char nr[24];
-		snprintf(nr, sizeof(nr), "%ld", t->sc.nr);
-		audit_log_kind(
-			nr,
+		audit_guest(
+			AUDIT_SYSCALL, audit_syscall_kind(t->sc.nr),
 			"\"event\":\"syscall-unimplemented\",\"pid\":%d,\"tid\":%d,"
 			"\"nr\":%ld,\"name\":\"%s\"",
 			t->proc->pid, t->tid, t->sc.nr, d ? d->name : "?");

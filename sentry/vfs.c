@@ -228,13 +228,29 @@ int vfs_init(uint32_t rootfid, struct moat_error *err)
 
 /* The mount table: the rootfs at "/", procfs and devfs over it, tmpfs,
  * and the ro and rw `--mount`s (clone ones are part of the rootfs). */
+/* Whether a mount made after mounts[i] is at a directory above it: as
+ * on Linux, a mount over a directory hides the mounts below it (an OCI
+ * bundle's bind at /x/m, then a tmpfs at /x: /x is the empty tmpfs). */
+static bool mount_hidden(size_t i)
+{
+	const char *path = mounts[i].path;
+
+	for (size_t j = i + 1; j < nmounts; j++) {
+		size_t n = strlen(mounts[j].path);
+
+		if (!strncmp(path, mounts[j].path, n) && path[n] == '/')
+			return true;
+	}
+	return false;
+}
+
 static struct vnode *mount_at(const char *path)
 {
 	size_t i;
 
 	for (i = nmounts; i-- > 0;)
 		if (mounts[i].mode != MNT_CLONE &&
-		    !strcmp(mounts[i].path, path))
+		    !strcmp(mounts[i].path, path) && !mount_hidden(i))
 			return mounts[i].root;
 	if (!strcmp(path, "/proc"))
 		return proc_vn;
@@ -445,7 +461,7 @@ static struct vnode *clone_at(const char *path)
 
 	for (i = nmounts; i-- > 0;)
 		if (mounts[i].mode == MNT_CLONE &&
-		    !strcmp(mounts[i].path, path))
+		    !strcmp(mounts[i].path, path) && !mount_hidden(i))
 			return vnode_get(mounts[i].root);
 	return NULL;
 }
@@ -660,6 +676,22 @@ static bool xdev_ok(int flags, struct vnode *cur, struct vnode *next)
 	return !(flags & LOOKUP_NO_XDEV) || mount_of(cur) == mount_of(next);
 }
 
+/* The directories a walk came down through, kept so that ".." returns
+ * to them: looking a parent up again from "/" (vnode_parent) costs a
+ * whole walk per "..", and an image's or a guest's link that climbs D
+ * levels and comes back to itself, followed to ELOOP, cost minutes at
+ * D=300. Each is a component of a canonical path, "/x" at least, so
+ * PATH_MAX/2 bounds them (join_path refuses a longer path first). */
+#define WALK_DEPTH (PATH_MAX / 2)
+
+/* Drop the directories walked: after a jump (an absolute or magic
+ * link), ".." is the new place's parent. */
+static void walk_unwind(struct vnode **up, size_t *nup)
+{
+	while (*nup > 0)
+		vnode_put(up[--*nup]);
+}
+
 /* The walk itself (vfs_resolve). For BENEATH and IN_ROOT, depth counts the
  * components below the start: ".." at depth 0 would leave it. The start
  * can be reached again only through "..", since a magic link and an
@@ -669,9 +701,9 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 		struct vnode **out)
 {
 	char rest[2 * PATH_MAX];
-	struct vnode *cur, *next, *root = NULL;
+	struct vnode *cur, *next, *root = NULL, *up[WALK_DEPTH];
 	int links = 0, depth = 0, rc;
-	size_t pos = 0;
+	size_t pos = 0, nup = 0;
 
 	if (!path[0] && !(flags & LOOKUP_EMPTY))
 		return -ENOENT;
@@ -729,7 +761,7 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 		}
 		/* Search permission on every directory walked through. */
 		if (t) {
-			rc = vfs_access(&t->proc->cred, cur, X_OK);
+			rc = vfs_task_access(t, &t->proc->cred, cur, X_OK);
 			if (rc < 0)
 				goto fail;
 		}
@@ -742,10 +774,17 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 				}
 				continue;
 			}
-			/* Clamped at the sandbox root: there is nothing above. */
-			rc = vnode_parent(t, cur, &next);
-			if (rc < 0)
-				goto fail;
+			/* Back where the walk came from, or (above its start,
+			 * or after a jump) the parent. Clamped at the sandbox
+			 * root: there is nothing above. Nothing renames a
+			 * directory during a walk, so the two are the same. */
+			if (nup > 0) {
+				next = up[--nup];
+			} else {
+				rc = vnode_parent(t, cur, &next);
+				if (rc < 0)
+					goto fail;
+			}
 			if (!xdev_ok(flags, cur, next)) {
 				vnode_put(next);
 				rc = -EXDEV;
@@ -803,6 +842,7 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 				}
 				vnode_put(next);
 				vnode_put(cur);
+				walk_unwind(up, &nup);
 				cur = vnode_get(mf->vn);
 				continue;
 			}
@@ -833,6 +873,7 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 					goto fail;
 				}
 				vnode_put(cur);
+				walk_unwind(up, &nup);
 				cur = next;
 				depth = 0;
 			}
@@ -843,14 +884,18 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 			rc = -ENOTDIR;
 			goto fail;
 		}
-		vnode_put(cur);
+		if (nup == WALK_DEPTH)
+			walk_unwind(up, &nup); /* (cannot be: see WALK_DEPTH) */
+		up[nup++] = cur;
 		cur = next;
 		depth++;
 	}
+	walk_unwind(up, &nup);
 	vnode_put(root);
 	*out = cur;
 	return 0;
 fail:
+	walk_unwind(up, &nup);
 	vnode_put(cur);
 	vnode_put(root);
 	return rc;
@@ -883,17 +928,25 @@ static int make_mount_dir(struct vnode *dir, const char *name,
  * mount 2,000 levels deep take a minute. Symlinks are followed inside the
  * sandbox's tree, as runc's securejoin does: an absolute one restarts at
  * the sandbox's "/", ".." stops there, and a dangling one's target is
- * made, so that an image's link never takes a mount point out of it. A
- * loop, never a recursion: the depth is bounded by PATH_MAX only. */
+ * made, so that an image's link never takes a mount point out of it.
+ * ".." returns to the directory the walk came from, kept on a stack:
+ * looking the parent up again from "/" (vnode_parent) cost a whole walk
+ * per "..", and an image's link that climbs D levels and comes back to
+ * itself, followed to ELOOP, took minutes at D=300. Nothing renames a
+ * directory while the sandbox is set up, so the stack is the canonical
+ * path. A loop, never a recursion: the depth is bounded by PATH_MAX. */
 int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 {
 	char rest[2 * PATH_MAX];
-	struct vnode *cur, *next;
+	struct vnode *cur, *next, **up;
+	size_t pos = 0, nup = 0;
 	int links = 0, rc;
-	size_t pos = 0;
 
 	if (strlen(path) >= PATH_MAX)
 		return -ENAMETOOLONG;
+	up = malloc(WALK_DEPTH * sizeof(*up));
+	if (!up)
+		return -ENOMEM;
 	strcpy(rest, path);
 	cur = vnode_get(top_vn);
 	for (;;) {
@@ -917,11 +970,10 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 		if (!strcmp(name, "."))
 			continue;
 		if (!strcmp(name, "..")) {
-			rc = vnode_parent(NULL, cur, &next); /* "/.." is "/" */
-			if (rc < 0)
-				goto fail;
-			vnode_put(cur);
-			cur = next;
+			if (nup > 0) { /* "/.." is "/" */
+				vnode_put(cur);
+				cur = up[--nup];
+			}
 			continue;
 		}
 		rc = lookup_child(NULL, cur, name, &next);
@@ -948,7 +1000,10 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 				rc = n < 0 ? n : -ENOENT;
 				goto fail;
 			}
-			if ((size_t)n + rl >= PATH_MAX) {
+			/* The link's text and the rest are bounded by the
+			 * buffer: a 4095-byte target is valid, and
+			 * join_path bounds the real path. */
+			if ((size_t)n + rl >= sizeof(rest)) {
 				rc = -ENAMETOOLONG;
 				goto fail;
 			}
@@ -956,25 +1011,30 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 			memcpy(rest, target, (size_t)n);
 			pos = 0;
 			if (target[0] == '/') {
+				walk_unwind(up, &nup);
 				vnode_put(cur);
 				cur = vnode_get(top_vn);
 			}
 			continue;
 		}
-		if (!S_ISDIR(next->mode)) {
+		if (!S_ISDIR(next->mode) || nup == WALK_DEPTH) {
+			rc = S_ISDIR(next->mode) ? -ENAMETOOLONG : -ENOTDIR;
 			vnode_put(next);
-			rc = -ENOTDIR;
 			goto fail;
 		}
-		vnode_put(cur);
+		up[nup++] = cur;
 		cur = next;
 	}
+	walk_unwind(up, &nup);
+	free(up);
 	if (out)
 		*out = cur;
 	else
 		vnode_put(cur);
 	return 0;
 fail:
+	walk_unwind(up, &nup);
+	free(up);
 	vnode_put(cur);
 	return rc;
 }
@@ -1052,6 +1112,16 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 	    ((mask & X_OK) && !(m & 1)))
 		return -EACCES;
 	return 0;
+}
+
+int vfs_task_access(struct task *t, const struct creds *c, struct vnode *vn,
+		    int mask)
+{
+	int rc = vfs_access(c, vn, mask);
+
+	if (rc == -EACCES && vn->kind == VN_PROC && procfs_self_access(t, vn))
+		return 0;
+	return rc;
 }
 
 uint32_t opaque_id(uint64_t v)
@@ -1228,7 +1298,7 @@ int vfs_resolve_parent_flags(struct task *t, int dirfd, const char *path,
 		return -ENOTDIR;
 	}
 	if (t) {
-		rc = vfs_access(&t->proc->cred, d, X_OK);
+		rc = vfs_task_access(t, &t->proc->cred, d, X_OK);
 		if (rc < 0) {
 			vnode_put(d);
 			return rc;

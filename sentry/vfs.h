@@ -167,6 +167,12 @@ uint32_t opaque_id(uint64_t v);
 bool creds_in_group(const struct creds *c, gid_t g);
 /* Permission check against the virtual credentials (mask: R_OK|W_OK|X_OK). */
 int vfs_access(const struct creds *c, struct vnode *vn, int mask);
+/* vfs_access as task t asks it, with c its credentials for the check
+ * (faccessat's real ids, or t's own): also what Linux's permission ops
+ * grant the asking process itself whatever the mode says
+ * (procfs_self_access). t NULL: vfs_access. */
+int vfs_task_access(struct task *t, const struct creds *c, struct vnode *vn,
+		    int mask);
 /* The canonical path of name in dir (0, or -ENAMETOOLONG). */
 int vfs_child_path(struct vnode *dir, const char *name, char *out, size_t cap);
 /* The sticky-directory rule: may c remove or replace, in dir, a name whose
@@ -347,6 +353,10 @@ int procfs_lookup(struct task *t, struct vnode *dir, const char *name,
 		  struct vnode **out);
 int procfs_readlink(struct task *t, struct vnode *vn, char *buf, size_t cap);
 int procfs_stat(struct vnode *vn, struct stat *st);
+/* Is vn a /proc entry that Linux opens to its own process whatever its
+ * owner and mode: /proc/PID/fd and /proc/PID/task/TID/fd of t's process
+ * (proc_fd_permission's same-thread-group rule)? */
+bool procfs_self_access(struct task *t, struct vnode *vn);
 /* The pid a /proc/<pid> directory names (it serves as a pidfd), else 0. */
 int procfs_pid_of_dir(struct vnode *vn);
 /* Is vn a magic link (/proc/<pid>/fd/N, exe, cwd, root): one that leads

@@ -73,7 +73,12 @@ try:
 except OSError as e:
     print(e.errno); sys.exit()
 try:
-    s.sendall(b"policy-show\n"); s.settimeout(5); d = s.recv(100)
+    s.sendall(b"policy-show\n"); s.settimeout(5); d = b""
+    while len(d) < 4096:  # the whole answer: its header and body may
+        c = s.recv(4096)  # come in two reads
+        if not c:
+            break
+        d += c
 except OSError:
     d = b""
 print(repr(d) if d else "refused")'

@@ -13,6 +13,7 @@
 HERE=$(cd "$(dirname "$0")" && pwd)
 NOBODY=$(id -u nobody)
 UIDS=/run/moat/uids
+GIDS=/run/moat/gids
 BOXES=""
 
 # descendants PID: every host pid below PID (not PID itself).
@@ -51,12 +52,13 @@ start_box()
 }
 
 # launch_box NAME MOAT-DO-ARGS...: start_box's start, without the wait.
+# $BOX_WRAP, if set, is a command that runs moat (private_ids.sh DIR).
 launch_box()
 {
 	local name=$1 out=$E2E_TMP/$1.out
 	shift
 	: >"$out" # now: the background job's own truncation may come late
-	"$MOAT" do "$@" -- $PY -c "import time
+	${BOX_WRAP:-} "$MOAT" do "$@" -- $PY -c "import time
 ${GUEST_CODE:-pass}
 print('ready', flush=True)
 time.sleep(120)" </dev/null >"$out" 2>&1 &
@@ -141,9 +143,11 @@ except OSError as e:
     print(e.strerror)' "$2"
 }
 
+# uid_procs UID: the live processes of UID (not zombies: this host's
+# init may take seconds to reap the reparented ones; moat skips them too).
 uid_procs()
 {
-	ps -e -o pid=,uid= | awk -v u="$1" '$2 == u'
+	ps -e -o pid=,uid=,stat= | awk -v u="$1" '$2 == u && $3 !~ /^Z/'
 }
 
 in_range()
@@ -174,9 +178,16 @@ t_own_ids()
 		[ "$(field "$p" Gid)" != 0 ] && [ "$(field "$p" Gid)" != "$(id -g nobody)" ] ||
 			fail "pid $p runs as gid $(field "$p" Gid)"
 	done
-	# The lock that holds each slot is root's, in a directory of root's.
+	# The locks that hold each slot's ids are root's, in directories of
+	# root's: one per id.
 	assert_eq "700 0" "$(stat -c '%a %u' "$UIDS")" "$UIDS is root's alone"
-	flock -n "$UIDS/$A_guid" true && fail "A's slot is not locked while A runs"
+	assert_eq "700 0" "$(stat -c '%a %u' "$GIDS")" "$GIDS is root's alone"
+	flock -n "$UIDS/$A_guid" true && fail "A's guest uid is not locked while A runs"
+	flock -n "$UIDS/$A_huid" true && fail "A's helper uid is not locked while A runs"
+	p=$(echo $A_guests | awk '{ print $1 }')
+	flock -n "$GIDS/$(field "$p" Gid)" true && fail "A's guest gid is not locked while A runs"
+	p=$(echo $A_helpers | awk '{ print $1 }')
+	flock -n "$GIDS/$(field "$p" Gid)" true && fail "A's helper gid is not locked while A runs"
 	return 0
 }
 
@@ -248,30 +259,38 @@ t_freed_and_reused()
 	assert_eq "" "$(uid_procs "$g")" "no process of A's guest uid is left"
 	flock -n "$UIDS/$g" true || fail "A's slot is still locked after A ended"
 	# A process left as either uid (a sentry killed before its guests
-	# were) is ended before the slot is used again.
+	# were, or anything else of those ids).
 	local left1 left2
 	setpriv --reuid="$g" --regid="$g" --clear-groups sleep 300 &
 	left1=$!
 	setpriv --reuid="$A_huid" --regid="$A_huid" --clear-groups sleep 300 &
 	left2=$!
 	BOXES="$BOXES $left1 $left2"
+	sleep 0.2
 	start_box B
-	# The lowest free slot: A's again, unless another sandbox of this
-	# host took it meanwhile (its lock then says so).
-	if [ "$B_guid" != "$g" ]; then
-		flock -n "$UIDS/$g" true && fail "B got uid $B_guid although $g was free"
-	else
-		wait "$left1"
-		assert_eq 137 "$?" "what ran as A's guest uid was killed"
-		wait "$left2"
-		assert_eq 137 "$?" "what ran as A's helper uid was killed"
-	fi
+	# A slot whose uids something still runs as is skipped, and what runs
+	# is left alone: nothing proves it moat's to kill (a moat not sharing
+	# this /run/moat, a host user given ids of the range).
+	assert_ne "$g" "$B_guid" "B took the uid that a process still runs as"
+	in_range "$B_guid" || fail "B's guests run as uid $B_guid"
+	kill -0 "$left1" 2>/dev/null || fail "what ran as A's guest uid was killed"
+	kill -0 "$left2" 2>/dev/null || fail "what ran as A's helper uid was killed"
+	kill -KILL "$left1" "$left2"
+	wait "$left1" "$left2" 2>/dev/null
 	# However the sandbox ends: its sentry killed at once frees it too.
 	stop_box B
 	start_box C
 	g=$C_guid
 	kill -KILL "$C_cli"
 	wait "$C_cli" 2>/dev/null
+	# Its guests die with it, a moment later; until then the slot is
+	# skipped, as any slot that processes still use.
+	for _ in $(seq 200); do
+		[ -z "$(uid_procs "$g")$(uid_procs "$C_huid")" ] && break
+		sleep 0.05
+	done
+	assert_eq "" "$(uid_procs "$g")$(uid_procs "$C_huid")" \
+		"no process of C's uids is left"
 	start_box D
 	if [ "$D_guid" != "$g" ]; then
 		flock -n "$UIDS/$g" true && fail "D got uid $D_guid although $g was free"
@@ -299,9 +318,185 @@ t_dumpable()
 		"the owner of the guest's /proc/$p/status (host): still dumpable"
 }
 
+# A process that dropped root is not dumpable, so its /proc files are
+# root's; it still lists and follows its own fd/ (Linux's
+# proc_fd_permission), as closefrom(), ttyname() and close_fds need.
+t_own_proc_after_drop()
+{
+	local want
+	cp "$HERE/self_proc.py" "$E2E_TMP/"
+	capture native $PY "$E2E_TMP/self_proc.py"
+	want=$OUT
+	assert_contains "$want" "listdir fd: has the pipe True" "the native run worked"
+	assert_contains "$want" "listdir a sibling's fd Permission denied" \
+		"the native run worked"
+	capture moat do -- $PY "$E2E_TMP/self_proc.py"
+	assert_eq 0 "$STATUS" "the program runs to the end"
+	assert_eq "$want" "$OUT" "its own /proc/self as natively"
+}
+
+# mem_as UID PID: open /proc/PID/mem as host uid UID with no capability
+# (uid 0 too: a hardened root service): "opened" or the errno's text.
+mem_as()
+{
+	setpriv --reuid="$1" --regid="$1" --clear-groups --inh-caps=-all \
+		--ambient-caps=-all --bounding-set=-all $PY -c '
+import os, sys
+try:
+    os.close(os.open("/proc/%s/mem" % sys.argv[1], os.O_RDONLY))
+    print("opened")
+except OSError as e:
+    print(os.strerror(e.errno))' "$2"
+}
+
+# Every helper is out of ptrace's reach of whatever shares its uid without
+# CAP_SYS_PTRACE: a gofer that stays uid 0 with no capability would be any
+# capless root process's to read and write (/proc/PID/mem: forged 9P
+# replies to the sentry).
+t_helpers_not_dumpable()
+{
+	trap stop_all EXIT
+	start_box A --net=slirp
+	local p u n=0 n0=0 probe
+	for p in $(descendants "$A_cli"); do
+		[ "$(field "$p" TracerPid)" = 0 ] || continue
+		u=$(field "$p" Uid)
+		[ -n "$u" ] || continue
+		n=$((n + 1))
+		[ "$u" = 0 ] && n0=$((n0 + 1))
+		assert_eq "Permission denied" "$(mem_as "$u" "$p")" \
+			"uid $u without capabilities opens /proc/$p/mem ($(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-50))"
+	done
+	[ "$n0" -ge 1 ] || fail "no helper of uid 0 (the rootfs's gofer) found"
+	echo "$n helpers, $n0 of uid 0: none open to their own uid"
+	# The probe itself works: a capless process of uid 0 that stayed
+	# dumpable is open to it.
+	setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all sleep 60 &
+	probe=$!
+	BOXES="$BOXES $probe"
+	sleep 0.2
+	assert_eq opened "$(mem_as 0 "$probe")" "the probe opens a dumpable capless root process"
+}
+
+# private_range NAME START COUNT: a moat installation of its own for
+# BOX_WRAP (private_ids.sh): its own /run/moat, and moat:START:COUNT in its
+# /etc/subuid and /etc/subgid. Far from the host's range (and from its
+# sandboxes, which other tests may run meanwhile).
+PRIVATE_START=2120000000
+private_range()
+{
+	mkdir -p "$E2E_TMP/$1"
+	echo "moat:$2:$3" >"$E2E_TMP/$1/subuid"
+	echo "moat:$2:$3" >"$E2E_TMP/$1/subgid"
+}
+
+# Two moats that do not share /run/moat (two mount namespaces: privileged
+# containers without a user namespace, CI runners) see free locks for the
+# same slot: the second must see the first's processes and take another
+# slot, never kill them.
+t_installs_not_sharing_run()
+{
+	trap stop_all EXIT
+	local S=$PRIVATE_START p
+	private_range one $S 4
+	private_range two $S 4
+	BOX_WRAP="sh $HERE/private_ids.sh $E2E_TMP/one" start_box A
+	assert_eq "$S $((S + 1))" "$A_guid $A_huid" "A has its range's first slot"
+	BOX_WRAP="sh $HERE/private_ids.sh $E2E_TMP/two" start_box B
+	assert_eq "$((S + 2)) $((S + 3))" "$B_guid $B_huid" \
+		"B, with a /run/moat of its own, skipped the slot A's processes use"
+	sleep 0.5
+	kill -0 "$A_cli" 2>/dev/null || fail "A's moat is gone: $(cat "$E2E_TMP/A.out")"
+	for p in $A_guests $A_helpers; do
+		kill -0 "$p" 2>/dev/null || fail "A's process $p was killed"
+	done
+	# Both slots taken, by processes if not by locks: a third is refused,
+	# with a message that says why.
+	capture sh "$HERE/private_ids.sh" "$E2E_TMP/two" "$MOAT" do -- /bin/true
+	assert_ne 0 "$STATUS" "a third sandbox in a range of two slots"
+	assert_contains "$ERR" "in use (1 of them by processes moat does not hold" \
+		"the refusal says a slot is in use outside moat's locks"
+	stop_box A
+	stop_box B
+	return 0
+}
+
+# A host user or group with an id in moat's range would share it with a
+# sandbox: the range is refused, with a message that names the account.
+# And a process of such an id that no account names (a directory
+# service's user) keeps its slot from use, and is not killed.
+t_range_with_host_accounts()
+{
+	trap stop_all EXIT
+	local S=$((PRIVATE_START + 100)) d=$E2E_TMP/acct u
+	private_range acct $S 4
+	cp /etc/passwd "$d/passwd"
+	cp /etc/group "$d/group"
+	echo "r11user:x:$((S + 1)):100::/nonexistent:/usr/sbin/nologin" >>"$d/passwd"
+	capture sh "$HERE/private_ids.sh" "$d" "$MOAT" do -- /bin/true
+	assert_ne 0 "$STATUS" "a start with a host user in moat's range"
+	assert_contains "$ERR" "\`r11user\` of /etc/passwd has uid $((S + 1)), in moat's range" \
+		"the refusal names the user"
+	cp /etc/passwd "$d/passwd"
+	echo "r11group:x:$((S + 3)):" >>"$d/group"
+	capture sh "$HERE/private_ids.sh" "$d" "$MOAT" do -- /bin/true
+	assert_ne 0 "$STATUS" "a start with a host group in moat's range"
+	assert_contains "$ERR" "\`r11group\` of /etc/group has gid $((S + 3))" \
+		"the refusal names the group"
+	cp /etc/group "$d/group"
+	# No account, but a process: the slot is skipped, the process lives.
+	setpriv --reuid=$S --regid=$S --clear-groups sleep 300 &
+	u=$!
+	BOXES="$BOXES $u"
+	sleep 0.2
+	BOX_WRAP="sh $HERE/private_ids.sh $d" start_box A
+	assert_eq "$((S + 2)) $((S + 3))" "$A_guid $A_huid" \
+		"A skipped the slot that uid $S runs in"
+	kill -0 "$u" 2>/dev/null || fail "the process of uid $S was killed"
+	assert_eq "Operation not permitted" "$(signal_as "$S" "$(echo $A_guests | awk '{ print $NF }')")" \
+		"uid $S signals A's guest"
+	return 0
+}
+
+# moat's range moved by one id while a sandbox runs: the new range's
+# first slot has the running sandbox's helper uid as its guest uid. A
+# --rootfs sandbox without --net=slirp has no process of its helper uid
+# (its gofers are uid 0), so nothing in /proc shows that id taken: only
+# the lock on each id keeps the new sandbox off it.
+t_range_moved_while_running()
+{
+	trap stop_all EXIT
+	local S=$((PRIVATE_START + 200)) d=$E2E_TMP/moved root=$E2E_TMP/bbroot a
+	make_busybox_rootfs "$root"
+	private_range moved $S 6
+	sh "$HERE/private_ids.sh" "$d" "$MOAT" do --rootfs "$root" -- /bin/sleep 60 \
+		</dev/null >"$E2E_TMP/A.out" 2>&1 &
+	a=$!
+	BOXES="$BOXES $a"
+	for _ in $(seq 200); do
+		[ -n "$(uid_procs $S)" ] && break
+		sleep 0.05
+	done
+	[ -n "$(uid_procs $S)" ] || fail "A never ran as uid $S: $(cat "$E2E_TMP/A.out")"
+	assert_eq "" "$(uid_procs $((S + 1)))" "no process of A's helper uid $((S + 1))"
+	echo "moat:$((S + 1)):6" >"$d/subuid"
+	echo "moat:$((S + 1)):6" >"$d/subgid"
+	BOX_WRAP="sh $HERE/private_ids.sh $d" start_box B
+	echo "A: uid $S (helper $((S + 1))), B after the move: $B_guid (helper $B_huid)"
+	assert_eq "$((S + 3)) $((S + 4))" "$B_guid $B_huid" \
+		"B skipped the slot whose guest uid is A's helper uid"
+	kill -0 "$a" 2>/dev/null || fail "A is gone: $(cat "$E2E_TMP/A.out")"
+	return 0
+}
+
 run_test "each sandbox: guests and helpers with host uids of their own" t_own_ids
 run_test "sandboxes started at once get slots of their own" t_concurrent_starts
 run_test "no signal across sandboxes, from nobody, or from the helpers" t_no_signals_across
 run_test "a sandbox's uids are freed when it ends, and taken again" t_freed_and_reused
+run_test "moats not sharing /run/moat: the second skips the first's slot" t_installs_not_sharing_run
+run_test "a range that host accounts or processes use" t_range_with_host_accounts
+run_test "the range moved while a sandbox runs: no id shared" t_range_moved_while_running
 run_test "prctl(PR_SET_DUMPABLE): as natively, and not the host task's" t_dumpable
+run_test "a process that dropped root still sees its own /proc/self/fd" t_own_proc_after_drop
+run_test "no helper is open to its own uid without capabilities" t_helpers_not_dumpable
 e2e_done

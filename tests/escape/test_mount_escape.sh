@@ -3,6 +3,7 @@
 # read-write, is the only host tree it can change, whatever symlinks and
 # ".." it holds or the guest makes.
 . "$(dirname "$0")/../e2e/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 t_host_symlinks_in_a_rw_mount_stay_inside()
 {
@@ -164,6 +165,45 @@ fromhost" "$OUT" "each mount is where its path leads in the sandbox: $ERR"
 	assert_contains "$ERR" "mount point \`/top\` is \`/\`, the root" "says why"
 }
 
+t_a_mount_source_swapped_while_starting_is_not_served_as_root()
+{
+	# The sentry checks a --mount source (and decides whether it is the
+	# host's "/", which is served as the sandbox's helper uid), then its
+	# gofer opens it by path. Whoever can write the source's directory
+	# may swap in a link to "/" between the two: the gofer served the
+	# host's root as uid 0, /etc/shadow included. The gofer now refuses
+	# a tree that is not the directory checked.
+	local d=$E2E_TMP/swapped r=$E2E_TMP/swap-root sw i out won=0
+	mkdir -p "$d/vol"
+	echo marker >"$d/vol/marker"
+	chmod -R a+rX "$d"
+	# The gofer itself, told to expect another directory: refused.
+	capture $PY -c '
+import os, socket, subprocess, sys
+a, b = socket.socketpair()
+p = subprocess.run([sys.argv[1], "gofer", "--root", sys.argv[2], "--fd", str(b.fileno()),
+                    "--expect", sys.argv[3]], pass_fds=[b.fileno()], capture_output=True, text=True)
+print(p.returncode, p.stderr.strip())' "$MOAT" "$d/vol" "$(stat -c %d:%i /)"
+	assert_eq "1 gofer: \`$d/vol\` changed while the sandbox started: it is no longer the directory checked" \
+		"$OUT" "a tree that is not the one checked is refused"
+	# The race itself: swapped to and fro while sandboxes start, the
+	# source is the directory, the host's root as the helper uid, or
+	# refused; never the host's root as root.
+	make_busybox_rootfs "$r"
+	ln -s / "$d/lnk"
+	gcc -O1 -o "$E2E_TMP/swap_paths" "$HERE/swap_paths.c" || fail "cannot build swap_paths"
+	"$E2E_TMP/swap_paths" "$d/vol" "$d/lnk" &
+	sw=$!
+	for i in $(seq 40); do
+		out=$(timeout 20 "$MOAT" do --rootfs "$r" --mount "$d/vol:/m" -- \
+			sh -c 'head -c 1 /m/etc/shadow 2>/dev/null && echo " <- shadow"' 2>&1)
+		case $out in *"<- shadow"*) won=$((won + 1)) ;; esac
+	done
+	kill $sw
+	wait $sw 2>/dev/null
+	assert_eq 0 "$won" "runs in which the guest read the host's /etc/shadow"
+}
+
 run_test host_symlinks_in_a_rw_mount_stay_inside t_host_symlinks_in_a_rw_mount_stay_inside
 run_test guest_symlinks_in_a_rw_mount_stay_inside t_guest_symlinks_in_a_rw_mount_stay_inside
 run_test ro_mount_refuses_even_when_host_modes_allow t_ro_mount_refuses_even_when_host_modes_allow
@@ -171,3 +211,4 @@ run_test rw_mount_gofer_sees_only_its_directory t_rw_mount_gofer_sees_only_its_d
 run_test rw_mount_cannot_remove_host_submounts t_rw_mount_cannot_remove_host_submounts
 run_test rw_mount_never_makes_setid_files t_rw_mount_never_makes_setid_files
 run_test image_symlinks_on_the_way_to_a_mount_point_stay_inside t_image_symlinks_on_the_way_to_a_mount_point_stay_inside
+run_test a_mount_source_swapped_while_starting_is_not_served_as_root t_a_mount_source_swapped_while_starting_is_not_served_as_root

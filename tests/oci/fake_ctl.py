@@ -6,12 +6,23 @@
 
 Listens on the socket file ADDR; answers "state" with "running", "ps"
 with the bytes PS_REPLY_FILE holds then (a lie, a cut-off answer),
-"kill ..." with a cut-off "o", anything else with "error: fake". Prints
-"ready" once it listens; runs until killed.
+"kill ..." with a cut-off "o", anything else with "error: fake"; but
+"kill ..." and "state" with what PS_REPLY_FILE.kill and .state hold when
+they exist, and with "dribble" there: "running", a byte every 2 s.
+Prints "ready" once it listens; runs until killed.
 """
 import os
 import socket
 import sys
+import time
+
+
+def override(ps_file, what):
+    """What PS_REPLY_FILE.what holds, or None."""
+    try:
+        return open(ps_file + "." + what, "rb").read()
+    except OSError:
+        return None
 
 
 def main():
@@ -33,7 +44,20 @@ def main():
                 req += d
         except socket.timeout:
             pass
-        if req == b"state\n":
+        what = req.split(b" ")[0].strip().decode(errors="replace")
+        out = override(ps_file, what) if what in ("kill", "state") else None
+        if out == b"dribble":
+            try:
+                for b in b"running\n":
+                    c.send(bytes([b]))
+                    time.sleep(2)
+            except OSError:
+                pass
+            c.close()
+            continue
+        if out is not None:
+            pass
+        elif req == b"state\n":
             out = b"running\n"
         elif req == b"ps\n":
             out = open(ps_file, "rb").read()

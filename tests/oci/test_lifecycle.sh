@@ -334,6 +334,24 @@ t_pause_a_busy_container()
 	assert_eq "" "$(find /sys/fs/cgroup/freezer -maxdepth 2 -name "moat-$pid")" "the frozen cgroup is thawed and removed"
 }
 
+# moat exec into a container that forks without a break: the exec's fork
+# by the reaper and the guests' forks interleave, and a stop of the new
+# process taken aside while another task was waited for once left the
+# sentry waiting for it for good (every exec after it hung too).
+t_exec_into_a_forking_container()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root i
+	make_bundle "$b" '["sh","-c","while :; do /bin/true; done"]' || fail "bundle"
+	moat --root "$root" run -d --bundle "$b" fk1 >/dev/null 2>&1 || fail "run -d"
+	for i in $(seq 30); do
+		# to a file: a hung exec's stdio stays open in the sentry
+		timeout 20 "$MOAT" --root "$root" exec fk1 echo still here \
+			>"$E2E_TMP/fk.out" 2>&1 </dev/null
+		assert_eq "still here" "$(cat "$E2E_TMP/fk.out")" "exec $i"
+	done
+	moat --root "$root" delete --force fk1 || fail "delete"
+}
+
 t_live_policy_of_a_container()
 {
 	# moat policy show/set reach a container of the default --root by ID.
@@ -766,10 +784,104 @@ t_ps_names_only_the_containers()
 	done
 	capture moat --root "$root" kill liar TERM
 	assert_eq 1 "$STATUS" "a cut-off answer to kill is no ok"
+	# fake_sentry: a NUL in a body was its end (strlen), so what came
+	# after it was never checked
+	printf 'ok 8\n1 1 a\n\0z' >"$reply"
+	capture moat --root "$root" ps --format json liar
+	assert_eq 1 "$STATUS" "a NUL in the body is malformed"
+	assert_eq "" "$OUT" "and no data"
+	# more than the header says: refused, not read on
+	printf 'ok 6\n1 1 a\nok 6\n1 1 a\n' >"$reply"
+	capture moat --root "$root" ps --format json liar
+	assert_eq 1 "$STATUS" "bytes past the body are malformed"
+	# a message printed from the sentry drives no terminal
+	printf 'error: \033[2J\033]0;owned\007 x\n' >"$reply.kill"
+	capture moat --root "$root" kill liar TERM
+	assert_eq 1 "$STATUS" "an error"
+	assert_contains "$ERR" "?[2J?]0;owned? x" "its control bytes are '?'"
+	[[ "$ERR" != *$'\033'* && "$ERR" != *$'\007'* ]] || fail "an escape reached the terminal: $(printf %q "$ERR")"
+	# one deadline for the whole answer (5 s for kill), not one a
+	# read: a byte every 2 s held the caller for as long as it liked
+	echo dribble >"$reply.kill"
+	truncate -s -1 "$reply.kill" # "dribble", no newline
+	capture timeout 60 "$MOAT" --root "$root" kill liar TERM
+	assert_eq 1 "$STATUS" "a dribbled answer ends as no answer (124: it waited on)"
 	kill $fpid
 	mv -f "$ctl.real" "$ctl"
 	trap - EXIT
 	moat --root "$root" delete --force liar
+}
+
+# What the shared audit log got since offset $1, of sandbox $2, one
+# record a line (every line of it must be JSON).
+LOG=/var/log/moat/audit.jsonl
+log_since()
+{
+	local from=$1
+	[ "$(stat -c %s "$LOG" 2>/dev/null || echo 0)" -ge "$from" ] || from=0 # rotated
+	tail -c +$((from + 1)) "$LOG" | python3 -c '
+import json, sys
+for l in sys.stdin.buffer:
+    r = json.loads(l)
+    if r.get("sandbox") == sys.argv[1]: print(json.dumps(r))' "$2"
+}
+
+# exec_argv0_forge: an exec's argv0 went into the log unquoted, so a
+# program's name could add members or whole records. And the records
+# named the daemon's pid: now the container's ID.
+t_exec_records_are_quoted()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root id=argv0-$$ before out
+	local n1='x","event":"fk' n2=$'\n''{"event":"fake'
+	make_bundle "$b" '["sleep","30"]' || fail "bundle"
+	cp "$b/rootfs/bin/busybox" "$b/rootfs/bin/$n1"
+	cp "$b/rootfs/bin/busybox" "$b/rootfs/bin/$n2"
+	before=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
+	moat --root "$root" run -d --bundle "$b" $id || fail "run -d"
+	moat --root "$root" exec $id "/bin/$n1" true
+	moat --root "$root" exec $id "/bin/$n2" true
+	moat --root "$root" delete --force $id
+	out=$(log_since "$before" $id) || fail "a record is no JSON: $(tail -c 600 "$LOG")"
+	echo "$out" >"$E2E_TMP/records"
+	python3 - "$E2E_TMP/records" "$n1" "$n2" <<'PY' || fail "exec records: $out"
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv.pop(1))]
+names = [r["argv0"] for r in rs if r["event"] == "exec"]
+assert all(r["event"] not in ("fk", "fake") for r in rs)
+# the name the sentry keeps (comm) is the first 15 bytes
+assert [sys.argv[1][:15], sys.argv[2][:15]] == names[-2:], names
+PY
+}
+
+# end_counts_lost: delete --force SIGKILLed the sentry, so what it had
+# counted and not yet said (audit-suppressed, "at":"end") was lost. It
+# is asked to end first (SIGTERM), and it writes its end.
+t_delete_force_writes_the_end()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root id=endcount-$$ before out
+	make_bundle "$b" '["/bin/audit_flood","180","100000000"]' || fail "bundle"
+	gcc -O1 -static -o "$b/rootfs/bin/audit_flood" "$HERE/../escape/audit_flood.c" ||
+		fail "cannot build audit_flood.c"
+	before=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
+	moat --root "$root" run -d --bundle "$b" $id || fail "run -d"
+	for _ in $(seq 100); do
+		tail -c +$((before + 1)) "$LOG" | grep -q "\"$id\".*\"nr\":180" && break
+		sleep 0.1
+	done
+	sleep 1.5 # past the bucket's burst
+	capture moat --root "$root" delete --force $id
+	assert_eq 0 "$STATUS" "delete --force: $ERR"
+	capture moat --root "$root" state $id
+	assert_ne 0 "$STATUS" "it is gone"
+	out=$(log_since "$before" $id) || fail "no JSON"
+	echo "$out" >"$E2E_TMP/records"
+	python3 - "$E2E_TMP/records" <<'PY' || fail "the end: $(echo "$out" | tail -3)"
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+assert rs, "no records"
+assert any(r.get("at") == "end" for r in rs), rs[-1]
+assert sum(r.get("records", 0) for r in rs if r["event"] == "audit-suppressed") > 0
+PY
 }
 
 run_test lifecycle_matches_runc t_lifecycle_matches_runc
@@ -783,6 +895,7 @@ run_test ps_of_many_processes t_ps_of_many_processes
 run_test ps_names_only_the_containers t_ps_names_only_the_containers
 run_test pause_a_busy_container t_pause_a_busy_container
 run_test readonly_root t_readonly_root
+run_test exec_into_a_forking_container t_exec_into_a_forking_container
 run_test live_policy_of_a_container t_live_policy_of_a_container
 run_test one_name_one_sandbox t_one_name_one_sandbox
 run_test run_passes_signals_on t_run_passes_signals_on
@@ -793,4 +906,6 @@ run_test delete_frees_everything t_delete_frees_everything
 run_test console_socket t_console_socket
 run_test state_files_are_private t_state_files_are_private
 run_test spec_and_version t_spec_and_version
+run_test exec_records_are_quoted t_exec_records_are_quoted
+run_test delete_force_writes_the_end t_delete_force_writes_the_end
 e2e_done

@@ -139,7 +139,113 @@ regular file"
 	no_leftovers "$root" dst2
 }
 
+# rep N STR: STR N times.
+rep()
+{
+	python3 -c 'import sys; print(sys.argv[2] * int(sys.argv[1]), end="")' \
+		"$1" "$2"
+}
+
+t_dotdot_in_a_deep_image_link()
+{
+	# An image's links 300 levels deep whose targets climb to "/" with
+	# "..": one comes back down to itself (a loop, ELOOP after 40
+	# follows), one leads to /real. Each ".." looked its parent up again
+	# from "/", so the loop took minutes to refuse; runc takes a second
+	# or two. The guest's own walk through the loop cost the sentry
+	# as long. The timeout is a generous bound, not a benchmark.
+	local b=$E2E_TMP/dotdot root=$E2E_TMP/root-dotdot src=$E2E_TMP/dotdot-src
+	local D=300 d
+	d=$(rep $D /d)
+	mkdir -p "$src"
+	echo fromhost >"$src/f"
+	chmod -R a+rX "$src"
+	make_bundle "$b" "[\"sh\",\"-c\",\"cat /real/m/f; cat $d/L/f || echo loop\"]" \
+		"c['mounts'].append({'destination':'$d/L/m','type':'bind','source':'$src','options':['bind']})" ||
+		fail "bundle"
+	mkdir -p "$b/rootfs$d" "$b/rootfs/real"
+	ln -s "$(rep $D ../)$(rep $D d/)L" "$b/rootfs$d/L"
+	ln -s "$(rep $D ../)real" "$b/rootfs$d/R"
+	capture timeout -k 5 30 "$MOAT" --root "$root" create --bundle "$b" loop1
+	assert_eq 1 "$STATUS" "the loop is refused, in time"
+	assert_contains "$ERR" "Too many levels of symbolic links" "says why"
+	no_leftovers "$root" loop1
+	python3 - "$b/config.json" <<-'PY' || fail "config"
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["mounts"][-1]["destination"] = c["mounts"][-1]["destination"][:-4] + "/R/m"
+		json.dump(c, open(sys.argv[1], "w"))
+	PY
+	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" up1
+	assert_eq 0 "$STATUS" "started: $ERR"
+	assert_eq "fromhost
+loop" "$OUT" "the mount is where the link leads; the guest's walk of the loop ends"
+	assert_contains "$ERR" "Too many levels of symbolic links" "the guest's walk: ELOOP"
+}
+
+t_mount_point_through_a_link_of_4095_bytes()
+{
+	# A link target may be 4,095 bytes long; the rest of the destination
+	# after it makes a longer string to walk, but the real path is short
+	# (the slashes collapse). runc resolves it; moat refused it.
+	local b=$E2E_TMP/long-link root=$E2E_TMP/root-long-link z
+	z=$(rep 200 z)
+	make_bundle "$b" '["sh","-c","ls -d /z*/m"]' \
+		"c['mounts'].append({'destination':'/l/m','type':'tmpfs','source':'tmpfs'})" ||
+		fail "bundle"
+	ln -s "$(rep 3895 /)$z" "$b/rootfs/l"
+	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" long1
+	assert_eq 0 "$STATUS" "started: $ERR"
+	assert_eq "/$z/m" "$OUT" "the mount is where the link leads"
+}
+
+t_mounts_are_made_in_config_order()
+{
+	# Each mount goes onto or into what the ones before it made, as runc
+	# makes them: a bind at a link to a tmpfs's directory is on top of
+	# the tmpfs; a tmpfs hides the image's link that a later mount point
+	# would have followed; a tmpfs over a bound file's directory hides
+	# the file, and a bind below it. moat made every bind, then every
+	# tmpfs, then every file, and no mount hid one made before it.
+	local b=$E2E_TMP/order root=$E2E_TMP/root-order src=$E2E_TMP/order-src want
+	mkdir -p "$src"
+	echo two >"$src/f"
+	echo file >"$E2E_TMP/order-file"
+	chmod -R a+rX "$src" "$E2E_TMP/order-file"
+	make_bundle "$b" '["sh","-c","cat /d/f /x/l/m/f; ls /e /y; test -e /y/m/f && echo a bind under a later tmpfs; true"]' \
+		"c['mounts'].append({'destination':'/d','type':'tmpfs','source':'tmpfs'})" \
+		"c['mounts'].append({'destination':'/l','type':'bind','source':'$src','options':['bind']})" \
+		"c['mounts'].append({'destination':'/x','type':'tmpfs','source':'tmpfs'})" \
+		"c['mounts'].append({'destination':'/x/l/m','type':'bind','source':'$src','options':['bind']})" \
+		"c['mounts'].append({'destination':'/e/f','type':'bind','source':'$E2E_TMP/order-file','options':['bind']})" \
+		"c['mounts'].append({'destination':'/e','type':'tmpfs','source':'tmpfs'})" \
+		"c['mounts'].append({'destination':'/y/m','type':'bind','source':'$src','options':['bind']})" \
+		"c['mounts'].append({'destination':'/y','type':'tmpfs','source':'tmpfs'})" ||
+		fail "bundle"
+	ln -s /d "$b/rootfs/l"
+	mkdir "$b/rootfs/x"
+	ln -s /etc "$b/rootfs/x/l"
+	want="two
+two
+/e:
+
+/y:"
+	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" order1
+	assert_eq 0 "$STATUS" "started: $ERR"
+	assert_eq "$want" "$OUT" "each mount on what the earlier ones made"
+	[ -L "$b/rootfs/l" ] && [ -L "$b/rootfs/x/l" ] && [ ! -e "$b/rootfs/e" ] &&
+		[ ! -e "$b/rootfs/y" ] ||
+		fail "the image was changed"
+	if [ -n "$RUNC" ]; then
+		capture timeout -k 5 30 "$RUNC" --root "$E2E_TMP/runc-root" run --bundle "$b" order1
+		assert_eq "$want" "$OUT" "runc says the same"
+	fi
+}
+
 run_test deep_mount_destinations t_deep_mount_destinations
 run_test bind_sources_that_are_not_files t_bind_sources_that_are_not_files
 run_test file_bound_over_an_image_fifo_socket_or_device t_file_bound_over_an_image_fifo_socket_or_device
+run_test dotdot_in_a_deep_image_link t_dotdot_in_a_deep_image_link
+run_test mount_point_through_a_link_of_4095_bytes t_mount_point_through_a_link_of_4095_bytes
+run_test mounts_are_made_in_config_order t_mounts_are_made_in_config_order
 e2e_done

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -212,7 +213,7 @@ static ssize_t read_after(const char *sent, size_t len, bool framed, char **out)
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	cr_assert_eq(write(sv[1], sent, len), (ssize_t)len);
 	close(sv[1]);
-	r = control_read_reply(sv[0], framed, out);
+	r = control_read_reply(sv[0], framed, out, 5000);
 	close(sv[0]);
 	return r;
 }
@@ -254,10 +255,86 @@ Test(control, read_reply_of_a_long_body)
 			      1);
 	}
 	close(sv[1]);
-	cr_assert_eq(control_read_reply(sv[0], true, &out), (ssize_t)body);
+	cr_assert_eq(control_read_reply(sv[0], true, &out, 5000),
+		     (ssize_t)body);
 	close(sv[0]);
 	waitpid(pid, NULL, 0);
 	cr_assert_eq(strlen(out), body);
 	free(out);
 	free(msg);
+}
+
+/* fake_sentry: a sentry that sends a byte every so often held the
+ * client for as long as it liked (a timeout a read); one that sends
+ * more than its header said was read to its end (bloat); a message's
+ * escapes reached the terminal. */
+Test(control, one_deadline_for_the_whole_reply)
+{
+	char *out = NULL;
+	int sv[2];
+	pid_t pid;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		for (int i = 0; i < 100; i++) {
+			if (write(sv[1], "r", 1) != 1)
+				_exit(0);
+			usleep(50000);
+		}
+		_exit(0);
+	}
+	close(sv[1]);
+	/* 100 bytes 50 ms apart: 5 s; the deadline is 300 ms */
+	cr_assert_eq(control_read_reply(sv[0], false, &out, 300), -EPROTO,
+		     "cut off by the deadline");
+	cr_assert_null(out);
+	close(sv[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+Test(control, no_more_is_read_than_the_header_says)
+{
+	char *out = NULL;
+	int sv[2];
+	pid_t pid;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = fork();
+	if (pid == 0) {
+		/* a short body, then more, for good */
+		static char more[65536];
+		close(sv[0]);
+		memset(more, 'x', sizeof(more));
+		if (write(sv[1], "ok 3\nab\n", 8) != 8)
+			_exit(1);
+		while (write(sv[1], more, sizeof(more)) > 0)
+			;
+		_exit(0);
+	}
+	close(sv[1]);
+	cr_assert_eq(control_read_reply(sv[0], true, &out, 5000), -EPROTO);
+	close(sv[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	/* a line, then more */
+	cr_assert_eq(read_after("ok\nok\n", 6, false, &out), -EPROTO);
+	cr_assert_eq(read_after("running\nx", 9, false, &out), -EPROTO);
+}
+
+Test(control, a_message_drives_no_terminal)
+{
+	char *out = NULL;
+	const char msg[] = "error: \033[2J\033]0;owned\007 x\177\n";
+
+	cr_assert_eq(read_after(msg, sizeof(msg) - 1, false, &out),
+		     (ssize_t)sizeof(msg) - 2);
+	cr_assert_str_eq(out, "error: ?[2J?]0;owned? x?");
+	free(out);
+	/* a body is data, as it came */
+	cr_assert_eq(read_after("ok 2\n\033\n", 7, true, &out), 2);
+	cr_assert_str_eq(out, "\033\n");
+	free(out);
 }

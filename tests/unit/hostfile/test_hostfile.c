@@ -161,3 +161,78 @@ Test(hostfile, directory_checks)
 			  err.msg);
 	}
 }
+
+Test(hostfile, a_full_fifo_log_never_blocks)
+{
+	char page[4096] = { 0 };
+	int rd, fd;
+
+	cr_assert_eq(mkfifo(at("fifo"), 0600), 0);
+	cr_assert_eq(open_log(at("fifo")), -ENXIO, "no reader: not opened");
+	/* a reader that never reads, its buffer full */
+	rd = open(at("fifo"), O_RDONLY | O_NONBLOCK);
+	cr_assert_geq(rd, 0);
+	fd = open_log(at("fifo"));
+	cr_assert_geq(fd, 0);
+	cr_assert(fcntl(fd, F_GETFL) & O_NONBLOCK,
+		  "the log stays non-blocking");
+	while (write(fd, page, sizeof(page)) == (ssize_t)sizeof(page))
+		;
+	cr_assert_eq(write(fd, "line\n", 5), -1);
+	cr_assert_eq(errno, EAGAIN, "a line it cannot take fails at once");
+	cr_assert_eq(write_all(fd, "line\n", 5), -EAGAIN);
+	close(fd);
+	close(rd);
+}
+
+Test(hostfile, links_before_the_last_component)
+{
+	char base[NAME_MAX + 1];
+	int fd;
+
+	cr_assert_eq(mkdir(at("real"), 0755), 0);
+	cr_assert_eq(mkdir(at("real/sub"), 0755), 0);
+	/* a relative link, through "..", and a chain of two */
+	cr_assert_eq(symlink("../real/sub", at("real/up")), 0);
+	cr_assert_eq(symlink("real/up", at("chain")), 0);
+	cr_assert_eq(write_file_path(at("chain/f"), "x\n", 2, 0644), 0);
+	cr_assert_str_eq(get("real/sub/f"), "x\n");
+	fd = hostpath_parent(at("real/sub/f"), base);
+	cr_assert_geq(fd, 0);
+	cr_assert_str_eq(base, "f");
+	close(fd);
+	fd = hostpath_parent("/", base);
+	cr_assert_geq(fd, 0);
+	cr_assert_str_eq(base, ".");
+	close(fd);
+	fd = hostpath_parent("f", base);
+	cr_assert_geq(fd, 0, "a relative path: the working directory");
+	cr_assert_str_eq(base, "f");
+	close(fd);
+	cr_assert_eq(symlink("loop", at("loop")), 0);
+	cr_assert_eq(write_file_path(at("loop/f"), "x", 1, 0644), -ELOOP);
+	if (geteuid() != 0)
+		return;
+	/* another user's link in another user's directory: not followed,
+	 * whoever it points at */
+	put("precious", "precious");
+	cr_assert_eq(mkdir(at("theirs"), 0755), 0);
+	cr_assert_eq(chown(at("theirs"), 65534, 65534), 0);
+	cr_assert_eq(symlink(dir, at("theirs/up")), 0);
+	cr_assert_eq(lchown(at("theirs/up"), 65534, 65534), 0);
+	cr_assert_eq(write_file_path(at("theirs/up/precious"), "x", 1, 0644),
+		     -ELOOP);
+	cr_assert_eq(open_log(at("theirs/up/precious")), -ELOOP);
+	cr_assert_str_eq(get("precious"), "precious");
+	/* root's link there is root's choice: followed */
+	cr_assert_eq(lchown(at("theirs/up"), 0, 0), 0);
+	fd = open_log(at("theirs/up/log"));
+	cr_assert_geq(fd, 0);
+	close(fd);
+	/* their link in a directory of root's, 0755: only root put it there */
+	cr_assert_eq(symlink(dir, at("real/theirs")), 0);
+	cr_assert_eq(lchown(at("real/theirs"), 65534, 65534), 0);
+	fd = open_log(at("real/theirs/log2"));
+	cr_assert_geq(fd, 0);
+	close(fd);
+}
