@@ -408,9 +408,22 @@ int limits_freeze(bool frozen)
  * data, tmpfs nodes and names, socket queues, SysV messages. */
 static uint64_t heap_held;
 
+/* The sentry's share of a memory limit: what guests may make it hold, and
+ * what the guests' own limit leaves it. A quarter of a small limit; of a
+ * large one 64 MiB and a sixteenth (576 MiB of 8 GiB), since what the
+ * sentry holds for guests (pipes, small files, queues) does not grow with
+ * their working set, and a guest told --memory 2G should have most of
+ * it. The two meet at 341 MiB. */
+static uint64_t sentry_share(uint64_t limit)
+{
+	uint64_t quarter = limit / 4, capped = (64ULL << 20) + limit / 16;
+
+	return quarter < capped ? quarter : capped;
+}
+
 uint64_t limits_heap_budget(void)
 {
-	return S && S->opts.memory ? S->opts.memory / 4 : UINT64_MAX;
+	return S && S->opts.memory ? sentry_share(S->opts.memory) : UINT64_MAX;
 }
 
 bool limits_heap_charge(int64_t delta)
@@ -462,7 +475,8 @@ static int set_memory(uint64_t bytes, struct moat_error *err)
 	 * the guests' usage (its score counts all of its RSS, the pages it
 	 * had before it joined too, and a guest's +1000 adds only the
 	 * limit). */
-	snprintf(v, sizeof(v), "%llu", (unsigned long long)(bytes - bytes / 4));
+	snprintf(v, sizeof(v), "%llu",
+		 (unsigned long long)(bytes - sentry_share(bytes)));
 	cg_part(c, CG_GUEST, part);
 	rc = write_str(part, c->v2 ? "memory.max" : "memory.limit_in_bytes", v);
 	if (rc < 0)

@@ -266,8 +266,9 @@ t_default_memory_bomb()
 {
 	asan_build && { echo "skipped under the ASan build: a load test; the plain e2e run covers it"; return 0; }
 	local mib=$((DEF_MEMORY >> 20)) guests
-	# The guests' own limit: the default less the sentry's quarter.
-	guests=$((mib - mib / 4))
+	# The guests' own limit: the default less the sentry's share (a
+	# quarter, at most 64 MiB and a sixteenth).
+	guests=$((mib - (mib / 4 < 64 + mib / 16 ? mib / 4 : 64 + mib / 16)))
 	build_bomb
 	steady_start
 	# Hold 512 MiB below the guests' limit, then go on to 1 GiB above
@@ -627,6 +628,21 @@ sys.stdin.readline()
 	assert_match "$OUT" '^made [0-9]+ files, then ENOSPC$' "empty files past the sentry's share: ENOSPC"
 }
 
+# A large limit is mostly the guests': the sentry's share is a quarter of
+# a small one, 64 MiB and a sixteenth of a large one.
+t_a_large_limit_is_mostly_the_guests()
+{
+	local dir
+	limits_sandbox --memory 2G -- $PY -c 'import sys; print("holding", flush=True); sys.stdin.readline()'
+	sandbox_says '^holding' || { limits_sandbox_end killed; fail "no answer (status $STATUS): $ERR"; }
+	dir=$(sandbox_cg "$SBX" memory)
+	assert_eq $(((2048 - 64 - 128) << 20)) \
+		"$(cat "$dir/guest/memory.limit_in_bytes" 2>/dev/null || cat "$dir/guest/memory.max")" \
+		"guest/ has 2 GiB less 192 MiB"
+	limits_sandbox_end
+	assert_eq 0 "$STATUS" "the guest exits 0: $ERR"
+}
+
 # The guests' own memory meets a limit of their own (guest/: the sandbox's
 # less the sentry's share), so that the OOM killer chooses among guests:
 # a memory bomb while the sentry holds its whole share in pipes is killed,
@@ -800,6 +816,7 @@ run_test "a FIFO that gets ENXIO gives its pipe back" t_fifo_enxio_gives_its_pip
 run_test "msgsnd past the heap budget gives ENOMEM, never waits" t_msgsnd_past_the_budget_is_enomem
 run_test "AF_UNIX queues count in the sentry's share of --memory" t_unix_queues_count_in_the_budget
 run_test "tmpfs nodes count in the sentry's share of --memory" t_tmpfs_nodes_count_in_the_budget
+run_test "a large limit is mostly the guests'" t_a_large_limit_is_mostly_the_guests
 run_test "the guests have a memory limit of their own" t_guests_have_their_own_memory_limit
 run_test "a sentry killed by the OOM killer is said" t_sentry_oom_kill_is_said
 e2e_done
