@@ -546,13 +546,23 @@ static int tap_open_in(const char *netns, int *link_fd, int *ctl_fd,
 				      netns);
 	snprintf(dev, sizeof(dev), "moat%d", (int)getpid());
 	snprintf(table, sizeof(table), "moat_%d", (int)getpid());
+	/* The netctl, which removes the table however the sentry ends, comes
+	 * before the table: a sentry killed while the child makes it would
+	 * otherwise leave it in a namespace that outlives the sandbox. */
+	*ctl_fd = start_netctl_in(netns, table);
+	if (*ctl_fd < 0) {
+		close(nsfd);
+		return moat_error_set(err, errno, "--net=tap: netctl");
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		close(nsfd);
+		close(*ctl_fd);
 		return moat_error_set(err, errno, "--net=tap: socketpair");
 	}
 	pid = fork();
 	if (pid < 0) {
 		close(nsfd);
+		close(*ctl_fd);
 		return moat_error_set(err, errno, "--net=tap: fork");
 	}
 	if (pid == 0) {
@@ -563,20 +573,15 @@ static int tap_open_in(const char *netns, int *link_fd, int *ctl_fd,
 	tag = recv_tag(sv[0], &fd);
 	close(sv[0]);
 	waitpid(pid, &st, 0);
+	close(nsfd);
 	if (tag != 'F' || fd < 0) {
-		close(nsfd);
+		close(*ctl_fd); /* what the child made, the netctl removes */
 		return moat_error_set(
 			err, EIO, "--net=tap in `%s`: %s", netns,
 			tag == 'N' ? "cannot join the network namespace" :
 			tag == 'T' ? "cannot open a TAP device (/dev/net/tun)" :
 				     "cannot set up its address and NAT (one "
 				     "--net=tap sandbox per namespace)");
-	}
-	*ctl_fd = start_netctl_in(netns, table);
-	close(nsfd);
-	if (*ctl_fd < 0) {
-		close(fd);
-		return moat_error_set(err, errno, "--net=tap: netctl");
 	}
 	*link_fd = fd;
 	return 0;
@@ -612,11 +617,22 @@ int tap_open(const char *netns, int *link_fd, int *ctl_fd,
 		 ((idx & 63) << 2) + 2);
 	snprintf(n.net, sizeof(n.net), "198.18.%u.%u/30", idx >> 6,
 		 (idx & 63) << 2);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+	/* The netctl, which removes the host's link and table however the
+	 * sentry ends, comes before them: a sentry killed between the table
+	 * and its janitor left the table on the host. Every failure below
+	 * closes its socket, and it removes what was made. */
+	*ctl_fd = start_netctl(&n);
+	if (*ctl_fd < 0)
+		return moat_error_set(err, errno, "--net=tap: netctl");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		close(*ctl_fd);
 		return moat_error_set(err, errno, "--net=tap: socketpair");
+	}
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(*ctl_fd);
 		return moat_error_set(err, errno, "--net=tap: fork");
+	}
 	if (pid == 0) {
 		close(sv[0]);
 		child(sv[1], &n);
@@ -626,6 +642,7 @@ int tap_open(const char *netns, int *link_fd, int *ctl_fd,
 	if (tag != 'F' || fd < 0) {
 		close(sv[0]);
 		waitpid(pid, &st, 0);
+		close(*ctl_fd);
 		return moat_error_set(err, EIO, "--net=tap: %s",
 				      tag == 'N' ? "cannot make a network "
 						   "namespace" :
@@ -642,7 +659,7 @@ int tap_open(const char *netns, int *link_fd, int *ctl_fd,
 		close(fd);
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
-		RUN(IP_BIN, "link", "del", n.host_if);
+		close(*ctl_fd);
 		return moat_error_set(err, EIO,
 				      "--net=tap: cannot set up the veth pair "
 				      "and the namespace's routes");
@@ -669,17 +686,10 @@ int tap_open(const char *netns, int *link_fd, int *ctl_fd,
 	if (write_file("/proc/sys/net/ipv4/ip_forward", "1\n") < 0 ||
 	    run((char *const[]){ NFT_BIN, "-f", "-", NULL }, rules)) {
 		close(fd);
-		RUN(IP_BIN, "link", "del", n.host_if);
+		close(*ctl_fd);
 		return moat_error_set(err, EIO,
 				      "--net=tap: cannot set up the host's "
 				      "forwarding and NAT (nftables)");
-	}
-	*ctl_fd = start_netctl(&n);
-	if (*ctl_fd < 0) {
-		close(fd);
-		RUN(NFT_BIN, "delete", "table", "ip", n.table);
-		RUN(IP_BIN, "link", "del", n.host_if);
-		return moat_error_set(err, errno, "--net=tap: netctl");
 	}
 	*link_fd = fd;
 	return 0;

@@ -402,6 +402,33 @@ t_tap_crash_leaves_nothing_behind()
 	fail "left after a crash: $(ip -br link | grep '^moat'; nft list tables | grep moat_)"
 }
 
+# Killed at any moment of its start, a --net=tap sandbox leaves no link and
+# no table: the janitor that removes them exists before they do.
+t_tap_crash_while_starting_leaves_nothing()
+{
+	need_net
+	local pids="" pid i left
+	for i in $(seq 20); do
+		"$MOAT" do --net=tap --audit /dev/null -- true >/dev/null 2>&1 &
+		pid=$!
+		pids="$pids $pid"
+		sleep "0.0$((i % 10))"
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	# each sandbox's link and table are named after its pid
+	for _ in $(seq 100); do
+		left=
+		for pid in $pids; do
+			ip -br link | grep -q "^moat$pid[ @]" && left="$left link moat$pid"
+			nft list tables 2>/dev/null | grep -qx "table ip moat_$pid" && left="$left table moat_$pid"
+		done
+		[ -z "$left" ] && return 0
+		sleep 0.05
+	done
+	fail "left after a crash:$left"
+}
+
 t_every_sandbox_has_a_control_socket()
 {
 	# without --name the sandbox's ID is moat's pid
@@ -471,4 +498,5 @@ run_test tap_echo_through_the_netstack t_tap t_echo_through_the_netstack
 run_test tap_policy_swap_mid_run t_tap t_policy_swap_mid_run
 run_test tap_leaves_nothing_behind t_tap_leaves_nothing_behind
 run_test tap_crash_leaves_nothing_behind t_tap_crash_leaves_nothing_behind
+run_test tap_crash_while_starting_leaves_nothing t_tap_crash_while_starting_leaves_nothing
 run_test tap_ping_by_icmp_rules t_tap t_ping_by_icmp_rules
