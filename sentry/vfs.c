@@ -692,6 +692,26 @@ static void walk_unwind(struct vnode **up, size_t *nup)
 		vnode_put(up[--*nup]);
 }
 
+/* The component of rest at *pos into name (NAME_MAX + 2 bytes), *pos
+ * past it, and *last whether only slashes follow: 1, 0 at the end of
+ * rest, or -ENAMETOOLONG. */
+static int next_component(const char *rest, size_t *pos, char *name, bool *last)
+{
+	size_t len;
+
+	*pos += strspn(rest + *pos, "/");
+	if (!rest[*pos])
+		return 0;
+	len = strcspn(rest + *pos, "/");
+	if (len > NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(name, rest + *pos, len);
+	name[len] = 0;
+	*pos += len;
+	*last = !rest[*pos + strspn(rest + *pos, "/")];
+	return 1;
+}
+
 /* The walk itself (vfs_resolve). For BENEATH and IN_ROOT, depth counts the
  * components below the start: ".." at depth 0 would leave it. The start
  * can be reached again only through "..", since a magic link and an
@@ -730,28 +750,14 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 	strcpy(rest, path);
 	for (;;) {
 		char name[NAME_MAX + 2];
-		size_t len;
 		bool last, trailing;
 
-		while (rest[pos] == '/')
-			pos++;
-		if (!rest[pos])
+		rc = next_component(rest, &pos, name, &last);
+		if (rc == 0)
 			break;
-		len = strcspn(rest + pos, "/");
-		if (len > NAME_MAX) {
-			rc = -ENAMETOOLONG;
+		if (rc < 0)
 			goto fail;
-		}
-		memcpy(name, rest + pos, len);
-		name[len] = 0;
-		pos += len;
 		trailing = rest[pos] == '/';
-		{
-			size_t q = pos;
-			while (rest[q] == '/')
-				q++;
-			last = !rest[q];
-		}
 		if (!strcmp(name, ".")) {
 			if (!S_ISDIR(cur->mode)) {
 				rc = -ENOTDIR;
@@ -950,23 +956,14 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 	strcpy(rest, path);
 	cur = vnode_get(top_vn);
 	for (;;) {
-		char name[NAME_MAX + 1];
-		size_t len;
+		char name[NAME_MAX + 2];
 		bool final;
 
-		while (rest[pos] == '/')
-			pos++;
-		if (!rest[pos])
+		rc = next_component(rest, &pos, name, &final);
+		if (rc == 0)
 			break;
-		len = strcspn(rest + pos, "/");
-		if (len > NAME_MAX) {
-			rc = -ENAMETOOLONG;
+		if (rc < 0)
 			goto fail;
-		}
-		memcpy(name, rest + pos, len);
-		name[len] = 0;
-		pos += len;
-		final = !rest[pos + strspn(rest + pos, "/")];
 		if (!strcmp(name, "."))
 			continue;
 		if (!strcmp(name, "..")) {
