@@ -1115,7 +1115,10 @@ static int sticky_ok(struct task *t, struct vnode *dir, struct vnode *vn)
 	return t ? vfs_sticky_ok(&t->proc->cred, dir, vn->st.st_uid) : 0;
 }
 
-static int add_entry(struct vnode *dir, const char *name, struct vnode *vn)
+/* A new entry name in dir, charged, with the next cookie, linked in its
+ * table (no node yet: the caller's to fill): 0, -ENOSPC past the
+ * sentry's share, or -ENOMEM. */
+static int new_dirent(struct vnode *dir, const char *name, struct tdirent **out)
 {
 	struct tdirent *e;
 
@@ -1129,11 +1132,22 @@ static int add_entry(struct vnode *dir, const char *name, struct vnode *vn)
 		limits_heap_charge(-(int64_t)dirent_cost(name));
 		return -ENOMEM;
 	}
-	e->vn = vn; /* takes the caller's reference */
 	if (!dir->tn->next_cookie)
 		dir->tn->next_cookie = 3; /* after "." and ".." */
 	e->cookie = dir->tn->next_cookie++;
 	link_dirent(dir, e);
+	*out = e;
+	return 0;
+}
+
+static int add_entry(struct vnode *dir, const char *name, struct vnode *vn)
+{
+	struct tdirent *e;
+	int rc = new_dirent(dir, name, &e);
+
+	if (rc < 0)
+		return rc;
+	e->vn = vn; /* takes the caller's reference */
 	dir->tn->nchildren++;
 	if (S_ISDIR(vn->mode)) {
 		/* A directory holds its parent: ".." must stay valid while
@@ -1957,26 +1971,16 @@ bool tmpfs_has_whiteout(struct vnode *dir, const char *name)
 int tmpfs_add_whiteout(struct vnode *dir, const char *name)
 {
 	struct tdirent *e;
+	int rc;
 
 	if (ro_node(dir))
 		return -EROFS; /* removing a rootfs name of a read-only root */
 	if (find(dir, name))
 		return 0;
-	if (!limits_heap_charge((int64_t)dirent_cost(name)))
-		return -ENOSPC;
-	e = calloc(1, sizeof(*e));
-	if (e)
-		e->name = strdup(name);
-	if (!e || !e->name) {
-		free(e);
-		limits_heap_charge(-(int64_t)dirent_cost(name));
-		return -ENOMEM;
-	}
+	rc = new_dirent(dir, name, &e);
+	if (rc < 0)
+		return rc;
 	e->whiteout = true;
-	if (!dir->tn->next_cookie)
-		dir->tn->next_cookie = 3;
-	e->cookie = dir->tn->next_cookie++;
-	link_dirent(dir, e);
 	stamp(&dir->st, false, true, true);
 	return 0;
 }
