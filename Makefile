@@ -1,6 +1,6 @@
 # moat: top-level build.
 #
-# Everything under lib/ prot/ sentry/ platform/ gofer/ policy/ netstack/ cli/
+# Everything under lib/ prot/ sentry/ platform/ gofer/ policy/ netstack/ broker/ cli/
 # is compiled into ONE binary, build/moat (cli/main.c holds main()); the
 # internal roles (boot, gofer) are the same binary re-executed.
 #
@@ -33,11 +33,13 @@ PKG_CONFIG ?= pkg-config
 # Recursively expanded on purpose: `make deps` must parse this file before
 # pkg-config or the -dev packages exist.  json-c (policy) and liburing are
 # linked --as-needed: they cost nothing until some file uses them.
-PKGS        = libseccomp libcap libunwind json-c liburing
+PKGS        = libseccomp libcap libunwind json-c liburing libssl libcrypto libnghttp2 \
+	zlib libbrotlienc libbrotlidec libzstd
 # lwIP's headers are third-party: -isystem keeps our -Werror off them.
 PKG_CFLAGS  = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null) -isystem /usr/include/lwip
 PKG_LIBS    = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || \
-		echo -lseccomp -lcap -lunwind -ljson-c -luring) -llwip -lslirp
+		echo -lseccomp -lcap -lunwind -ljson-c -luring -lssl -lcrypto -lnghttp2 \
+		-lz -lbrotlienc -lbrotlidec -lzstd) -llwip -lslirp
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
 CRIT_LIBS   = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null || echo -lcriterion)
 
@@ -77,7 +79,7 @@ endif
 
 # ---------------------------------------------------------------- sources
 
-SRC_DIRS  := lib prot sentry platform gofer policy netstack oci cli
+SRC_DIRS  := lib prot sentry platform gofer policy netstack broker oci cli
 SRCS      := $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 MAIN_SRC  := cli/main.c
 LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
@@ -283,10 +285,12 @@ bench-net: $(MOAT)
 # Installed only when missing: a machine that has them all never calls apt.
 DEPS_PKGS := build-essential binutils clang libclang-rt-14-dev clang-format pkg-config libseccomp-dev \
 	libcap-dev liburing-dev libunwind-dev libcriterion-dev libjson-c-dev liblwip-dev libslirp-dev \
+	libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libzstd-dev openssl \
 	busybox-static python3 libpython3.11-testsuite bash coreutils procps iproute2 nftables curl
 # The OCI engines tests/oci drives moat under, and runc to compare with;
 # a notebook's client and kernel (tests/e2e/test_notebook.sh).
-TEST_PKGS  := runc podman containerd python3-nbclient python3-nbformat python3-ipykernel
+TEST_PKGS  := runc podman containerd python3-nbclient python3-nbformat python3-ipykernel \
+	python3-requests python3-grpcio
 BENCH_PKGS := runsc proot hyperfine iperf3 slirp4netns passt
 
 deps:

@@ -1,0 +1,60 @@
+/* broker/store.h: the secret values the broker holds, and their
+ * placeholders.
+ *
+ * The broker is the only process that ever holds a value. Values live in
+ * memory locked against swap (mlock), are wiped when replaced or freed,
+ * and never reach a log, an audit line or a message to the sentry.
+ * Threads (one per flow) read the store under its lock; `moat secret
+ * rotate|revoke|set` changes it under the same lock, and bumps gen so
+ * that a flow notices at its next request.
+ */
+#ifndef MOAT_BROKER_STORE_H
+#define MOAT_BROKER_STORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/credentials.h"
+
+struct secret {
+	const struct credential *cred; /* the policy's entry (hosts, where) */
+	char *placeholder;	       /* NUL-terminated; never changes */
+	size_t plen;
+	char *value; /* not NUL-terminated; locked memory */
+	size_t vlen;
+	bool revoked;
+};
+
+struct store {
+	pthread_rwlock_t lock;
+	struct secret *v;
+	size_t n;
+	uint64_t gen; /* bumped at each change */
+	const struct cred_policy *policy;
+};
+
+/* The store for policy p: reads every credential's value from its source
+ * (env, file, fd) and makes its placeholder. 0, or -errno with err
+ * naming the credential and why (an unset variable, a missing file, an
+ * empty or oversized value). */
+int store_init(struct store *s, const struct cred_policy *p,
+	       struct moat_error *err);
+void store_free(struct store *s);
+
+/* A placeholder from template tmpl ("{rand}" stands for random letters
+ * and digits, from getrandom; NULL: "{rand}"), for a value of vlen bytes:
+ * as long as the value when the template allows it (so that a swap keeps
+ * lengths), never shorter than 16 random characters. Into out (cap
+ * bytes, NUL-terminated); its length, or -EINVAL for a bad template. */
+long store_make_placeholder(const char *tmpl, size_t vlen, char *out,
+			    size_t cap);
+
+/* Replace secret i's value (rotate): the old one is wiped. 0 or -errno. */
+int store_rotate(struct store *s, size_t i, const void *value, size_t vlen);
+void store_revoke(struct store *s, size_t i);
+/* The index of the secret named name, or -1. */
+long store_find(const struct store *s, const char *name);
+
+#endif
