@@ -230,16 +230,17 @@ static unsigned place(const char *const *names, unsigned n, const char *s)
 unsigned netpol_audit_kind(const char *event, const char *proto, bool allow,
 			   const char *reason)
 {
-	static const char *const events[] = { "egress", "dns", "dns-answer" };
+	static const char *const events[] = { "egress", "dns", "dns-answer",
+					      "credential" };
 	static const char *const protos[] = { "tcp", "udp", "icmp", "dns" };
 	static const char *const reasons[] = { "rule", "special-range",
 					       "host-address", "default-deny" };
-	unsigned e = place(events, 3, event), p = place(protos, 4, proto);
+	unsigned e = place(events, 4, event), p = place(protos, 4, proto);
 	unsigned r = place(reasons, 4, reason);
 
 	/* each is one of the sentry's constants; anything else (none is)
 	 * is the table's last kind */
-	if (e == 3 || p == 4 || r == 4)
+	if (e == 4 || p == 4 || r == 4)
 		return AUDIT_NET_KINDS - 1;
 	return ((e * 2 + allow) * 4 + r) * 4 + p;
 }

@@ -159,6 +159,11 @@ size_t ns_send_room(struct ns_conn *c);
 
 int ns_shutdown(struct ns_conn *c, bool rd, bool wr);
 void ns_close(struct ns_conn *c); /* frees; no more events */
+/* Events of c go to owner through ops from now on (NULL: the stack's,
+ * given to netstack_init): a flow the broker relays (sentry/brokerlink.c)
+ * outlives its guest socket. */
+void ns_set_owner(struct ns_conn *c, void *owner,
+		  const struct ns_owner_ops *ops);
 /* TCP: reset the connection now (a RST to the peer); no event follows. */
 void ns_abort(struct ns_conn *c);
 

@@ -64,6 +64,7 @@ struct ns_conn {
 	bool tcp;
 	int family; /* of the guest's socket */
 	void *owner;
+	const struct ns_owner_ops *ops; /* the owner's; NULL: the stack's */
 	struct tcp_pcb *tpcb;
 	struct udp_pcb *upcb;
 	struct raw_pcb *rpcb; /* an ICMP echo (ping) socket */
@@ -72,6 +73,15 @@ struct ns_conn {
 };
 
 static int64_t mono_ns(void);
+
+#define OPS(c) ((c)->ops ? (c)->ops : ns.ops)
+
+void ns_set_owner(struct ns_conn *c, void *owner,
+		  const struct ns_owner_ops *ops)
+{
+	c->owner = owner;
+	c->ops = ops;
+}
 
 bool netstack_up(void)
 {
@@ -693,7 +703,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t e)
 	c->connected = e == ERR_OK;
 	if (e == ERR_OK)
 		use_peer_mss(pcb);
-	ns.ops->event(c->owner, e == ERR_OK ? 0 : lwip_errno(e, false));
+	OPS(c)->event(c->owner, e == ERR_OK ? 0 : lwip_errno(e, false));
 	return ERR_OK;
 }
 
@@ -705,14 +715,14 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t e)
 	(void)pcb;
 	(void)e;
 	if (!p) {
-		ns.ops->event(c->owner, -1); /* FIN */
+		OPS(c)->event(c->owner, -1); /* FIN */
 		return ERR_OK;
 	}
 	/* The socket takes everything: the window is opened again only as
 	 * the guest reads (ns_consumed), so no more than a window's worth is
 	 * ever held. */
 	for (q = p; q; q = q->next)
-		ns.ops->data(c->owner, q->payload, q->len);
+		OPS(c)->data(c->owner, q->payload, q->len);
 	pbuf_free(p);
 	return ERR_OK;
 }
@@ -723,7 +733,7 @@ static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
 
 	(void)pcb;
 	(void)len;
-	ns.ops->event(c->owner, -2);
+	OPS(c)->event(c->owner, -2);
 	return ERR_OK;
 }
 
@@ -732,7 +742,7 @@ static void on_err(void *arg, err_t e)
 	struct ns_conn *c = arg;
 
 	c->tpcb = NULL; /* lwIP has freed it */
-	ns.ops->event(c->owner, lwip_errno(e, c->connected));
+	OPS(c)->event(c->owner, lwip_errno(e, c->connected));
 }
 
 /* No more callbacks into the conn: it is going away or failed. */
@@ -891,7 +901,7 @@ static void on_dgram(void *arg, struct udp_pcb *pcb, struct pbuf *p,
 	(void)pcb;
 	n = pbuf_copy_partial(p, buf, sizeof(buf), 0);
 	from_ip(c->family, from, port, &ss, &sl);
-	ns.ops->dgram(c->owner, buf, n, (struct sockaddr *)&ss, sl);
+	OPS(c)->dgram(c->owner, buf, n, (struct sockaddr *)&ss, sl);
 	pbuf_free(p);
 }
 
@@ -1019,7 +1029,7 @@ static u8_t on_icmp(void *arg, struct raw_pcb *pcb, struct pbuf *p,
 		return 0;
 	n = pbuf_copy_partial(p, buf, sizeof(buf), ihl);
 	from_ip(c->family, from, 0, &ss, &sl);
-	ns.ops->dgram(c->owner, buf, n, (struct sockaddr *)&ss, sl);
+	OPS(c)->dgram(c->owner, buf, n, (struct sockaddr *)&ss, sl);
 	pbuf_free(p);
 	return 1;
 }

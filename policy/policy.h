@@ -25,12 +25,14 @@
 #include <stddef.h>
 
 #include "lib/util.h"
+#include "policy/credentials.h"
 #include "policy/egress.h"
 
 #define POLICY_FILE_MAX (1 << 20) /* bytes */
 
 struct moat_policy {
 	struct egress_policy egress;
+	struct cred_policy cred;
 };
 
 /* Parse text (len bytes, not necessarily NUL-terminated); origin names it

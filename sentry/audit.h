@@ -63,8 +63,9 @@ enum audit_class {
  * number (negative, or past the table) is the one kind after them. */
 #define AUDIT_SYSCALL_NRS 512
 #define AUDIT_SYSCALL_KINDS (AUDIT_SYSCALL_NRS + 1)
-/* netstack/netpol.c: event (3) x verdict (2) x reason (4) x proto (4) */
-#define AUDIT_NET_KINDS 96
+/* netstack/netpol.c: event (4) x verdict (2) x reason (4) x proto (4),
+ * and one for anything else */
+#define AUDIT_NET_KINDS 129
 
 enum audit_guest_kind {
 	AUDIT_K_NET_UNREACHABLE,

@@ -22,6 +22,7 @@
 #include "netstack/resolver.h"
 #include "platform/platform.h"
 #include "sentry/audit.h"
+#include "sentry/brokerlink.h"
 #include "sentry/control.h"
 #include "sentry/exec.h"
 #include "sentry/limits.h"
@@ -580,6 +581,13 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 
 	netpol_set(&opts->policy);
 	resolv_conf_write();
+	/* Credentials: their broker, and the guest's view of it (its
+	 * placeholders and CA), before any guest exists. */
+	if (broker_start(opts, err) < 0)
+		return -1;
+	broker_env(&opts->env);
+	S->opts.env = opts->env;
+	broker_write_ca();
 	if (cfg.mode == NET_NONE)
 		return sentry_net_init(&cfg, err); /* the resolver alone */
 	if (opts->dns) {
@@ -802,6 +810,7 @@ int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err)
 	int rc = boot_and_run(opts, argv, err);
 
 	stop_gofers(opts);
+	broker_stop();
 	return rc;
 }
 

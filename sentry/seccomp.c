@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <seccomp.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include "lib/crash.h"
@@ -184,6 +185,9 @@ int sentry_seccomp_install(struct moat_error *err)
 		SYS_fallocate, /* a tmpfs memfd's hole, a rw mount's file */
 		SYS_rt_sigqueueinfo, /* timers' and sigqueue's siginfo */
 		SYS_rt_tgsigqueueinfo,
+		SYS_epoll_ctl, /* the broker's flows (sentry/brokerlink.c) */
+		SYS_epoll_wait,
+		SYS_shutdown,
 		SYS_accept4,	/* the control socket's requests */
 		SYS_getsockopt, /* and their SO_PEERCRED */
 		SYS_pipe2,	/* libunwind probes memory through one when the
@@ -214,6 +218,10 @@ int sentry_seccomp_install(struct moat_error *err)
 				(uint64_t)(O_CREAT | O_TRUNC | O_APPEND |
 					   __O_TMPFILE),
 				0));
+	/* a brokered flow's two pairs: a socketpair reaches nothing */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SYS_socketpair, 1,
+				      SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
 #if SENTRY_SANITIZED
 	if (rc == 0)
 		rc = sanitizer_extra(ctx);

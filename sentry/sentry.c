@@ -28,6 +28,7 @@
 #include "sentry/control.h"
 #include "sentry/pty.h"
 #include "sentry/audit.h"
+#include "sentry/brokerlink.h"
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
 
@@ -514,6 +515,8 @@ int sentry_loop(void)
 		n += control_pollfds(pfds + n, (int)ARRAY_SIZE(pfds) - n);
 		/* --net: the link's frames */
 		n += netstack_pollfds(pfds + n, (int)ARRAY_SIZE(pfds) - n);
+		/* the broker's messages and the flows it relays */
+		n += broker_pollfds(pfds + n, (int)ARRAY_SIZE(pfds) - n);
 		for (t = S->tasks; t; t = t->next) {
 			if (t->state != TS_BLOCKED)
 				continue;
@@ -558,6 +561,7 @@ int sentry_loop(void)
 		pty_relay_pump();
 		control_pump();
 		netstack_pump();
+		broker_pump();
 		{
 			int64_t due = resolver_deadline();
 			if (due && due <= now_ns())

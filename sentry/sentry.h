@@ -226,6 +226,7 @@ struct sentry_opts {
 	int net; /* enum net_mode */
 	struct moat_policy policy;
 	const char *dns;
+	const char *upstream_ca; /* --upstream-ca: the broker trusts it too */
 	/* --store: where the writable layers keep file data (sentry/store.h;
 	 * NULL: the default). */
 	const char *store;

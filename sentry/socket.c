@@ -48,7 +48,9 @@
 #include "netstack/netpol.h"
 #include "netstack/netstack.h"
 #include "netstack/resolver.h"
+#include "netstack/sniff.h"
 #include "sentry/audit.h"
+#include "sentry/brokerlink.h"
 #include "sentry/fs_tmpfs.h"
 #include "sentry/limits.h"
 #include "sentry/overlay.h"
@@ -182,6 +184,19 @@ struct usock {
 	size_t nflows;
 	bool ext_connecting, ext_dead;
 	struct usock *ext_next, **ext_pprev; /* in ext_list while ext */
+	/* With a broker (sentry/brokerlink.h): the guest's first bytes,
+	 * held until they say what the flow is (sniffing), then either
+	 * flushed to the connection as they are (of which sniff_sent went)
+	 * or given to the broker, which relays the flow from then on. */
+	enum {
+		BRK_NONE,
+		BRK_SNIFFING,
+		BRK_PASSED,
+		BRK_TAKEN
+	} brk;
+	uint8_t *sniff;
+	size_t nsniff, sniff_sent;
+	struct bflow *bflow;
 	int64_t rcvtimeo, sndtimeo; /* SO_RCVTIMEO, SO_SNDTIMEO (ns; 0: none) */
 	char cc[16];		    /* TCP_CONGESTION as set */
 	struct sockopt_val opts[SOCKOPTS_MAX];
@@ -243,7 +258,7 @@ static bool is_inet(const struct usock *u)
 
 static bool eof(struct usock *u)
 {
-	if (u->ext)
+	if (u->ext || u->bflow)
 		return u->peer_shut_wr || u->shut_rd || u->ext_dead;
 	return !u->peer || u->peer_shut_wr || u->shut_rd;
 }
@@ -1006,9 +1021,19 @@ static void ext_enqueue(struct usock *u, const void *buf, size_t n,
 	append_msg(u, m);
 }
 
+static void sniff_flush(struct usock *u);
+
 static void on_ext_data(void *owner, const void *buf, size_t len)
 {
-	ext_enqueue(owner, buf, len, NULL);
+	struct usock *u = owner;
+
+	/* The server spoke first (SSH, SMTP): no request of the guest's
+	 * for the broker to see. */
+	if (u->brk == BRK_SNIFFING) {
+		u->brk = BRK_PASSED;
+		sniff_flush(u);
+	}
+	ext_enqueue(u, buf, len, NULL);
 }
 
 static void on_ext_dgram(void *owner, const void *buf, size_t len,
@@ -1033,12 +1058,16 @@ static void on_ext_event(void *owner, int err)
 	if (err == 0) {
 		u->connected = true;
 		u->ext_connecting = false;
+		if (broker_wanted() && u->brk == BRK_NONE)
+			u->brk = BRK_SNIFFING;
 		if (kept_val(u, IPPROTO_TCP, TCP_NODELAY, 0))
 			ns_set_nodelay(u->ext, true);
 		if (kept_val(u, SOL_SOCKET, SO_KEEPALIVE, 0))
 			ns_set_keepalive(u->ext, true);
 	} else if (err == -1) {
 		u->peer_shut_wr = true; /* FIN */
+	} else if (err == -2) {
+		sniff_flush(u); /* room for what was held */
 	} else if (err > 0) {
 		/* refused, reset, timed out: lwIP has freed its pcb */
 		u->so_error = err;
@@ -1142,12 +1171,21 @@ static void ext_drop(struct usock *u)
 	size_t i;
 
 	if (u->ext) {
-		ns_close(u->ext);
+		/* a brokered flow's connection goes with its relay */
+		if (u->bflow)
+			bflow_guest_gone(u->bflow);
+		else
+			ns_close(u->ext);
 		*u->ext_pprev = u->ext_next;
 		if (u->ext_next)
 			u->ext_next->ext_pprev = u->ext_pprev;
 	}
 	u->ext = NULL;
+	u->bflow = NULL;
+	free(u->sniff);
+	u->sniff = NULL;
+	u->nsniff = u->sniff_sent = 0;
+	u->brk = BRK_NONE;
 	for (i = 0; i < u->nflows; i++)
 		flow_release(&u->flows[i], u->flows[i].proto == IPPROTO_TCP ?
 						   FLOW_LINGER_NS :
@@ -1197,7 +1235,10 @@ int sockets_policy_changed(void)
 			revoked++;
 			if (k->proto == IPPROTO_TCP && !u->ext_dead) {
 				/* reset, as a firewall rule added now would */
-				ns_abort(u->ext);
+				if (u->bflow)
+					bflow_abort(u->bflow);
+				else
+					ns_abort(u->ext);
 				u->so_error = ECONNRESET;
 				u->ext_dead = true;
 				u->ext_connecting = false;
@@ -1260,6 +1301,117 @@ static long ext_connect(struct task *t, struct file *f, struct usock *u,
 	return nonblock ? -EINPROGRESS : SYS_BLOCK;
 }
 
+/* ---- flows the broker takes (sentry/brokerlink.h) ------------------------ */
+
+static size_t bf_room(void *owner)
+{
+	return send_room(owner);
+}
+
+static void bf_data(void *owner, const void *buf, size_t n)
+{
+	struct usock *u = owner;
+
+	ext_enqueue(u, buf, n, NULL);
+	u->seq++;
+}
+
+static void bf_event(void *owner, int ev)
+{
+	struct usock *u = owner;
+
+	if (ev == BFLOW_EOF)
+		u->peer_shut_wr = true;
+	u->seq++;
+	sentry_wake();
+}
+
+static const struct bflow_guest_ops bf_ops = {
+	.room = bf_room,
+	.data = bf_data,
+	.event = bf_event,
+};
+
+/* Held bytes of a flow that passes by the broker, to the connection, as
+ * much as it takes now. */
+static void sniff_flush(struct usock *u)
+{
+	long rc;
+
+	if (u->brk != BRK_PASSED || u->sniff_sent >= u->nsniff || !u->ext ||
+	    u->ext_dead)
+		return;
+	rc = ns_send(u->ext, u->sniff + u->sniff_sent,
+		     u->nsniff - u->sniff_sent, false);
+	if (rc > 0)
+		u->sniff_sent += (size_t)rc;
+	if (u->sniff_sent == u->nsniff) {
+		free(u->sniff);
+		u->sniff = NULL;
+		u->nsniff = u->sniff_sent = 0;
+		u->seq++;
+	}
+}
+
+/* A send while the flow's first bytes are held: they (with this send's)
+ * say what the flow is. Returns the bytes taken (held, or the broker's),
+ * 0 when the flow passes by and nothing is held (the caller sends buf as
+ * ever), or -errno. */
+static long sniff_take(struct task *t, struct usock *u, const void *buf,
+		       size_t n)
+{
+	struct sniff_result r;
+	const uint8_t *p = buf;
+	size_t len = n < SNIFF_MAX ? n : SNIFF_MAX, take = len;
+	const char *exe;
+	struct bflow *b;
+	int err;
+
+	if (u->nsniff) {
+		take = n < SNIFF_MAX - u->nsniff ? n : SNIFF_MAX - u->nsniff;
+		memcpy(u->sniff + u->nsniff, buf, take);
+		u->nsniff += take;
+		p = u->sniff;
+		len = u->nsniff;
+	}
+	sniff(p, len, &r);
+	if (r.kind == SNIFF_MORE) {
+		if (!u->nsniff) {
+			u->sniff = malloc(SNIFF_MAX);
+			if (!u->sniff)
+				return -ENOMEM;
+			memcpy(u->sniff, buf, take);
+			u->nsniff = take;
+		}
+		return (long)take;
+	}
+	if (!broker_takes(&r, inet_port(&u->pname))) {
+		u->brk = BRK_PASSED;
+		if (!u->nsniff)
+			return 0;
+		sniff_flush(u);
+		return (long)take;
+	}
+	exe = t->proc->exe && t->proc->exe->path ? t->proc->exe->path :
+						   t->proc->comm;
+	b = bflow_start(u->ext, u, &bf_ops, t->proc->pid, exe, &u->pname.u.sa,
+			u->pname.len, &r, p, len, &err);
+	free(u->sniff);
+	u->sniff = NULL;
+	u->nsniff = u->sniff_sent = 0;
+	if (!b) {
+		/* Never passed by: what the broker would see is reset. */
+		ns_abort(u->ext);
+		u->ext_dead = true;
+		u->brk = BRK_PASSED;
+		u->seq++;
+		return err < 0 ? err : -ECONNRESET;
+	}
+	u->bflow = b;
+	u->brk = BRK_TAKEN;
+	return (long)take;
+}
+
 static long ext_send(struct task *t, struct file *f, struct usock *u,
 		     const void *buf, size_t n, int flags)
 {
@@ -1275,6 +1427,25 @@ static long ext_send(struct task *t, struct file *f, struct usock *u,
 	}
 	if (!u->connected)
 		return -ENOTCONN;
+	if (u->bflow) {
+		rc = u->shut_wr ? -EPIPE : bflow_send(u->bflow, buf, n);
+		if (rc == -EAGAIN)
+			return nonblock ? -EAGAIN : SYS_BLOCK;
+		if (rc == -EPIPE && !(flags & MSG_NOSIGNAL))
+			send_signal_task(t, SIGPIPE, t->proc->pid);
+		return rc;
+	}
+	if (u->brk == BRK_SNIFFING && !u->shut_wr) {
+		rc = sniff_take(t, u, buf, n);
+		if (rc != 0)
+			return rc;
+	}
+	if (u->sniff_sent < u->nsniff) {
+		/* what was held goes first */
+		sniff_flush(u);
+		if (u->sniff_sent < u->nsniff)
+			return nonblock ? -EAGAIN : SYS_BLOCK;
+	}
 	ns_set_nodelay(u->ext, kept_val(u, IPPROTO_TCP, TCP_NODELAY, 0));
 	rc = u->shut_wr ? -EPIPE : ns_send(u->ext, buf, n, flags & MSG_MORE);
 	if (rc == -EPIPE && !(flags & MSG_NOSIGNAL))
@@ -1374,6 +1545,10 @@ static long ext_sendto(struct task *t, struct usock *u, const void *buf,
 			return -ENOMEM;
 		ext_attach(u, c);
 	}
+	/* QUIC to a brokered host is lost, as a firewall would lose it:
+	 * the client falls back to TCP, which the broker sees. */
+	if (broker_drops_udp(t->proc->pid, &dst->u.sa, dst->len))
+		return (long)n;
 	if (!ext_has_flow(u, IPPROTO_UDP, dst)) {
 		/* a new destination: decided (and audited) once */
 		if (netpol_check(t->proc->pid, IPPROTO_UDP, &dst->u.sa,
@@ -2073,7 +2248,9 @@ static long urecv(struct file *f, void *buf, size_t n, int flags, bool *trunc,
 	}
 	if (!(flags & MSG_PEEK)) {
 		room_made(u);
-		if (u->ext && done)
+		if (u->bflow && done)
+			bflow_consumed(u->bflow);
+		else if (u->ext && done)
 			ns_consumed(u->ext, done); /* open the window again */
 	}
 	return (long)done;
@@ -2136,7 +2313,10 @@ static short usock_poll(struct file *f, short events)
 			       (events | POLLHUP | POLLERR);
 		if (u->head || eof(u) || u->so_error)
 			r |= POLLIN | POLLRDNORM;
-		if (!u->shut_wr && !u->ext_dead && ns_send_room(u->ext))
+		if (!u->shut_wr && !u->ext_dead &&
+		    (u->bflow		       ? bflow_writable(u->bflow) :
+		     u->sniff_sent < u->nsniff ? false :
+						 ns_send_room(u->ext) > 0))
 			r |= POLLOUT | POLLWRNORM;
 		if (u->so_error)
 			r |= POLLERR;
@@ -3101,7 +3281,14 @@ long sys_shutdown(struct task *t, struct syscall_args *a)
 			u->peer->seq++;
 		}
 	}
-	if (u->ext && is_stream(u))
+	if (u->brk == BRK_SNIFFING && how != SHUT_RD) {
+		/* no more bytes to tell by: what is held passes */
+		u->brk = BRK_PASSED;
+		sniff_flush(u);
+	}
+	if (u->bflow)
+		bflow_shutdown(u->bflow, how != SHUT_WR, how != SHUT_RD);
+	else if (u->ext && is_stream(u))
 		ns_shutdown(u->ext, how != SHUT_WR, how != SHUT_RD);
 	u->seq++;
 	sentry_wake();

@@ -1,0 +1,103 @@
+/* sentry/brokerlink.h: the sentry's side of the credential broker
+ * (docs/credentials.md).
+ *
+ * The broker (`moat broker`, broker/broker.c) is a process of its own,
+ * started here when the policy has credentials or inspected hosts. It
+ * alone holds the secret values and the sandbox CA's key; the sentry
+ * knows only the placeholders and the CA's certificate, which the guest
+ * gets in its environment and its certificate bundles. It has no network:
+ * a flow it takes is two socketpairs, the guest's side and the upstream's,
+ * and the sentry relays the upstream side through the netstack like any
+ * other connection, under the same policy and flow checks.
+ *
+ * Which flows: an outside TCP connection's first bytes (netstack/sniff.h)
+ * decide, only when a broker runs. A ClientHello naming a credentialed or
+ * inspected host, or a plain HTTP request line, goes to the broker;
+ * anything else passes as before, byte for byte. With the broker gone,
+ * what would go to it is reset: never passed by.
+ */
+#ifndef MOAT_SENTRY_BROKERLINK_H
+#define MOAT_SENTRY_BROKERLINK_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "lib/util.h"
+#include "netstack/netstack.h"
+#include "netstack/sniff.h"
+
+struct sentry_opts;
+
+/* Start the broker when opts' policy wants one, and wait until it is
+ * ready (its CA and placeholders in): 0, or -1 with err. The `env:`
+ * sources' variables go to the broker alone and are wiped from the
+ * sentry's environment. */
+int broker_start(struct sentry_opts *opts, struct moat_error *err);
+/* Is there a broker (started, and not gone)? */
+bool broker_active(void);
+/* Was one started? (Its flows then fail closed once it is gone.) */
+bool broker_wanted(void);
+/* The guest's environment gains NAME=PLACEHOLDER for every credential
+ * and the CA variables (SSL_CERT_FILE and the others): a new array
+ * (the strings of env are kept) into *env. */
+void broker_env(char ***env);
+/* The CA into the guest's tree: /etc/moat/ca.pem, and the merged bundle
+ * at the standard paths (in the overlay). */
+void broker_write_ca(void);
+/* Stop it (kill and reap); every flow closes. */
+void broker_stop(void);
+
+/* The event loop's side: its control socket and the flows' epoll fd. */
+int broker_pollfds(struct pollfd *p, int max);
+void broker_pump(void);
+
+/* ---- flows ---------------------------------------------------------------- */
+
+/* Does a flow whose first bytes say r, to port, go to the broker? */
+bool broker_takes(const struct sniff_result *r, uint16_t port);
+
+/* Is a datagram from pid to sa QUIC (UDP 443) to a host the broker takes
+ * TLS for? Then it is dropped (audited), so that the client falls back
+ * to TCP. */
+bool broker_drops_udp(int pid, const struct sockaddr *sa, socklen_t len);
+
+/* What the relay tells the guest's socket (owner). */
+enum bflow_event {
+	BFLOW_EOF = 1,	/* the broker will send the guest no more */
+	BFLOW_WRITABLE, /* room again after a send that waited */
+};
+struct bflow_guest_ops {
+	size_t (*room)(void *owner); /* bytes its queue takes now */
+	void (*data)(void *owner, const void *buf, size_t n);
+	void (*event)(void *owner, int ev); /* enum bflow_event */
+};
+
+struct bflow;
+
+/* Hand the connected flow c (the guest socket owner's) to the broker:
+ * its events come here from now on. kind: BRK_KIND_TLS or BRK_KIND_HTTP;
+ * first[0..nfirst) the guest's bytes held so far, given to the broker
+ * first. NULL with *err (-errno) when it cannot be done: the caller
+ * resets the connection. */
+struct bflow *bflow_start(struct ns_conn *c, void *owner,
+			  const struct bflow_guest_ops *ops, int pid,
+			  const char *exe, const struct sockaddr *dst,
+			  socklen_t dstlen, const struct sniff_result *r,
+			  const void *first, size_t nfirst, int *err);
+/* The guest sends: bytes taken, -EAGAIN (it waits for BFLOW_WRITABLE), or
+ * -EPIPE. */
+long bflow_send(struct bflow *b, const void *buf, size_t n);
+bool bflow_writable(struct bflow *b);
+/* The guest read from its queue: room again for the broker's bytes. */
+void bflow_consumed(struct bflow *b);
+void bflow_shutdown(struct bflow *b, bool rd, bool wr);
+/* The guest's socket is gone: the flow ends once the broker and the
+ * upstream are done with it (or after a while). */
+void bflow_guest_gone(struct bflow *b);
+/* Reset it now (the policy no longer allows the destination). */
+void bflow_abort(struct bflow *b);
+
+#endif
