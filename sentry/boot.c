@@ -587,7 +587,8 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 		return -1;
 	broker_env(&opts->env);
 	S->opts.env = opts->env;
-	broker_write_ca();
+	if (broker_write_ca(err) < 0)
+		return -1;
 	if (cfg.mode == NET_NONE)
 		return sentry_net_init(&cfg, err); /* the resolver alone */
 	if (opts->dns) {

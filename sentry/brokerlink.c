@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -531,12 +532,63 @@ static int write_guest_file(const char *path, const char *a, size_t alen,
 	return rc;
 }
 
-void broker_write_ca(void)
+/* A `file:` source leaves the guest's view of the rootfs (which, for
+ * `moat do`, is the host's own tree): its name is whited out in the
+ * overlay. The path as the guest resolves it, links followed. */
+static void hide_source(const char *path)
+{
+	struct vnode *vn, *pdir, *udir, *old;
+	char dir[PATH_MAX];
+	const char *base;
+	char *slash;
+	int rc;
+
+	if (vfs_resolve(NULL, AT_FDCWD, path, LOOKUP_FOLLOW, &vn) < 0)
+		return;
+	snprintf(dir, sizeof(dir), "%s", vn->path);
+	vnode_put(vn);
+	slash = strrchr(dir, '/');
+	if (!slash || !slash[1])
+		return;
+	*slash = 0;
+	base = slash + 1;
+	if (vfs_resolve(NULL, AT_FDCWD, dir[0] ? dir : "/", 0, &pdir) < 0)
+		return;
+	rc = ovl_write_dir(pdir, &udir);
+	vnode_put(pdir);
+	if (rc < 0)
+		return;
+	if (tmpfs_lookup(udir, base, &old) == 0) {
+		vnode_put(old);
+		tmpfs_unlink(NULL, udir, base, false);
+	}
+	ovl_hide_lower(udir, base);
+	vnode_put(udir);
+}
+
+int broker_write_ca(struct moat_error *err)
 {
 	bool any = false;
 
 	if (!B.up)
-		return;
+		return 0;
+	for (size_t i = 0; i < B.policy->n; i++) {
+		const struct credential *c = &B.policy->v[i];
+		struct vnode *vn;
+
+		if (c->source != CRED_FROM_FILE)
+			continue;
+		hide_source(c->src);
+		if (vfs_resolve(NULL, AT_FDCWD, c->src, LOOKUP_FOLLOW, &vn) ==
+		    0) {
+			vnode_put(vn);
+			return moat_error_input(err, EPERM,
+						"--secret %s: file:%s would be "
+						"in the guest's view, and it "
+						"cannot be hidden there",
+						c->name, c->src);
+		}
+	}
 	write_guest_file(CA_FILE, B.ca, B.ca_len, NULL, 0);
 	/* Each bundle the tree has gains the CA; the first is made when
 	 * none exists, since the variables name it. */
@@ -560,6 +612,7 @@ void broker_write_ca(void)
 			any = true;
 		free(own);
 	}
+	return 0;
 }
 
 /* ---- which flows ---------------------------------------------------------- */

@@ -45,8 +45,9 @@ bool broker_wanted(void);
  * (the strings of env are kept) into *env. */
 void broker_env(char ***env);
 /* The CA into the guest's tree: /etc/moat/ca.pem, and the merged bundle
- * at the standard paths (in the overlay). */
-void broker_write_ca(void);
+ * at the standard paths (in the overlay); and every `file:` source out
+ * of it (a whiteout), or the sandbox does not start: 0 or -1 with err. */
+int broker_write_ca(struct moat_error *err);
 /* Stop it (kill and reap); every flow closes. */
 void broker_stop(void);
 
