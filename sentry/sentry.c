@@ -241,11 +241,22 @@ static void handle_exit_stop(struct task *t)
 	plat_cont(t->host_tid, 0);
 }
 
+/* Called from the event loop alone (never from a handler), for each event
+ * it collected, one by one or as a batch (drain_waits, the deferred ones). */
 static void handle_stop(pid_t pid, int st)
 {
-	struct task *t = task_by_host(pid);
+	struct task *t;
 	int sig, ev;
 
+	/* Linux closes a process's files before its parent can learn of its
+	 * death: once a wait has reaped it, a write to a pipe whose only
+	 * reader it was is EPIPE (CPython's resource tracker tests see it
+	 * die so). Files of a process found dead by an earlier event close
+	 * here, before this event is looked at, not only at the loop's top:
+	 * a batch can hold its death, its parent's wait and that write. */
+	if (S->fds_to_release)
+		task_release_files();
+	t = task_by_host(pid);
 	if (S->debug)
 		fprintf(stderr,
 			"moat-debug: %.3f pid %d (task %d) status 0x%x\n",

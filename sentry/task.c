@@ -489,9 +489,10 @@ static void proc_exited(struct process *p, int status)
 	notify_proc_gone(p);
 	sysv_proc_gone(p);
 	mqueue_proc_gone(p);
-	/* Its files close at the top of the event loop, not here: a handler
-	 * that learnt of this death in the middle of an injection may still
-	 * hold one of them (found by the ASan end-to-end run). */
+	/* Its files close before the event loop looks at its next event
+	 * (handle_stop), not here: a handler that learnt of this death in
+	 * the middle of an injection may still hold one of them (found by
+	 * the ASan end-to-end run). */
 	S->fds_to_release = true;
 	/* Orphans go to virtual init. One that is a zombie already is
 	 * init's to reap, as Linux's reparent_leader has it: init hears of

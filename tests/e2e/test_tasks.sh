@@ -2,6 +2,7 @@
 # Tasks: namespace flags refused, statuses and signals between guest
 # processes with virtual pids, process groups and sessions, threads.
 . "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 t_clone_namespace_refused()
 {
@@ -74,6 +75,22 @@ _, st = os.waitpid(p, 0)
 print("status", os.WEXITSTATUS(st), "sigchld", got == [signal.SIGCHLD])
 '
 	assert_eq "status 5 sigchld True" "$OUT" "the parent gets SIGCHLD for its child"
+}
+
+# A reaped child's files are closed: a write to a pipe whose only reader it
+# held is EPIPE. The sentry once closed them only after the whole batch of
+# events it had collected, so the parent's wait and write in that batch
+# found the pipe open (CPython's resource tracker tests: "No such process").
+t_reaped_reader_pipe_is_closed()
+{
+	gcc -O1 -Wall -o "$E2E_TMP/reaped_reader_pipe" "$HERE/reaped_reader_pipe.c" ||
+		fail "cannot build reaped_reader_pipe.c"
+	chmod 755 "$E2E_TMP/reaped_reader_pipe"
+	capture native "$E2E_TMP/reaped_reader_pipe"
+	local want=$OUT
+	assert_eq "rounds 200: EPIPE 200, written 0, other 0" "$want" "natively, every write is EPIPE"
+	capture moat do -- "$E2E_TMP/reaped_reader_pipe"
+	assert_eq "$want" "$OUT" "a write to the pipe of a reaped reader is EPIPE, as natively"
 }
 
 t_kill_between_guests()
@@ -165,6 +182,7 @@ run_test "clone with namespace flags is refused" t_clone_namespace_refused
 run_test "unshare is refused" t_unshare_refused
 run_test "wait4/waitid give exact statuses" t_wait_statuses
 run_test "SIGCHLD reaches the parent" t_sigchld_siginfo
+run_test "a reaped reader's pipe is closed (EPIPE)" t_reaped_reader_pipe_is_closed
 run_test "kill between guest processes" t_kill_between_guests
 run_test "process groups and sessions" t_pgrp_session
 run_test "threads get virtual tids" t_threads_tids
