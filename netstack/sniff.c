@@ -295,6 +295,11 @@ static enum sniff_kind sniff_http(const uint8_t *buf, size_t n)
 	while (i < n && tchar(buf[i]))
 		if (++i > HTTP_METHOD_MAX)
 			return SNIFF_OTHER;
+	/* An SSH client's identification string ("SSH-2.0-JSCH-0.1.54
+	 * comment", RFC 4253 4.2) is a token and a space too; no method
+	 * begins so, and ssh must not be handed to the broker. */
+	if (i >= 4 && !memcmp(buf, "SSH-", 4))
+		return SNIFF_OTHER;
 	if (i == n)
 		return SNIFF_MORE; /* i >= 1: buf[0] is no record type */
 	if (i == 0 || buf[i] != ' ')

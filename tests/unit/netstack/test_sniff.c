@@ -639,6 +639,9 @@ Test(sniff, what_is_no_request_line_is_other)
 	cr_assert_eq(kind_s("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"),
 		     SNIFF_OTHER); /* 21 characters before the space */
 	cr_assert_eq(kind_s("SSH-2.0-Go\r\n"), SNIFF_OTHER);
+	cr_assert_eq(kind_s("SSH-2.0-JSCH-0.1.54 comment\r\n"), SNIFF_OTHER);
+	cr_assert_eq(kind_s("SSH-"), SNIFF_OTHER); /* decided at once */
+	cr_assert_eq(kind_s("SSH"), SNIFF_MORE);
 	/* 20 characters is a method, 21 is not, even before the space */
 	cr_assert_eq(kind_s("ABCDEFGHIJKLMNOPQRST /"), SNIFF_HTTP);
 	cr_assert_eq(kind_s("ABCDEFGHIJKLMNOPQRST"), SNIFF_MORE);
