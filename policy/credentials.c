@@ -919,7 +919,8 @@ static int parse_in(const struct jdoc *d, json_object *v, struct jstep *path,
 		} else if (!strncmp(s, "query:", 6)) {
 			/* as it is written in the query: no encoding of its
 			 * own, and nothing that would end it */
-			if (!s[6] || !graph_ok(s + 6) || strpbrk(s + 6, "&=#"))
+			if (!s[6] || strlen(s + 6) > CRED_NAME_MAX ||
+			    !graph_ok(s + 6) || strpbrk(s + 6, "&=#"))
 				return jdoc_error(
 					d, path, 4,
 					"`%s`: not a query parameter's name",

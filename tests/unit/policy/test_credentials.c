@@ -776,3 +776,37 @@ Test(credentials, equal_parts)
 	cr_assert_not(cred_equal(&cp, &b));
 	cred_free(&b);
 }
+
+/* Found by fuzz_policy: a query parameter's name longer than show's
+ * buffer came out cut, and the policy shown was another one. */
+Test(credentials, a_long_query_name_shows_whole)
+{
+	struct moat_error err;
+	struct moat_policy again = { 0 };
+	char text[512], name[CRED_NAME_MAX + 2], *json;
+
+	memset(name, 'q', sizeof(name) - 1);
+	name[CRED_NAME_MAX + 1] = 0;
+	snprintf(text, sizeof(text),
+		 "{\"credentials\": [{\"name\": \"A\", \"from\": \"env:A\", "
+		 "\"hosts\": [\"a.example\"], \"in\": [\"query:%s\"]}]}",
+		 name);
+	cr_assert_lt(parse(text, &err), 0);
+	cr_assert(strstr(err.msg, "p.json:1: credentials[0].in[0]: `qqq"), "%s",
+		  err.msg);
+	cr_assert(strstr(err.msg, "`: not a query parameter's name"), "%s",
+		  err.msg);
+	name[CRED_NAME_MAX] = 0;
+	snprintf(text, sizeof(text),
+		 "{\"credentials\": [{\"name\": \"A\", \"from\": \"env:A\", "
+		 "\"hosts\": [\"a.example\"], \"in\": [\"query:%s\"]}]}",
+		 name);
+	cr_assert_eq(parse(text, &err), 0, "%s", err.msg);
+	json = policy_to_json(&pol);
+	cr_assert_not_null(json);
+	cr_assert_eq(policy_parse(json, strlen(json), "shown", &again, &err), 0,
+		     "%s", err.msg);
+	cr_assert(cred_equal(&pol.cred, &again.cred));
+	policy_free(&again);
+	free(json);
+}
