@@ -21,6 +21,25 @@
 
 static const char *const default_headers[] = CRED_DEFAULT_HEADERS;
 
+/* The variables moat sets in a brokered guest's environment to point its
+ * TLS clients at the bundle with the sandbox's CA (docs/credentials.md):
+ * no secret may take one's place. */
+static const char *const reserved_names[] = {
+	"SSL_CERT_FILE",       "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+	"GIT_SSL_CAINFO",      "PIP_CERT",	     "AWS_CA_BUNDLE",
+	"NODE_EXTRA_CA_CERTS",
+};
+
+static bool reserved(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(reserved_names); i++)
+		if (!strcmp(reserved_names[i], name))
+			return true;
+	return false;
+}
+
 #define RAND "{rand}"
 #define RAND_MIN_LEN 16 /* random characters of a placeholder, at least */
 
@@ -623,6 +642,14 @@ int cred_validate(const struct cred_policy *p, const char *origin,
 						"%s: not a variable's name "
 						"([A-Za-z_][A-Za-z0-9_]*)",
 						at);
+		}
+		if (reserved(c->name)) {
+			who(p, i, origin, "name", 0, at, sizeof(at));
+			return moat_error_input(
+				err, EINVAL,
+				"%s: `%s` is moat's: it points the guest's TLS "
+				"clients at the sandbox's CA",
+				at, c->name);
 		}
 		if (!c->from) {
 			who(p, i, origin, "from", 0, at, sizeof(at));

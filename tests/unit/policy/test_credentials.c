@@ -65,6 +65,14 @@ Test(credentials, a_secret_option_with_its_defaults)
 	cr_assert_not(c->require);
 	cr_assert_eq(c->line, 0);
 	cr_assert_eq(cred_validate(&cp, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(cred_parse_arg(&cp, "NODE_EXTRA_CA_CERTS=env:X@a.example",
+				    &err),
+		     0);
+	cr_assert_lt(cred_validate(&cp, NULL, &err), 0);
+	cr_assert_str_eq(err.msg,
+			 "--secret NODE_EXTRA_CA_CERTS: "
+			 "`NODE_EXTRA_CA_CERTS` is moat's: it points "
+			 "the guest's TLS clients at the sandbox's CA");
 }
 
 Test(credentials, file_and_fd_sources)
@@ -539,6 +547,10 @@ Test(credentials, file_refusals_name_the_field_and_the_line)
 		  "[\"b.example\"]}]}",
 		  "p.json:3: credentials[1].name: `A` is named twice (also "
 		  "line 2)" },
+		{ "{\"credentials\": [{\"name\": \"SSL_CERT_FILE\", "
+		  "\"from\": \"env:A\", \"hosts\": [\"a.example\"]}]}",
+		  "p.json:1: credentials[0].name: `SSL_CERT_FILE` is moat's: "
+		  "it points the guest's TLS clients at the sandbox's CA" },
 		{ "{\"inspect\": \"a.example\"}",
 		  "p.json:1: inspect: a list of hosts (names, or *.domain) "
 		  "expected" },
