@@ -130,13 +130,14 @@ struct h1_conn {
 	enum rs_state rs;
 	struct bbuf rsbuf;
 	size_t rsscanned;
-	uint64_t rsleft, rs_decoded;
-	bool rs_started; /* some of the current response went down */
-	bool rs_closes;	 /* the connection ends with this response */
+	uint64_t rsleft;
+	uint64_t rs_room; /* what the body may still decode to */
+	bool rs_started;  /* some of the current response went down */
+	bool rs_closes;	  /* the connection ends with this response */
 	enum out_framing rsout;
 	struct decoder dec;
 	struct scan rsscan;
-	struct bbuf rstmp, rsdec;
+	struct bbuf rstmp;
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -1725,19 +1726,27 @@ static enum dec_kind dec_kind_of(const uint8_t *v, size_t n)
 	return DEC_NONE;
 }
 
+/* Where decoded bytes go, a piece at a time (so that a body never sits
+ * decoded in memory whole): 0 or -errno. */
+typedef int (*dec_sink)(void *ctx, const uint8_t *p, size_t n);
+
 #define OUT(b, n)                                                              \
 	do {                                                                   \
-		if (bbuf_put(out, (b), (n)) < 0)                               \
-			return -ENOMEM;                                        \
-		if (out->len > room)                                           \
+		size_t n_ = (n);                                               \
+		int rc_;                                                       \
+		if (n_ > *room)                                                \
 			return -EFBIG;                                         \
+		*room -= n_;                                                   \
+		rc_ = n_ ? sink(ctx, (b), n_) : 0;                             \
+		if (rc_)                                                       \
+			return rc_;                                            \
 	} while (0)
 
-/* Decode p[0..n) into out, which may not grow past room bytes (a small
- * body may decode to gigabytes). 0, -EPROTO (bad or cut data), -EFBIG,
- * -ENOMEM. */
+/* Decode p[0..n) into sink, which may get no more than *room bytes in
+ * all (a small body may decode to gigabytes). 0, -EPROTO (bad or cut
+ * data), -EFBIG, -ENOMEM. */
 static int dec_feed(struct decoder *d, const uint8_t *p, size_t n, bool fin,
-		    struct bbuf *out, size_t room)
+		    dec_sink sink, void *ctx, uint64_t *room)
 {
 	static const uint8_t none[1];
 	uint8_t tmp[16384];
@@ -1751,7 +1760,8 @@ static int dec_feed(struct decoder *d, const uint8_t *p, size_t n, bool fin,
 		return 0; /* an empty body is empty in every coding */
 	switch (d->kind) {
 	case DEC_NONE:
-		return bbuf_put(out, p, n);
+		OUT(p, n);
+		return 0;
 	case DEC_GZIP:
 	case DEC_DEFLATE:
 		if (!d->started) {
@@ -1909,31 +1919,48 @@ static int rs_emit(struct h1_conn *c, const uint8_t *p, size_t n,
 	return 0;
 }
 
-/* Content bytes of the response: decoded, redacted, framed. */
-static int rs_body(struct h1_conn *c, const uint8_t *p, size_t n, bool fin,
-		   struct bbuf *down)
+/* Content bytes of the response, decoded: redacted and framed. */
+static int rs_clear(struct h1_conn *c, const uint8_t *p, size_t n, bool fin,
+		    struct bbuf *down)
 {
 	int rc;
 
-	c->rsdec.len = 0;
 	c->rstmp.len = 0;
-	if (c->dec.kind != DEC_NONE) {
-		rc = dec_feed(&c->dec, p, n, fin, &c->rsdec,
-			      (size_t)(H1_DECODED_MAX - c->rs_decoded));
-		if (rc == -ENOMEM)
-			return rc;
-		if (rc == -EFBIG)
-			return rs_fail(c, down, "a body too large decoded");
-		if (rc)
-			return rs_fail(c, down, "a body that does not decode");
-		c->rs_decoded += c->rsdec.len;
-		p = c->rsdec.p;
-		n = c->rsdec.len;
-	}
 	rc = redact_run(&c->rsscan, store_of(c), p, n, fin, &c->rstmp);
 	if (rc)
 		return rc;
 	return rs_emit(c, c->rstmp.p, c->rstmp.len, down);
+}
+
+struct rs_sink {
+	struct h1_conn *c;
+	struct bbuf *down;
+};
+
+static int rs_sink(void *ctx, const uint8_t *p, size_t n)
+{
+	struct rs_sink *k = ctx;
+
+	return rs_clear(k->c, p, n, false, k->down);
+}
+
+/* Content bytes of the response: decoded, redacted, framed. */
+static int rs_body(struct h1_conn *c, const uint8_t *p, size_t n, bool fin,
+		   struct bbuf *down)
+{
+	struct rs_sink k = { c, down };
+	int rc;
+
+	if (c->dec.kind == DEC_NONE)
+		return rs_clear(c, p, n, fin, down);
+	rc = dec_feed(&c->dec, p, n, fin, rs_sink, &k, &c->rs_room);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc == -EFBIG)
+		return rs_fail(c, down, "a body too large decoded");
+	if (rc)
+		return rs_fail(c, down, "a body that does not decode");
+	return fin ? rs_clear(c, NULL, 0, true, down) : 0;
 }
 
 /* The response is all down: the next one, or our answer, or the end. */
@@ -1947,7 +1974,7 @@ static int rs_done(struct h1_conn *c, struct bbuf *down)
 	scan_reset(&c->rsscan);
 	c->rs = RS_HEAD;
 	c->rs_started = false;
-	c->rs_decoded = 0;
+	c->rs_room = H1_DECODED_MAX;
 	if (c->rs_closes)
 		c->close = true;
 	if (upgrade && c->rq == RQ_UPGRADE) {
@@ -2072,6 +2099,7 @@ static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 		goto out;
 	}
 	c->dec.kind = DEC_NONE;
+	c->rs_room = H1_DECODED_MAX;
 	if (body && f->cred && nce == 1)
 		c->dec.kind = dec_kind_of(ce, cel);
 	c->rsout = OUT_SAME;
@@ -2093,6 +2121,9 @@ static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 			continue;
 		if (c->dec.kind != DEC_NONE && field_is(fl, "content-encoding"))
 			continue;
+		if (body && c->rsout == OUT_CLOSE &&
+		    (field_is(fl, "connection") || field_is(fl, "keep-alive")))
+			continue; /* "Connection: close" follows */
 		rc = redact_run(&c->rsscan, store_of(c), fl->n,
 				(size_t)(fl->v + fl->vl - fl->n), true, &out);
 		if (rc == 0)
@@ -2340,7 +2371,6 @@ void h1_free(struct h1_conn *c)
 	bbuf_free(&c->answer);
 	bbuf_free(&c->rsbuf);
 	bbuf_free(&c->rstmp);
-	bbuf_free(&c->rsdec);
 	scan_free(&c->rqscan);
 	scan_free(&c->rsscan);
 	dec_end(&c->dec);

@@ -1171,3 +1171,72 @@ Test(http1, guest_eof_mid_body_closes)
 		     H1_MORE);
 	cr_assert_eq(h1_guest_eof(c, &up, &down), H1_CLOSE);
 }
+
+Test(http1, placeholder_in_a_trailer_blocked)
+{
+	creds[0].where |= CRED_IN_BODY;
+	cr_assert_eq(guest("POST / HTTP/1.1\r\nHost: api.example\r\n"
+			   "Transfer-Encoding: chunked\r\n\r\n"
+			   "2\r\nhi\r\n0\r\nX-Key: " PH_A "\r\n\r\n"),
+		     H1_CLOSE);
+	expect_down(forbidden("secret API_KEY may not be sent in trailer"));
+}
+
+Test(http1, te_other_than_trailers_dropped)
+{
+	cr_assert_eq(guest("GET / HTTP/1.1\r\nHost: api.example\r\n"
+			   "TE: gzip\r\nTE: trailers\r\n\r\n"),
+		     H1_MORE);
+	expect_up("GET / HTTP/1.1\r\nHost: api.example\r\nTE: trailers\r\n"
+		  "Accept-Encoding: identity\r\n\r\n");
+}
+
+Test(http1, proxy_authorization_basic_swapped)
+{
+	char in[256], out[256], enc[128];
+
+	EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)PH_A ":x",
+			strlen(PH_A) + 2);
+	snprintf(in, sizeof(in),
+		 "GET / HTTP/1.1\r\nHost: api.example\r\n"
+		 "Proxy-Authorization: basic %s\r\n\r\n",
+		 enc);
+	EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)VAL_A ":x",
+			strlen(VAL_A) + 2);
+	snprintf(out, sizeof(out),
+		 "GET / HTTP/1.1\r\nHost: api.example\r\n"
+		 "Proxy-Authorization: basic %s\r\n"
+		 "Accept-Encoding: identity\r\n\r\n",
+		 enc);
+	cr_assert_eq(guest(in), H1_MORE);
+	expect_up(out);
+}
+
+Test(http1, upgrade_refused_goes_on_as_http)
+{
+	cr_assert_eq(guest("GET /ws HTTP/1.1\r\nHost: api.example\r\n"
+			   "Upgrade: websocket\r\n\r\n"),
+		     H1_MORE);
+	up.len = 0;
+	cr_assert_eq(upstream("HTTP/1.1 426 Upgrade Required\r\n"
+			      "Content-Length: 0\r\n\r\n"),
+		     H1_MORE);
+	expect_down(
+		"HTTP/1.1 426 Upgrade Required\r\nContent-Length: 0\r\n\r\n");
+	cr_assert_eq(guest("GET / HTTP/1.1\r\nHost: api.example\r\n\r\n"),
+		     H1_MORE);
+	expect_up("GET / HTTP/1.1\r\nHost: api.example\r\n"
+		  "Accept-Encoding: identity\r\n\r\n");
+}
+
+Test(http1, response_redacted_for_every_host)
+{
+	/* an inspected host with no credential: no decoding, still redacted */
+	cfg.host = "plain.example";
+	cr_assert_eq(guest("GET / HTTP/1.1\r\nHost: plain.example\r\n\r\n"),
+		     H1_MORE);
+	cr_assert_eq(
+		upstream("HTTP/1.1 200 OK\r\nContent-Length: 19\r\n\r\n" VAL_B),
+		H1_MORE);
+	expect_down("HTTP/1.1 200 OK\r\nContent-Length: 19\r\n\r\n" PH_B);
+}
