@@ -285,6 +285,30 @@ static void side_shut(struct side *s)
 	shutdown(s->fd, SHUT_WR);
 }
 
+/* End the guest's side after an answer of the broker's own (a 403, a
+ * 502): what the guest sent meanwhile is read and dropped until it
+ * closes too (at most 64 reads, half a second each), because a socket
+ * closed with unread bytes resets its peer, and a reset may cost the
+ * guest the answer it has not read yet. */
+static void linger_close(struct side *g)
+{
+	uint8_t buf[4096];
+
+	side_shut(g);
+	for (int i = 0; i < 64; i++) {
+		ssize_t r;
+
+		g->want = 0;
+		r = side_io(g, buf, sizeof(buf), false);
+		if (r == 0 || r == -EIO)
+			return;
+		if (r == -EAGAIN &&
+		    poll(&(struct pollfd){ .fd = g->fd, .events = g->want }, 1,
+			 500) <= 0)
+			return;
+	}
+}
+
 static int handshake(struct side *s, bool server)
 {
 	struct timespec t0, t1;
@@ -410,8 +434,10 @@ static void relay(struct flow *fl, struct side *g, struct side *u, bool tunnel)
 			}
 		} while (progress);
 
-		if (closing && !fl->down.len)
+		if (closing && !fl->down.len) {
+			linger_close(g);
 			return;
+		}
 		/* an end passes on once what came before it is delivered */
 		if (g->eof && !fl->up.len)
 			side_shut(u);
@@ -526,8 +552,10 @@ static void flow_run(struct flow *fl)
 					 sni, X509_verify_cert_error_string(v));
 				audit_blocked(fl, "upstream-certificate",
 					      X509_verify_cert_error_string(v));
-				if (handshake(&g, true) == 0)
+				if (handshake(&g, true) == 0) {
 					send_bad_gateway(&g, why);
+					linger_close(&g);
+				}
 			}
 			return;
 		}
