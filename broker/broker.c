@@ -162,7 +162,75 @@ struct flow {
 	struct bbuf up, down;
 	int gfd, ufd;
 	SSL *gs, *us;
+	struct flow *prev, *next; /* the open flows (flows_lock) */
+	bool listed;
 };
+
+/* The open flows, so that a revoke can end those of the secret's hosts. */
+static pthread_mutex_t flows_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct flow *flows;
+
+static void flow_list(struct flow *fl)
+{
+	pthread_mutex_lock(&flows_lock);
+	fl->next = flows;
+	if (flows)
+		flows->prev = fl;
+	flows = fl;
+	fl->listed = true;
+	pthread_mutex_unlock(&flows_lock);
+}
+
+static void flow_unlist(struct flow *fl)
+{
+	if (!fl->listed)
+		return;
+	pthread_mutex_lock(&flows_lock);
+	if (fl->prev)
+		fl->prev->next = fl->next;
+	else
+		flows = fl->next;
+	if (fl->next)
+		fl->next->prev = fl->prev;
+	fl->listed = false;
+	pthread_mutex_unlock(&flows_lock);
+}
+
+/* Is fl to one of c's hosts (its SNI; for plain HTTP, a name its
+ * address was resolved from)? */
+static bool flow_of(const struct flow *fl, const struct credential *c)
+{
+	for (size_t h = 0; h < c->nhosts; h++) {
+		if (fl->f.kind == BRK_KIND_TLS) {
+			if (cred_host_match(c->hosts[h], fl->f.sni))
+				return true;
+			continue;
+		}
+		for (size_t i = 0; i < fl->f.nnames; i++)
+			if (cred_host_match(c->hosts[h], fl->names[i]))
+				return true;
+	}
+	return false;
+}
+
+/* End c's open flows: their sockets are shut both ways, which wakes
+ * their threads with an end on each side; each thread then closes its
+ * own. (The fds stay the flow's while it is listed: flow_free unlists
+ * before it closes.) The number ended. */
+static unsigned flows_end(const struct credential *c)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&flows_lock);
+	for (struct flow *fl = flows; fl; fl = fl->next)
+		if (flow_of(fl, c)) {
+			shutdown(fl->gfd, SHUT_RDWR);
+			shutdown(fl->ufd, SHUT_RDWR);
+			n++;
+		}
+	pthread_mutex_unlock(&flows_lock);
+	return n;
+}
 
 static void flow_dest(const struct brk_flow *f, char *out, size_t cap)
 {
@@ -577,6 +645,7 @@ static void flow_run(struct flow *fl)
 
 static void flow_free(struct flow *fl)
 {
+	flow_unlist(fl);
 	h1_free(fl->h1);
 	SSL_free(fl->gs);
 	SSL_free(fl->us);
@@ -669,6 +738,7 @@ static int flow_start(const uint8_t *p, size_t len, const int *fds, int nfds)
 		flow_free(fl);
 		return 0;
 	}
+	flow_list(fl);
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&at, FLOW_STACK);
@@ -727,8 +797,12 @@ static int secret_op(const uint8_t *p, size_t len, const int *fds, int nfds)
 		if (i < 0) {
 			secret_done(-ENOENT, "no such secret");
 		} else {
+			char m[64];
+
 			store_revoke(&B.store, (size_t)i);
-			secret_done(0, "revoked");
+			snprintf(m, sizeof(m), "revoked; %u open flows closed",
+				 flows_end(B.store.v[i].cred));
+			secret_done(0, m);
 		}
 		return 0;
 	case BRK_SECRET_SET:

@@ -283,6 +283,42 @@ elif case == "parallel":
     for t in ths:
         t.join(60)
     say("parallel_ok", sum(b"200 OK" in a for a in answers))
+elif case == "revoke-closes":
+    # an idle keep-alive flow to the secret's host ends at its revoke
+    g, gt = socket.socketpair()
+    u, ut = socket.socketpair()
+    send(ctl, BRK_FLOW, flow_msg("api.test", ["api.test"]),
+         [gt.fileno(), ut.fileno()])
+    gt.close()
+    ut.close()
+    up = {}
+
+    def idle_server():
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(work, "api.test.crt"),
+                            os.path.join(work, "api.test.key"))
+        u.settimeout(20)
+        try:
+            s_ = ctx.wrap_socket(u, server_side=True)
+            up["eof"] = s_.recv(100) == b""
+        except (ssl.SSLError, OSError) as e:
+            up["eof"] = type(e).__name__
+    th = threading.Thread(target=idle_server)
+    th.start()
+    ctx = ssl.create_default_context(cafile=os.path.join(work, "ca.pem"))
+    gs = ctx.wrap_socket(g, server_hostname="api.test")
+    gs.settimeout(20)
+    name = next(iter(ph))
+    send(ctl, BRK_SECRET, struct.pack("<II", 3, 0) + name.encode() + b"\0")
+    typ, p, _ = recv(ctl)
+    msg = p[4:].rstrip(b"\0").decode()
+    say("revoke", f"{struct.unpack('<i', p[:4])[0]} {msg}")
+    try:
+        say("guest_after_revoke", repr(gs.recv(100)))
+    except (ssl.SSLError, OSError) as e:
+        say("guest_after_revoke", type(e).__name__)
+    th.join(20)
+    say("upstream_after_revoke", up.get("eof"))
 elif case == "too-many":
     # flows whose upstream never answers hold their threads (for the
     # handshake's bound, 30 s): past 256 at once a flow is refused

@@ -213,6 +213,15 @@ case_parallel_flows()
 	assert_eq 0 "$(val exit)"
 }
 
+case_revoke_closes_flows()
+{
+	link revoke-closes
+	assert_eq "0 revoked; 1 open flows closed" "$(val revoke)"
+	# both sides of the open flow see its end
+	assert_eq "b''" "$(val guest_after_revoke)"
+	assert_eq True "$(val upstream_after_revoke)"
+}
+
 case_flow_cap()
 {
 	link too-many
@@ -245,6 +254,7 @@ run_test sni_mismatch case_sni_mismatch
 run_test upstream_untrusted case_upstream_untrusted
 run_test stalled_flow_isolated case_stalled_flow_isolated
 run_test parallel_flows case_parallel_flows
+run_test revoke_closes_flows case_revoke_closes_flows
 run_test flow_cap case_flow_cap
 run_test bad_flow_ends_link case_bad_flow_ends_link
 run_test rotate case_rotate
