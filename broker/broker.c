@@ -1125,8 +1125,10 @@ int broker_main(int argc, char **argv)
 	 * one ends the link: whoever sent it is not the sentry we know. */
 	for (;;) {
 		n = recv_msg(B.ctl, msg, &type, fds, 4, &nfds);
+		/* ECONNRESET: the sentry closed with our audit records
+		 * unread, which is an end like any other */
 		if (n <= 0)
-			_exit(n == 0 ? 0 : 1);
+			_exit(n == 0 || n == -ECONNRESET ? 0 : 1);
 		switch (type) {
 		case BRK_FLOW:
 			rc = flow_start(msg, (size_t)n, fds, nfds);
