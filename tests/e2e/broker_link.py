@@ -164,7 +164,7 @@ def upstream_server(sock, certdir, host, got):
 
 
 def do_flow(ctl, sni, names, server_host, auth, kind=KIND_TLS,
-            guest_sni=None, quiet=False):
+            guest_sni=None, quiet=False, header="Authorization"):
     g_mine, g_theirs = socket.socketpair()
     u_mine, u_theirs = socket.socketpair()
     send(ctl, BRK_FLOW, flow_msg(sni, names, kind),
@@ -179,7 +179,7 @@ def do_flow(ctl, sni, names, server_host, auth, kind=KIND_TLS,
         th = threading.Thread(target=plain_server, args=(u_mine, got))
     th.start()
     req = (f"GET /v1/x HTTP/1.1\r\nHost: {sni or names[0]}\r\n"
-           f"Authorization: {auth}\r\nConnection: close\r\n\r\n").encode()
+           f"{header}: {auth}\r\nConnection: close\r\n\r\n").encode()
     answer = b""
     g_mine.settimeout(20)
     try:
@@ -254,6 +254,9 @@ elif case == "confusion":
 elif case == "untrusted":
     # the upstream's certificate is from a CA the broker does not trust
     do_flow(ctl, "api.test", ["api.test"], "api.test", f"Bearer {P}")
+elif case == "blocked":
+    # the placeholder in a header its credential does not enable
+    do_flow(ctl, "api.test", ["api.test"], "api.test", P, header="X-Other")
 elif case == "sni-mismatch":
     # the sentry read one name, the ClientHello the broker gets names
     # another: the handshake fails

@@ -164,6 +164,19 @@ case_flow_swap()
 	assert_not_contains "$(val guest_answer)" "$S"
 }
 
+# Needs the HTTP engine too: its 403 reaches the guest whole (the broker
+# lingers before it closes), and nothing reaches upstream.
+case_flow_blocked()
+{
+	link blocked
+	assert_contains "$(val guest_answer)" '403 Forbidden'
+	assert_contains "$(val guest_answer)" 'moat: blocked'
+	assert_contains "$(val audit)" '"verdict":"blocked"'
+	assert_contains "$(val audit)" '"secret":"API_KEY"'
+	assert_eq "b''" "$(val upstream_request)"
+	assert_not_contains "$OUT" "$S"
+}
+
 case_flow_plain_http()
 {
 	link flow-http
@@ -248,6 +261,7 @@ run_test file_and_fd_sources case_file_and_fd_sources
 run_test refusals case_refusals
 run_test flow_tls case_flow_tls
 run_test flow_swap case_flow_swap
+run_test flow_blocked case_flow_blocked
 run_test flow_plain_http case_flow_plain_http
 run_test host_confusion case_host_confusion
 run_test sni_mismatch case_sni_mismatch
