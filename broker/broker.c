@@ -306,7 +306,9 @@ struct side {
 	bool shut;  /* our writing is over */
 };
 
-/* >0: bytes; 0: the end; -EAGAIN: blocked (want says on what); -EIO. */
+/* >0: bytes; 0: the end (for a read, also any failure: the side is
+ * done either way); -EAGAIN: blocked (want says on what); -EIO: a write
+ * failed. */
 static ssize_t side_io(struct side *s, void *buf, size_t n, bool wr)
 {
 	size_t done = 0;
@@ -322,7 +324,8 @@ static ssize_t side_io(struct side *s, void *buf, size_t n, bool wr)
 			s->want |= wr ? POLLOUT : POLLIN;
 			return -EAGAIN;
 		}
-		return -EIO;
+		/* a read that fails (a reset) is that side's end */
+		return wr ? -EIO : 0;
 	}
 	r = wr ? SSL_write_ex(s->ssl, buf, n, &done) :
 		 SSL_read_ex(s->ssl, buf, n, &done);
