@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
@@ -35,6 +36,7 @@
 #include <openssl/err.h>
 
 #include "broker/http1.h"
+#include "broker/msg.h"
 #include "broker/store.h"
 #include "broker/tls.h"
 #include "policy/credentials.h"
@@ -154,7 +156,7 @@ static __attribute__((noreturn)) void fail(const char *msg)
 struct flow {
 	struct brk_flow f;
 	const char *names[BRK_NAMES_MAX];
-	char namebuf[BRK_MSG_MAX];
+	char namebuf[BRK_NAMES_BYTES];
 	char dest[64];
 	struct h1_who who;
 	struct h1_config cfg;
@@ -670,35 +672,13 @@ static void *flow_thread(void *arg)
 	return NULL;
 }
 
-/* A BRK_FLOW message, checked field by field: the sentry is trusted
- * more than the guest, not blindly. */
+/* A BRK_FLOW message, checked field by field (msg.h), and its fds. */
 static int flow_parse(const uint8_t *p, size_t len, struct flow *fl)
 {
-	const char *s, *end;
 	int type;
 	socklen_t tl = sizeof(type);
 
-	if (len < sizeof(fl->f) || len - sizeof(fl->f) > sizeof(fl->namebuf))
-		return -EPROTO;
-	memcpy(&fl->f, p, sizeof(fl->f));
-	if ((fl->f.kind != BRK_KIND_TLS && fl->f.kind != BRK_KIND_HTTP) ||
-	    (fl->f.family != AF_INET && fl->f.family != AF_INET6) ||
-	    !memchr(fl->f.exe, 0, sizeof(fl->f.exe)) ||
-	    !memchr(fl->f.sni, 0, sizeof(fl->f.sni)) ||
-	    fl->f.nnames > BRK_NAMES_MAX)
-		return -EPROTO;
-	memcpy(fl->namebuf, p + sizeof(fl->f), len - sizeof(fl->f));
-	s = fl->namebuf;
-	end = fl->namebuf + (len - sizeof(fl->f));
-	for (size_t i = 0; i < fl->f.nnames; i++) {
-		const char *nul = memchr(s, 0, (size_t)(end - s));
-
-		if (!nul || nul == s || nul - s > 253)
-			return -EPROTO;
-		fl->names[i] = s;
-		s = nul + 1;
-	}
-	if (s != end)
+	if (brk_flow_decode(p, len, &fl->f, fl->names, fl->namebuf) < 0)
 		return -EPROTO;
 	if (getsockopt(fl->gfd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ||
 	    type != SOCK_STREAM)
@@ -769,13 +749,11 @@ static int secret_op(const uint8_t *p, size_t len, const int *fds, int nfds)
 	long i;
 	int rc;
 
-	if (len < sizeof(op) + 1 || p[len - 1] != 0)
+	if (brk_secret_decode(p, len, &op, &name) < 0)
 		goto bad;
-	memcpy(&op, p, sizeof(op));
-	name = (const char *)p + sizeof(op);
 	switch (op.op) {
 	case BRK_SECRET_ROTATE:
-		if (nfds != 1 || strlen(name) + 1 != len - sizeof(op))
+		if (nfds != 1)
 			goto bad;
 		i = store_find(&B.store, name);
 		if (i < 0) {
@@ -794,7 +772,7 @@ static int secret_op(const uint8_t *p, size_t len, const int *fds, int nfds)
 		close(fds[0]);
 		return 0;
 	case BRK_SECRET_REVOKE:
-		if (nfds != 0 || strlen(name) + 1 != len - sizeof(op))
+		if (nfds != 0)
 			goto bad;
 		i = store_find(&B.store, name);
 		if (i < 0) {
@@ -1010,23 +988,17 @@ static int config(const uint8_t *p, size_t len, const int *fds, int nfds,
 		  char **upstream_ca, struct moat_error *err)
 {
 	struct moat_policy mp = { 0 };
-	size_t jlen = strnlen((const char *)p, len), k = 0;
+	char ca[PATH_MAX];
+	size_t jlen, k = 0;
 
 	*upstream_ca = NULL;
-	if (jlen < len) {
-		size_t clen = len - jlen - 1;
-		const char *ca = (const char *)p + jlen + 1;
-
-		if (clen && ca[clen - 1] == 0)
-			clen--;
-		if (memchr(ca, 0, clen))
-			return moat_error_input(err, EPROTO,
-						"broker: bad config message");
-		if (clen) {
-			*upstream_ca = strndup(ca, clen);
-			if (!*upstream_ca)
-				return moat_error_set(err, ENOMEM, "broker");
-		}
+	if (brk_config_split(p, len, &jlen, ca, sizeof(ca)) < 0)
+		return moat_error_input(err, EPROTO,
+					"broker: bad config message");
+	if (*ca) {
+		*upstream_ca = strdup(ca);
+		if (!*upstream_ca)
+			return moat_error_set(err, ENOMEM, "broker");
 	}
 	if (policy_parse((const char *)p, jlen, "broker config", &mp, err) < 0)
 		return -EINVAL;
