@@ -966,10 +966,12 @@ static int confine(uid_t uid, gid_t gid)
 		    pthread_join(th, NULL))
 			return -EAGAIN;
 	}
-	/* malloc asks how many CPUs there are (a file in /sys) the first
-	 * time its threads want more arenas than that: a fixed number
-	 * instead. (A sanitizer's malloc has no arenas and refuses.) */
-	mallopt(M_ARENA_MAX, 8);
+	/* One malloc arena for every thread: glibc's per-thread arenas
+	 * open files under the filter (/sys for the CPU count when threads
+	 * want more arenas, /proc/sys/vm/overcommit_memory when one
+	 * shrinks). The main arena grows with brk and mmap alone. (A
+	 * sanitizer's malloc has no arenas and refuses.) */
+	mallopt(M_ARENA_MAX, 1);
 	/* stdio on /dev/null: fds 0-2 would otherwise be reused by flows,
 	 * and a stray message to stderr would go to a guest. */
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
