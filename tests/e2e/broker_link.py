@@ -280,7 +280,8 @@ elif case == "parallel":
     def one_flow():
         answers.append(do_flow(ctl, "api.test", ["api.test"], "api.test",
                                f"Bearer {P}", quiet=True))
-    ths = [threading.Thread(target=one_flow) for _ in range(24)]
+    ths = [threading.Thread(target=one_flow)
+           for _ in range(int(os.environ.get("BRK_PAR", "24")))]
     for t in ths:
         t.start()
     for t in ths:
@@ -322,6 +323,60 @@ elif case == "revoke-closes":
         say("guest_after_revoke", type(e).__name__)
     th.join(20)
     say("upstream_after_revoke", up.get("eof"))
+elif case == "big":
+    # 8 MiB each way through one flow: queues fill, and drain
+    import hashlib
+    size = 8 << 20
+    blob = os.urandom(size // 2).hex().encode()
+    g, gt = socket.socketpair()
+    u, ut = socket.socketpair()
+    send(ctl, BRK_FLOW, flow_msg("api.test", ["api.test"]),
+         [gt.fileno(), ut.fileno()])
+    gt.close()
+    ut.close()
+    up = {}
+
+    def big_server():
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(work, "api.test.crt"),
+                            os.path.join(work, "api.test.key"))
+        u.settimeout(60)
+        s_ = ctx.wrap_socket(u, server_side=True)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += s_.recv(65536)
+        head, body = data.split(b"\r\n\r\n", 1)
+        while len(body) < size:
+            chunk = s_.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+        up["got"] = hashlib.sha256(body).hexdigest()
+        s_.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n"
+                   b"Connection: close\r\n\r\n" % size + blob)
+        try:
+            s_.unwrap()
+        except (ssl.SSLError, OSError):
+            pass
+    th = threading.Thread(target=big_server)
+    th.start()
+    ctx = ssl.create_default_context(cafile=os.path.join(work, "ca.pem"))
+    gs = ctx.wrap_socket(g, server_hostname="api.test")
+    gs.settimeout(60)
+    gs.sendall(b"POST /up HTTP/1.1\r\nHost: api.test\r\n"
+               b"Content-Length: %d\r\n\r\n" % size + blob)
+    answer = b""
+    while True:
+        chunk = gs.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    gs.close()
+    th.join(60)
+    want = hashlib.sha256(blob).hexdigest()
+    say("big_up", up.get("got") == want)
+    say("big_down", hashlib.sha256(answer.split(b"\r\n\r\n", 1)[-1])
+        .hexdigest() == want)
 elif case == "too-many":
     # flows whose upstream never answers hold their threads (for the
     # handshake's bound, 30 s): past 256 at once a flow is refused

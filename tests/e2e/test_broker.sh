@@ -226,6 +226,14 @@ case_parallel_flows()
 	assert_eq 0 "$(val exit)"
 }
 
+case_big_flow()
+{
+	link big
+	assert_eq True "$(val big_up)"
+	assert_eq True "$(val big_down)"
+	assert_eq 0 "$(val exit)"
+}
+
 case_revoke_closes_flows()
 {
 	link revoke-closes
@@ -268,6 +276,7 @@ run_test sni_mismatch case_sni_mismatch
 run_test upstream_untrusted case_upstream_untrusted
 run_test stalled_flow_isolated case_stalled_flow_isolated
 run_test parallel_flows case_parallel_flows
+run_test big_flow case_big_flow
 run_test revoke_closes_flows case_revoke_closes_flows
 run_test flow_cap case_flow_cap
 run_test bad_flow_ends_link case_bad_flow_ends_link
