@@ -275,9 +275,11 @@ static void audit(void *ctx, const char *members)
 		n += (size_t)snprintf(rec + n, sizeof(rec) - n, ",\"sni\":%s",
 				      q);
 	}
+	/* cut JSON is worse than a record without the flow's members */
 	if (n >= sizeof(rec))
-		return; /* cut JSON is worse than none */
-	send_msg(BRK_AUDIT, rec, n + 1, NULL, 0);
+		send_msg(BRK_AUDIT, members, strlen(members) + 1, NULL, 0);
+	else
+		send_msg(BRK_AUDIT, rec, n + 1, NULL, 0);
 }
 
 static void audit_blocked(const struct flow *fl, const char *reason,
