@@ -302,7 +302,23 @@ int store_init(struct store *s, const struct cred_policy *p,
 
 		sec->cred = &p->v[i];
 		sec->value = (char *)(region + ss * i);
-		rc = load_value(sec, region + ss * i, err);
+		rc = 1;
+		/* A variable or an fd is read once (the variable is wiped
+		 * then): a second secret of the same source takes the first
+		 * one's value. */
+		for (size_t j = 0; j < i && rc == 1; j++) {
+			const struct credential *a = &p->v[j], *c = sec->cred;
+
+			if (a->source != c->source || c->source == CRED_FROM_FILE ||
+			    (c->source == CRED_FROM_ENV ? strcmp(a->src, c->src) :
+							  a->fd != c->fd))
+				continue;
+			memcpy(sec->value, s->v[j].value, s->v[j].vlen);
+			sec->vlen = s->v[j].vlen;
+			rc = 0;
+		}
+		if (rc == 1)
+			rc = load_value(sec, region + ss * i, err);
 		if (rc < 0)
 			goto fail;
 		pl = store_make_placeholder(sec->cred->placeholder, sec->vlen,

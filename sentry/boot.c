@@ -1051,6 +1051,7 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	if (netstack_up())
 		audit_log("\"event\":\"net-summary\",\"frames_dropped\":%llu",
 			  (unsigned long long)netstack_dropped());
+	broker_drain(); /* its last audit records */
 	audit_end();
 	pty_relay_finish();
 	if (rc >= 0 && opts->exit_fd > 2) {

@@ -152,8 +152,10 @@ static void brk_audit(const char *m, size_t len)
 {
 	const char *verdict;
 
-	if (len == 0 || strlen(m) != len)
+	/* "members\0", as prot/broker.h has it */
+	if (len < 2 || m[len - 1] || strlen(m) != len - 1)
 		return;
+	len--;
 	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)m[i] < 0x20)
 			return;
@@ -930,12 +932,10 @@ static void flow_event(struct bend *e, uint32_t ev)
 static int new_pair(int *ours, int *theirs)
 {
 	int sv[2];
-	int sz = 1 << 20;
 
+	/* the default buffers (net.core.wmem_default) hold SNIFF_MAX */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	*ours = sv[0];
 	*theirs = sv[1];
@@ -1200,4 +1200,14 @@ void broker_pump(void)
 		free(b->pend);
 		free(b);
 	}
+}
+
+void broker_drain(void)
+{
+	uint32_t type;
+	size_t len;
+
+	while (B.ctl >= 0 && brk_recv(&type, &len, MSG_DONTWAIT) > 0)
+		if (type == BRK_AUDIT)
+			brk_audit((const char *)B.msg, len);
 }

@@ -54,6 +54,9 @@ void broker_stop(void);
 /* The event loop's side: its control socket and the flows' epoll fd. */
 int broker_pollfds(struct pollfd *p, int max);
 void broker_pump(void);
+/* At the end: the broker's messages that wait (its last audit records),
+ * read before the audit log ends. */
+void broker_drain(void);
 
 /* ---- flows ---------------------------------------------------------------- */
 

@@ -164,11 +164,14 @@ case_plain_http_blocked()
 case_host_outside_policy_refused()
 {
 	new_secret
+	# denied by name, and reached by address (no name resolved to it)
+	: >"${ECHO_REC[other]}"
 	box --secret API_KEY=env:REAL_KEY@api.test --deny other.test -- sh -c \
-		'curl -sS -H "Authorization: Bearer $API_KEY" https://other.test/echo; echo "rc=$?"' \
+		'curl -sS --resolve "other.test:443:'"${PEER_ADDR[other]}"'" -H "Authorization: Bearer $API_KEY" https://other.test/echo; echo "rc=$?"' \
 		>out.txt 2>&1
 	cat out.txt
-	grep -q 'rc=7' out.txt || return 1 # couldn't connect
+	grep -q 'rc=7' out.txt || return 1 # refused at connect
+	[ ! -s "${ECHO_REC[other]}" ] || return 1
 	grep '"event":"egress"' "$AUDIT" | grep -q '"verdict":"deny"' || return 1
 	no_secret_in out.txt
 }
