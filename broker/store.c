@@ -309,9 +309,11 @@ int store_init(struct store *s, const struct cred_policy *p,
 		for (size_t j = 0; j < i && rc == 1; j++) {
 			const struct credential *a = &p->v[j], *c = sec->cred;
 
-			if (a->source != c->source || c->source == CRED_FROM_FILE ||
-			    (c->source == CRED_FROM_ENV ? strcmp(a->src, c->src) :
-							  a->fd != c->fd))
+			if (a->source != c->source ||
+			    c->source == CRED_FROM_FILE ||
+			    (c->source == CRED_FROM_ENV ?
+				     strcmp(a->src, c->src) :
+				     a->fd != c->fd))
 				continue;
 			memcpy(sec->value, s->v[j].value, s->v[j].vlen);
 			sec->vlen = s->v[j].vlen;
