@@ -1,4 +1,5 @@
 /* cli/do.c: `moat do [options] -- CMD ARGS...` */
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -6,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "netstack/netstack.h"
@@ -167,6 +169,42 @@ bad:
 	return -1;
 }
 
+/* Every credential's source is there to be read (by the broker, later):
+ * said now, with the option at fault, rather than when a request first
+ * needs the value. Nothing is read here. */
+static int check_sources(const struct cred_policy *p, struct moat_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		const struct credential *c = &p->v[i];
+
+		switch (c->source) {
+		case CRED_FROM_ENV:
+			if (!getenv(c->src))
+				return moat_error_input(
+					err, ENOENT,
+					"secret %s: %s: %s is not set in "
+					"moat's environment",
+					c->name, c->from, c->src);
+			break;
+		case CRED_FROM_FILE:
+			if (access(c->src, R_OK) < 0)
+				return moat_error_set(err, errno,
+						      "secret %s: %s", c->name,
+						      c->from);
+			break;
+		case CRED_FROM_FD:
+			if (fcntl(c->fd, F_GETFD) < 0)
+				return moat_error_set(err, errno,
+						      "secret %s: %s", c->name,
+						      c->from);
+			break;
+		}
+	}
+	return 0;
+}
+
 int cmd_do(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -191,6 +229,10 @@ int cmd_do(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "dns", required_argument, NULL, 'd' },
 		{ "store", required_argument, NULL, 'S' },
+		{ "secret", required_argument, NULL, 'K' },
+		{ "inspect", required_argument, NULL, 'I' },
+		{ "passthrough", required_argument, NULL, 'Q' },
+		{ "upstream-ca", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sentry_opts o;
@@ -201,6 +243,12 @@ int cmd_do(int argc, char **argv)
 		bool deny;
 	} *rules = NULL;
 	size_t nrules = 0;
+	/* --secret, --inspect, --passthrough: in after the policy file's */
+	struct cred_arg {
+		const char *text;
+		int opt;
+	} *creds = NULL;
+	size_t ncreds = 0;
 	char **env = NULL;
 	size_t nenv = 0, i;
 	bool memory_set = false, pids_set = false;
@@ -303,6 +351,32 @@ int cmd_do(int argc, char **argv)
 		case 'p':
 			policy_file = optarg;
 			break;
+		case 'K':
+		case 'I':
+		case 'Q':
+			creds = realloc(creds, (ncreds + 1) * sizeof(*creds));
+			if (!creds)
+				abort();
+			creds[ncreds].text = optarg;
+			creds[ncreds++].opt = c;
+			break;
+		case 'U': {
+			struct stat st;
+
+			free(o.upstream_ca);
+			o.upstream_ca = realpath(optarg, NULL);
+			if (!o.upstream_ca || stat(o.upstream_ca, &st) < 0 ||
+			    !S_ISREG(st.st_mode)) {
+				fprintf(stderr,
+					"moat: --upstream-ca `%s`: %s\n",
+					optarg,
+					o.upstream_ca && !S_ISREG(st.st_mode) ?
+						"not a regular file" :
+						strerror(errno));
+				return 2;
+			}
+			break;
+		}
 		case 'd':
 			o.dns = optarg;
 			break;
@@ -413,6 +487,24 @@ int cmd_do(int argc, char **argv)
 			return 2;
 		}
 	free(rules);
+	for (i = 0; i < ncreds; i++) {
+		struct cred_policy *cp = &o.policy.cred;
+		const char *t = creds[i].text;
+
+		rc = creds[i].opt == 'K' ? cred_parse_arg(cp, t, &err) :
+		     creds[i].opt == 'I' ? cred_add_inspect(cp, t, &err) :
+					   cred_add_passthrough(cp, t, &err);
+		if (rc < 0) {
+			fprintf(stderr, "moat: %s\n", err.msg);
+			return 2;
+		}
+	}
+	free(creds);
+	if (cred_validate(&o.policy.cred, policy_file, &err) < 0 ||
+	    check_sources(&o.policy.cred, &err) < 0) {
+		fprintf(stderr, "moat: %s\n", err.msg);
+		return 2;
+	}
 	o.env = env;
 	for (i = 0; i < nenv; i++)
 		if (!strncmp(env[i], "HOME=", 5))

@@ -58,8 +58,27 @@ static void usage(FILE *f)
 	      "                   unless NAME...+private lets it reach private\n"
 	      "                   ones (repeatable)\n"
 	      "  --deny DEST      never let it reach DEST (deny wins; repeatable)\n"
-	      "  --policy FILE    egress rules from a JSON policy file\n"
-	      "  --dns ADDR       the upstream resolver (default: the host's)\n",
+	      "  --policy FILE    egress rules and credentials from a JSON policy\n"
+	      "                   file\n"
+	      "  --dns ADDR       the upstream resolver (default: the host's)\n"
+	      "  --secret NAME=SOURCE@HOST[,HOST...]\n"
+	      "                   the guest gets NAME=<placeholder>; the broker\n"
+	      "                   swaps in the value read from SOURCE (env:VAR,\n"
+	      "                   file:PATH or fd:N, never the value itself) in\n"
+	      "                   the Authorization, X-Api-Key and\n"
+	      "                   Proxy-Authorization headers and Basic auth of\n"
+	      "                   HTTPS requests to HOST (a name or *.domain,\n"
+	      "                   which egress must allow) only (repeatable;\n"
+	      "                   docs/credentials.md)\n"
+	      "  --inspect HOST   let the broker see TLS to HOST too (a name,\n"
+	      "                   *.domain, or '*' for all but --passthrough), to\n"
+	      "                   block placeholders sent there (repeatable)\n"
+	      "  --passthrough HOST\n"
+	      "                   never inspect TLS to HOST; no secret may name it\n"
+	      "                   (repeatable)\n"
+	      "  --upstream-ca FILE\n"
+	      "                   a CA the broker trusts for upstream TLS besides\n"
+	      "                   the host's roots\n",
 	      f);
 }
 

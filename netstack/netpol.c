@@ -160,6 +160,14 @@ void netpol_set(struct moat_policy *p)
 	netpol_push_rules();
 }
 
+void netpol_replace(struct moat_policy *p)
+{
+	cred_free(&p->cred);
+	p->cred = policy.cred;
+	memset(&policy.cred, 0, sizeof(policy.cred));
+	netpol_set(p);
+}
+
 void netpol_push_rules(void)
 {
 	/* static: 100 KiB, and the sentry is one thread */

@@ -21,6 +21,11 @@
 
 /* Take p as the policy in force (the previous one is freed). */
 void netpol_set(struct moat_policy *p);
+/* The same for a live change (moat policy set), whose credentials part
+ * the caller has found cred_equal to the one in force: that one is kept
+ * (what refers into it stays valid) and p's is freed. Credentials change
+ * only through `moat secret`. */
+void netpol_replace(struct moat_policy *p);
 const struct moat_policy *netpol_get(void);
 
 /* An audit line's members for a decision into out (what audit_guest

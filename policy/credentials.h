@@ -97,6 +97,8 @@ struct credential {
 		       * credential in its headers instead of the
 		       * placeholder */
 	unsigned line; /* in the policy file; 0: command line */
+	/* the line of its "hosts" (0: command line) */
+	unsigned hosts_line;
 };
 
 struct cred_policy {
@@ -142,6 +144,27 @@ bool cred_inspected(const struct cred_policy *p, const char *host);
 bool cred_brokered(const struct cred_policy *p, const char *host);
 /* Does a flow to port go to the broker for some credential (its ports)? */
 bool cred_port(const struct cred_policy *p, uint16_t port);
+
+/* Do a and b say the same (every field but the lines, in order)? A live
+ * `moat policy set` may not change the credentials part: that is
+ * `moat secret`'s. */
+bool cred_equal(const struct cred_policy *a, const struct cred_policy *b);
+
+/* The policy file's fields of this part: is key one of "credentials",
+ * "inspect", "passthrough"? */
+bool cred_json_key(const char *key);
+/* Parse the top-level field key (cred_json_key) of the document d into
+ * out (appended; on failure out may hold a part of it: the caller frees
+ * it whole). 0, or -EINVAL with d->err naming the field and its line
+ * ("p.json:4: credentials[0].hosts: ..."). The whole-policy checks are
+ * cred_validate's. */
+struct jdoc;
+struct json_object;
+int cred_parse_json(const struct jdoc *d, const char *key,
+		    struct json_object *val, struct cred_policy *out);
+/* This part as the policy file writes it (sources as written, never a
+ * value) into root, a JSON object; nothing for an empty part. -ENOMEM. */
+int cred_to_json(const struct cred_policy *p, struct json_object *root);
 
 void cred_free(struct cred_policy *p);
 

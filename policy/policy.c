@@ -136,14 +136,22 @@ int policy_parse(const char *text, size_t len, const char *origin,
 			path[0].key = key;
 			if (!strcmp(key, "egress"))
 				rc = parse_egress(&d, val, &p.egress);
+			else if (cred_json_key(key))
+				rc = cred_parse_json(&d, key, val, &p.cred);
 			else
 				rc = jdoc_error(&d, path, 1,
-						"unknown field (egress)");
+						"unknown field (egress, "
+						"credentials, inspect, "
+						"passthrough)");
 			if (rc < 0)
 				break;
 		}
 	}
 	json_object_put(root);
+	/* the file alone: the command line's parts are checked with it
+	 * later (cred_validate again) */
+	if (rc == 0)
+		rc = cred_validate(&p.cred, origin, err);
 	if (rc < 0) {
 		policy_free(&p);
 		return rc;
@@ -182,6 +190,7 @@ int policy_add_rule(struct moat_policy *p, const char *dest, bool deny,
 void policy_free(struct moat_policy *p)
 {
 	egress_free(&p->egress);
+	cred_free(&p->cred);
 }
 
 char *policy_to_json(const struct moat_policy *p)
@@ -206,6 +215,9 @@ char *policy_to_json(const struct moat_policy *p)
 	allow = deny = NULL;
 	json_object_object_add(root, "egress", eg);
 	eg = NULL;
+	/* sources as written: the policy never holds a value */
+	if (cred_to_json(&p->cred, root) < 0)
+		goto done;
 	out = strdup(json_object_to_json_string_ext(
 		root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 			      JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -17,6 +17,9 @@
  * that is unknown, of the wrong type, or a rule that does not parse is
  * refused with a message naming the field and its line; nothing of a
  * refused file is used (the caller keeps its old policy).
+ *
+ * "credentials", "inspect" and "passthrough" are the credential broker's
+ * (policy/credentials.h, docs/credentials.md).
  */
 #ifndef MOAT_POLICY_POLICY_H
 #define MOAT_POLICY_POLICY_H
@@ -32,6 +35,7 @@
 
 struct moat_policy {
 	struct egress_policy egress;
+	/* credentials, inspect, passthrough (policy/credentials.h) */
 	struct cred_policy cred;
 };
 

@@ -18,7 +18,8 @@
  *                          its first process), or every process
  *     policy-show          the egress policy in force, as JSON
  *     policy-set LEN       followed by LEN bytes of a policy file: it
- *                          replaces the egress policy (moat policy set)
+ *                          replaces the egress policy (moat policy set);
+ *                          its credentials part must be the one in force
  * and for an OCI container (cli/oci.c; docs/oci.md):
  *     state                created, running, paused or stopped
  *     start                let the first process run (it waits, created,
@@ -620,7 +621,18 @@ static void policy_set(int fd, const char *text, size_t len)
 		answer(fd, msg);
 		return;
 	}
-	netpol_set(&p);
+	/* The broker holds the values and placeholders of the credentials
+	 * in force; a file may repeat them (as `policy show` wrote them),
+	 * never change them. */
+	if (!cred_equal(&p.cred, &netpol_get()->cred)) {
+		policy_free(&p);
+		answer(fd, "error: the credentials, inspect and passthrough "
+			   "entries differ from those in force: credentials "
+			   "change through `moat secret` (give them as "
+			   "`moat policy show` does)\n");
+		return;
+	}
+	netpol_replace(&p);
 	revoked = sockets_policy_changed();
 	audit_log("\"event\":\"policy-set\",\"rules\":%zu,\"revoked\":%d",
 		  netpol_get()->egress.n, revoked);

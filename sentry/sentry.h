@@ -226,7 +226,10 @@ struct sentry_opts {
 	int net; /* enum net_mode */
 	struct moat_policy policy;
 	const char *dns;
-	const char *upstream_ca; /* --upstream-ca: the broker trusts it too */
+	/* --upstream-ca: a CA file (absolute, malloc'd) the broker trusts
+	 * for upstream TLS besides the host's roots; NULL: none. The
+	 * credentials themselves are policy.cred. */
+	char *upstream_ca;
 	/* --store: where the writable layers keep file data (sentry/store.h;
 	 * NULL: the default). */
 	const char *store;
