@@ -23,7 +23,8 @@ enum sniff_kind {
 	SNIFF_MORE,  /* not enough bytes yet to tell */
 	SNIFF_TLS,   /* a TLS handshake record holding a ClientHello */
 	SNIFF_HTTP,  /* "METHOD SP target SP HTTP/1.x" (the line may be cut
-		      * off: a token of letters, a space, then not a space) */
+		      * off: a token of 1..20 RFC 9110 tchars, a space, then
+		      * a visible byte; "PRI * HTTP/2.0" too) */
 	SNIFF_OTHER, /* anything else, a malformed ClientHello included */
 };
 

@@ -2,64 +2,30 @@
 # The netstack (--net=slirp): guest sockets reach a test host through lwIP
 # in the sentry and libslirp in its helper, as the egress policy allows,
 # and nothing else does. The test host lives in a network namespace this
-# file makes and removes (veth 10.203.X.1 <-> 10.203.X.2 and .3); every
-# address used, the denied ones included, is one of its, so nothing leaves
-# the machine even if the policy were broken.
+# file makes (lib.sh's peer_up; veth 10.203.X.1 <-> 10.203.X.2 and .3) and
+# the EXIT trap removes; every address used, the denied ones included, is
+# one of its, so nothing leaves the machine even if the policy were broken.
 . "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-NS=moat-net-$$
-VH=mn${$}h
-VP=mn${$}p
-SUB=10.203.$(($$ % 200 + 20))
-SUB6=fd00:203:$(($$ % 200 + 20))
+SUB=10.203.$KIT_X
+SUB6=fd00:203:$KIT_X
 PEER6=$SUB6::2
 PEER=$SUB.2
 DENIED=$SUB.3
 PEER_LOG=$E2E_TMP/peer.log
 AUDIT=$E2E_TMP/audit.jsonl
 
-net_cleanup()
-{
-	[ -n "${PEER_PID:-}" ] && kill "$PEER_PID" 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
-	ip link del "$VH" 2>/dev/null
-	e2e_cleanup
-}
-trap net_cleanup EXIT
-
 net_setup()
 {
-	ip netns add "$NS" &&
-		ip link add "$VH" type veth peer name "$VP" &&
-		ip link set "$VP" netns "$NS" &&
-		ip addr add "$SUB.1/24" dev "$VH" &&
-		ip link set "$VH" up &&
-		ip -n "$NS" addr add "$PEER/24" dev "$VP" &&
-		ip -n "$NS" addr add "$DENIED/24" dev "$VP" &&
-		ip -n "$NS" link set "$VP" up &&
-		ip -n "$NS" link set lo up || return 1
-	ip addr add "$SUB6::1/64" dev "$VH" nodad &&
-		ip -n "$NS" addr add "$PEER6/64" dev "$VP" nodad || return 1
-	cp "$HERE/net_peer.py" "$E2E_TMP/net_peer.py"
-	: >"$PEER_LOG"
-	ip netns exec "$NS" $PY "$E2E_TMP/net_peer.py" "$PEER_LOG" \
-		peer.moat.test="$PEER" denied.moat.test="$DENIED" \
-		v6.moat.test/6="$PEER6" \
-		>"$E2E_TMP/peer.out" 2>&1 &
-	PEER_PID=$!
-	for _ in $(seq 100); do
-		grep -q ready "$E2E_TMP/peer.out" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	cat "$E2E_TMP/peer.out"
-	return 1
+	peer_up net "$PEER" "$DENIED" "$PEER6" &&
+		net_peer_up net "$PEER_LOG" \
+			peer.moat.test="$PEER" denied.moat.test="$DENIED" \
+			v6.moat.test/6="$PEER6"
 }
 
 NET_OK=1
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! net_setup; then
-	NET_OK=0
-fi
+net_ok && net_setup || NET_OK=0
 
 need_net()
 {

@@ -8,18 +8,15 @@
 # resolver takes only the answer to the query it asked, with an id no
 # observer can predict.
 #
-# The test host is a network namespace this file makes and removes, as
-# tests/e2e/test_net.sh does, with net_peer.py as its web and DNS server.
+# The test host is a network namespace this file makes with lib.sh's
+# peer_up (the EXIT trap removes it), with net_peer.py as its web and DNS
+# server.
 # Every address an answer names is one of the namespace's own, or the
 # host side of its veth pair, or the sandbox's loopback: nothing leaves
 # the machine even if the barrier were broken.
 . "$(dirname "$0")/../e2e/lib.sh"
 
-HERE=$(cd "$(dirname "$0")/../e2e" && pwd)
-NS=moat-dns-$$
-VH=md${$}h
-VP=md${$}p
-X=$(($$ % 200 + 20))
+X=$KIT_X
 SUB=10.205.$X
 HOSTSIDE=$SUB.1 # the host's own address, on its end of the veth
 PEER=$SUB.2     # the resolver, and a web server
@@ -33,56 +30,20 @@ SUB6=fd00:205:$X
 PEER_LOG=$E2E_TMP/peer.log
 AUDIT=$E2E_TMP/audit.jsonl
 
-dns_cleanup()
-{
-	[ -n "${PEER_PID:-}" ] && kill "$PEER_PID" 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
-	ip link del "$VH" 2>/dev/null
-	e2e_cleanup
-}
-trap dns_cleanup EXIT
-
 dns_setup()
 {
-	ip netns add "$NS" &&
-		ip link add "$VH" type veth peer name "$VP" &&
-		ip link set "$VP" netns "$NS" &&
-		ip addr add "$HOSTSIDE/24" dev "$VH" &&
-		ip link set "$VH" up &&
-		ip -n "$NS" addr add "$PEER/24" dev "$VP" &&
-		ip -n "$NS" addr add "$PRIV/24" dev "$VP" &&
-		ip -n "$NS" addr add "$LL/32" dev "$VP" &&
-		ip -n "$NS" link set "$VP" up &&
-		ip -n "$NS" link set lo up &&
-		ip route add "$LL/32" dev "$VH" || return 1
-	ip -n "$NS" addr add "$META4/32" dev "$VP" &&
-		ip route add "$META4/32" via "$PEER" dev "$VH" &&
-		ip addr add "$SUB6::1/64" dev "$VH" nodad &&
-		ip -n "$NS" addr add "$SUB6::2/64" dev "$VP" nodad &&
-		ip -n "$NS" addr add "$META6/128" dev "$VP" nodad &&
-		ip -6 route add "$META6/128" via "$SUB6::2" dev "$VH" || return 1
-	cp "$HERE/net_peer.py" "$E2E_TMP/net_peer.py"
-	: >"$PEER_LOG"
-	ip netns exec "$NS" $PY "$E2E_TMP/net_peer.py" "$PEER_LOG" \
-		private.rebind.test="$PRIV" ll.rebind.test="$LL" \
-		loop.rebind.test=127.0.0.1 host.rebind.test="$HOSTSIDE" \
-		spoof.rebind.test="$PEER,$PRIV" \
-		meta4.rebind.test="$META4" meta6.rebind.test/6="$META6" \
-		slow.rebind.test="$PEER" \
-		>"$E2E_TMP/peer.out" 2>&1 &
-	PEER_PID=$!
-	for _ in $(seq 100); do
-		grep -q ready "$E2E_TMP/peer.out" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	cat "$E2E_TMP/peer.out"
-	return 1
+	peer_up dns "$PEER" "$PRIV" "$LL/32" "$META4/32" \
+		"$SUB6::2" "$META6/128" &&
+		net_peer_up dns "$PEER_LOG" \
+			private.rebind.test="$PRIV" ll.rebind.test="$LL" \
+			loop.rebind.test=127.0.0.1 host.rebind.test="$HOSTSIDE" \
+			spoof.rebind.test="$PEER,$PRIV" \
+			meta4.rebind.test="$META4" meta6.rebind.test/6="$META6" \
+			slow.rebind.test="$PEER"
 }
 
 NET_OK=1
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! dns_setup; then
-	NET_OK=0
-fi
+net_ok && dns_setup || NET_OK=0
 
 need_net()
 {

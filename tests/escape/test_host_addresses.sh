@@ -8,19 +8,17 @@
 # namespace's own addresses. Only an address rule that names them
 # reaches them.
 #
-# The test host is a network namespace this file makes and removes, with
-# net_peer.py as its DNS; the "host services" are listeners of this file
-# on the host, and every address a name points at is made local to the
-# host by this file (on its veth end, which takes them along when it
-# goes) or is the namespace's own: nothing leaves the machine.
+# The test host is a network namespace this file makes and removes
+# (lib.sh's peer_up), with net_peer.py as its DNS; the "host services"
+# are listeners of this file on the host, and every address a name
+# points at is made local to the host by this file (on its veth end,
+# which takes them along when it goes) or is the namespace's own: nothing
+# leaves the machine.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/../oci/lib_oci.sh"
 
 HERE=$(cd "$(dirname "$0")/../e2e" && pwd)
-NS=moat-ha-$$
-VH=mh${$}h
-VP=mh${$}p
-X=$(($$ % 200 + 20))
+X=$KIT_X
 SUB=10.214.$X
 HOSTSIDE=$SUB.1 # the host's, on its end of the veth
 PEER=$SUB.2     # the namespace's: the resolver
@@ -41,43 +39,25 @@ ha_cleanup()
 {
 	[ -f "$PIDS" ] && kill $(cat "$PIDS") 2>/dev/null
 	oci_cleanup
-	ip netns del "$NS" 2>/dev/null
 	ip netns del "$POD" 2>/dev/null
 	ip netns del "$PODPEER" 2>/dev/null
-	ip link del "$VH" 2>/dev/null
-	e2e_cleanup
+	e2e_cleanup # and the test host's namespace
 }
 trap ha_cleanup EXIT
 
 ha_setup()
 {
-	ip netns add "$NS" &&
-		ip link add "$VH" type veth peer name "$VP" &&
-		ip link set "$VP" netns "$NS" &&
-		ip addr add "$HOSTSIDE/24" dev "$VH" &&
-		ip link set "$VH" up &&
-		ip -n "$NS" addr add "$PEER/24" dev "$VP" &&
-		ip -n "$NS" link set "$VP" up &&
-		ip -n "$NS" link set lo up || return 1
-	cp "$HERE/net_peer.py" "$E2E_TMP/net_peer.py"
-	: >"$PEER_LOG"
-	ip netns exec "$NS" $PY "$E2E_TMP/net_peer.py" "$PEER_LOG" \
-		late.host.test="$LATE" any.host.test="$ANY.42" \
-		many.host.test="$MANY2.46" first.host.test="$MANY.1" \
-		>"$E2E_TMP/peer.out" 2>&1 &
-	echo $! >>"$PIDS"
-	for _ in $(seq 100); do
-		grep -q ready "$E2E_TMP/peer.out" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	cat "$E2E_TMP/peer.out"
-	return 1
+	peer_up ha "$PEER" &&
+		net_peer_up ha "$PEER_LOG" \
+			late.host.test="$LATE" any.host.test="$ANY.42" \
+			many.host.test="$MANY2.46" first.host.test="$MANY.1" || return 1
+	NS=${PEER_NS[ha]}
+	VH=${PEER_LINK[ha]}
+	VP=${PEER_VETH[ha]}
 }
 
 NET_OK=1
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ha_setup; then
-	NET_OK=0
-fi
+net_ok && ha_setup || NET_OK=0
 
 need_net()
 {
@@ -255,7 +235,7 @@ t_an_oci_pods_own_address_is_the_hosts()
 	ip netns exec "$POD" $PY -m http.server -b 0.0.0.0 -d "$E2E_TMP/www" 8091 >/dev/null 2>&1 &
 	echo $! >>"$PIDS"
 	: >"$E2E_TMP/podpeer.log"
-	ip netns exec "$PODPEER" $PY "$E2E_TMP/net_peer.py" "$E2E_TMP/podpeer.log" \
+	ip netns exec "$PODPEER" $PY "$HERE/net_peer.py" "$E2E_TMP/podpeer.log" \
 		pod.host.test="$PODSUB.5" >"$E2E_TMP/podpeer.out" 2>&1 &
 	echo $! >>"$PIDS"
 	for _ in $(seq 100); do
