@@ -286,7 +286,11 @@ static int await_ready(struct moat_error *err)
 
 int broker_start(struct sentry_opts *opts, struct moat_error *err)
 {
-	const struct cred_policy *cp = &opts->policy.cred;
+	/* The policy in force, netpol's (boot.c's netpol_set has moved
+	 * opts->policy there): a live `moat policy set` keeps its
+	 * credentials part in place (netpol_replace), so B.policy stays
+	 * valid. */
+	const struct cred_policy *cp = &netpol_get()->cred;
 	int sv[2], fds[CRED_MAX], nfds = 0;
 	char **envp;
 	size_t ne = 0;
@@ -356,7 +360,7 @@ int broker_start(struct sentry_opts *opts, struct moat_error *err)
 	B.pid = pid;
 	B.ctl = sv[0];
 	limits_adopt(pid);
-	json = policy_to_json(&opts->policy);
+	json = policy_to_json(netpol_get());
 	if (!json)
 		return moat_error_set(err, ENOMEM, "broker: config");
 	{
