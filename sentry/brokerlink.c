@@ -1272,9 +1272,14 @@ static void secret_audit(int result, int closed)
 	char q[CRED_NAME_MAX * 2 + 8];
 
 	json_quote(q, sizeof(q), SQ.name);
-	audit_log("\"event\":\"secret-%s\",\"secret\":%s,\"result\":%d,"
-		  "\"flows_closed\":%d",
-		  secret_verb[SQ.op], q, result, closed);
+	if (SQ.op == BRK_SECRET_REVOKE)
+		audit_log("\"event\":\"secret-revoke\",\"secret\":%s,"
+			  "\"result\":%d,\"flows_closed\":%d",
+			  q, result, closed);
+	else
+		audit_log("\"event\":\"secret-%s\",\"secret\":%s,"
+			  "\"result\":%d",
+			  secret_verb[SQ.op], q, result);
 }
 
 static void secret_abandon(const char *why)
