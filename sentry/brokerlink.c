@@ -153,8 +153,11 @@ static void brk_audit(const char *m, size_t len)
 {
 	const char *verdict;
 
-	if (len == 0 || strlen(m) != len)
+	/* NUL-terminated (prot/broker.h): the NUL is the payload's last
+	 * byte, and the only one */
+	if (len < 2 || m[len - 1] || strlen(m) != len - 1)
 		return;
+	len--;
 	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)m[i] < 0x20)
 			return;
