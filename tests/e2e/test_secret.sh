@@ -46,6 +46,7 @@ t_no_broker_is_a_clear_error()
 	local n
 	n=$(name_for nobrk)
 	box_up "$n"
+	trap box_down EXIT
 	export NEW_VALUE=sk-new-$(random_token)
 	assert_status 1 moat secret rotate "$n" API_KEY env:NEW_VALUE
 	assert_contains "$ERR" "this sandbox has no broker"
@@ -66,6 +67,8 @@ t_bad_source_sends_nothing()
 	mkdir -p /run/moat && chmod 700 /run/moat
 	$PY "$PEER" answer "/run/moat/$n" heard.log >peer.out 2>&1 &
 	local pid=$!
+	# however the case ends, the stand-in and its socket file go
+	trap 'kill $pid 2>/dev/null; rm -f "/run/moat/$n"' EXIT
 	for _ in $(seq 100); do grep -q ready peer.out && break; sleep 0.05; done
 	grep -q ready peer.out || fail "the stand-in did not start: $(cat peer.out)"
 	unset NO_SUCH_VARIABLE

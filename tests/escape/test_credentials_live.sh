@@ -235,8 +235,47 @@ t_oci_annotation_credentials()
 	assert_contains "$ERR" "dev.moat.credentials: credentials[0].hosts: required"
 }
 
+# An OCI container's control socket takes `moat secret` too (its state
+# directory's ctl, under the default --root /run/moat).
+t_oci_rotate()
+{
+	local b=$E2E_TMP/ocir id=oci-rot-$$ s1 s2 creds st
+	s1=$(new_value) s2=$(new_value)
+	export REAL_KEY=$s1 NEXT_KEY=$s2
+	sync_dir
+	echo_reset
+	. "$E2E_ROOT/tests/oci/lib_oci.sh"
+	trap 'timeout 20 "$MOAT" delete --force "$id" >/dev/null 2>&1' EXIT
+	creds='[{"name": "API_KEY", "from": "env:REAL_KEY", "hosts": ["plain.test"], "plain_http": true, "ports": [80]}]'
+	make_bundle "$b" '["sh", "-c", "wget -q -O - --header \"Authorization: Bearer $API_KEY\" http://plain.test/one; echo >/sync/one; i=0; while [ ! -e /sync/go ]; do sleep 0.1; i=$((i+1)); [ $i -lt 300 ] || exit 9; done; wget -q -O - --header \"Authorization: Bearer $API_KEY\" http://plain.test/two"]' \
+		"c['annotations']={'dev.moat.net':'slirp','dev.moat.dns':'$KIT_DNS','dev.moat.allow':'plain.test:80+private','dev.moat.credentials':'''$creds'''}" \
+		"c['mounts'].append({'destination':'/sync','type':'bind','source':'$SYNC','options':['rbind','rw']})" ||
+		fail "bundle"
+	ln -sf busybox "$b/rootfs/bin/wget"
+	: >"$b/rootfs/etc/resolv.conf"
+	assert_status 0 timeout -k 5 60 "$MOAT" create --bundle "$b" "$id"
+	assert_status 0 timeout -k 5 60 "$MOAT" start "$id"
+	for _ in $(seq 300); do
+		[ -e "$SYNC/one" ] && break
+		sleep 0.1
+	done
+	[ -e "$SYNC/one" ] || fail "the container never made its first request"
+	assert_status 0 moat secret rotate "$id" API_KEY env:NEXT_KEY
+	touch "$SYNC/go"
+	for _ in $(seq 300); do
+		st=$(oci_status "$MOAT" /run/moat "$id")
+		[ "$st" = stopped ] && break
+		sleep 0.1
+	done
+	assert_eq stopped "$st" "the container ran to its end"
+	assert_contains "$(request_for plain /one)" "Bearer $s1" "the first value first"
+	assert_contains "$(request_for plain /two)" "Bearer $s2" "then the new one"
+	assert_status 0 timeout 20 "$MOAT" delete --force "$id"
+}
+
 run_test rotate_keeps_the_placeholder t_rotate_keeps_the_placeholder
 run_test revoke_blocks_the_next_request t_revoke_blocks_the_next_request
 run_test revoke_closes_open_connections t_revoke_closes_open_connections
 run_test oci_annotation_credentials t_oci_annotation_credentials
+run_test oci_rotate t_oci_rotate
 e2e_done
