@@ -967,6 +967,7 @@ static void opts_free(struct sentry_opts *o, const struct oci_config *c)
 	if (o->env != c->process.env)
 		free(o->env);
 	policy_free(&o->policy);
+	free(o->upstream_ca);
 	memset(o, 0, sizeof(*o));
 }
 
