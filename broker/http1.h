@@ -88,6 +88,10 @@ enum h1_status {
 	H1_TUNNEL,   /* an upgrade took: bytes now pass as they are (the
 		      * engine has queued what it held) */
 };
+/* After H1_TUNNEL from h1_from_upstream, the loop calls
+ * h1_from_guest(c, NULL, 0, up, down) once: that queues the guest's bytes
+ * held while the upgrade was pending. In a tunnel both h1_from_* copy
+ * bytes as they are. -ENOMEM from any call: close both sides. */
 
 struct h1_conn;
 

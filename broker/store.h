@@ -53,6 +53,11 @@ long store_make_placeholder(const char *tmpl, size_t vlen, char *out,
 
 /* Replace secret i's value (rotate): the old one is wiped. 0 or -errno. */
 int store_rotate(struct store *s, size_t i, const void *value, size_t vlen);
+/* The same with the new value read from fd to its end (one trailing
+ * newline stripped), straight into locked memory. 0 or -errno (-EINVAL
+ * for an empty value or one with a NUL or a line break, -E2BIG for one
+ * too long). */
+int store_rotate_fd(struct store *s, size_t i, int fd);
 void store_revoke(struct store *s, size_t i);
 /* The index of the secret named name, or -1. */
 long store_find(const struct store *s, const char *name);

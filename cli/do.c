@@ -205,6 +205,30 @@ static int check_sources(const struct cred_policy *p, struct moat_error *err)
 	return 0;
 }
 
+/* A secret's name is the guest's variable that holds its placeholder:
+ * one that --env (or moat's own PATH, HOME, TERM...) also sets would
+ * leave the guest one or the other, unsaid. */
+static int check_env_names(const struct cred_policy *p, char **env, size_t nenv,
+			   struct moat_error *err)
+{
+	size_t i, j, n;
+
+	for (i = 0; i < p->n; i++) {
+		n = strlen(p->v[i].name);
+		for (j = 0; j < nenv; j++)
+			if (!strncmp(env[j], p->v[i].name, n) &&
+			    env[j][n] == '=')
+				return moat_error_input(
+					err, EINVAL,
+					"secret %s: the guest's %s holds its "
+					"placeholder: it may not be set "
+					"otherwise too (--env, or moat's own "
+					"PATH, HOME, TERM, LANG, LC_*, TZ)",
+					p->v[i].name, p->v[i].name);
+	}
+	return 0;
+}
+
 int cmd_do(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -501,7 +525,8 @@ int cmd_do(int argc, char **argv)
 	}
 	free(creds);
 	if (cred_validate(&o.policy.cred, policy_file, &err) < 0 ||
-	    check_sources(&o.policy.cred, &err) < 0) {
+	    check_sources(&o.policy.cred, &err) < 0 ||
+	    check_env_names(&o.policy.cred, env, nenv, &err) < 0) {
 		fprintf(stderr, "moat: %s\n", err.msg);
 		return 2;
 	}

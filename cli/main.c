@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "broker/broker.h"
 #include "cli/cli.h"
 #include "gofer/gofer.h"
 #include "netstack/netstack.h"
@@ -105,6 +106,11 @@ int main(int argc, char **argv)
 		 * gofer's seccomp filter. */
 		fflush(stderr);
 		_exit(gofer_main(argc - 1, argv + 1));
+	}
+	if (!strcmp(argv[1], "broker")) {
+		/* _exit: no atexit handler may run a syscall outside the
+		 * broker's seccomp filter. */
+		_exit(broker_main(argc - 1, argv + 1)); /* credentials */
 	}
 	if (!strcmp(argv[1], "netslirp"))
 		_exit(netslirp_main(argc - 1, argv + 1)); /* --net=slirp */

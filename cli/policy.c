@@ -5,7 +5,9 @@
  * set reads and checks FILE here first, so that a malformed one is refused
  * with the field and line at fault before the sandbox is asked; the
  * sentry parses it again (it trusts no client) and keeps its old policy
- * if that fails too. */
+ * if that fails too, or if the file's credentials part (credentials,
+ * inspect, passthrough) is not the one in force: only this client's
+ * sandbox knows that one, and credentials change through `moat secret`. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

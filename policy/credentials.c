@@ -21,6 +21,25 @@
 
 static const char *const default_headers[] = CRED_DEFAULT_HEADERS;
 
+/* The variables moat sets in a brokered guest's environment to point its
+ * TLS clients at the bundle with the sandbox's CA (docs/credentials.md):
+ * no secret may take one's place. */
+static const char *const reserved_names[] = {
+	"SSL_CERT_FILE",       "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+	"GIT_SSL_CAINFO",      "PIP_CERT",	     "AWS_CA_BUNDLE",
+	"NODE_EXTRA_CA_CERTS",
+};
+
+static bool reserved(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(reserved_names); i++)
+		if (!strcmp(reserved_names[i], name))
+			return true;
+	return false;
+}
+
 #define RAND "{rand}"
 #define RAND_MIN_LEN 16 /* random characters of a placeholder, at least */
 
@@ -624,6 +643,14 @@ int cred_validate(const struct cred_policy *p, const char *origin,
 						"([A-Za-z_][A-Za-z0-9_]*)",
 						at);
 		}
+		if (reserved(c->name)) {
+			who(p, i, origin, "name", 0, at, sizeof(at));
+			return moat_error_input(
+				err, EINVAL,
+				"%s: `%s` is moat's: it points the guest's TLS "
+				"clients at the sandbox's CA",
+				at, c->name);
+		}
 		if (!c->from) {
 			who(p, i, origin, "from", 0, at, sizeof(at));
 			return moat_error_input(err, EINVAL, "%s: required",
@@ -919,7 +946,8 @@ static int parse_in(const struct jdoc *d, json_object *v, struct jstep *path,
 		} else if (!strncmp(s, "query:", 6)) {
 			/* as it is written in the query: no encoding of its
 			 * own, and nothing that would end it */
-			if (!s[6] || !graph_ok(s + 6) || strpbrk(s + 6, "&=#"))
+			if (!s[6] || strlen(s + 6) > CRED_NAME_MAX ||
+			    !graph_ok(s + 6) || strpbrk(s + 6, "&=#"))
 				return jdoc_error(
 					d, path, 4,
 					"`%s`: not a query parameter's name",

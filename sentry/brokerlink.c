@@ -289,10 +289,8 @@ static int await_ready(struct moat_error *err)
 
 int broker_start(struct sentry_opts *opts, struct moat_error *err)
 {
-	/* The policy in force, netpol's (boot.c's netpol_set has moved
-	 * opts->policy there): a live `moat policy set` keeps its
-	 * credentials part in place (netpol_replace), so B.policy stays
-	 * valid. */
+	/* the policy in force (netpol_set took opts'), whose credentials
+	 * part never changes while the sandbox runs (netpol_replace) */
 	const struct cred_policy *cp = &netpol_get()->cred;
 	int sv[2], fds[CRED_MAX], nfds = 0;
 	char **envp;

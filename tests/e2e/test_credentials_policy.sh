@@ -39,6 +39,9 @@ t_secret_forms_are_refused()
 	assert_contains "$ERR" "moat: --inspect: \`bad_host!\` is not a DNS name or *.domain"
 	assert_status 2 moat do --passthrough '*' -- true
 	assert_contains "$ERR" "moat: --passthrough: \`*\` is for inspect only: name the hosts"
+	assert_status 2 moat do --env API_KEY=x \
+		--secret "API_KEY=env:H3_REAL_KEY@api.example" -- true
+	assert_contains "$ERR" "moat: secret API_KEY: the guest's API_KEY holds its placeholder: it may not be set otherwise too"
 	assert_status 2 moat do --upstream-ca "$E2E_TMP/none.pem" -- true
 	assert_contains "$ERR" "moat: --upstream-ca \`$E2E_TMP/none.pem\`: No such file or directory"
 }

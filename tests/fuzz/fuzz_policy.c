@@ -12,6 +12,12 @@
  * unspecified address, and only a `+private` name or an address rule to
  * another special range. The input's first line is also parsed as one
  * rule and as a name. Violations abort().
+ *
+ * The credentials part too: every credential that parses has a valid
+ * name, hosts (normalized, none passed through), places and ports; what
+ * `policy show` prints parses back to the same part (cred_equal); the
+ * first line is also parsed as a --secret, an --inspect and a
+ * --passthrough, and its hosts are matched.
  */
 #include <arpa/inet.h>
 #include <stdint.h>
@@ -22,6 +28,106 @@
 #include "policy/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_pattern(const char *h, bool star)
+{
+	size_t i, n = strlen(h);
+
+	if (!n || h[n - 1] == '.' || (!star && !strcmp(h, "*")))
+		abort();
+	for (i = 0; i < n; i++)
+		if (h[i] >= 'A' && h[i] <= 'Z')
+			abort();
+}
+
+static void check_cred(const struct cred_policy *p)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < p->n; i++) {
+		const struct credential *c = &p->v[i];
+
+		if (!c->name || !c->from || !c->nhosts || !c->where ||
+		    !c->nports || c->nhosts > CRED_HOSTS_MAX)
+			abort();
+		if ((c->where & CRED_IN_HEADER) && !c->nheaders)
+			abort();
+		if ((c->source == CRED_FROM_FD) != (c->src == NULL))
+			abort();
+		for (j = 0; j < c->nhosts; j++) {
+			check_pattern(c->hosts[j], false);
+			/* a host of its own is brokered, and a name below
+			 * a suffix is passed through by no entry */
+			if (c->hosts[j][0] != '*' &&
+			    !cred_brokered(p, c->hosts[j]))
+				abort();
+			for (k = 0; k < p->npassthrough; k++)
+				if (cred_host_match(p->passthrough[k],
+						    c->hosts[j]))
+					abort();
+		}
+		for (j = 0; j < c->nports; j++)
+			if (!c->ports[j] || !cred_port(p, c->ports[j]))
+				abort();
+		for (j = 0; j < i; j++)
+			if (!strcmp(p->v[j].name, c->name))
+				abort();
+	}
+	for (i = 0; i < p->ninspect; i++)
+		check_pattern(p->inspect[i], true);
+	for (i = 0; i < p->npassthrough; i++) {
+		check_pattern(p->passthrough[i], false);
+		if (p->passthrough[i][0] != '*' &&
+		    cred_inspected(p, p->passthrough[i]))
+			abort();
+	}
+}
+
+/* What show prints is a policy file of the same credentials. */
+static void check_shown(const struct moat_policy *p)
+{
+	struct moat_policy again;
+	struct moat_error err = { 0 };
+	char *json = policy_to_json(p);
+
+	if (!json)
+		abort();
+	if (policy_parse(json, strlen(json), "shown", &again, &err) < 0)
+		abort();
+	if (!cred_equal(&p->cred, &again.cred) || again.egress.n != p->egress.n)
+		abort();
+	policy_free(&again);
+	free(json);
+}
+
+/* The first line as the command line's forms. */
+static void check_args(const char *line)
+{
+	struct cred_policy p = { 0 };
+	struct moat_error err = { 0 };
+	size_t idx[4];
+
+	if (cred_parse_arg(&p, line, &err) < 0) {
+		if (!err.msg[0] || p.n)
+			abort();
+	} else if (p.n != 1 || !p.v[0].nhosts) {
+		abort();
+	}
+	err.msg[0] = 0;
+	if (cred_add_inspect(&p, line, &err) < 0 && !err.msg[0])
+		abort();
+	err.msg[0] = 0;
+	if (cred_add_passthrough(&p, line, &err) < 0 && !err.msg[0])
+		abort();
+	err.msg[0] = 0;
+	if (cred_validate(&p, NULL, &err) < 0 && !err.msg[0])
+		abort();
+	(void)cred_for_host(&p, line, idx, 4);
+	(void)cred_brokered(&p, line);
+	(void)cred_host_match(line, "api.example.com");
+	(void)cred_host_match("*.example.com", line);
+	cred_free(&p);
+}
 
 static void check_rule(const struct egress_rule *r)
 {
@@ -114,11 +220,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else if (!msg[0])
 		abort(); /* a refusal always says why */
 
+	check_args(line);
 	if (policy_parse((const char *)data, size, "f", &pol, &err) < 0) {
 		if (!err.msg[0] || strncmp(err.msg, "f", 1))
 			abort();
 		return 0;
 	}
+	check_cred(&pol.cred);
+	check_shown(&pol);
 	for (i = 0; i < pol.egress.n; i++) {
 		check_rule(&pol.egress.rules[i]);
 		if (pol.egress.rules[i].allow_private &&

@@ -65,6 +65,14 @@ Test(credentials, a_secret_option_with_its_defaults)
 	cr_assert_not(c->require);
 	cr_assert_eq(c->line, 0);
 	cr_assert_eq(cred_validate(&cp, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(cred_parse_arg(&cp, "NODE_EXTRA_CA_CERTS=env:X@a.example",
+				    &err),
+		     0);
+	cr_assert_lt(cred_validate(&cp, NULL, &err), 0);
+	cr_assert_str_eq(err.msg,
+			 "--secret NODE_EXTRA_CA_CERTS: "
+			 "`NODE_EXTRA_CA_CERTS` is moat's: it points "
+			 "the guest's TLS clients at the sandbox's CA");
 }
 
 Test(credentials, file_and_fd_sources)
@@ -539,6 +547,10 @@ Test(credentials, file_refusals_name_the_field_and_the_line)
 		  "[\"b.example\"]}]}",
 		  "p.json:3: credentials[1].name: `A` is named twice (also "
 		  "line 2)" },
+		{ "{\"credentials\": [{\"name\": \"SSL_CERT_FILE\", "
+		  "\"from\": \"env:A\", \"hosts\": [\"a.example\"]}]}",
+		  "p.json:1: credentials[0].name: `SSL_CERT_FILE` is moat's: "
+		  "it points the guest's TLS clients at the sandbox's CA" },
 		{ "{\"inspect\": \"a.example\"}",
 		  "p.json:1: inspect: a list of hosts (names, or *.domain) "
 		  "expected" },
@@ -775,4 +787,38 @@ Test(credentials, equal_parts)
 	cr_assert_eq(cred_add_inspect(&b, "i.example", &err), 0);
 	cr_assert_not(cred_equal(&cp, &b));
 	cred_free(&b);
+}
+
+/* Found by fuzz_policy: a query parameter's name longer than show's
+ * buffer came out cut, and the policy shown was another one. */
+Test(credentials, a_long_query_name_shows_whole)
+{
+	struct moat_error err;
+	struct moat_policy again = { 0 };
+	char text[512], name[CRED_NAME_MAX + 2], *json;
+
+	memset(name, 'q', sizeof(name) - 1);
+	name[CRED_NAME_MAX + 1] = 0;
+	snprintf(text, sizeof(text),
+		 "{\"credentials\": [{\"name\": \"A\", \"from\": \"env:A\", "
+		 "\"hosts\": [\"a.example\"], \"in\": [\"query:%s\"]}]}",
+		 name);
+	cr_assert_lt(parse(text, &err), 0);
+	cr_assert(strstr(err.msg, "p.json:1: credentials[0].in[0]: `qqq"), "%s",
+		  err.msg);
+	cr_assert(strstr(err.msg, "`: not a query parameter's name"), "%s",
+		  err.msg);
+	name[CRED_NAME_MAX] = 0;
+	snprintf(text, sizeof(text),
+		 "{\"credentials\": [{\"name\": \"A\", \"from\": \"env:A\", "
+		 "\"hosts\": [\"a.example\"], \"in\": [\"query:%s\"]}]}",
+		 name);
+	cr_assert_eq(parse(text, &err), 0, "%s", err.msg);
+	json = policy_to_json(&pol);
+	cr_assert_not_null(json);
+	cr_assert_eq(policy_parse(json, strlen(json), "shown", &again, &err), 0,
+		     "%s", err.msg);
+	cr_assert(cred_equal(&pol.cred, &again.cred));
+	policy_free(&again);
+	free(json);
 }
