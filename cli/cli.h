@@ -6,6 +6,7 @@
 int cmd_do(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_secret(int argc, char **argv);
 /* moat as an OCI runtime (cli/oci.c): runc's global options and
  * commands; argv[0] is "moat". */
 int cmd_oci(int argc, char **argv);

@@ -17,6 +17,8 @@ static void usage(FILE *f)
 	      "            create|start|run|state|kill|delete|list|ps|events|\n"
 	      "            pause|resume|spec ...   (an OCI runtime, as runc; docs/oci.md)\n"
 	      "       moat policy set NAME FILE | show NAME   (its egress policy, live)\n"
+	      "       moat secret rotate NAME SECRET SOURCE | revoke NAME SECRET\n"
+	      "                   (a credential, live; SOURCE: env:VAR, file:PATH, fd:N)\n"
 	      "       moat help syscalls [--markdown]\n"
 	      "       moat --version\n"
 	      "\n"
@@ -97,6 +99,8 @@ int main(int argc, char **argv)
 		return cmd_oci(argc, argv);
 	if (!strcmp(argv[1], "policy"))
 		return cmd_policy(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "secret"))
+		return cmd_secret(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gofer")) {
 		/* _exit: no atexit handler may run a syscall outside the
 		 * gofer's seccomp filter. */

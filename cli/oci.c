@@ -547,6 +547,54 @@ static int run_hooks(const struct cstate *s, int kind, const char *name,
 
 /* ---- create ---------------------------------------------------------------- */
 
+/* dev.moat.credentials (parsed with config.json) joins dev.moat.policy's
+ * credentials, and the two are checked together (one name twice, a host
+ * both passed through and credentialed); dev.moat.upstream-ca must be a
+ * regular file. The credentials move from c to o. */
+static int creds_from_config(struct oci_config *c, struct sentry_opts *o,
+			     struct moat_error *err)
+{
+	struct cred_policy *cp = &o->policy.cred;
+	struct stat st;
+
+	if (c->cred.n) {
+		struct credential *v;
+
+		if (cp->n + c->cred.n > CRED_MAX)
+			return moat_error_input(err, E2BIG,
+						"dev.moat.credentials with "
+						"dev.moat.policy: more than %d "
+						"credentials",
+						CRED_MAX);
+		v = realloc(cp->v, (cp->n + c->cred.n) * sizeof(*v));
+		if (!v)
+			return moat_error_set(err, ENOMEM,
+					      "dev.moat.credentials");
+		memcpy(v + cp->n, c->cred.v, c->cred.n * sizeof(*v));
+		cp->v = v;
+		cp->n += c->cred.n;
+		free(c->cred.v);
+		c->cred.v = NULL;
+		c->cred.n = 0;
+		if (cred_validate(cp, "dev.moat.credentials", err) < 0)
+			return moat_error_wrap(err, "dev.moat.credentials "
+						    "with dev.moat.policy");
+	}
+	if (c->upstream_ca) {
+		o->upstream_ca = realpath(c->upstream_ca, NULL);
+		if (!o->upstream_ca || stat(o->upstream_ca, &st) < 0)
+			return moat_error_set(err, errno,
+					      "dev.moat.upstream-ca `%s`",
+					      c->upstream_ca);
+		if (!S_ISREG(st.st_mode))
+			return moat_error_input(err, EINVAL,
+						"dev.moat.upstream-ca `%s`: "
+						"not a regular file",
+						c->upstream_ca);
+	}
+	return 0;
+}
+
 /* The container's config, as sentry options. */
 static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 			    struct moat_error *err)
@@ -653,6 +701,8 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 				return moat_error_wrap(err, "dev.moat.%s",
 						       deny ? "deny" : "allow");
 	}
+	if (creds_from_config(c, o, err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -917,6 +967,7 @@ static void opts_free(struct sentry_opts *o, const struct oci_config *c)
 	if (o->env != c->process.env)
 		free(o->env);
 	policy_free(&o->policy);
+	free(o->upstream_ca);
 	memset(o, 0, sizeof(*o));
 }
 

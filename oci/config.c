@@ -1042,6 +1042,86 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 
 /* ---- annotations --------------------------------------------------------- */
 
+/* msg from a parse of the annotation's own text, without its
+ * "dev.moat.credentials:LINE: " (the annotation's line in config.json
+ * goes first instead). */
+static const char *inner_msg(const char *msg, const char *origin)
+{
+	size_t n = strlen(origin);
+	const char *p = msg;
+
+	if (strncmp(p, origin, n) || p[n] != ':')
+		return msg;
+	p += n + 1;
+	p += strspn(p, "0123456789");
+	return strncmp(p, ": ", 2) ? msg : p + 2;
+}
+
+/* Is v one JSON list and nothing more (but white space)? So that the
+ * object it is wrapped in below cannot gain fields from it. */
+static bool json_list_alone(const char *v)
+{
+	json_tokener *tok = json_tokener_new();
+	size_t n = strlen(v), end;
+	json_object *o;
+	bool ok;
+
+	if (!tok)
+		abort();
+	o = n < INT32_MAX ? json_tokener_parse_ex(tok, v, (int)n) : NULL;
+	end = json_tokener_get_parse_end(tok);
+	ok = o && json_object_is_type(o, json_type_array) &&
+	     json_tokener_get_error(tok) == json_tokener_success && end <= n &&
+	     v[end + strspn(v + end, " \t\r\n")] == 0;
+	json_object_put(o);
+	json_tokener_free(tok);
+	return ok;
+}
+
+/* dev.moat.credentials: the policy file's "credentials" list, as its
+ * value, parsed by the policy file's own parser (wrapped in an object of
+ * that one field, on the same line, so that its lines stay the value's)
+ * and checked alone. An fd: source has no meaning here: the engine
+ * passes moat no fds of the user's. */
+static int credentials_annotation(struct parser *p, const char *v,
+				  struct oci_config *c)
+{
+	static const char origin[] = "dev.moat.credentials";
+	struct moat_error err = { 0 };
+	struct jdoc d = { NULL, 0, origin, &err };
+	cleanup_free char *doc = NULL;
+	json_object *root = NULL, *list;
+	int rc;
+
+	if (c->cred.n)
+		return bad(p, "given twice");
+	if (!json_list_alone(v))
+		return bad(p, "a JSON list of credentials expected (the "
+			      "policy file's \"credentials\")");
+	if (asprintf(&doc, "{\"credentials\": %s}", v) < 0)
+		abort();
+	d.text = doc;
+	d.len = strlen(doc);
+	rc = jdoc_parse(&d, (size_t)1 << 20, &root);
+	if (rc == 0 && json_object_object_get_ex(root, "credentials", &list))
+		rc = cred_parse_json(&d, "credentials", list, &c->cred);
+	json_object_put(root);
+	if (rc == 0)
+		rc = cred_validate(&c->cred, origin, &err);
+	for (size_t i = 0; rc == 0 && i < c->cred.n; i++)
+		if (c->cred.v[i].source == CRED_FROM_FD)
+			rc = moat_error_input(&err, EINVAL,
+					      "credentials[%zu].from: `%s`: "
+					      "an fd: source is for moat do "
+					      "(env: or file: here)",
+					      i, c->cred.v[i].from);
+	if (rc < 0 && err.msg[0])
+		rc = bad(p, "%s", inner_msg(err.msg, origin));
+	if (rc < 0)
+		cred_free(&c->cred);
+	return rc < 0 ? -1 : 0;
+}
+
 static int moat_annotation(struct parser *p, const char *key, const char *v,
 			   struct oci_config *c)
 {
@@ -1078,10 +1158,16 @@ static int moat_annotation(struct parser *p, const char *key, const char *v,
 			return bad(p, "`%s`: seconds expected", v);
 		c->timeout_s = (int)s;
 	} else if (!strcmp(k, "credentials")) {
-		return bad(p, "credentials injection is not built yet");
+		return credentials_annotation(p, v, c);
+	} else if (!strcmp(k, "upstream-ca")) {
+		if (v[0] != '/')
+			return bad(p, "`%s`: an absolute path expected", v);
+		free(c->upstream_ca);
+		c->upstream_ca = xstrdup(v);
 	} else {
 		return bad(p, "unknown moat annotation (net, allow, deny, "
-			      "policy, dns, disk, timeout)");
+			      "policy, dns, disk, timeout, credentials, "
+			      "upstream-ca)");
 	}
 	return 0;
 }
@@ -1316,6 +1402,8 @@ void oci_config_free(struct oci_config *c)
 	free(c->deny);
 	free(c->policy_file);
 	free(c->dns);
+	cred_free(&c->cred);
+	free(c->upstream_ca);
 	free(c->netns);
 	memset(c, 0, sizeof(*c));
 }

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "lib/util.h"
+#include "policy/credentials.h"
 
 #define OCI_CONFIG_MAX (4 << 20) /* bytes of config.json */
 #define OCI_VERSION "1.1.0"	 /* the runtime-spec version moat implements */
@@ -113,6 +114,11 @@ struct oci_config {
 	char *deny;	   /* dev.moat.deny */
 	char *policy_file; /* dev.moat.policy */
 	char *dns;	   /* dev.moat.dns */
+	/* dev.moat.credentials: the policy file's "credentials" list, as
+	 * JSON, parsed (policy/credentials.h); checked alone here, and with
+	 * dev.moat.policy's when the two are put together (cli/oci.c) */
+	struct cred_policy cred;
+	char *upstream_ca; /* dev.moat.upstream-ca: a host path */
 	uint64_t disk;	   /* dev.moat.disk */
 	int timeout_s;	   /* dev.moat.timeout */
 	/* linux.namespaces: the network namespace's path, or NULL */

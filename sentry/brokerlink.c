@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -152,7 +153,8 @@ static void brk_audit(const char *m, size_t len)
 {
 	const char *verdict;
 
-	/* "members\0", as prot/broker.h has it */
+	/* NUL-terminated (prot/broker.h): the NUL is the payload's last
+	 * byte, and the only one */
 	if (len < 2 || m[len - 1] || strlen(m) != len - 1)
 		return;
 	len--;
@@ -166,6 +168,10 @@ static void brk_audit(const char *m, size_t len)
 		    "%s", m);
 }
 
+static void secret_abandon(const char *why);
+static void secret_done(const uint8_t *m, size_t len);
+static void secret_tick(void);
+
 /* The broker went away: nothing more goes to it, and every flow it had
  * ends (its guests see the connection close). */
 static void brk_gone(const char *why)
@@ -175,6 +181,7 @@ static void brk_gone(const char *why)
 	if (!B.up)
 		return;
 	B.up = false;
+	secret_abandon("the sandbox's broker is gone");
 	audit_log("\"event\":\"broker-down\",\"reason\":\"%s\"", why);
 	for (b = B.flows; b; b = b->next)
 		bflow_abort(b);
@@ -1175,8 +1182,11 @@ void broker_pump(void)
 		}
 		if (type == BRK_AUDIT)
 			brk_audit((const char *)B.msg, len);
+		else if (type == BRK_SECRET_DONE)
+			secret_done(B.msg, len);
 		/* anything else from it now is ignored */
 	}
+	secret_tick();
 	while (B.ep >= 0 && B.flows &&
 	       (n = epoll_wait(B.ep, ev, (int)ARRAY_SIZE(ev), 0)) > 0) {
 		for (int i = 0; i < n; i++)
@@ -1210,4 +1220,222 @@ void broker_drain(void)
 	while (B.ctl >= 0 && brk_recv(&type, &len, MSG_DONTWAIT) > 0)
 		if (type == BRK_AUDIT)
 			brk_audit((const char *)B.msg, len);
+}
+
+/* ---- live control (moat secret) ------------------------------------------ */
+
+#define SECRET_WAIT_NS (5LL * 1000000000) /* the broker's answer, at most */
+
+/* The one request waiting for the broker's BRK_SECRET_DONE. The broker
+ * answers its BRK_SECRET messages one by one, in order: sent and done
+ * count them, so that a late answer to a request that timed out is never
+ * taken for the answer to the next one. */
+static struct {
+	int fd; /* the control client's connection (our dup); -1: none */
+	uint32_t op;
+	char name[CRED_NAME_MAX];
+	uint64_t seq; /* its number among the BRK_SECRETs sent */
+	int64_t deadline;
+	uint64_t sent, done;
+} SQ = { .fd = -1 };
+
+static const char *const secret_verb[] = {
+	[BRK_SECRET_SET] = "set",
+	[BRK_SECRET_ROTATE] = "rotate",
+	[BRK_SECRET_REVOKE] = "revoke",
+};
+
+/* A name fit for a control line and an audit record: an environment
+ * variable's. */
+static bool secret_name_fits(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n >= CRED_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+			return false;
+	return true;
+}
+
+/* The pending request's answer, line (ending in '\n'), and its end. The
+ * client's socket is non-blocking: a line this short fits its buffer,
+ * and a client that does not read loses it, never holds the sentry. */
+static void secret_answer(const char *line)
+{
+	ssize_t w;
+
+	if (SQ.fd < 0)
+		return;
+	w = send(SQ.fd, line, strlen(line), MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)w;
+	close(SQ.fd);
+	SQ.fd = -1;
+}
+
+static void secret_audit(int result, int closed)
+{
+	char q[CRED_NAME_MAX * 2 + 8];
+
+	json_quote(q, sizeof(q), SQ.name);
+	if (SQ.op == BRK_SECRET_REVOKE)
+		audit_log("\"event\":\"secret-revoke\",\"secret\":%s,"
+			  "\"result\":%d,\"flows_closed\":%d",
+			  q, result, closed);
+	else
+		audit_log("\"event\":\"secret-%s\",\"secret\":%s,"
+			  "\"result\":%d",
+			  secret_verb[SQ.op], q, result);
+}
+
+static void secret_abandon(const char *why)
+{
+	char line[CRED_NAME_MAX + 200];
+
+	if (SQ.fd < 0)
+		return;
+	snprintf(line, sizeof(line), "error: secret %s: %s\n", SQ.name, why);
+	secret_audit(-EPIPE, 0);
+	secret_answer(line);
+}
+
+int broker_secret(int cfd, uint32_t op, const char *name, int value_fd,
+		  char *msg, size_t cap)
+{
+	struct brk_secret m = { .op = op };
+	int rc;
+
+	if (!B.wanted) {
+		snprintf(msg, cap,
+			 "error: this sandbox has no broker (it was started "
+			 "without credentials)\n");
+		goto refused;
+	}
+	if (!B.up || B.ctl < 0) {
+		snprintf(msg, cap, "error: the sandbox's broker is gone\n");
+		goto refused;
+	}
+	if ((op != BRK_SECRET_ROTATE && op != BRK_SECRET_REVOKE) ||
+	    (op == BRK_SECRET_ROTATE) != (value_fd >= 0) ||
+	    !secret_name_fits(name)) {
+		snprintf(msg, cap, "error: secret: a bad request\n");
+		goto refused;
+	}
+	if (SQ.fd >= 0) {
+		snprintf(msg, cap,
+			 "error: secret: another request is being answered; "
+			 "try again\n");
+		goto refused;
+	}
+	if (value_fd >= 0) {
+		/* What goes on to the broker is a value that cannot change
+		 * or grow under it, and whose read ends: the memfd the CLI
+		 * sealed. Its seals and type are looked at, never its
+		 * bytes. */
+		struct stat st;
+		int seals = fcntl(value_fd, F_GET_SEALS);
+		int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+
+		if (seals < 0 || (seals & want) != want ||
+		    fstat(value_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			snprintf(msg, cap,
+				 "error: secret-rotate: the value must come "
+				 "as a sealed memfd (moat secret rotate)\n");
+			goto refused;
+		}
+	}
+	SQ.fd = fcntl(cfd, F_DUPFD_CLOEXEC, 3);
+	if (SQ.fd < 0) {
+		snprintf(msg, cap, "error: secret: %s\n", strerror(errno));
+		goto refused;
+	}
+	SQ.op = op;
+	snprintf(SQ.name, sizeof(SQ.name), "%s", name);
+	rc = brk_send(BRK_SECRET, &m, sizeof(m), name, strlen(name) + 1,
+		      &value_fd, value_fd >= 0 ? 1 : 0);
+	if (value_fd >= 0)
+		close(value_fd); /* the broker's copy is the one that counts */
+	if (rc < 0) {
+		close(SQ.fd);
+		SQ.fd = -1;
+		brk_gone("the link to it failed");
+		snprintf(msg, cap, "error: the sandbox's broker is gone\n");
+		return -1;
+	}
+	SQ.seq = ++SQ.sent;
+	SQ.deadline = now_ns() + SECRET_WAIT_NS;
+	return 0;
+refused:
+	if (value_fd >= 0)
+		close(value_fd);
+	return -1;
+}
+
+int64_t broker_deadline(void)
+{
+	return SQ.fd >= 0 ? SQ.deadline : 0;
+}
+
+/* BRK_SECRET_DONE: int32 result, a NUL-terminated message (and, for a
+ * set, the placeholder, not used: set is refused before it is sent).
+ * The message is the broker's, so it is cut and made printable before
+ * the client sees it. A malformed one is answered as a failure. */
+static void secret_done(const uint8_t *m, size_t len)
+{
+	char text[160], line[CRED_NAME_MAX + 200];
+	int32_t result;
+	int closed = 0;
+	size_t tl;
+
+	SQ.done++;
+	if (SQ.fd < 0 || SQ.done != SQ.seq)
+		return; /* the answer to one that timed out */
+	if (len < sizeof(result) + 1 ||
+	    strnlen((const char *)m + sizeof(result), len - sizeof(result)) ==
+		    len - sizeof(result)) {
+		secret_audit(-EPROTO, 0);
+		snprintf(line, sizeof(line),
+			 "error: secret %s: a malformed answer from the "
+			 "broker\n",
+			 SQ.name);
+		secret_answer(line);
+		return;
+	}
+	memcpy(&result, m, sizeof(result));
+	if (result == 0 && SQ.op == BRK_SECRET_REVOKE) {
+		/* Revoked: its placeholder is blocked from the next request
+		 * on; a connection that is open now may have had the value
+		 * swapped into it, or be held open to keep it, so every
+		 * brokered flow is reset (the broker cannot tell us which
+		 * carried which secret). */
+		for (struct bflow *b = B.flows; b; b = b->next)
+			if (!b->dead) {
+				bflow_abort(b);
+				closed++;
+			}
+	}
+	secret_audit(result, closed);
+	if (result == 0) {
+		secret_answer("ok\n");
+		return;
+	}
+	tl = strlen((const char *)m + sizeof(result));
+	if (tl >= sizeof(text))
+		tl = sizeof(text) - 1;
+	memcpy(text, m + sizeof(result), tl);
+	text[tl] = 0;
+	for (size_t i = 0; i < tl; i++)
+		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+			text[i] = '?';
+	snprintf(line, sizeof(line), "error: secret %s: %s\n", SQ.name, text);
+	secret_answer(line);
+}
+
+static void secret_tick(void)
+{
+	if (SQ.fd >= 0 && now_ns() >= SQ.deadline)
+		secret_abandon("the broker did not answer within 5 s");
 }

@@ -58,6 +58,24 @@ void broker_pump(void);
  * read before the audit log ends. */
 void broker_drain(void);
 
+/* ---- live control (moat secret) ------------------------------------------ */
+
+/* A `moat secret` request from the control socket's client cfd: op
+ * (enum brk_secret_op: BRK_SECRET_ROTATE with value_fd, the sealed memfd
+ * the CLI put the value in; BRK_SECRET_REVOKE with -1) on the credential
+ * name. value_fd is never read here, and is this function's in every
+ * case (closed once the broker has its copy, or on refusal). 0: sent;
+ * the answer ("ok", or "error: ...") goes to cfd (through a dup of it
+ * kept here, so the caller closes its own) when the broker's
+ * BRK_SECRET_DONE comes, or after 5 s; a revoke that succeeded resets
+ * every brokered flow first. -1: refused now (no broker, one request
+ * already waiting, not a sealed memfd), the line to answer in msg. One
+ * request at a time. */
+int broker_secret(int cfd, uint32_t op, const char *name, int value_fd,
+		  char *msg, size_t cap);
+/* When the waiting request gives up on the broker (0: none waits). */
+int64_t broker_deadline(void);
+
 /* ---- flows ---------------------------------------------------------------- */
 
 /* Does a flow whose first bytes say r, to port, go to the broker? */

@@ -32,6 +32,16 @@
  *                          (SCM_RIGHTS): a new process; answered
  *                          "ok GUESTPID", then "exit STATUS" when it ends;
  *                          the client hanging up kills it
+ * and for a sandbox with a credential broker (sentry/brokerlink.c):
+ *     secret-rotate NAME   carrying exactly one fd (SCM_RIGHTS, with the
+ *                          line): a sealed memfd holding the new value,
+ *                          which the CLI read (cli/secret.c); the sentry
+ *                          hands it to the broker unread
+ *     secret-revoke NAME   no fd
+ *                          both answered once the broker has (5 s at
+ *                          most)
+ * Only exec and secret-rotate may carry fds; any other request that
+ * comes with one is refused, and the fds are closed unused.
  * answered "ok" or "error: ..."; policy-show, ps and stats, which return
  * data, answer "ok LEN" and exactly LEN bytes (prot/control.h), so that a
  * client tells a whole answer from one cut off (send_bounded gives up on a
@@ -57,7 +67,9 @@
 #include "lib/hostfile.h"
 #include "netstack/netpol.h"
 #include "netstack/netstack.h"
+#include "prot/broker.h"
 #include "prot/control.h"
+#include "sentry/brokerlink.h"
 #include "sentry/limits.h"
 #include "sentry/control.h"
 #include "sentry/sentry.h"
@@ -1069,6 +1081,74 @@ void control_proc_exited(struct process *p)
 		}
 }
 
+/* Close the fds client i sent. */
+static void drop_fds(int i)
+{
+	while (clients[i].nfds > 0)
+		close(clients[i].fds[--clients[i].nfds]);
+}
+
+/* Did client i send fds with a request that takes none? Then it is
+ * refused (answered), and they are closed: an fd that nobody asked for
+ * is never kept, and never read. */
+static bool fds_refused(int i)
+{
+	if (!clients[i].nfds)
+		return false;
+	drop_fds(i);
+	answer(clients[i].fd, "error: this request takes no file "
+			      "descriptors\n");
+	return true;
+}
+
+/* "secret-rotate NAME" (one fd) or "secret-revoke NAME" (none), the line
+ * in clients[i].buf: handed to the broker, which answers client i
+ * later (broker_secret keeps its own hold of the connection), or refused
+ * now. Every fd the client sent is given away or closed here. */
+static void secret_request(int i)
+{
+	char *line = clients[i].buf, *name, *end;
+	bool rotate = !strncmp(line, "secret-rotate ", 14);
+	char msg[256];
+	int value_fd = -1;
+
+	name = line + 14;
+	end = name + strcspn(name, " \t\r\n");
+	if (end == name || strspn(end, "\r\n") != strlen(end)) {
+		drop_fds(i);
+		answer(clients[i].fd, "error: secret: one name expected\n");
+		return;
+	}
+	*end = 0;
+	if (clients[i].nfds != (rotate ? 1 : 0)) {
+		drop_fds(i);
+		answer(clients[i].fd,
+		       rotate ? "error: secret-rotate: exactly one file "
+				"descriptor (the value's) expected\n" :
+				"error: secret-revoke takes no file "
+				"descriptors\n");
+		return;
+	}
+	if (rotate) {
+		value_fd = clients[i].fds[0];
+		clients[i].nfds = 0;
+	}
+	if (S->created || S->paused) {
+		/* the broker's answers are read by the running loop */
+		if (value_fd >= 0)
+			close(value_fd);
+		snprintf(msg, sizeof(msg),
+			 "error: secret: the sandbox is %s: it must run\n",
+			 status());
+		answer(clients[i].fd, msg);
+		return;
+	}
+	if (broker_secret(clients[i].fd,
+			  rotate ? BRK_SECRET_ROTATE : BRK_SECRET_REVOKE, name,
+			  value_fd, msg, sizeof(msg)) < 0)
+		answer(clients[i].fd, msg);
+}
+
 /* Read what client i sent; true when it is done with (answered or not). */
 static bool client_pump(int i)
 {
@@ -1099,8 +1179,9 @@ static bool client_pump(int i)
 		if (clients[i].body_len == clients[i].body_want) {
 			if (clients[i].exec)
 				return exec_start(i);
-			policy_set(clients[i].fd, clients[i].body,
-				   clients[i].body_len);
+			if (!fds_refused(i))
+				policy_set(clients[i].fd, clients[i].body,
+					   clients[i].body_len);
 			return true;
 		}
 		return r == 0 || (r < 0 && errno != EAGAIN) ||
@@ -1112,6 +1193,13 @@ static bool client_pump(int i)
 		clients[i].len += (size_t)r;
 	clients[i].buf[clients[i].len] = 0;
 	nl = strchr(clients[i].buf, '\n');
+	if (nl && (!strncmp(clients[i].buf, "secret-rotate ", 14) ||
+		   !strncmp(clients[i].buf, "secret-revoke ", 14))) {
+		secret_request(i);
+		return true;
+	}
+	if (nl && strncmp(clients[i].buf, "exec ", 5) != 0 && fds_refused(i))
+		return true;
 	if (nl && (sscanf(clients[i].buf, "policy-set %zu", &want) == 1 ||
 		   sscanf(clients[i].buf, "exec %zu", &want) == 1)) {
 		size_t got = clients[i].len - (size_t)(nl + 1 - clients[i].buf);
@@ -1135,7 +1223,8 @@ static bool client_pump(int i)
 		if (got == want) {
 			if (clients[i].exec)
 				return exec_start(i);
-			policy_set(clients[i].fd, clients[i].body, got);
+			if (!fds_refused(i))
+				policy_set(clients[i].fd, clients[i].body, got);
 			return true;
 		}
 		return false;
@@ -1145,6 +1234,7 @@ static bool client_pump(int i)
 	    now_ns() > clients[i].deadline) {
 		if (nl)
 			handle(clients[i].fd, clients[i].buf);
+		drop_fds(i);
 		return true;
 	}
 	return false;
@@ -1335,7 +1425,6 @@ void control_pump(void)
 			clients[i].fd = -1;
 			free(clients[i].body);
 			clients[i].body = NULL;
-			while (clients[i].nfds > 0)
-				close(clients[i].fds[--clients[i].nfds]);
+			drop_fds(i);
 		}
 }

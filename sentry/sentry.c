@@ -541,9 +541,10 @@ int sentry_loop(void)
 				next_deadline = t->deadline_ns;
 		}
 		{
-			int64_t due[4] = { timers_next(), netstack_deadline(),
+			int64_t due[5] = { timers_next(), netstack_deadline(),
 					   resolver_deadline(),
-					   control_deadline() };
+					   control_deadline(),
+					   broker_deadline() };
 			for (size_t i = 0; i < ARRAY_SIZE(due); i++)
 				if (due[i] &&
 				    (!next_deadline || due[i] < next_deadline))

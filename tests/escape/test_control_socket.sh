@@ -311,6 +311,69 @@ t_no_runtime_dir_fallback_is_checked()
 	assert_contains "$(cat "$log")" "kill TERM" "the request reached it"
 }
 
+# A request sends the sandbox fds only where it takes them (exec's stdio,
+# secret-rotate's one value): any other request that carries one is
+# refused and the fd is closed at once, never kept or read. The fd sent
+# is a pipe's write end: once the sentry has closed it (and this side
+# has too), its read end sees EOF.
+fds_py='
+import array, os, select, socket, sys
+def ask(req, nfds):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    r, w = os.pipe()
+    fds = [w] * nfds
+    s.sendmsg([req], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else [])
+    os.close(w)
+    s.settimeout(10)
+    d = b""
+    while True:
+        c = s.recv(4096)
+        if not c:
+            break
+        d += c
+    closed = select.select([r], [], [], 5)[0] and os.read(r, 1) == b""
+    os.close(r)
+    s.close()
+    print(req.split(b" ")[0].decode().strip(), nfds, d.decode().strip(), "closed" if closed else "KEPT")
+ask(b"policy-show\n", 1)
+ask(b"state\n", 1)
+ask(b"kill 0\n", 1)
+ask(b"policy-set 2\n{}", 1)
+ask(b"secret-revoke API_KEY\n", 1)
+ask(b"secret-rotate API_KEY\n", 2)
+ask(b"secret-rotate API_KEY\n", 0)
+# the right number, but a pipe, not a sealed memfd, and no broker here
+ask(b"secret-rotate API_KEY\n", 1)
+'
+
+t_fds_only_where_asked_for()
+{
+	local name pid
+	trap case_cleanup EXIT
+	name=$(name_for fds)
+	"$MOAT" do --timeout 60 --name "$name" -- sleep 30 >"$E2E_TMP/do.out" 2>&1 &
+	pid=$!
+	PIDS="$PIDS $pid"
+	wait_sandbox "$name" "$pid" "$E2E_TMP/do.out"
+	capture $PY -c "$fds_py" "$RUN/$name"
+	assert_eq 0 "$STATUS" "the client ran: $ERR"
+	assert_eq "policy-show 1 error: this request takes no file descriptors closed
+state 1 error: this request takes no file descriptors closed
+kill 1 error: this request takes no file descriptors closed
+policy-set 1 error: this request takes no file descriptors closed
+secret-revoke 1 error: secret-revoke takes no file descriptors closed
+secret-rotate 2 error: secret-rotate: exactly one file descriptor (the value's) expected closed
+secret-rotate 0 error: secret-rotate: exactly one file descriptor (the value's) expected closed
+secret-rotate 1 error: this sandbox has no broker (it was started without credentials) closed" \
+		"$OUT" "each was refused, its fds closed"
+	# nothing of it reached the guests: the first process still runs
+	assert_status 0 moat policy show "$name"
+	assert_status 0 moat kill "$name" KILL
+	wait "$pid"
+	assert_eq 137 "$?" "moat kill reached the sandbox"
+}
+
 run_test abstract_squatter_is_not_the_sandbox t_abstract_squatter_is_not_the_sandbox
 run_test server_of_another_user_is_refused t_server_of_another_user_is_refused
 run_test client_of_another_user_is_refused t_client_of_another_user_is_refused
@@ -318,4 +381,5 @@ run_test dead_sandbox_socket_is_taken_over t_dead_sandbox_socket_is_taken_over
 run_test names_stay_in_the_directory t_names_stay_in_the_directory
 run_test non_root_private_runtime_dir t_non_root_private_runtime_dir
 run_test no_runtime_dir_fallback_is_checked t_no_runtime_dir_fallback_is_checked
+run_test fds_only_where_asked_for t_fds_only_where_asked_for
 e2e_done

@@ -263,6 +263,170 @@ case_redaction()
 	no_secret_in out.txt
 }
 
+# A redirect to another host, followed with the headers
+# (--location-trusted): the next hop is checked again. Inspected, it is
+# blocked; not inspected, it passes by the broker and carries only P.
+case_redirect_checked_again()
+{
+	new_secret
+	: >"${ECHO_REC[api]}"
+	: >"${ECHO_REC[other]}"
+	box --secret API_KEY=env:REAL_KEY@api.test --inspect other.test -- sh -c '
+		curl -sS -o /dev/null -w "%{http_code}\n" --location-trusted -H "Authorization: Bearer $API_KEY" "https://api.test/redirect?to=https://other.test/echo"' \
+		>out.txt 2>&1
+	cat out.txt
+	grep -q '^403$' out.txt || return 1
+	[ ! -s "${ECHO_REC[other]}" ] || return 1
+	: >"$AUDIT"
+	# other.test's own certificate, passed by: the guest trusts its CA
+	cat /etc/ssl/certs/ca-certificates.crt "$KIT_CA_PEM" >"$E2E_TMP/both.pem"
+	box --secret API_KEY=env:REAL_KEY@api.test -- sh -c '
+		cat /etc/moat/ca.pem >>'"$E2E_TMP"'/both.pem 2>/dev/null
+		curl -sS -o /dev/null -w "%{http_code}\n" --cacert '"$E2E_TMP"'/both.pem --location-trusted -H "Authorization: Bearer $API_KEY" "https://api.test/redirect?to=https://other.test/echo"' \
+		>out2.txt 2>&1
+	cat out2.txt
+	grep -q '^200$' out2.txt || return 1
+	! received other | grep -qF "$S" || return 1
+	no_secret_in out.txt out2.txt
+}
+
+# Chunked, pipelined and 100-continue requests work through the broker;
+# each request smuggling form gets a 400 and never reaches the host.
+case_framing()
+{
+	new_secret
+	: >"${ECHO_REC[api]}"
+	head -c 300000 /dev/urandom | base64 -w0 >big.txt
+	cp big.txt "$E2E_TMP/big.txt"
+	box --secret API_KEY=env:REAL_KEY@api.test -- sh -c '
+		curl -sS -o /dev/null -w "%{http_code}\n" -H "Transfer-Encoding: chunked" -H "Authorization: Bearer $API_KEY" --data-binary @'"$E2E_TMP"'/big.txt https://api.test/echo
+		curl -sS -o /dev/null -w "%{http_code}\n" -H "Expect: 100-continue" -H "Authorization: Bearer $API_KEY" --data-binary @'"$E2E_TMP"'/big.txt https://api.test/echo
+		python3 - <<PY
+import os, socket, ssl
+ctx = ssl.create_default_context()
+def ask(raw):
+    s = ctx.wrap_socket(socket.create_connection(("api.test", 443)), server_hostname="api.test")
+    s.sendall(raw)
+    out = b""
+    s.settimeout(5)
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except socket.timeout:
+        pass
+    return out
+p = os.environ["API_KEY"].encode()
+one = b"GET /echo HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer " + p + b"\r\n\r\n"
+last = b"GET /echo HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\nAuthorization: Bearer " + p + b"\r\n\r\n"
+print("pipelined", ask(one + one + last).count(b"HTTP/1.1 200"))
+for name, raw in [
+    ("cl+te", b"POST /echo HTTP/1.1\r\nHost: api.test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+    ("two-cl", b"POST /echo HTTP/1.1\r\nHost: api.test\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"),
+    ("bare-lf", b"GET /echo HTTP/1.1\nHost: api.test\n\n"),
+    ("folded", b"GET /echo HTTP/1.1\r\nHost: api.test\r\nX-A: a\r\n b\r\n\r\n"),
+    ("te-gzip", b"POST /echo HTTP/1.1\r\nHost: api.test\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n"),
+]:
+    print(name, ask(raw).split(b"\r\n")[0].decode())
+PY' >out.txt 2>&1
+	cat out.txt
+	assert_eq 2 "$(grep -c '^200$' out.txt)" || return 1
+	grep -q '^pipelined 3$' out.txt || return 1
+	assert_eq 5 "$(grep -c 'HTTP/1.1 400' out.txt)" || return 1
+	# the two uploads whole, and three pipelined requests; no smuggled one
+	assert_eq 5 "$(wc -l <"${ECHO_REC[api]}")" || return 1
+	assert_eq 2 "$(received api | grep -cF "$(head -c 64 big.txt)")" || return 1
+	no_secret_in out.txt
+}
+
+# A client that pins the upstream's key fails its handshake with the
+# broker, and sends nothing; a host without a credential shows the guest
+# its real certificate.
+case_pinning_and_pass_through()
+{
+	new_secret
+	: >"${ECHO_REC[api]}"
+	pin=$(openssl x509 -in "$KIT_CA/api.test.crt" -pubkey -noout |
+		openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64)
+	box --secret API_KEY=env:REAL_KEY@api.test -- sh -c '
+		curl -sS -o /dev/null --pinnedpubkey "sha256//'"$pin"'" -H "Authorization: Bearer $API_KEY" https://api.test/echo; echo "pinned rc=$?"
+		openssl s_client -connect other.test:443 -servername other.test </dev/null 2>/dev/null | grep "^issuer"' \
+		>out.txt 2>&1
+	cat out.txt
+	grep -q 'pinned rc=90' out.txt || return 1
+	[ ! -s "${ECHO_REC[api]}" ] || return 1
+	grep -q "issuer=CN = moat test CA" out.txt || return 1
+	no_secret_in out.txt
+}
+
+# Memory: after a brokered call, S is in no process of the sandbox but
+# the broker: not in the sentry (which relays the upstream's TLS, never
+# its plaintext) and not in any guest. Read from the host (the guest's
+# own /proc has no mem file), every readable mapping of each.
+case_not_in_sandbox_memory()
+{
+	new_secret
+	box --secret API_KEY=env:REAL_KEY@api.test -- sh -c '
+		curl -sS -H "Authorization: Bearer $API_KEY" https://api.test/header >/dev/null
+		curl -sS -H "Authorization: Bearer $API_KEY" https://api.test/echo >/dev/null
+		touch '"$E2E_TMP"'/called; sleep 20' >out.txt 2>&1 &
+	local pid=$! i
+	for i in $(seq 100); do
+		[ -f "$E2E_TMP/called" ] && break
+		sleep 0.1
+	done
+	$PY - "$pid" "$S" <<'PY' >scan.txt 2>&1
+import os, re, sys
+root, needle = int(sys.argv[1]), sys.argv[2].encode()
+kids = {}
+for p in os.listdir("/proc"):
+    if p.isdigit():
+        try:
+            ppid = int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        kids.setdefault(ppid, []).append(int(p))
+todo, tree = [root], []
+while todo:
+    p = todo.pop()
+    tree.append(p)
+    todo += kids.get(p, [])
+scanned = 0
+for p in tree:
+    try:
+        cmd = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
+        if cmd[:2] == [b"moat", b"broker"]:
+            print("broker", p)
+            continue
+        maps = open(f"/proc/{p}/maps").read().splitlines()
+        mem = open(f"/proc/{p}/mem", "rb", 0)
+    except OSError:
+        continue
+    for line in maps:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
+        if not m or "[vvar]" in line:
+            continue
+        lo, hi = int(m.group(1), 16), int(m.group(2), 16)
+        try:
+            mem.seek(lo)
+            data = mem.read(hi - lo)
+        except (OSError, ValueError, OverflowError):
+            continue
+        scanned += 1
+        if needle in data:
+            print("FOUND in", p, cmd[:2], line)
+print("processes", len(tree), "mappings", scanned)
+PY
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	cat scan.txt
+	grep -q '^broker ' scan.txt || return 1
+	! grep -q FOUND scan.txt || return 1
+	[ "$(sed -n 's/^processes \([0-9]*\).*/\1/p' scan.txt)" -ge 3 ]
+}
+
 case_guest_hunts_for_the_value()
 {
 	new_secret
@@ -304,6 +468,10 @@ run_test opt_in_locations_swapped case_opt_in_locations_swapped
 run_test other_secrets_host_blocked case_other_secrets_host_blocked
 run_test host_confusion_blocked case_host_confusion_blocked
 run_test redaction case_redaction
+run_test redirect_checked_again case_redirect_checked_again
+run_test framing case_framing
+run_test pinning_and_pass_through case_pinning_and_pass_through
+run_test not_in_sandbox_memory case_not_in_sandbox_memory
 run_test guest_hunts_for_the_value case_guest_hunts_for_the_value
 run_test policy_show_has_no_value case_policy_show_has_no_value
 e2e_done

@@ -350,10 +350,85 @@ Test(oci, moat_annotations)
 		     "annotations.dev.moat.net: `host`");
 	refused_with(", \"annotations\": {\"dev.moat.bogus\": \"1\"}",
 		     "unknown moat annotation");
-	refused_with(", \"annotations\": {\"dev.moat.credentials\": \"/f\"}",
-		     "not built yet");
 	refused_with(", \"annotations\": {\"a\": 1}",
 		     "annotations.a: a string");
+}
+
+/* dev.moat.credentials: the policy file's "credentials" list, by its
+ * parser; what is wrong in it is named under the annotation. */
+Test(oci, credentials_annotation)
+{
+	const struct credential *c;
+
+	cr_assert_eq(parse_with(
+			     ", \"annotations\": {\"dev.moat.credentials\": "
+			     "\"[{\\\"name\\\": \\\"API_KEY\\\", "
+			     "\\\"from\\\": \\\"env:REAL_KEY\\\", "
+			     "\\\"hosts\\\": [\\\"api.example\\\"]}, "
+			     "{\\\"name\\\": \\\"TOK\\\", "
+			     "\\\"from\\\": \\\"file:/run/tok\\\", "
+			     "\\\"hosts\\\": [\\\"*.example.org\\\"], "
+			     "\\\"in\\\": [\\\"basic\\\"]}]\", "
+			     "\"dev.moat.upstream-ca\": \"/etc/test-ca.pem\"}"),
+		     0, "%s", err.msg);
+	cr_assert_eq(cfg.cred.n, 2);
+	c = &cfg.cred.v[0];
+	cr_assert_str_eq(c->name, "API_KEY");
+	cr_assert_eq(c->source, CRED_FROM_ENV);
+	cr_assert_str_eq(c->src, "REAL_KEY");
+	cr_assert_eq(c->nhosts, 1);
+	cr_assert_str_eq(c->hosts[0], "api.example");
+	cr_assert(c->where & CRED_IN_HEADER, "the default locations");
+	c = &cfg.cred.v[1];
+	cr_assert_eq(c->source, CRED_FROM_FILE);
+	cr_assert_str_eq(c->src, "/run/tok");
+	cr_assert_eq(c->where, CRED_IN_BASIC);
+	cr_assert_str_eq(cfg.upstream_ca, "/etc/test-ca.pem");
+	/* the annotation stays an annotation too (state.json shows it) */
+	cr_assert_eq(cfg.nannotations, 2);
+}
+
+Test(oci, credentials_annotation_refused)
+{
+	refused_with(", \"annotations\": {\"dev.moat.credentials\": \"/f\"}",
+		     "annotations.dev.moat.credentials: a JSON list of "
+		     "credentials expected");
+	refused_with(", \"annotations\": {\"dev.moat.credentials\": "
+		     "\"{\\\"name\\\": \\\"A\\\"}\"}",
+		     "annotations.dev.moat.credentials: a JSON list");
+	/* a list, then more: it cannot add fields to what it is put in */
+	refused_with(", \"annotations\": {\"dev.moat.credentials\": "
+		     "\"[], \\\"inspect\\\": [\\\"*\\\"]\"}",
+		     "annotations.dev.moat.credentials: a JSON list");
+	/* a secret without hosts: the field is named */
+	refused_with(", \"annotations\": {\"dev.moat.credentials\": "
+		     "\"[{\\\"name\\\": \\\"A\\\", "
+		     "\\\"from\\\": \\\"env:B\\\"}]\"}",
+		     "annotations.dev.moat.credentials: credentials[0].hosts: "
+		     "required");
+	refused_with(", \"annotations\": {\"dev.moat.credentials\": "
+		     "\"[{\\\"name\\\": \\\"A\\\", "
+		     "\\\"from\\\": \\\"env:B\\\", \\\"hosts\\\": 3}]\"}",
+		     "annotations.dev.moat.credentials: credentials[0].hosts");
+	/* the engine passes no fds of the user's */
+	refused_with(
+		", \"annotations\": {\"dev.moat.credentials\": "
+		"\"[{\\\"name\\\": \\\"A\\\", "
+		"\\\"from\\\": \\\"fd:3\\\", "
+		"\\\"hosts\\\": [\\\"a.example\\\"]}]\"}",
+		"credentials[0].from: `fd:3`: an fd: source is for moat do");
+	refused_with(", \"annotations\": {\"dev.moat.credentials\": "
+		     "\"[{\\\"name\\\": \\\"A\\\", "
+		     "\\\"from\\\": \\\"env:B\\\", "
+		     "\\\"hosts\\\": [\\\"a.example\\\"]}, "
+		     "{\\\"name\\\": \\\"A\\\", "
+		     "\\\"from\\\": \\\"env:C\\\", "
+		     "\\\"hosts\\\": [\\\"b.example\\\"]}]\"}",
+		     "annotations.dev.moat.credentials: credentials[1].name: "
+		     "`A` is named twice");
+	refused_with(
+		", \"annotations\": {\"dev.moat.upstream-ca\": \"ca.pem\"}",
+		"annotations.dev.moat.upstream-ca: `ca.pem`: an absolute");
 }
 
 Test(oci, hooks)

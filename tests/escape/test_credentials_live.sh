@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# Credentials, live (docs/credentials.md "Live control"): `moat secret
+# rotate` and `revoke` while the sandbox runs, and the OCI annotation
+# dev.moat.credentials. Rotate keeps the placeholder and the next request
+# carries the new value; revoke blocks the next request (the broker's 403
+# and an audit line) and resets the brokered connections that are open.
+# After every case no value is anywhere the guest or the user sees: the
+# guest's output, the audit log, `moat policy show`.
+#
+# The guest and the test take turns through a directory the guest may
+# write (--mount rw): the guest says it made its first request, the test
+# changes the secret, then tells the guest to go on. The upstreams are
+# tests/e2e/lib.sh's echo servers in network namespaces (testkit_up),
+# which record what they received.
+. "$(dirname "$0")/../e2e/lib.sh"
+
+AUDIT=$E2E_TMP/audit.jsonl
+
+if ! net_ok; then
+	echo "test_credentials_live.sh: needs root and iproute2"
+	e2e_done
+fi
+testkit_up || {
+	echo "FAIL  test_credentials_live.sh: the test hosts did not come up"
+	exit 1
+}
+
+new_value()
+{
+	printf 'sk-live-%s' "$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+}
+
+# A fresh directory the guest writes its turns to, at /sync.
+sync_dir()
+{
+	SYNC=$(mktemp -d "$E2E_TMP/sync.XXXXXX")
+	chmod 777 "$SYNC"
+}
+
+# The guest's side of a turn, in sh: wait for /sync/go (30 s at most).
+GUEST_WAIT='i=0; while [ ! -e /sync/go ]; do sleep 0.1; i=$((i+1)); [ $i -lt 300 ] || exit 9; done'
+
+# box NAME [moat do options] -- CMD...: a named sandbox on the test
+# hosts' network, in the background (BOX_PID; output in box.out).
+box()
+{
+	local name=$1
+	shift
+	timeout -k 5 "$MOAT_TIMEOUT" "$MOAT" do --name "$name" --net=slirp \
+		--dns "$KIT_DNS" --audit "$AUDIT" --upstream-ca "$KIT_CA_PEM" \
+		--allow api.test:443+private --mount "$SYNC:/sync:rw" "$@" \
+		>box.out 2>&1 &
+	BOX_PID=$!
+}
+
+# turn: wait until the guest has made its first request (30 s at most).
+turn()
+{
+	for _ in $(seq 300); do
+		[ -e "$SYNC/one" ] && return 0
+		kill -0 "$BOX_PID" 2>/dev/null || fail "the sandbox ended early: $(cat box.out)"
+		sleep 0.1
+	done
+	fail "the guest never made its first request: $(cat box.out)"
+}
+
+go_on()
+{
+	touch "$SYNC/go"
+	wait "$BOX_PID"
+	BOX_STATUS=$?
+}
+
+# No value in what the guest or the user sees.
+nowhere()
+{
+	local v f
+	for v in "$@"; do
+		for f in box.out "$AUDIT"; do
+			[ -f "$f" ] || continue
+			if grep -qF -- "$v" "$f"; then
+				fail "a value is in $f: $(grep -F -- "$v" "$f" | head -3)"
+			fi
+		done
+	done
+}
+
+received() { cat "${ECHO_REC[$1]}"; }
+
+# The request a host received for path P, as one JSON line.
+request_for() { grep -F "\"path\":\"$2\"" "${ECHO_REC[$1]}"; }
+
+t_rotate_keeps_the_placeholder()
+{
+	local n=rot-$$ s1 s2 p
+	s1=$(new_value) s2=$(new_value)
+	export REAL_KEY=$s1 NEXT_KEY=$s2
+	sync_dir
+	echo_reset
+	box "$n" --secret API_KEY=env:REAL_KEY@api.test -- sh -c '
+		echo "P=$API_KEY"
+		curl -sS -H "Authorization: Bearer $API_KEY" https://api.test/one; echo
+		touch /sync/one
+		'"$GUEST_WAIT"'
+		curl -sS -H "Authorization: Bearer $API_KEY" https://api.test/two; echo
+		echo "P2=$API_KEY"'
+	turn
+	# one that fails changes nothing, and says why
+	assert_status 1 moat secret rotate "$n" NO_SUCH_KEY env:NEXT_KEY
+	assert_contains "$ERR" "no such secret"
+	assert_status 0 moat secret rotate "$n" API_KEY env:NEXT_KEY
+	go_on
+	cat box.out
+	assert_eq 0 "$BOX_STATUS" "the guest ran to its end"
+	p=$(sed -n 's/^P=//p' box.out)
+	[ -n "$p" ] || fail "no placeholder"
+	assert_contains "$(cat box.out)" "P2=$p" "the placeholder stayed"
+	assert_contains "$(request_for api /one)" "Bearer $s1" "the first request had the first value"
+	assert_contains "$(request_for api /two)" "Bearer $s2" "the next one had the new value"
+	assert_not_contains "$(request_for api /two)" "$s1" "and nothing of the old"
+	# the guest saw only the placeholder, twice
+	assert_eq 2 "$(grep -cF "Bearer $p" box.out)" "the echoes show the placeholder"
+	grep -F '"event":"secret-rotate"' "$AUDIT" | grep -qF '"secret":"API_KEY","result":0' ||
+		fail "no audit line for the rotate: $(grep secret- "$AUDIT")"
+	nowhere "$s1" "$s2"
+}
+
+t_revoke_blocks_the_next_request()
+{
+	local n=rev-$$ s1
+	s1=$(new_value)
+	export REAL_KEY=$s1
+	sync_dir
+	echo_reset
+	: >"$AUDIT"
+	box "$n" --secret API_KEY=env:REAL_KEY@api.test -- sh -c '
+		curl -sS -H "Authorization: Bearer $API_KEY" https://api.test/one; echo
+		touch /sync/one
+		'"$GUEST_WAIT"'
+		curl -sS -w "status=%{http_code}\n" -H "Authorization: Bearer $API_KEY" https://api.test/two'
+	turn
+	# an fd that is not a sealed memfd is refused before the broker sees it
+	capture $PY -c '
+import array, os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+fd = os.open("/etc/hostname", os.O_RDONLY)
+s.sendmsg([b"secret-rotate API_KEY\n"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+print(s.recv(4096).decode().strip())' "/run/moat/$n"
+	assert_contains "$OUT" "must come as a sealed memfd"
+	assert_status 0 moat secret revoke "$n" API_KEY
+	go_on
+	cat box.out
+	assert_contains "$(request_for api /one)" "Bearer $s1" "before the revoke: swapped"
+	assert_contains "$(cat box.out)" "status=403" "after it: the broker's 403"
+	assert_contains "$(cat box.out)" "moat: blocked" "which says why"
+	[ -z "$(request_for api /two)" ] || fail "the blocked request went upstream: $(request_for api /two)"
+	grep -F '"event":"secret-revoke"' "$AUDIT" | grep -qF '"result":0' ||
+		fail "no audit line for the revoke"
+	grep '"event":"credential"' "$AUDIT" | grep -q '"verdict":"blocked"' ||
+		fail "no audit line for the blocked request: $(cat "$AUDIT")"
+	nowhere "$s1"
+}
+
+# A keep-alive connection open across the revoke is reset: what was sent
+# on it with the value swapped in cannot be followed by more.
+t_revoke_closes_open_connections()
+{
+	local n=rcl-$$ s1
+	s1=$(new_value)
+	export REAL_KEY=$s1
+	sync_dir
+	echo_reset
+	: >"$AUDIT"
+	box "$n" --secret API_KEY=env:REAL_KEY@api.test -- python3 -c '
+import http.client, os, ssl, time
+h = {"Authorization": "Bearer " + os.environ["API_KEY"]}
+c = http.client.HTTPSConnection("api.test", context=ssl.create_default_context(), timeout=20)
+c.request("GET", "/one", headers=h)
+r = c.getresponse()
+print("first", r.status, len(r.read()))
+open("/sync/one", "w").close()
+for _ in range(300):
+    if os.path.exists("/sync/go"):
+        break
+    time.sleep(0.1)
+try:
+    c.request("GET", "/two", headers=h)
+    r = c.getresponse()
+    print("second", r.status, r.read()[:80])
+except Exception as e:
+    print("second failed:", type(e).__name__)'
+	turn
+	assert_status 0 moat secret revoke "$n" API_KEY
+	go_on
+	cat box.out
+	assert_contains "$(cat box.out)" "first 200" "the first request went through"
+	assert_contains "$(cat box.out)" "second failed:" "the open connection was closed"
+	[ -z "$(request_for api /two)" ] || fail "the second request went upstream"
+	grep -F '"event":"secret-revoke"' "$AUDIT" | grep -q '"flows_closed":[1-9]' ||
+		fail "the revoke closed no flow: $(grep secret- "$AUDIT")"
+	nowhere "$s1"
+}
+
+# dev.moat.credentials: an OCI container's credentials, from its
+# annotation. Over plain HTTP to a host the credential opts in for
+# (plain_http), so that busybox's wget is client enough.
+t_oci_annotation_credentials()
+{
+	local b=$E2E_TMP/ocib root=$E2E_TMP/ociroot s1 creds
+	s1=$(new_value)
+	export REAL_KEY=$s1
+	echo_reset
+	. "$E2E_ROOT/tests/oci/lib_oci.sh"
+	trap 'oci_cleanup' EXIT
+	creds='[{"name": "API_KEY", "from": "env:REAL_KEY", "hosts": ["plain.test"], "plain_http": true, "ports": [80]}]'
+	make_bundle "$b" '["sh", "-c", "echo P=$API_KEY; wget -q -O - --header \"Authorization: Bearer $API_KEY\" http://plain.test/echo; echo"]' \
+		"c['annotations']={'dev.moat.net':'slirp','dev.moat.dns':'$KIT_DNS','dev.moat.allow':'plain.test:80+private','dev.moat.credentials':'''$creds''','dev.moat.upstream-ca':'$KIT_CA_PEM'}" ||
+		fail "bundle"
+	ln -sf busybox "$b/rootfs/bin/wget"
+	# the sentry names its resolver in the rootfs's file, if it has one
+	: >"$b/rootfs/etc/resolv.conf"
+	mkdir -p "$root"
+	capture timeout -k 5 60 "$MOAT" --root "$root" run --bundle "$b" "oci-cred-$$"
+	echo "$OUT"
+	echo "$ERR"
+	assert_eq 0 "$STATUS" "the container ran"
+	assert_match "$OUT" '^P=' "it has a placeholder"
+	assert_not_contains "$OUT$ERR" "$s1" "never the value"
+	assert_contains "$(request_for plain /echo)" "Bearer $s1" "the host got the value"
+	# a bad annotation is refused at create, naming it
+	make_bundle "$b.bad" '["true"]' \
+		"c['annotations']={'dev.moat.credentials':'[{\"name\": \"API_KEY\", \"from\": \"env:REAL_KEY\"}]'}" ||
+		fail "bundle"
+	assert_status 1 timeout -k 5 60 "$MOAT" --root "$root" run --bundle "$b.bad" "oci-bad-$$"
+	assert_contains "$ERR" "dev.moat.credentials: credentials[0].hosts: required"
+}
+
+# An OCI container's control socket takes `moat secret` too (its state
+# directory's ctl, under the default --root /run/moat).
+t_oci_rotate()
+{
+	local b=$E2E_TMP/ocir id=oci-rot-$$ s1 s2 creds st
+	s1=$(new_value) s2=$(new_value)
+	export REAL_KEY=$s1 NEXT_KEY=$s2
+	sync_dir
+	echo_reset
+	. "$E2E_ROOT/tests/oci/lib_oci.sh"
+	trap 'timeout 20 "$MOAT" delete --force "$id" >/dev/null 2>&1' EXIT
+	creds='[{"name": "API_KEY", "from": "env:REAL_KEY", "hosts": ["plain.test"], "plain_http": true, "ports": [80]}]'
+	make_bundle "$b" '["sh", "-c", "wget -q -O - --header \"Authorization: Bearer $API_KEY\" http://plain.test/one; echo >/sync/one; i=0; while [ ! -e /sync/go ]; do sleep 0.1; i=$((i+1)); [ $i -lt 300 ] || exit 9; done; wget -q -O - --header \"Authorization: Bearer $API_KEY\" http://plain.test/two"]' \
+		"c['annotations']={'dev.moat.net':'slirp','dev.moat.dns':'$KIT_DNS','dev.moat.allow':'plain.test:80+private','dev.moat.credentials':'''$creds'''}" \
+		"c['mounts'].append({'destination':'/sync','type':'bind','source':'$SYNC','options':['rbind','rw']})" ||
+		fail "bundle"
+	ln -sf busybox "$b/rootfs/bin/wget"
+	: >"$b/rootfs/etc/resolv.conf"
+	assert_status 0 timeout -k 5 60 "$MOAT" create --bundle "$b" "$id"
+	assert_status 0 timeout -k 5 60 "$MOAT" start "$id"
+	for _ in $(seq 300); do
+		[ -e "$SYNC/one" ] && break
+		sleep 0.1
+	done
+	[ -e "$SYNC/one" ] || fail "the container never made its first request"
+	assert_status 0 moat secret rotate "$id" API_KEY env:NEXT_KEY
+	touch "$SYNC/go"
+	for _ in $(seq 300); do
+		st=$(oci_status "$MOAT" /run/moat "$id")
+		[ "$st" = stopped ] && break
+		sleep 0.1
+	done
+	assert_eq stopped "$st" "the container ran to its end"
+	assert_contains "$(request_for plain /one)" "Bearer $s1" "the first value first"
+	assert_contains "$(request_for plain /two)" "Bearer $s2" "then the new one"
+	assert_status 0 timeout 20 "$MOAT" delete --force "$id"
+}
+
+run_test rotate_keeps_the_placeholder t_rotate_keeps_the_placeholder
+run_test revoke_blocks_the_next_request t_revoke_blocks_the_next_request
+run_test revoke_closes_open_connections t_revoke_closes_open_connections
+run_test oci_annotation_credentials t_oci_annotation_credentials
+run_test oci_rotate t_oci_rotate
+e2e_done
