@@ -1029,7 +1029,7 @@ int broker_main(int argc, char **argv)
 	static uint8_t msg[BRK_MSG_MAX];
 	struct moat_error err = { 0 };
 	unsigned as_uid = 0, as_gid = 0;
-	bool as_set = false;
+	bool as_set = false, as_late = false;
 	char id[64] = "";
 	char *upstream_ca = NULL;
 	int fds[CRED_MAX], nfds;
@@ -1041,6 +1041,9 @@ int broker_main(int argc, char **argv)
 		if (!strcmp(argv[i], "--ctl"))
 			B.ctl = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--as") &&
+			 !strcmp(argv[i + 1], "late"))
+			as_late = true;
+		else if (!strcmp(argv[i], "--as") &&
 			 sscanf(argv[i + 1], "%u:%u%c", &as_uid, &as_gid,
 				&(char){ 0 }) == 2)
 			as_set = true;
@@ -1049,9 +1052,24 @@ int broker_main(int argc, char **argv)
 		else
 			return 2;
 	}
+	if (B.ctl < 3 || (!as_set && !as_late))
+		return 2;
+	/* `--as late`: started before the sandbox's ids were known (before
+	 * the sentry forked anything, so that no copy of an env: source is
+	 * left in another process); they come first, as BRK_IDS. */
+	if (as_late) {
+		n = recv_msg(B.ctl, msg, &type, fds, CRED_MAX, &nfds);
+		for (int i = 0; i < (n < 0 ? 0 : nfds); i++)
+			close(fds[i]);
+		if (n < 0 || type != BRK_IDS || nfds != 0 ||
+		    memchr(msg, 0, (size_t)n) == NULL ||
+		    sscanf((char *)msg, "%u:%u%c", &as_uid, &as_gid,
+			   &(char){ 0 }) != 2)
+			fail("broker: the first message is not BRK_IDS");
+	}
 	/* ids that are not root's (nor -1, "unchanged" to setresuid) */
-	if (B.ctl < 3 || !as_set || !as_uid || !as_gid ||
-	    as_uid == (unsigned)-1 || as_gid == (unsigned)-1)
+	if (!as_uid || !as_gid || as_uid == (unsigned)-1 ||
+	    as_gid == (unsigned)-1)
 		return 2;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() == 1)

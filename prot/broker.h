@@ -9,7 +9,10 @@
  * guest sends over TLS and HTTP, and the sentry must not trust it more
  * than it has to.
  *
- * Start:
+ * Start (the broker is forked before anything else of the sandbox, so
+ * that no other process holds a copy of an `env:` source; `--as late`,
+ * and its ids come first):
+ *   sentry -> broker  BRK_IDS      "UID:GID\0".
  *   sentry -> broker  BRK_CONFIG   payload: the credentials part of the
  *                                  policy as JSON (policy_to_json's
  *                                  "credentials", "inspect" and
@@ -63,6 +66,8 @@ enum brk_type {
 	BRK_AUDIT,
 	BRK_SECRET,
 	BRK_SECRET_DONE,
+	BRK_IDS, /* sentry -> broker, first when started `--as late`:
+		  * "UID:GID\0", the ids it drops to */
 };
 
 struct brk_hdr {

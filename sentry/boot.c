@@ -905,6 +905,9 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	 * period of the kernel's (10 ms and more), which the gofers' start
 	 * hides. No guest runs before plat_spawn_first. The cgroups'
 	 * janitor comes before them, so that they go however setup ends. */
+	/* The broker before any other process: see broker_spawn. */
+	if (broker_spawn(opts, err) < 0)
+		return -1;
 	rc = limits_setup(err);
 	limits_start_janitor();
 	if (rc < 0)

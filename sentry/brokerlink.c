@@ -79,6 +79,8 @@ static struct {
 	struct bflow *flows;
 	size_t nflows;
 	uint8_t *msg; /* BRK_MSG_MAX */
+	int fds[CRED_MAX]; /* fd: sources, until BRK_CONFIG takes them */
+	int nfds;
 } B = { .pid = -1, .ctl = -1, .ep = -1 };
 
 bool broker_active(void)
@@ -287,21 +289,17 @@ static int await_ready(struct moat_error *err)
 	}
 }
 
-int broker_start(struct sentry_opts *opts, struct moat_error *err)
+int broker_spawn(struct sentry_opts *opts, struct moat_error *err)
 {
-	/* the policy in force (netpol_set took opts'), whose credentials
-	 * part never changes while the sandbox runs (netpol_replace) */
-	const struct cred_policy *cp = &netpol_get()->cred;
-	int sv[2], fds[CRED_MAX], nfds = 0;
+	const struct cred_policy *cp = &opts->policy.cred;
+	char *args[] = { "moat", "broker", "--ctl", "3", "--as", "late", NULL };
+	int sv[2];
 	char **envp;
 	size_t ne = 0;
-	char *json;
 	pid_t pid;
-	int rc;
 
 	if (!wants_broker(cp))
 		return 0;
-	B.policy = cp;
 	B.wanted = true;
 	B.n = cp->n;
 	B.names = xcalloc(cp->n + 1, sizeof(char *));
@@ -310,7 +308,8 @@ int broker_start(struct sentry_opts *opts, struct moat_error *err)
 	for (size_t i = 0; i < cp->n; i++) {
 		const struct credential *c = &cp->v[i];
 
-		B.names[i] = c->name;
+		B.names[i] = c->name; /* the strings stay where netpol_set
+				       * moves the policy */
 		if (c->source == CRED_FROM_ENV) {
 			char *e = env_entry(c->src);
 			if (!e) {
@@ -329,7 +328,7 @@ int broker_start(struct sentry_opts *opts, struct moat_error *err)
 						      "not open",
 						      c->name, c->fd);
 			}
-			fds[nfds++] = c->fd;
+			B.fds[B.nfds++] = c->fd;
 		}
 	}
 	B.msg = xmalloc(BRK_MSG_MAX + 1);
@@ -343,13 +342,6 @@ int broker_start(struct sentry_opts *opts, struct moat_error *err)
 		return moat_error_set(err, errno, "broker: fork");
 	}
 	if (pid == 0) {
-		char asbuf[32];
-		char *args[] = { "moat", "broker", "--ctl", "3",
-				 "--as", asbuf,	   NULL };
-
-		snprintf(asbuf, sizeof(asbuf), "%u:%u",
-			 (unsigned)S->ids.helper_uid,
-			 (unsigned)S->ids.helper_gid);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (dup2(sv[1], 3) < 0 || fcntl(3, F_SETFD, 0) < 0)
 			_exit(126);
@@ -360,29 +352,50 @@ int broker_start(struct sentry_opts *opts, struct moat_error *err)
 	close(sv[1]);
 	B.pid = pid;
 	B.ctl = sv[0];
-	limits_adopt(pid);
+	/* The env: sources are the broker's now: their bytes leave the
+	 * sentry before it forks anything that would keep a copy. */
+	for (size_t i = 0; i < cp->n; i++)
+		if (cp->v[i].source == CRED_FROM_ENV)
+			env_wipe(cp->v[i].src);
+	return 0;
+}
+
+int broker_start(struct sentry_opts *opts, struct moat_error *err)
+{
+	/* the policy in force (netpol_set took opts'), whose credentials
+	 * part never changes while the sandbox runs (netpol_replace) */
+	const struct cred_policy *cp = &netpol_get()->cred;
+	char ids[32];
+	char *json;
+	int rc;
+
+	if (!B.wanted)
+		return 0;
+	B.policy = cp;
+	limits_adopt(B.pid);
+	/* its host identity: the sandbox's helper uid */
+	snprintf(ids, sizeof(ids), "%u:%u", (unsigned)S->ids.helper_uid,
+		 (unsigned)S->ids.helper_gid);
+	rc = brk_send(BRK_IDS, ids, strlen(ids) + 1, NULL, 0, NULL, 0);
 	json = policy_to_json(netpol_get());
 	if (!json)
 		return moat_error_set(err, ENOMEM, "broker: config");
-	{
+	if (rc == 0) {
 		const char *ca = opts->upstream_ca ? opts->upstream_ca : "";
 		size_t jl = strlen(json) + 1;
 		char *cfg = xmalloc(jl + strlen(ca));
 
 		memcpy(cfg, json, jl);
 		memcpy(cfg + jl, ca, strlen(ca));
-		rc = brk_send(BRK_CONFIG, cfg, jl + strlen(ca), NULL, 0, fds,
-			      nfds);
+		rc = brk_send(BRK_CONFIG, cfg, jl + strlen(ca), NULL, 0, B.fds,
+			      B.nfds);
 		free(cfg);
 	}
 	free(json);
-	/* The sources are the broker's now: none stays with the sentry. */
-	for (size_t i = 0; i < cp->n; i++) {
-		if (cp->v[i].source == CRED_FROM_ENV)
-			env_wipe(cp->v[i].src);
-		else if (cp->v[i].source == CRED_FROM_FD)
-			close(cp->v[i].fd);
-	}
+	/* the fd: sources are the broker's too */
+	for (int i = 0; i < B.nfds; i++)
+		close(B.fds[i]);
+	B.nfds = 0;
 	if (rc < 0)
 		return moat_error_set(err, -rc, "broker: config");
 	if (await_ready(err) < 0)

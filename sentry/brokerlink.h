@@ -31,10 +31,14 @@
 
 struct sentry_opts;
 
-/* Start the broker when opts' policy wants one, and wait until it is
- * ready (its CA and placeholders in): 0, or -1 with err. The `env:`
- * sources' variables go to the broker alone and are wiped from the
- * sentry's environment. */
+/* Fork the broker when opts' policy wants one: first of all the
+ * sandbox's processes, since the `env:` sources' variables go to the
+ * broker alone and are wiped here from the sentry's environment, and a
+ * process forked before would keep a copy. 0, or -1 with err. */
+int broker_spawn(struct sentry_opts *opts, struct moat_error *err);
+/* Then, once the policy is in force and the sandbox's ids are known:
+ * its ids and config, and wait until it is ready (its CA and
+ * placeholders in): 0, or -1 with err. */
 int broker_start(struct sentry_opts *opts, struct moat_error *err);
 /* Is there a broker (started, and not gone)? */
 bool broker_active(void);

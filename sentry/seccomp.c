@@ -222,12 +222,6 @@ int sentry_seccomp_install(struct moat_error *err)
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SYS_socketpair, 1,
 				      SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
-	/* and their buffers' size (brokerlink.c new_pair): SO_SNDBUF alone,
-	 * no option that would change where a socket reaches */
-	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SYS_setsockopt, 2,
-				      SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
-				      SCMP_A2(SCMP_CMP_EQ, SO_SNDBUF));
 #if SENTRY_SANITIZED
 	if (rc == 0)
 		rc = sanitizer_extra(ctx);

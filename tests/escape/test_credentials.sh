@@ -394,7 +394,7 @@ while todo:
     tree.append(p)
     todo += kids.get(p, [])
 scanned = 0
-for p in tree:
+for p in tree[1:]:  # not the test's own subshell, which holds S
     try:
         cmd = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
         if cmd[:2] == [b"moat", b"broker"]:
