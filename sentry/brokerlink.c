@@ -78,7 +78,7 @@ static struct {
 	uint64_t next_id;
 	struct bflow *flows;
 	size_t nflows;
-	uint8_t *msg; /* BRK_MSG_MAX */
+	uint8_t *msg;	   /* BRK_MSG_MAX */
 	int fds[CRED_MAX]; /* fd: sources, until BRK_CONFIG takes them */
 	int nfds;
 } B = { .pid = -1, .ctl = -1, .ep = -1 };
