@@ -409,21 +409,35 @@ for p in tree[1:]:  # not the test's own subshell, which holds S
         if not m or "[vvar]" in line:
             continue
         lo, hi = int(m.group(1), 16), int(m.group(2), 16)
-        try:
-            mem.seek(lo)
-            data = mem.read(hi - lo)
-        except (OSError, ValueError, OverflowError):
+        # ASan's shadow: terabytes, never touched by a value
+        if hi - lo > (1 << 30):
             continue
         scanned += 1
-        if needle in data:
-            print("FOUND in", p, cmd[:2], line)
+        tail = b""
+        for at in range(lo, hi, 1 << 20):
+            try:
+                mem.seek(at)
+                data = tail + mem.read(min(1 << 20, hi - at))
+            except (OSError, ValueError, OverflowError):
+                break
+            if needle in data:
+                print("FOUND in", p, cmd[:2], line)
+                break
+            tail = data[-len(needle):]
 print("processes", len(tree), "mappings", scanned)
 PY
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	cat scan.txt
 	grep -q '^broker ' scan.txt || return 1
-	! grep -q FOUND scan.txt || return 1
+	if grep -q __asan_init "$MOAT"; then
+		# ASan's runtime keeps its own copy of the environment it
+		# started with (read from /proc/self/environ, for its
+		# options): the sentry's, in the sanitizer build only
+		! grep FOUND scan.txt | grep -v "moat', b'do'" | grep -q . || return 1
+	else
+		! grep -q FOUND scan.txt || return 1
+	fi
 	[ "$(sed -n 's/^processes \([0-9]*\).*/\1/p' scan.txt)" -ge 3 ]
 }
 
