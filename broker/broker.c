@@ -164,6 +164,7 @@ struct flow {
 	struct bbuf up, down;
 	int gfd, ufd;
 	SSL *gs, *us;
+	size_t from_guest; /* bytes of the guest's, after any handshake */
 	struct flow *prev, *next; /* the open flows (flows_lock) */
 	bool listed;
 };
@@ -449,6 +450,8 @@ static void relay(struct flow *fl, struct side *g, struct side *u, bool tunnel)
 			if (!closing && !g->eof && fl->up.len < FLOW_BUF_MAX) {
 				r = side_io(g, buf, sizeof(buf), false);
 				if (r > 0)
+					fl->from_guest += (size_t)r;
+				if (r > 0)
 					st = tunnel ? bbuf_put(&fl->up, buf,
 							       (size_t)r) :
 						      h1_from_guest(fl->h1, buf,
@@ -639,6 +642,14 @@ static void flow_run(struct flow *fl)
 				audit_blocked(fl, "host-confusion",
 					      "the ClientHello's name is not "
 					      "the flow's");
+			else
+				/* a client that pins the upstream's key (or
+				 * does not trust the sandbox CA) refuses the
+				 * leaf: nothing of its request was sent */
+				audit_blocked(fl, "guest-handshake",
+					      "the client refused the "
+					      "sandbox CA's certificate "
+					      "(pinned, or not trusted)");
 			return;
 		}
 	}
@@ -646,6 +657,14 @@ static void flow_run(struct flow *fl)
 	if (!fl->h1)
 		return;
 	relay(fl, &g, &u, false);
+	/* A TLS 1.3 client checks the certificate after its handshake: one
+	 * that pins the upstream's key (or does not trust the sandbox CA)
+	 * goes away then, before any request. */
+	if (tls && !fl->from_guest)
+		audit_blocked(fl, "guest-handshake",
+			      "the client closed the connection before any "
+			      "request: it refused the sandbox CA's "
+			      "certificate (pinned, or not trusted)");
 	if (g.ssl && !g.shut && SSL_shutdown(g.ssl) < 0)
 		ERR_clear_error();
 }

@@ -357,6 +357,7 @@ case_pinning_and_pass_through()
 	cat out.txt
 	grep -q 'pinned rc=90' out.txt || return 1
 	[ ! -s "${ECHO_REC[api]}" ] || return 1
+	grep '"verdict":"blocked"' "$AUDIT" | grep -q '"reason":"guest-handshake"' || { cat "$AUDIT"; return 1; }
 	grep -q "issuer=CN = moat test CA" out.txt || return 1
 	no_secret_in out.txt
 }
