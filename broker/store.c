@@ -108,22 +108,6 @@ long store_make_placeholder(const char *tmpl, size_t vlen, char *out,
 	return (long)want;
 }
 
-/* Is v (n bytes) a value a request may carry? Not empty, not too long,
- * and neither a NUL (which C strings would cut) nor a line break (which,
- * swapped into a header, would end it and begin another). */
-static const char *value_refusal(const uint8_t *v, size_t n)
-{
-	if (n == 0)
-		return "is empty";
-	if (n > CRED_VALUE_MAX)
-		return "is longer than 8192 bytes";
-	if (memchr(v, 0, n))
-		return "contains a NUL byte";
-	if (memchr(v, '\n', n) || memchr(v, '\r', n))
-		return "contains a line break";
-	return NULL;
-}
-
 /* Read fd to its end into slot (SLOT_READ bytes at most); the length, or
  * -errno. */
 static ssize_t read_slot(int fd, uint8_t *slot)
@@ -237,7 +221,7 @@ static int load_value(struct secret *s, uint8_t *slot, struct moat_error *err)
 					c->name);
 	}
 	n = (ssize_t)strip_newline(slot, (size_t)n);
-	why = value_refusal(slot, (size_t)n);
+	why = cred_value_refusal(slot, (size_t)n);
 	if (why) {
 		explicit_bzero(slot, SLOT_READ);
 		return moat_error_input(err, EINVAL, "secret %s: the value %s",
@@ -377,7 +361,7 @@ static int swap_in(struct store *s, size_t i, size_t n)
 {
 	uint8_t *slot = spare_slot(s);
 
-	if (value_refusal(slot, n)) {
+	if (cred_value_refusal(slot, n)) {
 		explicit_bzero(slot, SLOT_READ);
 		return n > CRED_VALUE_MAX ? -E2BIG : -EINVAL;
 	}

@@ -139,21 +139,6 @@ static ssize_t read_source(const char *source, char *buf,
 				source);
 }
 
-/* Why the value v[0..n) is refused, as the broker would refuse it
- * (broker/store.c), or NULL. */
-static const char *refusal(const char *v, size_t n)
-{
-	if (n == 0)
-		return "is empty";
-	if (n > CRED_VALUE_MAX)
-		return "is longer than 8192 bytes";
-	if (memchr(v, 0, n))
-		return "contains a NUL byte";
-	if (memchr(v, '\n', n) || memchr(v, '\r', n))
-		return "contains a line break";
-	return NULL;
-}
-
 int secret_value_memfd(const char *source, struct moat_error *err)
 {
 	char buf[READ_MAX];
@@ -171,7 +156,7 @@ int secret_value_memfd(const char *source, struct moat_error *err)
 		if (len && buf[len - 1] == '\r')
 			len--;
 	}
-	why = refusal(buf, len);
+	why = cred_value_refusal(buf, len);
 	if (why) {
 		n = moat_error_input(err, EINVAL, "`%s`: the value %s", source,
 				     why);

@@ -1400,3 +1400,16 @@ int cred_to_json(const struct cred_policy *p, json_object *root)
 		return -ENOMEM;
 	return 0;
 }
+
+const char *cred_value_refusal(const void *v, size_t n)
+{
+	if (n == 0)
+		return "is empty";
+	if (n > CRED_VALUE_MAX)
+		return "is longer than 8192 bytes";
+	if (memchr(v, 0, n))
+		return "contains a NUL byte";
+	if (memchr(v, '\n', n) || memchr(v, '\r', n))
+		return "contains a line break";
+	return NULL;
+}

@@ -166,6 +166,12 @@ int cred_parse_json(const struct jdoc *d, const char *key,
  * value) into root, a JSON object; nothing for an empty part. -ENOMEM. */
 int cred_to_json(const struct cred_policy *p, struct json_object *root);
 
+/* Is v[0..n) a value a request may carry (the broker's store and `moat
+ * secret` alike)? NULL, or why not: empty, longer than CRED_VALUE_MAX, a
+ * NUL (which C strings would cut) or a line break (which, swapped into a
+ * header, would end it and begin another). */
+const char *cred_value_refusal(const void *v, size_t n);
+
 void cred_free(struct cred_policy *p);
 
 #endif
