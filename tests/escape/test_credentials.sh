@@ -232,10 +232,33 @@ case_host_confusion_blocked()
 	box --secret API_KEY=env:REAL_KEY@api.test -- sh -c '
 		curl -sS -o /dev/null -w "%{http_code}\n" -H "Host: other.test" -H "Authorization: Bearer $API_KEY" https://api.test/echo
 		curl -sS -o /dev/null -w "%{http_code}\n" --resolve "api.test:443:'"${PEER_ADDR[other]}"'" -H "Authorization: Bearer $API_KEY" https://api.test/echo
-		echo "resolve rc=$?"' >out.txt 2>&1
+		echo "resolve rc=$?"
+		python3 - <<PY
+import os, socket, ssl
+s = ssl.create_default_context().wrap_socket(
+    socket.create_connection(("api.test", 443)), server_hostname="api.test")
+p = os.environ["API_KEY"]
+def req(host):
+    s.sendall(f"GET /echo HTTP/1.1\\r\\nHost: {host}\\r\\nAuthorization: Bearer {p}\\r\\n\\r\\n".encode())
+    f = s.makefile("rb")
+    status = f.readline().split()[1].decode()
+    n = 0
+    while True:
+        line = f.readline()
+        if line.lower().startswith(b"content-length:"):
+            n = int(line.split(b":")[1])
+        if line in (b"\\r\\n", b""):
+            break
+    f.read(n)
+    return status
+print("keepalive", req("api.test"), req("other.test"))
+PY' >out.txt 2>&1
 	cat out.txt
+	grep -q '^keepalive 200 403$' out.txt || return 1
+	grep -q 'resolve rc=7' out.txt || return 1 # no name leads there
 	grep -q '^403$' out.txt || return 1
-	! received api | grep -qF "$S" || return 1
+	# the keep-alive connection's first request alone
+	assert_eq 1 "$(received api | grep -cF "$S")" || return 1
 	! received other | grep -qF "$S" || return 1
 	grep '"verdict":"blocked"' "$AUDIT" | grep -q 'host' || return 1
 	no_secret_in out.txt
