@@ -58,6 +58,9 @@ struct pipe {
 	 * once the node is gone), and opens waiting for the other side. */
 	struct pipe **owner;
 	int r_wait, w_wait;
+	/* opens of each side so far: an open waiting for the other side
+	 * goes on once one came, even if it has closed again since */
+	uint64_t r_opens, w_opens;
 	uint64_t seq; /* bumped on every change a waiter may care about */
 };
 
@@ -347,7 +350,9 @@ void fifo_detach(struct pipe *p)
 	pipe_put_unused(p);
 }
 
-void fifo_unwait(struct task *t)
+/* t's wait on its FIFO ends: done (its count goes to the file it opened)
+ * or not (an open interrupted, a task gone: the count goes). */
+static void wait_end(struct task *t, bool done)
 {
 	struct pipe *p = t->fifo_wait;
 
@@ -355,10 +360,15 @@ void fifo_unwait(struct task *t)
 	t->fifo_vn = NULL;
 	if (!p)
 		return;
-	if (t->fifo_side == 1)
+	if (t->fifo_side == 1) {
 		p->r_wait--;
-	else
+		if (!done)
+			p->readers--;
+	} else {
 		p->w_wait--;
+		if (!done)
+			p->writers--;
+	}
 	t->fifo_wait = NULL;
 	t->fifo_side = 0;
 	p->seq++;
@@ -366,21 +376,48 @@ void fifo_unwait(struct task *t)
 	sentry_wake();
 }
 
-/* Count t as waiting on one side of p (once across retries). */
-static int fifo_wait_on(struct task *t, struct pipe *p, int side)
+void fifo_unwait(struct task *t)
 {
-	if (t->fifo_wait != p || t->fifo_side != side) {
-		fifo_unwait(t); /* a wait on a FIFO since replaced */
-		if (side == 1)
-			p->r_wait++;
-		else
-			p->w_wait++;
-		t->fifo_wait = p;
-		t->fifo_side = side;
-		p->seq++;
-		sentry_wake();
+	wait_end(t, false);
+}
+
+/* Is t waiting on side of p? */
+static bool waits(const struct task *t, const struct pipe *p, int side)
+{
+	return t->fifo_wait == p && t->fifo_side == side;
+}
+
+/* Count t as an opener of one side of p that waits for the other (once
+ * across retries), as Linux's fifo_open counts it before it waits: a
+ * writer that comes then finds a reader, and a reader's read finds a
+ * writer (a wait for data, not EOF), whichever came first. */
+static void wait_begin(struct task *t, struct pipe *p, int side)
+{
+	if (waits(t, p, side))
+		return;
+	fifo_unwait(t); /* a wait on a FIFO since replaced */
+	if (side == 1) {
+		p->r_wait++;
+		p->readers++;
+		p->r_opens++;
+		t->fifo_gen = p->w_opens;
+	} else {
+		p->w_wait++;
+		p->writers++;
+		p->w_opens++;
+		t->fifo_gen = p->r_opens;
 	}
-	return SYS_BLOCK;
+	t->fifo_wait = p;
+	t->fifo_side = side;
+	p->seq++;
+	sentry_wake();
+}
+
+/* Has the other side been opened since t began to wait on side? (It may
+ * have closed again since: its bytes are in the pipe.) */
+static bool met(const struct task *t, const struct pipe *p, int side)
+{
+	return (side == 1 ? p->w_opens : p->r_opens) != t->fifo_gen;
 }
 
 /* Open an end of the FIFO whose pipe is at *slot (made on first open).
@@ -408,12 +445,17 @@ int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out)
 		p->owner = slot;
 		*slot = p;
 	}
-	if (acc == O_RDONLY && !(flags & O_NONBLOCK) && !p->writers &&
-	    !p->w_wait)
-		return fifo_wait_on(t, p, 1);
-	if (acc == O_WRONLY && !p->readers && !p->r_wait) {
-		if (!(flags & O_NONBLOCK))
-			return fifo_wait_on(t, p, 2);
+	if (acc == O_RDONLY && !(flags & O_NONBLOCK)) {
+		wait_begin(t, p, 1);
+		if (!p->writers && !met(t, p, 1))
+			return SYS_BLOCK;
+	}
+	if (acc == O_WRONLY && !(flags & O_NONBLOCK)) {
+		wait_begin(t, p, 2);
+		if (!p->readers && !met(t, p, 2))
+			return SYS_BLOCK;
+	}
+	if (acc == O_WRONLY && (flags & O_NONBLOCK) && !p->readers) {
 		/* The pipe was made for this open if no one else has it. */
 		pipe_put_unused(p);
 		return -ENXIO;
@@ -421,14 +463,22 @@ int fifo_open(struct task *t, struct pipe **slot, int flags, struct file **out)
 	f = file_new(&pipe_ops, acc | (flags & O_NONBLOCK));
 	if (!f) {
 		int rc = -errno;
+		fifo_unwait(t);
 		pipe_put_unused(p);
 		return rc;
 	}
-	if (acc != O_WRONLY)
-		p->readers++;
-	if (acc != O_RDONLY)
-		p->writers++;
-	fifo_unwait(t);
+	if (waits(t, p, acc == O_RDONLY ? 1 : 2)) {
+		wait_end(t, true); /* its count is the file's now */
+	} else {
+		if (acc != O_WRONLY) {
+			p->readers++;
+			p->r_opens++;
+		}
+		if (acc != O_RDONLY) {
+			p->writers++;
+			p->w_opens++;
+		}
+	}
 	f->priv = p;
 	f->stream = true;
 	p->seq++;

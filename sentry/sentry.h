@@ -162,6 +162,7 @@ struct task {
 	struct pipe *fifo_wait; /* FIFO whose open this task waits in */
 	struct vnode *fifo_vn;	/* its node: retries open the same one */
 	int fifo_side;		/* 1: as a reader, 2: as a writer */
+	uint64_t fifo_gen;	/* the other side's opens when it began */
 	/* exec in progress */
 	struct exec_plan *exec;
 	uint64_t pending_sigs; /* signals (bit sig-1) held back during injection */
