@@ -705,6 +705,31 @@ static int u_close(nghttp2_session *s, int32_t id, uint32_t err, void *ud)
 	return 0;
 }
 
+/* A request that never went up (reset while upstream's stream limit
+ * held it back): its stream never opens, so no close comes for it. */
+static int u_not_sent(nghttp2_session *s, const nghttp2_frame *fr, int err,
+		      void *ud)
+{
+	struct h2_conn *c = ud;
+
+	(void)err;
+	/* a stream that exists gets its close (u_close) */
+	if (fr->hd.type != NGHTTP2_HEADERS ||
+	    nghttp2_session_get_stream_user_data(s, fr->hd.stream_id))
+		return 0;
+	for (struct h2s *st = c->streams; st; st = st->next)
+		if (st->uid == fr->hd.stream_id && !st->uclosed) {
+			st->uclosed = true;
+			if (!st->gclosed && !st->blocked)
+				nghttp2_submit_rst_stream(
+					c->g, NGHTTP2_FLAG_NONE, st->gid,
+					NGHTTP2_REFUSED_STREAM);
+			st_maybe_free(st);
+			break;
+		}
+	return 0;
+}
+
 /* ------------------------------------------------------- the sessions */
 
 static int pump(struct h2_conn *c, struct bbuf *up, struct bbuf *down)
@@ -807,10 +832,10 @@ int h2_upstream_eof(struct h2_conn *c, struct bbuf *up, struct bbuf *down)
 							  NGHTTP2_CANCEL);
 		/* after the resets (a terminate_session would send its
 		 * GOAWAY alone) */
-		nghttp2_submit_goaway(c->g, NGHTTP2_FLAG_NONE,
-				      nghttp2_session_get_last_proc_stream_id(
-					      c->g),
-				      NGHTTP2_NO_ERROR, NULL, 0);
+		nghttp2_submit_goaway(
+			c->g, NGHTTP2_FLAG_NONE,
+			nghttp2_session_get_last_proc_stream_id(c->g),
+			NGHTTP2_NO_ERROR, NULL, 0);
 		{
 			const uint8_t *p;
 			ssize_t n;
@@ -842,6 +867,9 @@ static nghttp2_session_callbacks *callbacks(bool guest)
 		cb, guest ? g_data : u_data);
 	nghttp2_session_callbacks_set_on_stream_close_callback(
 		cb, guest ? g_close : u_close);
+	if (!guest)
+		nghttp2_session_callbacks_set_on_frame_not_send_callback(
+			cb, u_not_sent);
 	return cb;
 }
 

@@ -119,8 +119,8 @@ static ssize_t echo_read(nghttp2_session *s, int32_t id, uint8_t *buf,
 	if (*off == strlen(b)) {
 		*flags |= NGHTTP2_DATA_FLAG_EOF;
 		if (up_trailers) {
-			const char *a = strstr(upseen[id].head,
-					       "authorization: ");
+			const char *a =
+				strstr(upseen[id].head, "authorization: ");
 			nghttp2_nv t = { (uint8_t *)"x-echo",
 					 (uint8_t *)(a ? a + 15 : ""), 6,
 					 a ? strcspn(a + 15, "\n") : 0,
@@ -145,8 +145,8 @@ static int on_frame(nghttp2_session *s, const nghttp2_frame *fr, void *ud)
 	if (s == us) {
 		/* upstream answers a whole request: an echo */
 		size_t *off = calloc(1, sizeof(*off));
-		nghttp2_nv nv[] = { { (uint8_t *)":status", (uint8_t *)"200",
-				      7, 3, NGHTTP2_NV_FLAG_NONE } };
+		nghttp2_nv nv[] = { { (uint8_t *)":status", (uint8_t *)"200", 7,
+				      3, NGHTTP2_NV_FLAG_NONE } };
 		nghttp2_data_provider p = { .source.ptr = off,
 					    .read_callback = echo_read };
 
@@ -270,15 +270,19 @@ static int pump(void)
 }
 
 #define NV(n, v)                                                               \
-	{ (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v),            \
-	  NGHTTP2_NV_FLAG_NONE }
+	{                                                                      \
+		(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v),      \
+			NGHTTP2_NV_FLAG_NONE                                   \
+	}
 
 /* A GET from the guest with one extra header. Its stream id. */
 static int32_t get(const char *path, const char *auth, const char *hn,
 		   const char *hv)
 {
-	nghttp2_nv nv[] = { NV(":method", "GET"), NV(":scheme", "https"),
-			    NV(":authority", auth), NV(":path", path),
+	nghttp2_nv nv[] = { NV(":method", "GET"),
+			    NV(":scheme", "https"),
+			    NV(":authority", auth),
+			    NV(":path", path),
 			    { (uint8_t *)hn, (uint8_t *)hv, strlen(hn),
 			      strlen(hv), NGHTTP2_NV_FLAG_NONE } };
 	int32_t id = nghttp2_submit_request(gs, NULL, nv, 5, NULL, NULL);
@@ -356,8 +360,7 @@ Test(http2, placeholder_in_path_blocked)
 }
 
 /* A POST whose body is sent as two DATA frames split inside P. */
-static const char *const body_parts[] = { "token=PHaaaaaaaa",
-					  "aaaaaaaaa&x=1" };
+static const char *const body_parts[] = { "token=PHaaaaaaaa", "aaaaaaaaa&x=1" };
 
 static ssize_t post_read(nghttp2_session *s, int32_t id, uint8_t *buf,
 			 size_t len, uint32_t *flags, nghttp2_data_source *src,
@@ -432,7 +435,8 @@ Test(http2, connect_refused)
 Test(http2, garbage_from_the_guest_closes)
 {
 	struct bbuf up = { 0 }, down = { 0 };
-	static const char junk[] = "GET / HTTP/1.1\r\nHost: api.example\r\n\r\n";
+	static const char junk[] =
+		"GET / HTTP/1.1\r\nHost: api.example\r\n\r\n";
 
 	cr_assert_eq(h2_from_guest(c, (const uint8_t *)junk, sizeof(junk) - 1,
 				   &up, &down),
