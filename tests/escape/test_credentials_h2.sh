@@ -303,7 +303,27 @@ case_h2_redaction_length_changes()
 	no_secret_in out.txt
 }
 
+# Many streams at once on one connection, and a download far larger
+# than every window: each stream swapped, nothing stalls.
+case_h2_parallel_streams_and_big_download()
+{
+	new_secret
+	box --secret API_KEY=env:REAL_KEY@h2.test -- sh -c \
+		'urls=; for i in $(seq 30); do urls="$urls https://h2.test/p$i"; done
+		 curl -sS --http2 -Z --parallel-max 30 -H "Authorization: Bearer $API_KEY" $urls >par.txt; echo "rc=$?"
+		 grep -c "\"authorization\": \"Bearer $API_KEY\"" par.txt
+		 curl -sS --http2 -o /dev/null -w "size=%{size_download}\n" -H "Authorization: Bearer $API_KEY" "https://h2.test/big?n=8000000"' \
+		>out.txt 2>&1
+	cat out.txt
+	grep -q '^rc=0' out.txt || return 1
+	grep -q '^30$' out.txt || return 1
+	assert_eq 31 "$(grep -cF "Bearer $S" "$H2_REC")" || return 1
+	grep -q '^size=80003' out.txt || return 1
+	no_secret_in out.txt
+}
+
 run_test h2_every_stream_swapped case_h2_every_stream_swapped
+run_test h2_parallel_streams_and_big_download case_h2_parallel_streams_and_big_download
 run_test h2_stream_blocked_connection_stays case_h2_stream_blocked_connection_stays
 run_test h2_authority_checked case_h2_authority_checked
 run_test h2_body case_h2_body
