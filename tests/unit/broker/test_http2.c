@@ -465,3 +465,36 @@ Test(http2, upstream_end_resets_open_streams)
 	bbuf_free(&up);
 	bbuf_free(&down);
 }
+
+Test(http2, inject_sets_the_header)
+{
+	struct cred_inject inj = { .method = "GET",
+				   .path = "/v1",
+				   .header = "X-Api-Key",
+				   .value = "key {value}" };
+	int32_t a, b;
+
+	cred.inject = &inj;
+	a = get("/v1/models", "api.example", "x-y", "z");
+	b = get("/other", "api.example", "x-y", "z");
+	cr_assert_eq(pump(), H1_MORE);
+	/* lower case, as HTTP/2 wants its names */
+	cr_assert(strstr(upseen[a].head, "x-api-key: key " VAL_A "\n"), "%s",
+		  upseen[a].head);
+	cr_assert(!strstr(upseen[b].head, "x-api-key"));
+	cr_assert(strstr(audit_log, "\"rule\":\"inject\""), "%s", audit_log);
+	cr_assert(!strstr(audit_log, VAL_A));
+}
+
+Test(http2, basic_swapped)
+{
+	/* "user:PHaaaaaaaaaaaaaaaaa" and "user:S3cr3tValueAAAA1234" */
+	int32_t a = get("/", "api.example", "authorization",
+			"Basic dXNlcjpQSGFhYWFhYWFhYWFhYWFhYWFh");
+
+	cr_assert_eq(pump(), H1_MORE);
+	cr_assert(strstr(upseen[a].head, "authorization: Basic "
+					 "dXNlcjpTM2NyM3RWYWx1ZUFBQUExMjM0\n"),
+		  "%s", upseen[a].head);
+	cr_assert_eq(gseen[a].status, 200);
+}
