@@ -36,6 +36,7 @@
 #include <openssl/err.h>
 
 #include "broker/http1.h"
+#include "broker/http2.h"
 #include "broker/msg.h"
 #include "broker/store.h"
 #include "broker/tls.h"
@@ -161,6 +162,7 @@ struct flow {
 	struct h1_who who;
 	struct h1_config cfg;
 	struct h1_conn *h1;
+	struct h2_conn *h2; /* instead of h1: both sides chose h2 */
 	struct bbuf up, down;
 	int gfd, ufd;
 	SSL *gs, *us;
@@ -429,6 +431,31 @@ static int engine_status(int st, bool *closing, bool *tunnel)
 	return 0;
 }
 
+/* The flow's engine: HTTP/2 when both sides chose it, else HTTP/1. */
+static int eng_from_guest(struct flow *fl, const uint8_t *b, size_t n)
+{
+	return fl->h2 ? h2_from_guest(fl->h2, b, n, &fl->up, &fl->down) :
+			h1_from_guest(fl->h1, b, n, &fl->up, &fl->down);
+}
+
+static int eng_from_upstream(struct flow *fl, const uint8_t *b, size_t n)
+{
+	return fl->h2 ? h2_from_upstream(fl->h2, b, n, &fl->up, &fl->down) :
+			h1_from_upstream(fl->h1, b, n, &fl->down);
+}
+
+static int eng_guest_eof(struct flow *fl)
+{
+	return fl->h2 ? h2_guest_eof(fl->h2, &fl->up, &fl->down) :
+			h1_guest_eof(fl->h1, &fl->up, &fl->down);
+}
+
+static int eng_upstream_eof(struct flow *fl)
+{
+	return fl->h2 ? h2_upstream_eof(fl->h2, &fl->up, &fl->down) :
+			h1_upstream_eof(fl->h1, &fl->down);
+}
+
 /* Bytes both ways until both sides ended (or the engine closes the
  * flow). Each direction queues at most about FLOW_BUF_MAX: a side that
  * reads slowly stops the reading of the other, and only this flow. */
@@ -454,16 +481,12 @@ static void relay(struct flow *fl, struct side *g, struct side *u, bool tunnel)
 				if (r > 0)
 					st = tunnel ? bbuf_put(&fl->up, buf,
 							       (size_t)r) :
-						      h1_from_guest(fl->h1, buf,
-								    (size_t)r,
-								    &fl->up,
-								    &fl->down);
+						      eng_from_guest(fl, buf,
+								     (size_t)r);
 				else if (r == 0) {
 					g->eof = true;
 					if (!tunnel)
-						st = h1_guest_eof(fl->h1,
-								  &fl->up,
-								  &fl->down);
+						st = eng_guest_eof(fl);
 				}
 				if (r != -EAGAIN)
 					progress = true;
@@ -477,15 +500,13 @@ static void relay(struct flow *fl, struct side *g, struct side *u, bool tunnel)
 				if (r > 0)
 					st = tunnel ? bbuf_put(&fl->down, buf,
 							       (size_t)r) :
-						      h1_from_upstream(
-							      fl->h1, buf,
-							      (size_t)r,
-							      &fl->down);
+						      eng_from_upstream(
+							      fl, buf,
+							      (size_t)r);
 				else if (r == 0) {
 					u->eof = true;
 					if (!tunnel)
-						st = h1_upstream_eof(fl->h1,
-								     &fl->down);
+						st = eng_upstream_eof(fl);
 				}
 				if (r != -EAGAIN)
 					progress = true;
@@ -573,6 +594,16 @@ static void send_bad_gateway(struct side *g, const char *why)
 		}
 }
 
+/* Did ssl's handshake choose ALPN protocol p? */
+static bool alpn_is(SSL *ssl, const char *p)
+{
+	const unsigned char *a;
+	unsigned int al;
+
+	SSL_get0_alpn_selected(ssl, &a, &al);
+	return al == strlen(p) && !memcmp(a, p, al);
+}
+
 static void flow_run(struct flow *fl)
 {
 	struct side g = { .fd = fl->gfd }, u = { .fd = fl->ufd };
@@ -610,9 +641,13 @@ static void flow_run(struct flow *fl)
 				      .ctx = fl };
 	if (tls) {
 		/* Upstream first: its certificate decides whether the
-		 * flow goes on, and (for HTTP/2, later) what it speaks
-		 * decides what the guest is offered. */
-		fl->us = brk_tls_client(&B.tls, fl->ufd, sni);
+		 * flow goes on, and what it speaks decides what the guest
+		 * is offered. h2 is offered upstream only when the guest's
+		 * ClientHello offers it, so that the guest can choose it
+		 * too; the guest is offered h2 only when upstream chose
+		 * it, so that both sides speak the same. */
+		fl->us = brk_tls_client(&B.tls, fl->ufd, sni,
+					fl->f.flags & BRK_FLOW_ALPN_H2);
 		fl->gs = brk_tls_server(&B.tls, fl->gfd, sni);
 		if (!fl->us || !fl->gs)
 			return;
@@ -637,6 +672,7 @@ static void flow_run(struct flow *fl)
 			}
 			return;
 		}
+		brk_tls_server_h2(fl->gs, alpn_is(fl->us, "h2"));
 		if (handshake(&g, true) < 0) {
 			if (brk_tls_sni_refused(fl->gs))
 				audit_blocked(fl, "host-confusion",
@@ -650,6 +686,27 @@ static void flow_run(struct flow *fl)
 					      "the client refused the "
 					      "sandbox CA's certificate "
 					      "(pinned, or not trusted)");
+			return;
+		}
+		/* upstream chose h2 but the guest did not (its hello said
+		 * otherwise to the sentry): they cannot be bridged */
+		if (alpn_is(fl->us, "h2") != alpn_is(fl->gs, "h2")) {
+			audit_blocked(fl, "alpn",
+				      "upstream chose h2, the "
+				      "guest did not");
+			return;
+		}
+		if (alpn_is(fl->gs, "h2")) {
+			fl->h2 = h2_new(&fl->cfg);
+			if (!fl->h2)
+				return;
+			/* our SETTINGS go first, both ways */
+			if (h2_from_guest(fl->h2, NULL, 0, &fl->up, &fl->down) <
+			    0)
+				return;
+			relay(fl, &g, &u, false);
+			if (!g.shut && SSL_shutdown(g.ssl) < 0)
+				ERR_clear_error();
 			return;
 		}
 	}
@@ -673,6 +730,7 @@ static void flow_free(struct flow *fl)
 {
 	flow_unlist(fl);
 	h1_free(fl->h1);
+	h2_free(fl->h2);
 	SSL_free(fl->gs);
 	SSL_free(fl->us);
 	close(fl->gfd);

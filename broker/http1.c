@@ -2377,3 +2377,320 @@ void h1_free(struct h1_conn *c)
 	free(c->q);
 	free(c);
 }
+
+/* ------------------------------------------ requests in other framings */
+
+static int rec_put(struct bbuf *out, const void *n, size_t nl, const void *v,
+		   size_t vl)
+{
+	uint32_t a = (uint32_t)nl, b = (uint32_t)vl;
+
+	if (bbuf_put(out, &a, sizeof(a)) < 0 || bbuf_put(out, n, nl) < 0 ||
+	    bbuf_put(out, &b, sizeof(b)) < 0 || bbuf_put(out, v, vl) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+bool h1_field_next(const struct bbuf *b, size_t *off, struct h1_field *f)
+{
+	uint32_t l;
+
+	if (*off + sizeof(l) > b->len)
+		return false;
+	memcpy(&l, b->p + *off, sizeof(l));
+	f->name = b->p + *off + sizeof(l);
+	f->nl = l;
+	*off += sizeof(l) + l;
+	memcpy(&l, b->p + *off, sizeof(l));
+	f->value = b->p + *off + sizeof(l);
+	f->vl = l;
+	*off += sizeof(l) + l;
+	return true;
+}
+
+/* A refusal of a request in another framing: its record (but for a
+ * 400, which has none in HTTP/1 either) and the answer's text. */
+static int msg_deny(struct h1_conn *c, int status, long i, const char *loc,
+		    const char *reason, const char *text, int *code, char *why,
+		    size_t cap)
+{
+	char t[512];
+	const char *name = "?";
+
+	*code = status;
+	if (status == 400) {
+		snprintf(why, cap, "moat: bad request: %s\n", text);
+		return 1;
+	}
+	audit(c, "blocked", i, loc, reason, NULL, -1);
+	if (!text) {
+		if (i >= 0 && store_of(c)->v[i].cred)
+			name = store_of(c)->v[i].cred->name;
+		why_text(t, sizeof(t), c, name, reason, loc);
+		text = t;
+	}
+	snprintf(why, cap, "moat: blocked: %s\n", text);
+	return 1;
+}
+
+/* A pseudo-header's value with no placeholder allowed, as a record. */
+static int msg_never(struct h1_conn *c, const struct h1_field *f,
+		     struct bbuf *out, struct swap_ctx *sx)
+{
+	struct bbuf v = { 0 };
+	int rc;
+
+	swap_init(sx, c, LOC_NEVER, "target");
+	rc = swap_whole(sx, f->value, f->vl, &v);
+	if (rc == 0)
+		rc = rec_put(out, f->name, f->nl, v.p, v.len);
+	bbuf_free(&v);
+	return rc;
+}
+
+/* inject()'s "Name: value\r\n" lines as records, names in lower case. */
+static int msg_injected(const struct bbuf *lines, struct bbuf *out)
+{
+	const uint8_t *p = lines->p, *end = lines->p + lines->len;
+	char lname[128];
+
+	while (p < end) {
+		const uint8_t *colon = memchr(p, ':', (size_t)(end - p));
+		const uint8_t *eol = memchr(p, '\r', (size_t)(end - p));
+
+		if (!colon || !eol || colon > eol || colon + 2 > eol)
+			return 0;
+		lower_into(lname, sizeof(lname), p, (size_t)(colon - p));
+		if (rec_put(out, lname, strlen(lname), colon + 2,
+			    (size_t)(eol - colon - 2)) < 0)
+			return -ENOMEM;
+		p = eol + 2;
+	}
+	return 0;
+}
+
+static int msg_head(struct h1_conn *c, const struct h1_field *in, size_t n,
+		    struct bbuf *out, int *code, char *why, size_t cap)
+{
+	struct head *h;
+	struct bbuf tmp = { 0 };
+	struct swap_ctx sx;
+	const struct h1_field *method = NULL, *path = NULL, *auth = NULL;
+	const struct h1_field *hostf = NULL;
+	char loc[400], hname[256];
+	long port, hport, req;
+	bool cred, grow;
+	size_t k, nhost = 0;
+	int rc = 0;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	c->host[0] = c->method[0] = c->path[0] = '\0';
+	c->swapped = c->injected = 0;
+	c->rq_bytes = 0;
+	c->rq_seq++;
+	scan_reset(&c->rqscan);
+	for (k = 0; k < n; k++) {
+		const struct h1_field *f = &in[k];
+
+		if (eq_nocase(f->name, f->nl, ":method"))
+			method = f;
+		else if (eq_nocase(f->name, f->nl, ":path"))
+			path = f;
+		else if (eq_nocase(f->name, f->nl, ":authority"))
+			auth = f;
+		else if (f->nl && f->name[0] == ':')
+			continue;
+		else {
+			if (eq_nocase(f->name, f->nl, "host")) {
+				hostf = f;
+				nhost++;
+			}
+			if (h->nf == H1_HEADERS_MAX) {
+				rc = msg_deny(c, 400, -1, NULL, NULL,
+					      "too many headers", code, why,
+					      cap);
+				goto out;
+			}
+			h->f[h->nf++] = (struct field){ f->name, f->value,
+							f->nl, f->vl };
+		}
+	}
+	if (!method || !method->vl || method->vl >= sizeof(c->method) ||
+	    !path || !path->vl) {
+		/* CONNECT (no :path) among them: a tunnel nobody checks */
+		rc = msg_deny(c, 400, -1, NULL, NULL,
+			      "no :method or :path (CONNECT is not brokered)",
+			      code, why, cap);
+		goto out;
+	}
+	memcpy(c->method, method->value, method->vl);
+	c->method[method->vl] = '\0';
+	if (nhost > 1 || (!auth && !hostf)) {
+		rc = msg_deny(c, 400, -1, NULL, NULL,
+			      nhost ? "two Host headers" : "no :authority",
+			      code, why, cap);
+		goto out;
+	}
+	if (!auth)
+		auth = hostf;
+	if (!split_authority(auth->value, auth->vl, c->host, sizeof(c->host),
+			     &port)) {
+		rc = msg_deny(c, 400, -1, NULL, NULL, "a bad :authority", code,
+			      why, cap);
+		goto out;
+	}
+	if (path->value[0] != '/' && !(path->vl == 1 && path->value[0] == '*' &&
+				       strcmp(c->method, "OPTIONS") == 0)) {
+		rc = msg_deny(c, 400, -1, NULL, NULL, "a :path that is no path",
+			      code, why, cap);
+		goto out;
+	}
+	{
+		const uint8_t *qm = memchr(path->value, '?', path->vl);
+		size_t pl = qm ? (size_t)(qm - path->value) : path->vl;
+
+		if (pl > sizeof(c->path) - 1)
+			pl = sizeof(c->path) - 1;
+		memcpy(c->path, path->value, pl);
+		c->path[pl] = '\0';
+	}
+	if (!host_is_ours(c, c->host, port)) {
+		snprintf(loc, sizeof(loc), "%s %s is not this connection's",
+			 auth == hostf ? "Host" : ":authority", c->host);
+		rc = msg_deny(c, 403, -1,
+			      auth == hostf ? "header:host" : ":authority",
+			      "host-mismatch", loc, code, why, cap);
+		goto out;
+	}
+	/* a Host beside :authority must say the same */
+	if (hostf && hostf != auth &&
+	    (!split_authority(hostf->value, hostf->vl, hname, sizeof(hname),
+			      &hport) ||
+	     strcmp(hname, c->host) != 0 || !host_is_ours(c, hname, hport))) {
+		rc = msg_deny(c, 403, -1, "header:host", "host-mismatch",
+			      "the Host header is not this connection's", code,
+			      why, cap);
+		goto out;
+	}
+	cred = host_credentialed(c);
+	req = required(c, h, loc, sizeof(loc));
+	if (req >= 0) {
+		rc = msg_deny(c, 403, req, loc, "other-credential", NULL, code,
+			      why, cap);
+		goto out;
+	}
+	grow = body_may_grow(c);
+
+	/* the pseudo-headers first, as they must go */
+	for (k = 0; rc == 0 && k < n; k++) {
+		const struct h1_field *f = &in[k];
+
+		if (!f->nl || f->name[0] != ':')
+			continue;
+		if (f == path) {
+			tmp.len = 0;
+			rc = swap_target(c, f->value, f->vl, &tmp, &sx);
+			if (rc == 0)
+				rc = rec_put(out, f->name, f->nl, tmp.p,
+					     tmp.len);
+		} else {
+			rc = msg_never(c, f, out, &sx);
+		}
+	}
+	for (k = 0; rc == 0 && k < h->nf; k++) {
+		const struct field *f = &h->f[k];
+		char lname[128];
+
+		/* dropped: what would let upstream encode what we must
+		 * read; a length a swap may make wrong (HTTP/2 needs
+		 * none) */
+		if ((cred && field_is(f, "accept-encoding")) ||
+		    (field_is(f, "te") &&
+		     !eq_nocase(f->v, f->vl, "trailers")) ||
+		    (grow && field_is(f, "content-length")))
+			continue;
+		lower_into(lname, sizeof(lname), f->n, f->nl);
+		tmp.len = 0;
+		swap_init(&sx, c, LOC_NEVER, "header-name");
+		rc = swap_whole(&sx, f->n, f->nl, &tmp);
+		if (rc)
+			break;
+		{
+			size_t nl = tmp.len;
+
+			rc = swap_field(c, f, lname, &tmp, &sx);
+			if (rc == 0)
+				rc = rec_put(out, tmp.p, nl, tmp.p + nl,
+					     tmp.len - nl);
+		}
+	}
+	if (rc == 1) {
+		rc = msg_deny(c, 403, sx.blocked, sx.loc, sx.reason, NULL, code,
+			      why, cap);
+		goto out;
+	}
+	if (rc)
+		goto out;
+	tmp.len = 0;
+	rc = inject(c, h, path->value, path->vl, &tmp);
+	if (rc == 0)
+		rc = msg_injected(&tmp, out);
+	if (rc == 0 && cred)
+		rc = rec_put(out, "accept-encoding", 15, "identity", 8);
+out:
+	bbuf_free(&tmp);
+	free(h);
+	return rc;
+}
+
+int h1_msg_head(struct h1_conn *c, const struct h1_field *in, size_t n,
+		struct bbuf *out, int *code, char *why, size_t cap)
+{
+	int rc;
+
+	pthread_rwlock_rdlock(&c->cfg->store->lock);
+	rc = msg_head(c, in, n, out, code, why, cap);
+	pthread_rwlock_unlock(&c->cfg->store->lock);
+	return rc;
+}
+
+int h1_msg_body(struct h1_conn *c, const uint8_t *p, size_t n, bool fin,
+		struct bbuf *out, char *why, size_t cap)
+{
+	struct swap_ctx sx;
+	size_t was = out->len;
+	int code, rc;
+
+	pthread_rwlock_rdlock(&c->cfg->store->lock);
+	swap_init(&sx, c, LOC_BODY, "body");
+	rc = scan_run(&c->rqscan, store_of(c), false, p, n, fin, to_value, &sx,
+		      out);
+	if (rc == 1)
+		rc = msg_deny(c, 403, sx.blocked, sx.loc, sx.reason, NULL,
+			      &code, why, cap);
+	else if (rc == 0)
+		c->rq_bytes += out->len - was;
+	pthread_rwlock_unlock(&c->cfg->store->lock);
+	return rc;
+}
+
+void h1_msg_done(struct h1_conn *c)
+{
+	pthread_rwlock_rdlock(&c->cfg->store->lock);
+	rq_done(c);
+	pthread_rwlock_unlock(&c->cfg->store->lock);
+}
+
+bool h1_lengths_kept(struct store *s)
+{
+	bool kept = true;
+
+	pthread_rwlock_rdlock(&s->lock);
+	for (size_t i = 0; i < scan_count(s); i++)
+		if (s->v[i].vlen && s->v[i].plen != s->v[i].vlen)
+			kept = false;
+	pthread_rwlock_unlock(&s->lock);
+	return kept;
+}

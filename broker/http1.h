@@ -123,4 +123,36 @@ void redact_free(struct redact *r);
 int redact_feed(struct redact *r, const uint8_t *buf, size_t n, bool fin,
 		struct bbuf *out);
 
+/* The request checks alone, for other framings (HTTP/2: broker/http2.c
+ * keeps one h1_conn per stream). A field: name and value, not
+ * NUL-terminated. */
+struct h1_field {
+	const uint8_t *name, *value;
+	size_t nl, vl;
+};
+/* One request's head as fields: pseudo-headers (:method, :path,
+ * :authority, :scheme) and the rest, names in lower case. Checked as an
+ * HTTP/1 head is: :authority (or Host) and any Host must be the
+ * connection's host; every placeholder swapped where allowed (headers,
+ * Basic, :path's query), else refused; require, inject; Accept-Encoding
+ * identity to credentialed hosts; a Content-Length a body swap may make
+ * wrong dropped. 0: the fields that go upstream appended to out
+ * (h1_field_next walks them, pseudo-headers first); 1: refused, *code
+ * is 400 or 403, why (cap bytes) the answer's body ("moat: blocked:
+ * ...\n"), and the audit record is written; -ENOMEM. */
+int h1_msg_head(struct h1_conn *c, const struct h1_field *f, size_t n,
+		struct bbuf *out, int *code, char *why, size_t cap);
+/* The request's body, a piece at a time (fin: its end): swapped into
+ * out where the body is allowed, else 1 (a 403: why and the record as
+ * above); 0 or -ENOMEM. */
+int h1_msg_body(struct h1_conn *c, const uint8_t *p, size_t n, bool fin,
+		struct bbuf *out, char *why, size_t cap);
+/* The request went up whole: one record per secret swapped into it. */
+void h1_msg_done(struct h1_conn *c);
+/* The next record of h1_msg_head's out from *off; false at the end. */
+bool h1_field_next(const struct bbuf *b, size_t *off, struct h1_field *f);
+/* Does redaction keep lengths (every placeholder as long as its
+ * value)? */
+bool h1_lengths_kept(struct store *s);
+
 #endif

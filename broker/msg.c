@@ -20,7 +20,8 @@ int brk_flow_decode(const void *p, size_t len, struct brk_flow *f,
 	if ((f->kind != BRK_KIND_TLS && f->kind != BRK_KIND_HTTP) ||
 	    (f->family != AF_INET && f->family != AF_INET6) ||
 	    !memchr(f->exe, 0, sizeof(f->exe)) ||
-	    !memchr(f->sni, 0, sizeof(f->sni)) || f->nnames > BRK_NAMES_MAX)
+	    !memchr(f->sni, 0, sizeof(f->sni)) || f->nnames > BRK_NAMES_MAX ||
+	    (f->flags & ~BRK_FLOW_ALPN_H2))
 		return -EPROTO;
 	memcpy(buf, (const char *)p + sizeof(*f), rest);
 	s = buf;

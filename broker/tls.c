@@ -25,6 +25,7 @@
 struct sni_check {
 	char want[256];
 	bool refused;
+	bool h2; /* h2 may be chosen: upstream speaks it */
 };
 
 static int sni_index = -1;
@@ -277,23 +278,41 @@ static int sni_cb(SSL *ssl, int *alert, void *arg)
 	return SSL_TLSEXT_ERR_OK;
 }
 
-/* HTTP/1.1 only for now (HTTP/2 comes with the engine for it): a client
- * that offers only h2 gets no ALPN answer and speaks HTTP/1.1 or fails. */
-static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
-		   const unsigned char *in, unsigned int inlen, void *arg)
+/* h2 when the flow allows it (brk_tls_server_h2: upstream chose h2 too)
+ * and the guest offers it, else http/1.1: a client that offers only h2
+ * otherwise gets no ALPN answer and speaks HTTP/1.1 or fails. */
+static bool alpn_has(const unsigned char *in, unsigned inlen, const char *p,
+		     const unsigned char **out)
 {
-	(void)ssl, (void)arg;
+	size_t pl = strlen(p);
+
 	for (unsigned i = 0; i < inlen;) {
 		unsigned n = in[i];
 
 		if (i + 1 + n > inlen)
 			break;
-		if (n == 8 && !memcmp(in + i + 1, "http/1.1", 8)) {
+		if (n == pl && !memcmp(in + i + 1, p, pl)) {
 			*out = in + i + 1;
-			*outlen = (unsigned char)n;
-			return SSL_TLSEXT_ERR_OK;
+			return true;
 		}
 		i += 1 + n;
+	}
+	return false;
+}
+
+static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+		   const unsigned char *in, unsigned int inlen, void *arg)
+{
+	struct sni_check *chk = SSL_get_ex_data(ssl, sni_index);
+
+	(void)arg;
+	if (chk && chk->h2 && alpn_has(in, inlen, "h2", out)) {
+		*outlen = 2;
+		return SSL_TLSEXT_ERR_OK;
+	}
+	if (alpn_has(in, inlen, "http/1.1", out)) {
+		*outlen = 8;
+		return SSL_TLSEXT_ERR_OK;
 	}
 	return SSL_TLSEXT_ERR_NOACK;
 }
@@ -451,6 +470,14 @@ SSL *brk_tls_server(struct brk_tls *t, int fd, const char *sni)
 	return ssl;
 }
 
+void brk_tls_server_h2(SSL *ssl, bool on)
+{
+	struct sni_check *chk = SSL_get_ex_data(ssl, sni_index);
+
+	if (chk)
+		chk->h2 = on;
+}
+
 bool brk_tls_sni_refused(SSL *ssl)
 {
 	struct sni_check *chk = SSL_get_ex_data(ssl, sni_index);
@@ -458,9 +485,11 @@ bool brk_tls_sni_refused(SSL *ssl)
 	return chk && chk->refused;
 }
 
-SSL *brk_tls_client(struct brk_tls *t, int fd, const char *host)
+SSL *brk_tls_client(struct brk_tls *t, int fd, const char *host, bool h2)
 {
-	static const unsigned char alpn[] = "\x08http/1.1";
+	static const unsigned char alpn2[] = "\x02h2\x08http/1.1";
+	const unsigned char *alpn = h2 ? alpn2 : alpn2 + 3;
+	size_t alen = h2 ? sizeof(alpn2) - 1 : sizeof(alpn2) - 4;
 	SSL *ssl = SSL_new(t->client);
 
 	if (!ssl)
@@ -468,7 +497,7 @@ SSL *brk_tls_client(struct brk_tls *t, int fd, const char *host)
 	/* SSL_set_alpn_protos returns 0 on success */
 	if (!SSL_set_fd(ssl, fd) || !SSL_set_tlsext_host_name(ssl, host) ||
 	    !SSL_set1_host(ssl, host) ||
-	    SSL_set_alpn_protos(ssl, alpn, sizeof(alpn) - 1)) {
+	    SSL_set_alpn_protos(ssl, alpn, (unsigned)alen)) {
 		SSL_free(ssl);
 		return NULL;
 	}

@@ -60,12 +60,15 @@ X509 *brk_tls_leaf(struct brk_tls *t, const char *name);
  * with an unrecognized_name alert and brk_tls_sni_refused says so. The
  * leaf is chosen by that name. NULL on ENOMEM. */
 SSL *brk_tls_server(struct brk_tls *t, int fd, const char *sni);
+/* May ssl's handshake choose h2 (when the guest offers it)? Off at
+ * first: on once upstream chose h2, so that both sides speak the same. */
+void brk_tls_server_h2(SSL *ssl, bool on);
 /* Did ssl's handshake fail because its SNI was not the flow's? */
 bool brk_tls_sni_refused(SSL *ssl);
 
 /* The upstream side on fd: a client SSL that sends host as SNI, offers
- * http/1.1 by ALPN, and verifies the server's chain and that its
+ * http/1.1 by ALPN (h2: h2 first, then http/1.1), and verifies the server's chain and that its
  * certificate is for host. NULL on ENOMEM. */
-SSL *brk_tls_client(struct brk_tls *t, int fd, const char *host);
+SSL *brk_tls_client(struct brk_tls *t, int fd, const char *host, bool h2);
 
 #endif

@@ -25,9 +25,14 @@ static const char *const default_headers[] = CRED_DEFAULT_HEADERS;
  * TLS clients at the bundle with the sandbox's CA (docs/credentials.md):
  * no secret may take one's place. */
 static const char *const reserved_names[] = {
-	"SSL_CERT_FILE",       "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-	"GIT_SSL_CAINFO",      "PIP_CERT",	     "AWS_CA_BUNDLE",
+	"SSL_CERT_FILE",
+	"REQUESTS_CA_BUNDLE",
+	"CURL_CA_BUNDLE",
+	"GIT_SSL_CAINFO",
+	"PIP_CERT",
+	"AWS_CA_BUNDLE",
 	"NODE_EXTRA_CA_CERTS",
+	"GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
 };
 
 static bool reserved(const char *name)

@@ -92,7 +92,12 @@ struct brk_flow {
 	char sni[256];	  /* BRK_KIND_TLS: the ClientHello's name (lower
 			   * case, no trailing dot; "" if it had none) */
 	uint16_t nnames;  /* names after the struct, at most BRK_NAMES_MAX */
-	uint16_t pad[3];
+	uint16_t flags;	  /* enum brk_flow_flag bits */
+	uint16_t pad[2];
+};
+
+enum brk_flow_flag {
+	BRK_FLOW_ALPN_H2 = 1, /* BRK_KIND_TLS: the ClientHello offers h2 */
 };
 
 enum brk_secret_op {

@@ -454,8 +454,14 @@ static char *env_kv(const char *k, const char *v)
 void broker_env(char ***envp)
 {
 	static const char *const bundle_vars[] = {
-		"SSL_CERT_FILE",  "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-		"GIT_SSL_CAINFO", "PIP_CERT",		"AWS_CA_BUNDLE",
+		"SSL_CERT_FILE",
+		"REQUESTS_CA_BUNDLE",
+		"CURL_CA_BUNDLE",
+		"GIT_SSL_CAINFO",
+		"PIP_CERT",
+		"AWS_CA_BUNDLE",
+		/* gRPC's C core (grpcio) reads no SSL_CERT_FILE */
+		"GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
 	};
 	char **env = *envp, **out;
 	size_t n = 0, k = 0;
@@ -1013,8 +1019,11 @@ struct bflow *bflow_start(struct ns_conn *c, void *owner,
 		return NULL;
 	}
 	snprintf(m.exe, sizeof(m.exe), "%s", exe ? exe : "");
-	if (r->kind == SNIFF_TLS)
+	if (r->kind == SNIFF_TLS) {
 		snprintf(m.sni, sizeof(m.sni), "%s", r->sni);
+		if (r->alpn_h2)
+			m.flags |= BRK_FLOW_ALPN_H2;
+	}
 	nn = resolver_names_of(m.family, m.addr, names, BRK_NAMES_MAX);
 	for (size_t i = 0; i < nn; i++) {
 		size_t l = strlen(names[i]) + 1;

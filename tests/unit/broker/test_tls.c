@@ -359,7 +359,7 @@ static long upstream(struct brk_tls *t, struct brk_tls *up, const char *name,
 
 	pair(sv);
 	srv = upstream_server(up, sv[0], name);
-	cli = brk_tls_client(t, sv[1], host);
+	cli = brk_tls_client(t, sv[1], host, false);
 	cr_assert_not_null(cli);
 	v = handshake_pair(srv, cli) ?
 		    (long)SSL_get_verify_result(cli) :
