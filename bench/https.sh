@@ -352,6 +352,15 @@ label_of()
 	esac
 }
 
+row_name()
+{
+	case $1 in
+	handshake) echo "handshake + first byte" ;;
+	keepalive) echo "keep-alive requests" ;;
+	download) echo download ;;
+	esac
+}
+
 COLS=(native passthrough nobroker broker mitmproxy)
 table=$OUTDIR/https.md
 {
@@ -381,16 +390,16 @@ table=$OUTDIR/https.md
 	done
 	echo
 	echo "The \"vs native\" columns are times worse than native, lower is better (native ÷ x for throughput, x ÷ native for time)."
-	echo "Aims (docs/credentials.md):"
+	echo "The aims of the broker (docs/credentials.md), \"×\" times worse as above:"
 	for row in handshake keepalive download; do
 		r=$(slower $row passthrough nobroker)
-		echo "- pass-through within 1.2× of moat without a broker, $row: $(verdict 1.2 "$r") (${r}×)"
+		echo "- pass-through within 1.2× of moat without a broker, $(row_name $row): $(verdict 1.2 "$r") (${r}×)"
 	done
 	r=$(slower keepalive broker passthrough)
 	echo "- brokered keep-alive requests within 2× of pass-through: $(verdict 2 "$r") (${r}×)"
 	for row in handshake keepalive download; do
 		r=$(slower $row broker mitmproxy)
-		echo "- the broker ahead of mitmproxy, $row: $(verdict 1 "$r") (broker ${r}× mitmproxy's)"
+		echo "- the broker ahead of mitmproxy, $(row_name $row): $(verdict 1 "$r") (the broker ${r}× worse)"
 	done
 	echo
 	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
