@@ -4,7 +4,8 @@
 # passed through (with and without a credential broker running), through
 # moat's credential broker (docs/credentials.md), and through mitmproxy
 # with an addon that sets the Authorization header, the reference a user
-# would otherwise pick; prints a markdown table with each one's slowdown
+# would otherwise pick (from a native client, and from a client in moat
+# without a broker: the sandbox a user would put in front of it); prints a markdown table with each one's slowdown
 # against native and a verdict line per aim of the broker.
 #
 # The test host is a network namespace made here and removed on exit
@@ -30,7 +31,8 @@
 # bench/run.sh calls it after bench/net.sh; `make bench-https` runs it
 # alone. Environment:
 #   MOAT                   moat binary (build/moat)
-#   BENCH_HTTPS_MODES      columns (native passthrough nobroker broker mitmproxy)
+#   BENCH_HTTPS_MODES      columns (native passthrough nobroker broker mitmproxy
+#                          mitmmoat)
 #   BENCH_HTTPS_ROUNDS     rounds, the median is reported (3)
 #   BENCH_HTTPS_HANDSHAKES curl runs for the first row, a round (20)
 #   BENCH_HTTPS_REQUESTS   keep-alive requests (1000)
@@ -46,7 +48,7 @@ cd "$root"
 cd "$root"
 
 MOAT=${MOAT:-$root/build/moat}
-MODES=(${BENCH_HTTPS_MODES:-native passthrough nobroker broker mitmproxy})
+MODES=(${BENCH_HTTPS_MODES:-native passthrough nobroker broker mitmproxy mitmmoat})
 ROUNDS=${BENCH_HTTPS_ROUNDS:-3}
 HANDSHAKES=${BENCH_HTTPS_HANDSHAKES:-20}
 REQUESTS=${BENCH_HTTPS_REQUESTS:-1000}
@@ -65,7 +67,7 @@ mkdir -p "$OUTDIR"
 
 HOST=bench.test
 PORT=443
-MITM_PORT=$((18000 + $$ % 1000))
+MITM_PORT=8443
 # Everything the guest reads lives where any user can search (moat serves
 # the host's / as a user that owns no host file).
 DIR=$E2E_TMP
@@ -93,7 +95,7 @@ trap cleanup EXIT
 SETUP_ERR=""
 setup_peer()
 {
-	local c a=10.206.$KIT_X.2
+	local c a=10.206.$KIT_X.2 m=10.206.$KIT_X.4
 	if [ "$(id -u)" != 0 ]; then
 		SETUP_ERR="needs root to make the test host (a network namespace and a veth pair); CI runs as root"
 		return 1
@@ -106,12 +108,14 @@ setup_peer()
 		SETUP_ERR="bench/https_server.c did not compile: $(head -1 "$OUTDIR/https-cc.err")"
 		return 1
 	fi
-	PEER=$a
+	PEER=$a MITM=$m
 	# other.test: the credentialed host of the pass-through column, an
-	# address nothing answers on.
-	if ! { peer_up bench "$a" 10.206.$KIT_X.3 &&
+	# address nothing answers on; mitm.test: mitmproxy, on the test host
+	# too, so that a guest reaches it as it reaches the server.
+	if ! { peer_up bench "$a" 10.206.$KIT_X.3 "$m" &&
 		testca_make "$DIR/ca" && testca_leaf "$DIR/ca" "$HOST" "$a" &&
-		net_peer_up bench "$DIR/dns.log" "$HOST=$a" other.test=10.206.$KIT_X.3; } \
+		net_peer_up bench "$DIR/dns.log" "$HOST=$a" other.test=10.206.$KIT_X.3 \
+			mitm.test="$m"; } \
 		2>"$OUTDIR/https-setup.err"; then
 		SETUP_ERR="could not make the test host: $(head -1 "$OUTDIR/https-setup.err")"
 		return 1
@@ -125,12 +129,16 @@ setup_peer()
 	fi
 }
 
-# mitm_up: mitmdump as a reverse proxy to the server on 127.0.0.1, its
-# addon setting Authorization, its CA in $DIR/mitm.
+# mitm_up: mitmdump on the test host (mitm.test), a reverse proxy to the
+# server, its addon setting Authorization, its CA in $DIR/mitm.  Once for
+# both mitmproxy columns.
+MITM_ERR=""
 mitm_up()
 {
 	local i
-	command -v mitmdump >/dev/null || { NA[mitmproxy]="mitmdump not installed (make deps)"; return 1; }
+	[ -n "$mitm_pid" ] && return 0
+	[ -n "$MITM_ERR" ] && return 1
+	command -v mitmdump >/dev/null || { MITM_ERR="mitmdump not installed (make deps)"; return 1; }
 	mkdir -p "$DIR/mitm"
 	cat >"$DIR/mitm/auth.py" <<'EOF'
 import os
@@ -141,7 +149,7 @@ TOKEN = os.environ["BENCH_REAL"]
 def request(flow):
     flow.request.headers["Authorization"] = "Bearer " + TOKEN
 EOF
-	mitmdump -q --mode "reverse:https://$PEER:$PORT" --listen-host 127.0.0.1 \
+	ip netns exec "${PEER_NS[bench]}" mitmdump -q --mode "reverse:https://$PEER:$PORT" --listen-host "$MITM" \
 		--listen-port "$MITM_PORT" --set confdir="$DIR/mitm" \
 		--set ssl_verify_upstream_trusted_ca="$DIR/ca/ca.pem" \
 		--set stream_large_bodies=1m --set flow_detail=0 \
@@ -149,13 +157,16 @@ EOF
 	mitm_pid=$!
 	for ((i = 0; i < 300; i++)); do
 		if [ -f "$DIR/mitm/mitmproxy-ca-cert.pem" ] &&
-			ss -Hltn "( sport = :$MITM_PORT )" | grep -q .; then
+			ip netns exec "${PEER_NS[bench]}" ss -Hltn "( sport = :$MITM_PORT )" | grep -q .; then
+			# its certificate, not its key, for the guest to read
+			chmod a+r "$DIR/mitm/mitmproxy-ca-cert.pem"
 			return 0
 		fi
 		kill -0 "$mitm_pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	NA[mitmproxy]="mitmdump did not start: $(tail -1 "$OUTDIR/https-mitmdump.log")"
+	MITM_ERR="mitmdump did not start: $(tail -1 "$OUTDIR/https-mitmdump.log")"
+	mitm_pid=""
 	return 1
 }
 
@@ -173,9 +184,13 @@ client()
 		URL=https://$HOST AUTH="Bearer $TOKEN" CA="--cacert $DIR/ca/ca.pem --resolve $HOST:$PORT:$PEER" \
 			timeout 300 sh -c "$script" ;;
 	mitmproxy)
-		URL=https://$HOST:$MITM_PORT AUTH="Bearer not-the-token" \
-			CA="--cacert $DIR/mitm/mitmproxy-ca-cert.pem --resolve $HOST:$MITM_PORT:127.0.0.1" \
+		URL=https://mitm.test:$MITM_PORT AUTH="Bearer not-the-token" \
+			CA="--cacert $DIR/mitm/mitmproxy-ca-cert.pem --resolve mitm.test:$MITM_PORT:$MITM" \
 			timeout 300 sh -c "$script" ;;
+	mitmmoat)
+		timeout 300 "$MOAT" do "${common[@]}" --allow mitm.test:$MITM_PORT+private \
+			--env URL=https://mitm.test:$MITM_PORT --env "AUTH=Bearer not-the-token" \
+			--env "CA=--cacert $DIR/mitm/mitmproxy-ca-cert.pem" -- sh -c "$script" ;;
 	nobroker)
 		timeout 300 "$MOAT" do "${common[@]}" --env URL=https://$HOST \
 			--env "AUTH=Bearer $TOKEN" --env "CA=--cacert $DIR/ca/ca.pem" -- sh -c "$script" ;;
@@ -281,7 +296,11 @@ if setup_peer; then
 	for mode in "${MODES[@]}"; do
 		case $mode in
 		native) ;;
-		mitmproxy) mitm_up || { echo "bench-https: mitmproxy: n/a: ${NA[mitmproxy]}" >&2; continue; } ;;
+		mitmproxy) mitm_up || { NA[$mode]=$MITM_ERR; echo "bench-https: $mode: n/a: $MITM_ERR" >&2; continue; } ;;
+		mitmmoat)
+			[ -x "$MOAT" ] || { NA[$mode]="$MOAT not built"; continue; }
+			mitm_up || { NA[$mode]=$MITM_ERR; echo "bench-https: $mode: n/a: $MITM_ERR" >&2; continue; }
+			;;
 		*) [ -x "$MOAT" ] || { NA[$mode]="$MOAT not built"; continue; } ;;
 		esac
 		active+=("$mode")
@@ -348,7 +367,8 @@ label_of()
 	passthrough) echo "moat, TLS passed through" ;;
 	nobroker) echo "moat (no broker)" ;;
 	broker) echo "moat, broker" ;;
-	mitmproxy) echo mitmproxy ;;
+	mitmproxy) echo "mitmproxy" ;;
+	mitmmoat) echo "moat (no broker) + mitmproxy" ;;
 	esac
 }
 
@@ -361,7 +381,7 @@ row_name()
 	esac
 }
 
-COLS=(native passthrough nobroker broker mitmproxy)
+COLS=(native passthrough nobroker broker mitmproxy mitmmoat)
 table=$OUTDIR/https.md
 {
 	line="| HTTPS, guest to a server on a veth"
@@ -398,8 +418,8 @@ table=$OUTDIR/https.md
 	r=$(slower keepalive broker passthrough)
 	echo "- brokered keep-alive requests within 2× of pass-through: $(verdict 2 "$r") (${r}×)"
 	for row in handshake keepalive download; do
-		r=$(slower $row broker mitmproxy)
-		echo "- the broker ahead of mitmproxy, $(row_name $row): $(verdict 1 "$r") (the broker ${r}× worse)"
+		r=$(slower $row broker mitmmoat)
+		echo "- the broker ahead of mitmproxy (both from moat), $(row_name $row): $(verdict 1 "$r") (the broker ${r}× worse)"
 	done
 	echo
 	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -411,7 +431,8 @@ table=$OUTDIR/https.md
 	echo "moat: \`moat do --net=slirp --allow $HOST:443+private\`; passed through: with \`--secret OTHER_KEY=env:V@other.test\` too (a broker"
 	echo "sniffs every flow); broker: \`--secret BENCH_KEY=env:V@$HOST --upstream-ca CA\`, the guest sending its placeholder ($swaps swap lines audited,"
 	echo "$suppressed more records suppressed by the audit's rate limit);"
-	echo "mitmproxy: \`mitmdump --mode reverse:https://$PEER\` with an addon that sets Authorization, on 127.0.0.1, the client native."
+	echo "mitmproxy: \`mitmdump --mode reverse:https://$PEER\` with an addon that sets Authorization, on the test host ($MITM:$MITM_PORT),"
+	echo "from native curl, and from curl in moat without a broker (\`--allow mitm.test:$MITM_PORT+private\`)."
 	echo "Measured $(date -u +%Y-%m-%d) on $(nproc) × ${cpu:-unknown CPU}, Linux $(uname -r),"
 	echo "moat $(git describe --always --dirty 2>/dev/null || echo dev)," \
 		"mitmproxy $(dpkg-query -W -f='${Version}' mitmproxy 2>/dev/null || echo n/a)," \
