@@ -10,7 +10,8 @@
 #                   CPython's regression tests inside the sandbox
 #   make demo       untrusted Python and a shell pipeline inside the sandbox
 #   make bench      syscall micro-benchmarks: native / moat / runsc / proot,
-#                   then TCP throughput and connect latency (bench/net.sh)
+#                   then TCP throughput and connect latency (bench/net.sh),
+#                   then HTTPS through moat's credential broker (bench/https.sh)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each
 #
 # V=1 shows full command lines.  docs/building.md describes every target.
@@ -107,7 +108,7 @@ FORMAT_FILES = $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.[ch])) \
 
 MOAT := $(BUILD)/moat
 
-.PHONY: all deps test cpython unit unit-build unit-asan unit-asan-build e2e e2e-asan bench bench-readme bench-net bench-oci \
+.PHONY: all deps test cpython unit unit-build unit-asan unit-asan-build e2e e2e-asan bench bench-readme bench-net bench-https bench-oci \
 	fuzz fuzz-build fuzz-smoke demo docs docs-check format format-check \
 	clean help
 
@@ -280,6 +281,11 @@ bench-oci: $(MOAT)
 bench-net: $(MOAT)
 	@MOAT=$(abspath $(MOAT)) bash bench/net.sh
 
+# HTTPS natively, passed through, through the broker, through mitmproxy
+# (bench/https.sh; make bench runs it after bench-net).
+bench-https: $(MOAT)
+	@MOAT=$(abspath $(MOAT)) bash bench/https.sh
+
 # ---------------------------------------------------------------- deps
 
 # Installed only when missing: a machine that has them all never calls apt.
@@ -291,7 +297,7 @@ DEPS_PKGS := build-essential binutils clang libclang-rt-14-dev clang-format pkg-
 # a notebook's client and kernel (tests/e2e/test_notebook.sh).
 TEST_PKGS  := runc podman containerd python3-nbclient python3-nbformat python3-ipykernel \
 	python3-requests python3-grpcio python3-h2
-BENCH_PKGS := runsc proot hyperfine iperf3 slirp4netns passt
+BENCH_PKGS := runsc proot hyperfine iperf3 slirp4netns passt mitmproxy
 
 deps:
 	@missing=""; \

@@ -19,6 +19,9 @@
 # run; BENCH_OCI=0 skips it), and last, bench/net.sh prints the network table (TCP throughput and connect
 # latency; native, moat, slirp4netns, pasta), adds it to results.md and,
 # with --update-readme, to README.md's bench-net block.  BENCH_NET=0 skips it.
+# After it, bench/https.sh the same way: HTTPS natively, passed through,
+# through moat's credential broker and through mitmproxy (README.md's
+# bench-https block).  BENCH_HTTPS=0 skips it.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -271,4 +274,10 @@ if [ "${BENCH_NET:-1}" != 0 ]; then
 	net_args=(--append "$table")
 	[ "$UPDATE_README" = 1 ] && net_args+=(--update-readme)
 	MOAT=$MOAT bash "$root/bench/net.sh" "${net_args[@]}"
+fi
+
+if [ "${BENCH_HTTPS:-1}" != 0 ]; then
+	https_args=(--append "$table")
+	[ "$UPDATE_README" = 1 ] && https_args+=(--update-readme)
+	MOAT=$MOAT bash "$root/bench/https.sh" "${https_args[@]}"
 fi
