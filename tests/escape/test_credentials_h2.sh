@@ -230,7 +230,7 @@ while len(done) < 2:
     s.sendall(c.data_to_send())
 print("trailers", dict(tr).get(b"x-echo", b"").decode())
 print("body1", body[1].decode().strip())
-print("len3", len(body[3]), body[3].count(b"x" * 100))  # not the random placeholder's x
+print("len3", len(body[3]), body[3].count(b"x" * 100))
 print("body3", body[3][:300].decode())
 ' >out.txt 2>&1
 	cat out.txt | cut -c1-400
