@@ -2102,6 +2102,15 @@ static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 	c->rs_room = H1_DECODED_MAX;
 	if (body && f->cred && nce == 1)
 		c->dec.kind = dec_kind_of(ce, cel);
+	/* a body the engine cannot decode (two codings, or one it does not
+	 * know) would carry a value past the redaction encoded */
+	if (body && f->cred && nce && c->dec.kind == DEC_NONE &&
+	    (nce > 1 || !eq_nocase(ce, cel, "identity"))) {
+		rc = rs_fail(c, down,
+			     "a Content-Encoding the broker cannot "
+			     "decode");
+		goto out;
+	}
 	c->rsout = OUT_SAME;
 	c->rs_closes = false;
 	if (body &&

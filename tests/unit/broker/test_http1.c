@@ -1081,6 +1081,48 @@ Test(http1, gzip_bomb_is_cut)
 	free(gz);
 }
 
+/* A coding the engine does not decode (two of them, or one it does not
+ * know) would carry the value past the redaction: the response is cut,
+ * never passed on encoded. */
+Test(http1, undecodable_codings_refused)
+{
+	static const char *const codings[] = {
+		"Content-Encoding: gzip, gzip\r\n",
+		"Content-Encoding: gzip\r\nContent-Encoding: gzip\r\n",
+		"Content-Encoding: compress\r\n",
+		"Content-Encoding: gzip, identity\r\n",
+	};
+	uint8_t gz[512];
+	size_t n = gzip_of("{\"echo\":\"" VAL_A "\"}", gz, sizeof(gz));
+	char head[256];
+	char *got;
+
+	for (size_t i = 0; i < sizeof(codings) / sizeof(codings[0]); i++) {
+		if (i) {
+			teardown();
+			setup();
+		}
+		one_get();
+		snprintf(head, sizeof(head),
+			 "HTTP/1.1 200 OK\r\n%sContent-Length: %zu\r\n\r\n",
+			 codings[i], n);
+		cr_assert_eq(upstream(head), H1_CLOSE, "%s", codings[i]);
+		got = take(&down);
+		cr_assert(strstr(got, "502 Bad Gateway"), "%s", got);
+		free(got);
+	}
+	/* identity is no coding */
+	teardown();
+	setup();
+	one_get();
+	cr_assert_eq(upstream(
+			     "HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\n"
+			     "Content-Length: 21\r\n\r\n[" VAL_A "]"),
+		     H1_MORE);
+	expect_down("HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\n"
+		    "Content-Length: 21\r\n\r\n[" PH_A "]");
+}
+
 Test(http1, no_decoding_for_uncredentialed_hosts)
 {
 	uint8_t gz[512];
