@@ -132,6 +132,7 @@ struct h1_conn {
 	size_t rsscanned;
 	uint64_t rsleft;
 	uint64_t rs_room; /* what the body may still decode to */
+	size_t down_base; /* down's length when this call began */
 	bool rs_started;  /* some of the current response went down */
 	bool rs_closes;	  /* the connection ends with this response */
 	enum out_framing rsout;
@@ -1941,6 +1942,11 @@ static int rs_sink(void *ctx, const uint8_t *p, size_t n)
 {
 	struct rs_sink *k = ctx;
 
+	/* what one call's upstream bytes may decode to: the loop stops
+	 * reading upstream while down is full, but a read of a few bytes
+	 * may decode to megabytes, and that sits in down at once */
+	if (k->down->len - k->c->down_base > H1_DOWN_BURST)
+		return -EFBIG;
 	return rs_clear(k->c, p, n, false, k->down);
 }
 
@@ -2307,6 +2313,7 @@ int h1_from_upstream(struct h1_conn *c, const uint8_t *buf, size_t n,
 			return -ENOMEM;
 		return status(c);
 	}
+	c->down_base = down->len;
 	pthread_rwlock_rdlock(&c->cfg->store->lock);
 	while (i < n && rc == 0 && !c->close) {
 		enum rs_state was = c->rs;
@@ -2332,6 +2339,7 @@ int h1_upstream_eof(struct h1_conn *c, struct bbuf *down)
 
 	if (c->close)
 		return H1_CLOSE;
+	c->down_base = down->len;
 	pthread_rwlock_rdlock(&c->cfg->store->lock);
 	if (c->rs == RS_CLOSE) {
 		rc = rs_body(c, NULL, 0, true, down);

@@ -1081,6 +1081,32 @@ Test(http1, gzip_bomb_is_cut)
 	free(gz);
 }
 
+/* A few KiB of zstd decode to 63 MiB: one call (one read of upstream)
+ * may queue no more than H1_DOWN_BURST for the guest, else 256 flows
+ * hold gigabytes. */
+Test(http1, decoded_burst_bounded)
+{
+	size_t n = 63u << 20, cap = ZSTD_compressBound(n), zn;
+	uint8_t *zeros = calloc(1, n), *z = malloc(cap);
+	char head[128];
+
+	cr_assert(zeros && z);
+	zn = ZSTD_compress(z, cap, zeros, n, 19);
+	cr_assert(!ZSTD_isError(zn));
+	free(zeros);
+	cr_assert_lt(zn, 16384, "%zu", zn);
+	one_get();
+	snprintf(head, sizeof(head),
+		 "HTTP/1.1 200 OK\r\nContent-Encoding: zstd\r\n"
+		 "Content-Length: %zu\r\n\r\n",
+		 zn);
+	cr_assert_eq(upstream(head), H1_MORE);
+	down.len = 0;
+	cr_assert_eq(upstream_n(z, zn), H1_CLOSE);
+	cr_assert_leq(down.len, H1_DOWN_BURST + 65536, "%zu", down.len);
+	free(z);
+}
+
 /* A coding the engine does not decode (two of them, or one it does not
  * know) would carry the value past the redaction: the response is cut,
  * never passed on encoded. */
