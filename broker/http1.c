@@ -33,6 +33,7 @@
 #define H1_PENDING_MAX 1024 /* requests pipelined ahead of responses */
 #define ZSTD_WINDOW_LOG 23  /* 8 MiB: what zstd -19 makes, at most */
 #define CHUNK_BODY_MAX (1ull << 60)
+#define H1_TOKENS_MAX 8 /* Basic tokens remembered per connection */
 
 enum rq_state {
 	RQ_HEAD,
@@ -139,6 +140,16 @@ struct h1_conn {
 	struct decoder dec;
 	struct scan rsscan;
 	struct bbuf rstmp;
+
+	/* The Basic tokens the broker made (a value inside), each with the
+	 * guest's own as its "placeholder": an echo of the header carries
+	 * the value base64-encoded, which the search for values misses, so
+	 * these are redacted from responses too (a store of their own). */
+	struct secret btok[H1_TOKENS_MAX];
+	struct store bst;
+	size_t btok_next;
+	struct scan bscan;
+	struct bbuf rstmp2;
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -598,6 +609,64 @@ static int b64_encode(const uint8_t *s, size_t n, struct bbuf *out)
 	return 0;
 }
 
+/* Remember the Basic token sent (sn bytes, a value inside) and the
+ * guest's (on). 0 or -ENOMEM. */
+static int remember_token(struct h1_conn *c, const uint8_t *sent, size_t sn,
+			  const uint8_t *orig, size_t on)
+{
+	struct secret *t;
+	size_t k;
+
+	for (k = 0; k < c->bst.n; k++)
+		if (c->btok[k].vlen == sn &&
+		    !memcmp(c->btok[k].value, sent, sn))
+			return 0;
+	if (c->bst.n < H1_TOKENS_MAX) {
+		t = &c->btok[c->bst.n];
+	} else {
+		t = &c->btok[c->btok_next++ % H1_TOKENS_MAX];
+		explicit_bzero(t->value, t->vlen);
+		free(t->value);
+		free(t->placeholder);
+	}
+	*t = (struct secret){ 0 };
+	t->value = malloc(sn);
+	t->placeholder = malloc(on + 1);
+	if (!t->value || !t->placeholder) {
+		free(t->value);
+		free(t->placeholder);
+		*t = (struct secret){ 0 };
+		return -ENOMEM;
+	}
+	memcpy(t->value, sent, sn);
+	t->vlen = sn;
+	memcpy(t->placeholder, orig, on);
+	t->placeholder[on] = '\0';
+	t->plen = on;
+	if (t == &c->btok[c->bst.n]) {
+		c->bst.n++;
+		c->bst.v = c->btok;
+	}
+	return 0;
+}
+
+/* Values, then the Basic tokens made on this connection, replaced in
+ * p[0..n) into out: s1 and s2 hold what may begin either. */
+static int redact_all(struct h1_conn *c, struct scan *s1, struct scan *s2,
+		      const uint8_t *p, size_t n, bool fin, struct bbuf *out)
+{
+	int rc;
+
+	if (!c->bst.n)
+		return redact_run(s1, store_of(c), p, n, fin, out);
+	c->rstmp2.len = 0;
+	rc = redact_run(s1, store_of(c), p, n, fin, &c->rstmp2);
+	if (rc == 0)
+		rc = redact_run(s2, &c->bst, c->rstmp2.p, c->rstmp2.len, fin,
+				out);
+	return rc;
+}
+
 /* --------------------------------------------------------- head parsing */
 
 struct field {
@@ -977,8 +1046,19 @@ static int swap_field(struct h1_conn *c, const struct field *f,
 			goto out;
 		}
 		rc = bbuf_put(out, raw.p, (size_t)(tok - raw.p));
-		if (rc == 0)
+		if (rc == 0) {
+			size_t at = out->len;
+			struct bbuf mine = { 0 };
+
 			rc = b64_encode(sw.p, sw.len, out);
+			if (rc == 0)
+				rc = b64_encode(dec.p, dec.len, &mine);
+			if (rc == 0)
+				rc = remember_token(c, out->p + at,
+						    out->len - at, mine.p,
+						    mine.len);
+			bbuf_free(&mine);
+		}
 	}
 out:
 	bbuf_free(&raw);
@@ -1927,7 +2007,7 @@ static int rs_clear(struct h1_conn *c, const uint8_t *p, size_t n, bool fin,
 	int rc;
 
 	c->rstmp.len = 0;
-	rc = redact_run(&c->rsscan, store_of(c), p, n, fin, &c->rstmp);
+	rc = redact_all(c, &c->rsscan, &c->bscan, p, n, fin, &c->rstmp);
 	if (rc)
 		return rc;
 	return rs_emit(c, c->rstmp.p, c->rstmp.len, down);
@@ -1978,6 +2058,7 @@ static int rs_done(struct h1_conn *c, struct bbuf *down)
 	q_pop(c);
 	dec_end(&c->dec);
 	scan_reset(&c->rsscan);
+	scan_reset(&c->bscan);
 	c->rs = RS_HEAD;
 	c->rs_started = false;
 	c->rs_room = H1_DECODED_MAX;
@@ -2064,7 +2145,7 @@ static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 		}
 	}
 	/* status line and fields, each redacted */
-	rc = redact_run(&c->rsscan, store_of(c), h->start, h->startl, true,
+	rc = redact_all(c, &c->rsscan, &c->bscan, h->start, h->startl, true,
 			&out);
 	if (rc == 0)
 		rc = bbuf_put(&out, "\r\n", 2);
@@ -2076,8 +2157,8 @@ static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 			goto out;
 		}
 		for (k = 0; rc == 0 && k < h->nf; k++) {
-			rc = redact_run(
-				&c->rsscan, store_of(c), h->f[k].n,
+			rc = redact_all(
+				c, &c->rsscan, &c->bscan, h->f[k].n,
 				(size_t)(h->f[k].v + h->f[k].vl - h->f[k].n),
 				true, &out);
 			if (rc == 0)
@@ -2139,7 +2220,7 @@ static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 		if (body && c->rsout == OUT_CLOSE &&
 		    (field_is(fl, "connection") || field_is(fl, "keep-alive")))
 			continue; /* "Connection: close" follows */
-		rc = redact_run(&c->rsscan, store_of(c), fl->n,
+		rc = redact_all(c, &c->rsscan, &c->bscan, fl->n,
 				(size_t)(fl->v + fl->vl - fl->n), true, &out);
 		if (rc == 0)
 			rc = bbuf_put(&out, "\r\n", 2);
@@ -2278,7 +2359,7 @@ static int rs_step(struct h1_conn *c, const uint8_t *p, size_t n, size_t *used,
 			return 1;
 		/* trailers go on redacted, after the last chunk */
 		c->rstmp.len = 0;
-		rc = redact_run(&c->rsscan, store_of(c), c->rsbuf.p, ln, true,
+		rc = redact_all(c, &c->rsscan, &c->bscan, c->rsbuf.p, ln, true,
 				&c->rstmp);
 		c->rsbuf.len = 0;
 		if (rc)
@@ -2390,6 +2471,13 @@ void h1_free(struct h1_conn *c)
 	bbuf_free(&c->rstmp);
 	scan_free(&c->rqscan);
 	scan_free(&c->rsscan);
+	scan_free(&c->bscan);
+	bbuf_free(&c->rstmp2);
+	for (size_t k = 0; k < c->bst.n; k++) {
+		explicit_bzero(c->btok[k].value, c->btok[k].vlen);
+		free(c->btok[k].value);
+		free(c->btok[k].placeholder);
+	}
 	dec_end(&c->dec);
 	free(c->q);
 	free(c);
