@@ -2095,7 +2095,9 @@ static bool lengths_kept(const struct h1_conn *c)
 static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 		   struct bbuf *down)
 {
-	struct pending unsolicited = { 0 }, *f = q_front(c);
+	/* a response nobody asked for is read as one from a credentialed
+	 * host: decoded, so that no coding hides a value in it */
+	struct pending unsolicited = { .cred = true }, *f = q_front(c);
 	struct head *h;
 	struct bbuf out = { 0 };
 	const char *why;

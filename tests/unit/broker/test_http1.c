@@ -1144,6 +1144,31 @@ Test(http1, decoded_burst_bounded)
 	free(z);
 }
 
+/* A response nobody asked for (an upstream that read a request's body as
+ * another request: a desync the guest can make) is decoded too: else a
+ * gzip body carried the value past the redaction. */
+Test(http1, unsolicited_response_decoded)
+{
+	uint8_t gz[512];
+	size_t n = gzip_of("{\"echo\":\"" VAL_A "\"}", gz, sizeof(gz));
+	char head[128];
+	char *got;
+
+	one_get();
+	cr_assert_eq(upstream("HTTP/1.1 204 No Content\r\n\r\n"), H1_MORE);
+	down.len = 0;
+	snprintf(head, sizeof(head),
+		 "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
+		 "Content-Length: %zu\r\n\r\n",
+		 n);
+	cr_assert_eq(upstream(head), H1_MORE);
+	upstream_n(gz, n);
+	got = take(&down);
+	cr_assert(!strstr(got, "Content-Encoding: gzip"), "%s", got);
+	cr_assert(strstr(got, PH_A), "%s", got);
+	free(got);
+}
+
 /* A coding the engine does not decode (two of them, or one it does not
  * know) would carry the value past the redaction: the response is cut,
  * never passed on encoded. */
