@@ -449,6 +449,8 @@ static void why_text(char *out, size_t cap, const struct h1_conn *c,
 			 loc);
 }
 
+static void audit_swapped(struct h1_conn *c);
+
 /* Block the request for secret i found at loc: the record and the 403. */
 static int block(struct h1_conn *c, struct bbuf *down, bool mid, long i,
 		 const char *loc, const char *reason)
@@ -458,6 +460,9 @@ static int block(struct h1_conn *c, struct bbuf *down, bool mid, long i,
 
 	if (i >= 0 && store_of(c)->v[i].cred)
 		name = store_of(c)->v[i].cred->name;
+	/* in the body: the head, with what was swapped into it, went up */
+	if (mid)
+		audit_swapped(c);
 	audit(c, "blocked", i, loc, reason, NULL, -1);
 	why_text(why, sizeof(why), c, name, reason, loc);
 	return (mid ? answer_mid : answer)(c, down, 403, "Forbidden", "blocked",
@@ -1207,8 +1212,8 @@ static int inject(struct h1_conn *c, const struct head *h, const uint8_t *path,
 	return 0;
 }
 
-/* The request is all sent up: one record per secret swapped into it. */
-static void rq_done(struct h1_conn *c)
+/* One record per secret swapped into what went up of the request. */
+static void audit_swapped(struct h1_conn *c)
 {
 	const struct store *s = store_of(c);
 	size_t i;
@@ -1221,6 +1226,12 @@ static void rq_done(struct h1_conn *c)
 		      (long long)c->rq_bytes);
 	}
 	c->swapped = c->injected = 0;
+}
+
+/* The request is all sent up: its records. */
+static void rq_done(struct h1_conn *c)
+{
+	audit_swapped(c);
 	c->rq = q_back(c) && q_back(c)->seq == c->rq_seq && q_back(c)->upgrade ?
 			RQ_UPGRADE :
 			RQ_HEAD;

@@ -403,6 +403,30 @@ Test(http1, body_disabled_blocked_across_chunks)
 	cr_assert_eq(naudit, 1);
 }
 
+/* A request blocked in its body had its head, the value swapped into
+ * it, sent up already: that swap has its record too, before the block's. */
+Test(http1, swap_before_body_block_audited)
+{
+	char *got;
+
+	cr_assert_eq(guest("POST /v1 HTTP/1.1\r\nHost: api.example\r\n"
+			   "Authorization: Bearer " PH_A "\r\n"
+			   "Content-Length: 40\r\n\r\n{\"k\":"),
+		     H1_MORE);
+	got = take(&up);
+	cr_assert(strstr(got, "Bearer " VAL_A), "%s", got);
+	free(got);
+	cr_assert_eq(guest("\"" PH_A "\"} padding......"), H1_CLOSE);
+	expect_down(forbidden("secret API_KEY may not be sent in body"));
+	cr_assert_eq(naudit, 2, "%s", audit_log);
+	cr_assert(strstr(audit_log, "\"verdict\":\"swapped\",\"secret\":"
+				    "\"API_KEY\",\"location\":"
+				    "\"header:authorization\""),
+		  "%s", audit_log);
+	cr_assert(strstr(audit_log, "\"verdict\":\"blocked\""), "%s",
+		  audit_log);
+}
+
 Test(http1, body_enabled_swapped_byte_by_byte)
 {
 	creds[0].where |= CRED_IN_BODY;
