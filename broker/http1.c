@@ -2097,7 +2097,8 @@ static bool lengths_kept(const struct h1_conn *c)
 	size_t i;
 
 	for (i = 0; i < scan_count(s); i++)
-		if (s->v[i].vlen && s->v[i].plen != s->v[i].vlen)
+		if ((s->v[i].vlen && s->v[i].plen != s->v[i].vlen) ||
+		    (s->v[i].olen && s->v[i].plen != s->v[i].olen))
 			return false;
 	return true;
 }

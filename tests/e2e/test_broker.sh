@@ -259,6 +259,20 @@ case_ws_early_bytes()
 	assert_eq "b'EARLY-FRAME'" "$(val ws_early)"
 }
 
+# A response under way at a rotate echoes the old value: the guest gets
+# the placeholder for it all the same.
+case_rotate_under_way()
+{
+	local ph
+	BRK_NEW=sk-new-0123456789abcdef0123 link rotate-under-way
+	ph=$(val placeholder)
+	ph=${ph#API_KEY=}
+	assert_eq rotated "$(val rotate)"
+	assert_contains "$(val upstream_request)" "Bearer $S"
+	assert_contains "$(val guest_answer)" "you sent: Bearer $ph"
+	assert_not_contains "$(val guest_answer)" "$S"
+}
+
 case_bad_flow_ends_link()
 {
 	link bad-flow
@@ -289,6 +303,7 @@ run_test big_flow case_big_flow
 run_test revoke_closes_flows case_revoke_closes_flows
 run_test flow_cap case_flow_cap
 run_test ws_early_bytes case_ws_early_bytes
+run_test rotate_under_way case_rotate_under_way
 run_test bad_flow_ends_link case_bad_flow_ends_link
 run_test rotate case_rotate
 e2e_done

@@ -1193,6 +1193,23 @@ Test(http1, unsolicited_response_decoded)
 	free(got);
 }
 
+/* After a rotate the old value is redacted still: a response under way
+ * at the rotate, or a later echo, carries it. */
+Test(http1, old_value_redacted)
+{
+	static char old[] = "OldValueOfSecretAAA";
+
+	secrets[0].old = old;
+	secrets[0].olen = strlen(old);
+	one_get();
+	cr_assert_eq(
+		upstream("HTTP/1.1 200 OK\r\nX-Echo: OldValueOfSecretAAA\r\n"
+			 "Content-Length: 21\r\n\r\n[OldValueOfSecretAAA]"),
+		H1_MORE);
+	expect_down("HTTP/1.1 200 OK\r\nX-Echo: " PH_A "\r\n"
+		    "Content-Length: 21\r\n\r\n[" PH_A "]");
+}
+
 /* A coding the engine does not decode (two of them, or one it does not
  * know) would carry the value past the redaction: the response is cut,
  * never passed on encoded. */
