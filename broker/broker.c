@@ -510,6 +510,13 @@ static void relay(struct flow *fl, struct side *g, struct side *u, bool tunnel)
 				}
 				if (r != -EAGAIN)
 					progress = true;
+				if (!tunnel && st == H1_TUNNEL) {
+					/* the upgrade took: what the guest
+					 * sent while it was pending goes up
+					 * first (http1.h) */
+					st = h1_from_guest(fl->h1, NULL, 0,
+							   &fl->up, &fl->down);
+				}
 				if (engine_status(st, &closing, &tunnel) < 0)
 					return;
 			}

@@ -33,6 +33,7 @@
 #define H1_PENDING_MAX 1024 /* requests pipelined ahead of responses */
 #define ZSTD_WINDOW_LOG 23  /* 8 MiB: what zstd -19 makes, at most */
 #define CHUNK_BODY_MAX (1ull << 60)
+#define H1_TOKENS_MAX 8 /* Basic tokens remembered per connection */
 
 enum rq_state {
 	RQ_HEAD,
@@ -132,12 +133,23 @@ struct h1_conn {
 	size_t rsscanned;
 	uint64_t rsleft;
 	uint64_t rs_room; /* what the body may still decode to */
+	size_t down_base; /* down's length when this call began */
 	bool rs_started;  /* some of the current response went down */
 	bool rs_closes;	  /* the connection ends with this response */
 	enum out_framing rsout;
 	struct decoder dec;
 	struct scan rsscan;
 	struct bbuf rstmp;
+
+	/* The Basic tokens the broker made (a value inside), each with the
+	 * guest's own as its "placeholder": an echo of the header carries
+	 * the value base64-encoded, which the search for values misses, so
+	 * these are redacted from responses too (a store of their own). */
+	struct secret btok[H1_TOKENS_MAX];
+	struct store bst;
+	size_t btok_next;
+	struct scan bscan;
+	struct bbuf rstmp2;
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -437,6 +449,8 @@ static void why_text(char *out, size_t cap, const struct h1_conn *c,
 			 loc);
 }
 
+static void audit_swapped(struct h1_conn *c);
+
 /* Block the request for secret i found at loc: the record and the 403. */
 static int block(struct h1_conn *c, struct bbuf *down, bool mid, long i,
 		 const char *loc, const char *reason)
@@ -446,6 +460,9 @@ static int block(struct h1_conn *c, struct bbuf *down, bool mid, long i,
 
 	if (i >= 0 && store_of(c)->v[i].cred)
 		name = store_of(c)->v[i].cred->name;
+	/* in the body: the head, with what was swapped into it, went up */
+	if (mid)
+		audit_swapped(c);
 	audit(c, "blocked", i, loc, reason, NULL, -1);
 	why_text(why, sizeof(why), c, name, reason, loc);
 	return (mid ? answer_mid : answer)(c, down, 403, "Forbidden", "blocked",
@@ -595,6 +612,64 @@ static int b64_encode(const uint8_t *s, size_t n, struct bbuf *out)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* Remember the Basic token sent (sn bytes, a value inside) and the
+ * guest's (on). 0 or -ENOMEM. */
+static int remember_token(struct h1_conn *c, const uint8_t *sent, size_t sn,
+			  const uint8_t *orig, size_t on)
+{
+	struct secret *t;
+	size_t k;
+
+	for (k = 0; k < c->bst.n; k++)
+		if (c->btok[k].vlen == sn &&
+		    !memcmp(c->btok[k].value, sent, sn))
+			return 0;
+	if (c->bst.n < H1_TOKENS_MAX) {
+		t = &c->btok[c->bst.n];
+	} else {
+		t = &c->btok[c->btok_next++ % H1_TOKENS_MAX];
+		explicit_bzero(t->value, t->vlen);
+		free(t->value);
+		free(t->placeholder);
+	}
+	*t = (struct secret){ 0 };
+	t->value = malloc(sn);
+	t->placeholder = malloc(on + 1);
+	if (!t->value || !t->placeholder) {
+		free(t->value);
+		free(t->placeholder);
+		*t = (struct secret){ 0 };
+		return -ENOMEM;
+	}
+	memcpy(t->value, sent, sn);
+	t->vlen = sn;
+	memcpy(t->placeholder, orig, on);
+	t->placeholder[on] = '\0';
+	t->plen = on;
+	if (t == &c->btok[c->bst.n]) {
+		c->bst.n++;
+		c->bst.v = c->btok;
+	}
+	return 0;
+}
+
+/* Values, then the Basic tokens made on this connection, replaced in
+ * p[0..n) into out: s1 and s2 hold what may begin either. */
+static int redact_all(struct h1_conn *c, struct scan *s1, struct scan *s2,
+		      const uint8_t *p, size_t n, bool fin, struct bbuf *out)
+{
+	int rc;
+
+	if (!c->bst.n)
+		return redact_run(s1, store_of(c), p, n, fin, out);
+	c->rstmp2.len = 0;
+	rc = redact_run(s1, store_of(c), p, n, fin, &c->rstmp2);
+	if (rc == 0)
+		rc = redact_run(s2, &c->bst, c->rstmp2.p, c->rstmp2.len, fin,
+				out);
+	return rc;
 }
 
 /* --------------------------------------------------------- head parsing */
@@ -976,8 +1051,19 @@ static int swap_field(struct h1_conn *c, const struct field *f,
 			goto out;
 		}
 		rc = bbuf_put(out, raw.p, (size_t)(tok - raw.p));
-		if (rc == 0)
+		if (rc == 0) {
+			size_t at = out->len;
+			struct bbuf mine = { 0 };
+
 			rc = b64_encode(sw.p, sw.len, out);
+			if (rc == 0)
+				rc = b64_encode(dec.p, dec.len, &mine);
+			if (rc == 0)
+				rc = remember_token(c, out->p + at,
+						    out->len - at, mine.p,
+						    mine.len);
+			bbuf_free(&mine);
+		}
 	}
 out:
 	bbuf_free(&raw);
@@ -1126,8 +1212,8 @@ static int inject(struct h1_conn *c, const struct head *h, const uint8_t *path,
 	return 0;
 }
 
-/* The request is all sent up: one record per secret swapped into it. */
-static void rq_done(struct h1_conn *c)
+/* One record per secret swapped into what went up of the request. */
+static void audit_swapped(struct h1_conn *c)
 {
 	const struct store *s = store_of(c);
 	size_t i;
@@ -1140,6 +1226,12 @@ static void rq_done(struct h1_conn *c)
 		      (long long)c->rq_bytes);
 	}
 	c->swapped = c->injected = 0;
+}
+
+/* The request is all sent up: its records. */
+static void rq_done(struct h1_conn *c)
+{
+	audit_swapped(c);
 	c->rq = q_back(c) && q_back(c)->seq == c->rq_seq && q_back(c)->upgrade ?
 			RQ_UPGRADE :
 			RQ_HEAD;
@@ -1926,7 +2018,7 @@ static int rs_clear(struct h1_conn *c, const uint8_t *p, size_t n, bool fin,
 	int rc;
 
 	c->rstmp.len = 0;
-	rc = redact_run(&c->rsscan, store_of(c), p, n, fin, &c->rstmp);
+	rc = redact_all(c, &c->rsscan, &c->bscan, p, n, fin, &c->rstmp);
 	if (rc)
 		return rc;
 	return rs_emit(c, c->rstmp.p, c->rstmp.len, down);
@@ -1941,6 +2033,11 @@ static int rs_sink(void *ctx, const uint8_t *p, size_t n)
 {
 	struct rs_sink *k = ctx;
 
+	/* what one call's upstream bytes may decode to: the loop stops
+	 * reading upstream while down is full, but a read of a few bytes
+	 * may decode to megabytes, and that sits in down at once */
+	if (k->down->len - k->c->down_base > H1_DOWN_BURST)
+		return -EFBIG;
 	return rs_clear(k->c, p, n, false, k->down);
 }
 
@@ -1972,6 +2069,7 @@ static int rs_done(struct h1_conn *c, struct bbuf *down)
 	q_pop(c);
 	dec_end(&c->dec);
 	scan_reset(&c->rsscan);
+	scan_reset(&c->bscan);
 	c->rs = RS_HEAD;
 	c->rs_started = false;
 	c->rs_room = H1_DECODED_MAX;
@@ -1999,7 +2097,8 @@ static bool lengths_kept(const struct h1_conn *c)
 	size_t i;
 
 	for (i = 0; i < scan_count(s); i++)
-		if (s->v[i].vlen && s->v[i].plen != s->v[i].vlen)
+		if ((s->v[i].vlen && s->v[i].plen != s->v[i].vlen) ||
+		    (s->v[i].olen && s->v[i].plen != s->v[i].olen))
 			return false;
 	return true;
 }
@@ -2008,7 +2107,9 @@ static bool lengths_kept(const struct h1_conn *c)
 static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 		   struct bbuf *down)
 {
-	struct pending unsolicited = { 0 }, *f = q_front(c);
+	/* a response nobody asked for is read as one from a credentialed
+	 * host: decoded, so that no coding hides a value in it */
+	struct pending unsolicited = { .cred = true }, *f = q_front(c);
 	struct head *h;
 	struct bbuf out = { 0 };
 	const char *why;
@@ -2058,7 +2159,7 @@ static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 		}
 	}
 	/* status line and fields, each redacted */
-	rc = redact_run(&c->rsscan, store_of(c), h->start, h->startl, true,
+	rc = redact_all(c, &c->rsscan, &c->bscan, h->start, h->startl, true,
 			&out);
 	if (rc == 0)
 		rc = bbuf_put(&out, "\r\n", 2);
@@ -2070,8 +2171,8 @@ static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 			goto out;
 		}
 		for (k = 0; rc == 0 && k < h->nf; k++) {
-			rc = redact_run(
-				&c->rsscan, store_of(c), h->f[k].n,
+			rc = redact_all(
+				c, &c->rsscan, &c->bscan, h->f[k].n,
 				(size_t)(h->f[k].v + h->f[k].vl - h->f[k].n),
 				true, &out);
 			if (rc == 0)
@@ -2102,6 +2203,15 @@ static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 	c->rs_room = H1_DECODED_MAX;
 	if (body && f->cred && nce == 1)
 		c->dec.kind = dec_kind_of(ce, cel);
+	/* a body the engine cannot decode (two codings, or one it does not
+	 * know) would carry a value past the redaction encoded */
+	if (body && f->cred && nce && c->dec.kind == DEC_NONE &&
+	    (nce > 1 || !eq_nocase(ce, cel, "identity"))) {
+		rc = rs_fail(c, down,
+			     "a Content-Encoding the broker cannot "
+			     "decode");
+		goto out;
+	}
 	c->rsout = OUT_SAME;
 	c->rs_closes = false;
 	if (body &&
@@ -2124,7 +2234,7 @@ static int rs_head(struct h1_conn *c, const uint8_t *b, size_t hl,
 		if (body && c->rsout == OUT_CLOSE &&
 		    (field_is(fl, "connection") || field_is(fl, "keep-alive")))
 			continue; /* "Connection: close" follows */
-		rc = redact_run(&c->rsscan, store_of(c), fl->n,
+		rc = redact_all(c, &c->rsscan, &c->bscan, fl->n,
 				(size_t)(fl->v + fl->vl - fl->n), true, &out);
 		if (rc == 0)
 			rc = bbuf_put(&out, "\r\n", 2);
@@ -2263,7 +2373,7 @@ static int rs_step(struct h1_conn *c, const uint8_t *p, size_t n, size_t *used,
 			return 1;
 		/* trailers go on redacted, after the last chunk */
 		c->rstmp.len = 0;
-		rc = redact_run(&c->rsscan, store_of(c), c->rsbuf.p, ln, true,
+		rc = redact_all(c, &c->rsscan, &c->bscan, c->rsbuf.p, ln, true,
 				&c->rstmp);
 		c->rsbuf.len = 0;
 		if (rc)
@@ -2298,6 +2408,7 @@ int h1_from_upstream(struct h1_conn *c, const uint8_t *buf, size_t n,
 			return -ENOMEM;
 		return status(c);
 	}
+	c->down_base = down->len;
 	pthread_rwlock_rdlock(&c->cfg->store->lock);
 	while (i < n && rc == 0 && !c->close) {
 		enum rs_state was = c->rs;
@@ -2323,6 +2434,7 @@ int h1_upstream_eof(struct h1_conn *c, struct bbuf *down)
 
 	if (c->close)
 		return H1_CLOSE;
+	c->down_base = down->len;
 	pthread_rwlock_rdlock(&c->cfg->store->lock);
 	if (c->rs == RS_CLOSE) {
 		rc = rs_body(c, NULL, 0, true, down);
@@ -2373,6 +2485,13 @@ void h1_free(struct h1_conn *c)
 	bbuf_free(&c->rstmp);
 	scan_free(&c->rqscan);
 	scan_free(&c->rsscan);
+	scan_free(&c->bscan);
+	bbuf_free(&c->rstmp2);
+	for (size_t k = 0; k < c->bst.n; k++) {
+		explicit_bzero(c->btok[k].value, c->btok[k].vlen);
+		free(c->btok[k].value);
+		free(c->btok[k].placeholder);
+	}
 	dec_end(&c->dec);
 	free(c->q);
 	free(c);

@@ -48,6 +48,12 @@
 
 #define H1_HEAD_MAX (64 * 1024) /* a request's or response's head */
 #define H1_HEADERS_MAX 128	/* header fields in one head */
+/* What the bytes of one h1_from_upstream call may decode to (gzip, br,
+ * zstd): past it the response is cut and the connection closes. A few
+ * bytes of zstd make megabytes, and the loop's bound on what it queues
+ * is checked between calls only; so a flow holds this much at most,
+ * not a whole decoded body (a ratio of 64 to one on 16 KiB reads). */
+#define H1_DOWN_BURST (1u << 20)
 
 /* A growable byte buffer (the engine's output). */
 struct bbuf {

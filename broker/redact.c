@@ -56,11 +56,22 @@ size_t scan_count(const struct store *s)
 	return s->n < SCAN_MAX ? s->n : SCAN_MAX;
 }
 
+/* The patterns searched for: each secret's placeholder, or its value
+ * and then (i >= scan_count) its old value. */
+static size_t npat(const struct store *s, bool values)
+{
+	return values ? 2 * scan_count(s) : scan_count(s);
+}
+
 static const uint8_t *pattern(const struct store *s, size_t i, bool values,
 			      size_t *len)
 {
-	const struct secret *x = &s->v[i];
+	const struct secret *x = &s->v[i % scan_count(s)];
 
+	if (values && i >= scan_count(s)) {
+		*len = x->old ? x->olen : 0;
+		return (const uint8_t *)x->old;
+	}
 	if (values) {
 		*len = x->value ? x->vlen : 0;
 		return (const uint8_t *)x->value;
@@ -78,7 +89,7 @@ static size_t scan_hold(const struct store *s, bool values, const uint8_t *w,
 	size_t hold = 0, i, len, p;
 	const uint8_t *pat, *m;
 
-	for (i = 0; i < scan_count(s); i++) {
+	for (i = 0; i < npat(s, values); i++) {
 		pat = pattern(s, i, values, &len);
 		if (len < 2)
 			continue;
@@ -105,7 +116,7 @@ int scan_run(struct scan *sc, const struct store *s, bool values,
 {
 	const uint8_t *w = buf, *pat, *m, *rep;
 	size_t wl = n, pos = 0, i, len, rlen, hold, at, best_len;
-	size_t next[SCAN_MAX];
+	size_t next[2 * SCAN_MAX];
 	long best;
 	int rc;
 	static const uint8_t none[1];
@@ -124,7 +135,7 @@ int scan_run(struct scan *sc, const struct store *s, bool values,
 	/* next[i]: where pattern i next occurs at or after pos (wl: never),
 	 * so that each pattern is searched for once per pass, however many
 	 * matches there are */
-	for (i = 0; i < scan_count(s); i++) {
+	for (i = 0; i < npat(s, values); i++) {
 		pat = pattern(s, i, values, &len);
 		m = len ? memmem(w, wl, pat, len) : NULL;
 		next[i] = m ? (size_t)(m - w) : wl;
@@ -133,7 +144,7 @@ int scan_run(struct scan *sc, const struct store *s, bool values,
 		best = -1;
 		at = wl;
 		best_len = 0;
-		for (i = 0; i < scan_count(s); i++) {
+		for (i = 0; i < npat(s, values); i++) {
 			if (next[i] == wl)
 				continue;
 			pat = pattern(s, i, values, &len);
@@ -190,6 +201,7 @@ static int to_placeholder(void *ctx, size_t i, const uint8_t **rep,
 {
 	const struct store *s = ctx;
 
+	i %= scan_count(s); /* an old value becomes the placeholder too */
 	*rep = (const uint8_t *)s->v[i].placeholder;
 	*rlen = s->v[i].plen;
 	return 0;

@@ -21,8 +21,9 @@ struct scan {
 	struct bbuf work; /* hold + the new bytes, contiguous */
 };
 
-/* Match of secret i: 0 with *rep (rlen bytes) to put in its place, or
- * nonzero to stop the scan (scan_run returns it). */
+/* Match of secret i, or (values, i >= scan_count) of secret i -
+ * scan_count's old value (store.h): 0 with *rep (rlen bytes) to put in
+ * its place, or nonzero to stop the scan (scan_run returns it). */
 typedef int (*scan_fn)(void *ctx, size_t i, const uint8_t **rep, size_t *rlen);
 
 /* The store's secrets searched: the first SCAN_MAX. */

@@ -4,10 +4,11 @@
  * (mlock: never written to swap) and left out of core dumps
  * (MADV_DONTDUMP). The slots are made at store_init, while the broker
  * still runs as the user that started it: locking needs no privilege
- * then, and a rotate later only reuses a slot. There is one slot more
- * than there are secrets: a new value is read into the spare one and
- * the two are swapped under the lock, so a value never passes through
- * memory that is not locked, and the old one is wiped at once.
+ * then, and a rotate later only reuses a slot. Each secret has two, its
+ * value and its old value (still redacted, store.h), and there is one
+ * more: a new value is read into the spare one and swapped in under the
+ * lock, so a value never passes through memory that is not locked; the
+ * value before the old one is wiped then.
  */
 #include "broker/store.h"
 
@@ -233,7 +234,8 @@ static int load_value(struct secret *s, uint8_t *slot, struct moat_error *err)
 }
 
 /* The spare slot is kept after the last secret's value pointer, in
- * store->v[n].value; v has n + 1 entries. */
+ * store->v[n].value; v has n + 1 entries. Each secret has a slot for its
+ * old value too: 2n + 1 slots in all. */
 static uint8_t *spare_slot(const struct store *s)
 {
 	return (uint8_t *)s->v[s->n].value;
@@ -251,7 +253,7 @@ int store_init(struct store *s, const struct cred_policy *p,
 	if (p->n > CRED_MAX)
 		return moat_error_input(err, E2BIG, "more than %d secrets",
 					CRED_MAX);
-	total = ss * (p->n + 1);
+	total = ss * (2 * p->n + 1);
 	region = mmap(NULL, total, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (region == MAP_FAILED)
@@ -271,6 +273,8 @@ int store_init(struct store *s, const struct cred_policy *p,
 		return moat_error_set(err, ENOMEM, "store");
 	}
 	s->v[p->n].value = (char *)(region + ss * p->n);
+	for (i = 0; i < p->n; i++)
+		s->v[i].old = (char *)(region + ss * (p->n + 1 + i));
 	s->n = p->n;
 	rc = pthread_rwlock_init(&s->lock, NULL);
 	if (rc) {
@@ -342,12 +346,15 @@ void store_free(struct store *s)
 	{
 		uintptr_t lo = UINTPTR_MAX;
 
-		for (i = 0; i <= s->n; i++)
+		for (i = 0; i <= s->n; i++) {
 			if ((uintptr_t)s->v[i].value < lo)
 				lo = (uintptr_t)s->v[i].value;
-		explicit_bzero((void *)lo, ss * (s->n + 1));
-		munlock((void *)lo, ss * (s->n + 1));
-		munmap((void *)lo, ss * (s->n + 1));
+			if (i < s->n && (uintptr_t)s->v[i].old < lo)
+				lo = (uintptr_t)s->v[i].old;
+		}
+		explicit_bzero((void *)lo, ss * (2 * s->n + 1));
+		munlock((void *)lo, ss * (2 * s->n + 1));
+		munmap((void *)lo, ss * (2 * s->n + 1));
 	}
 	free(s->v);
 	pthread_rwlock_destroy(&s->lock);
@@ -355,8 +362,8 @@ void store_free(struct store *s)
 }
 
 /* The new value is in the spare slot (n bytes): check it, and swap it in
- * for secret i under the lock; the old one is wiped and becomes the
- * spare. */
+ * for secret i under the lock; the value it replaces becomes the old
+ * one, and the old one before it is wiped and becomes the spare. */
 static int swap_in(struct store *s, size_t i, size_t n)
 {
 	uint8_t *slot = spare_slot(s);
@@ -366,7 +373,9 @@ static int swap_in(struct store *s, size_t i, size_t n)
 		return n > CRED_VALUE_MAX ? -E2BIG : -EINVAL;
 	}
 	pthread_rwlock_wrlock(&s->lock);
-	s->v[s->n].value = s->v[i].value;
+	s->v[s->n].value = s->v[i].old;
+	s->v[i].old = s->v[i].value;
+	s->v[i].olen = s->v[i].vlen;
 	s->v[i].value = (char *)slot;
 	s->v[i].vlen = n;
 	s->v[i].revoked = false;
@@ -406,7 +415,8 @@ void store_revoke(struct store *s, size_t i)
 		return;
 	pthread_rwlock_wrlock(&s->lock);
 	explicit_bzero(s->v[i].value, SLOT_READ);
-	s->v[i].vlen = 0;
+	explicit_bzero(s->v[i].old, SLOT_READ);
+	s->v[i].vlen = s->v[i].olen = 0;
 	s->v[i].revoked = true;
 	s->gen++;
 	pthread_rwlock_unlock(&s->lock);

@@ -24,6 +24,12 @@ struct secret {
 	size_t plen;
 	char *value; /* not NUL-terminated; locked memory */
 	size_t vlen;
+	/* The value before the last rotate (locked memory too): never
+	 * swapped in, but still redacted from responses, since one on its
+	 * way at the rotate (or a later echo) carries it; wiped at the next
+	 * rotate or at a revoke. */
+	char *old;
+	size_t olen;
 	bool revoked;
 };
 
@@ -51,7 +57,8 @@ void store_free(struct store *s);
 long store_make_placeholder(const char *tmpl, size_t vlen, char *out,
 			    size_t cap);
 
-/* Replace secret i's value (rotate): the old one is wiped. 0 or -errno. */
+/* Replace secret i's value (rotate): the old one becomes its old, and
+ * the one before is wiped. 0 or -errno. */
 int store_rotate(struct store *s, size_t i, const void *value, size_t vlen);
 /* The same with the new value read from fd to its end (one trailing
  * newline stripped), straight into locked memory. 0 or -errno (-EINVAL

@@ -401,6 +401,125 @@ elif case == "too-many":
     say("too_many", refused)
     for s_ in held:
         s_.close()
+elif case == "ws-early":
+    # a WebSocket client's first frame sent with its upgrade, before the
+    # 101: held by the broker until the upgrade takes, then sent up
+    g, gt = socket.socketpair()
+    u, ut = socket.socketpair()
+    send(ctl, BRK_FLOW, flow_msg("api.test", ["api.test"]),
+         [gt.fileno(), ut.fileno()])
+    gt.close()
+    ut.close()
+    up = {}
+
+    def ws_server():
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(work, "api.test.crt"),
+                            os.path.join(work, "api.test.key"))
+        u.settimeout(20)
+        s_ = ctx.wrap_socket(u, server_side=True)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += s_.recv(4096)
+        up["extra"] = data.split(b"\r\n\r\n", 1)[1]
+        time.sleep(0.3)
+        s_.sendall(b"HTTP/1.1 101 Switching Protocols\r\n"
+                   b"Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+        s_.settimeout(5)
+        while len(up["extra"]) < 11:
+            try:
+                c_ = s_.recv(100)
+            except (ssl.SSLError, OSError):
+                break
+            if not c_:
+                break
+            up["extra"] += c_
+        s_.sendall(b"bye")
+        s_.close()
+    th = threading.Thread(target=ws_server)
+    th.start()
+    ctx = ssl.create_default_context(cafile=os.path.join(work, "ca.pem"))
+    gs = ctx.wrap_socket(g, server_hostname="api.test")
+    gs.settimeout(20)
+    gs.sendall(b"GET /ws HTTP/1.1\r\nHost: api.test\r\n"
+               b"Upgrade: websocket\r\nConnection: Upgrade\r\n"
+               b"Sec-WebSocket-Version: 13\r\n"
+               b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+               b"EARLY-FRAME")
+    answer = b""
+    try:
+        while b"bye" not in answer:
+            c_ = gs.recv(4096)
+            if not c_:
+                break
+            answer += c_
+    except (ssl.SSLError, OSError):
+        pass
+    th.join(20)
+    say("ws_status", answer.split(b"\r\n", 1)[0].decode())
+    say("ws_early", repr(up.get("extra")))
+elif case == "rotate-under-way":
+    # a request went up with the value; the secret rotates before its
+    # response, which echoes the value it got: the guest sees P
+    g, gt = socket.socketpair()
+    u, ut = socket.socketpair()
+    send(ctl, BRK_FLOW, flow_msg("api.test", ["api.test"]),
+         [gt.fileno(), ut.fileno()])
+    gt.close()
+    ut.close()
+    up = {}
+    rotated = threading.Event()
+
+    def slow_server():
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(work, "api.test.crt"),
+                            os.path.join(work, "api.test.key"))
+        u.settimeout(20)
+        s_ = ctx.wrap_socket(u, server_side=True)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += s_.recv(4096)
+        up["request"] = data
+        rotated.wait(20)
+        auth = b""
+        for line in data.split(b"\r\n"):
+            if line.lower().startswith(b"authorization:"):
+                auth = line.split(b":", 1)[1].strip()
+        body = b"you sent: " + auth + b"\n"
+        s_.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n"
+                   b"Connection: close\r\n\r\n" % len(body) + body)
+        s_.close()
+    th = threading.Thread(target=slow_server)
+    th.start()
+    ctx = ssl.create_default_context(cafile=os.path.join(work, "ca.pem"))
+    gs = ctx.wrap_socket(g, server_hostname="api.test")
+    gs.settimeout(20)
+    gs.sendall(f"GET / HTTP/1.1\r\nHost: api.test\r\n"
+               f"Authorization: Bearer {P}\r\n\r\n".encode())
+    for _ in range(400):
+        if "request" in up:
+            break
+        time.sleep(0.05)
+    r, w = os.pipe()
+    os.write(w, os.environ["BRK_NEW"].encode() + b"\n")
+    os.close(w)
+    send(ctl, BRK_SECRET, struct.pack("<II", 2, 0) +
+         next(iter(ph)).encode() + b"\0", [r])
+    os.close(r)
+    typ, p, _ = recv(ctl)
+    while typ == BRK_AUDIT:
+        typ, p, _ = recv(ctl)
+    say("rotate", p[4:].rstrip(b"\0").decode())
+    rotated.set()
+    answer = b""
+    while True:
+        c_ = gs.recv(4096)
+        if not c_:
+            break
+        answer += c_
+    th.join(20)
+    say("upstream_request", repr(up.get("request", b"")))
+    say("guest_answer", repr(answer))
 elif case == "bad-flow":
     # one fd instead of two: the end of the link
     a, b = socket.socketpair()

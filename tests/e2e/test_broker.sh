@@ -250,6 +250,29 @@ case_flow_cap()
 	assert_eq 4 "$(val too_many)"
 }
 
+# What a WebSocket client sends before the 101 reaches upstream once the
+# upgrade takes.
+case_ws_early_bytes()
+{
+	link ws-early
+	assert_eq "HTTP/1.1 101 Switching Protocols" "$(val ws_status)"
+	assert_eq "b'EARLY-FRAME'" "$(val ws_early)"
+}
+
+# A response under way at a rotate echoes the old value: the guest gets
+# the placeholder for it all the same.
+case_rotate_under_way()
+{
+	local ph
+	BRK_NEW=sk-new-0123456789abcdef0123 link rotate-under-way
+	ph=$(val placeholder)
+	ph=${ph#API_KEY=}
+	assert_eq rotated "$(val rotate)"
+	assert_contains "$(val upstream_request)" "Bearer $S"
+	assert_contains "$(val guest_answer)" "you sent: Bearer $ph"
+	assert_not_contains "$(val guest_answer)" "$S"
+}
+
 case_bad_flow_ends_link()
 {
 	link bad-flow
@@ -279,6 +302,8 @@ run_test parallel_flows case_parallel_flows
 run_test big_flow case_big_flow
 run_test revoke_closes_flows case_revoke_closes_flows
 run_test flow_cap case_flow_cap
+run_test ws_early_bytes case_ws_early_bytes
+run_test rotate_under_way case_rotate_under_way
 run_test bad_flow_ends_link case_bad_flow_ends_link
 run_test rotate case_rotate
 e2e_done

@@ -272,6 +272,43 @@ Test(http1, basic_swapped_inside_the_encoding)
 	cr_assert(strstr(audit_log, "\"location\":\"basic\""));
 }
 
+/* An echo of the Authorization header that went up carries the value
+ * base64-encoded: the token the broker made goes back to the guest as
+ * the guest's own, in the headers and in a body split byte by byte. */
+Test(http1, basic_token_echo_redacted)
+{
+	char in[256], resp[512], ph_tok[128], val_tok[128], *got;
+	const char *plain_in = "user:" PH_A, *plain_out = "user:" VAL_A;
+	size_t i;
+	int n;
+
+	EVP_EncodeBlock((unsigned char *)ph_tok,
+			(const unsigned char *)plain_in, (int)strlen(plain_in));
+	EVP_EncodeBlock((unsigned char *)val_tok,
+			(const unsigned char *)plain_out,
+			(int)strlen(plain_out));
+	snprintf(in, sizeof(in),
+		 "GET / HTTP/1.1\r\nHost: api.example\r\n"
+		 "Authorization: Basic %s\r\n\r\n",
+		 ph_tok);
+	cr_assert_eq(guest(in), H1_MORE);
+	up.len = 0;
+	n = snprintf(resp, sizeof(resp),
+		     "HTTP/1.1 200 OK\r\nX-Echo: Basic %s\r\n"
+		     "Content-Length: %zu\r\n\r\n{\"auth\":\"Basic %s\"}",
+		     val_tok, strlen(val_tok) + 18, val_tok);
+	for (i = 0; i < (size_t)n; i++)
+		cr_assert_eq(upstream_n(resp + i, 1), H1_MORE);
+	got = take(&down);
+	cr_assert(!strstr(got, val_tok), "%s", got);
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\nX-Echo: Basic %s\r\n"
+		 "Content-Length: %zu\r\n\r\n{\"auth\":\"Basic %s\"}",
+		 ph_tok, strlen(ph_tok) + 18, ph_tok);
+	cr_assert_str_eq(got, resp);
+	free(got);
+}
+
 Test(http1, basic_blocked_when_not_enabled)
 {
 	char in[256], enc[128];
@@ -364,6 +401,30 @@ Test(http1, body_disabled_blocked_across_chunks)
 	expect_down(forbidden("secret API_KEY may not be sent in body"));
 	cr_assert(strstr(audit_log, "\"location\":\"body\""));
 	cr_assert_eq(naudit, 1);
+}
+
+/* A request blocked in its body had its head, the value swapped into
+ * it, sent up already: that swap has its record too, before the block's. */
+Test(http1, swap_before_body_block_audited)
+{
+	char *got;
+
+	cr_assert_eq(guest("POST /v1 HTTP/1.1\r\nHost: api.example\r\n"
+			   "Authorization: Bearer " PH_A "\r\n"
+			   "Content-Length: 40\r\n\r\n{\"k\":"),
+		     H1_MORE);
+	got = take(&up);
+	cr_assert(strstr(got, "Bearer " VAL_A), "%s", got);
+	free(got);
+	cr_assert_eq(guest("\"" PH_A "\"} padding......"), H1_CLOSE);
+	expect_down(forbidden("secret API_KEY may not be sent in body"));
+	cr_assert_eq(naudit, 2, "%s", audit_log);
+	cr_assert(strstr(audit_log, "\"verdict\":\"swapped\",\"secret\":"
+				    "\"API_KEY\",\"location\":"
+				    "\"header:authorization\""),
+		  "%s", audit_log);
+	cr_assert(strstr(audit_log, "\"verdict\":\"blocked\""), "%s",
+		  audit_log);
 }
 
 Test(http1, body_enabled_swapped_byte_by_byte)
@@ -1079,6 +1140,116 @@ Test(http1, gzip_bomb_is_cut)
 	}
 	cr_assert_eq(rc, H1_CLOSE);
 	free(gz);
+}
+
+/* A few KiB of zstd decode to 63 MiB: one call (one read of upstream)
+ * may queue no more than H1_DOWN_BURST for the guest, else 256 flows
+ * hold gigabytes. */
+Test(http1, decoded_burst_bounded)
+{
+	size_t n = 63u << 20, cap = ZSTD_compressBound(n), zn;
+	uint8_t *zeros = calloc(1, n), *z = malloc(cap);
+	char head[128];
+
+	cr_assert(zeros && z);
+	zn = ZSTD_compress(z, cap, zeros, n, 19);
+	cr_assert(!ZSTD_isError(zn));
+	free(zeros);
+	cr_assert_lt(zn, 16384, "%zu", zn);
+	one_get();
+	snprintf(head, sizeof(head),
+		 "HTTP/1.1 200 OK\r\nContent-Encoding: zstd\r\n"
+		 "Content-Length: %zu\r\n\r\n",
+		 zn);
+	cr_assert_eq(upstream(head), H1_MORE);
+	down.len = 0;
+	cr_assert_eq(upstream_n(z, zn), H1_CLOSE);
+	cr_assert_leq(down.len, H1_DOWN_BURST + 65536, "%zu", down.len);
+	free(z);
+}
+
+/* A response nobody asked for (an upstream that read a request's body as
+ * another request: a desync the guest can make) is decoded too: else a
+ * gzip body carried the value past the redaction. */
+Test(http1, unsolicited_response_decoded)
+{
+	uint8_t gz[512];
+	size_t n = gzip_of("{\"echo\":\"" VAL_A "\"}", gz, sizeof(gz));
+	char head[128];
+	char *got;
+
+	one_get();
+	cr_assert_eq(upstream("HTTP/1.1 204 No Content\r\n\r\n"), H1_MORE);
+	down.len = 0;
+	snprintf(head, sizeof(head),
+		 "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
+		 "Content-Length: %zu\r\n\r\n",
+		 n);
+	cr_assert_eq(upstream(head), H1_MORE);
+	upstream_n(gz, n);
+	got = take(&down);
+	cr_assert(!strstr(got, "Content-Encoding: gzip"), "%s", got);
+	cr_assert(strstr(got, PH_A), "%s", got);
+	free(got);
+}
+
+/* After a rotate the old value is redacted still: a response under way
+ * at the rotate, or a later echo, carries it. */
+Test(http1, old_value_redacted)
+{
+	static char old[] = "OldValueOfSecretAAA";
+
+	secrets[0].old = old;
+	secrets[0].olen = strlen(old);
+	one_get();
+	cr_assert_eq(
+		upstream("HTTP/1.1 200 OK\r\nX-Echo: OldValueOfSecretAAA\r\n"
+			 "Content-Length: 21\r\n\r\n[OldValueOfSecretAAA]"),
+		H1_MORE);
+	expect_down("HTTP/1.1 200 OK\r\nX-Echo: " PH_A "\r\n"
+		    "Content-Length: 21\r\n\r\n[" PH_A "]");
+}
+
+/* A coding the engine does not decode (two of them, or one it does not
+ * know) would carry the value past the redaction: the response is cut,
+ * never passed on encoded. */
+Test(http1, undecodable_codings_refused)
+{
+	static const char *const codings[] = {
+		"Content-Encoding: gzip, gzip\r\n",
+		"Content-Encoding: gzip\r\nContent-Encoding: gzip\r\n",
+		"Content-Encoding: compress\r\n",
+		"Content-Encoding: gzip, identity\r\n",
+	};
+	uint8_t gz[512];
+	size_t n = gzip_of("{\"echo\":\"" VAL_A "\"}", gz, sizeof(gz));
+	char head[256];
+	char *got;
+
+	for (size_t i = 0; i < sizeof(codings) / sizeof(codings[0]); i++) {
+		if (i) {
+			teardown();
+			setup();
+		}
+		one_get();
+		snprintf(head, sizeof(head),
+			 "HTTP/1.1 200 OK\r\n%sContent-Length: %zu\r\n\r\n",
+			 codings[i], n);
+		cr_assert_eq(upstream(head), H1_CLOSE, "%s", codings[i]);
+		got = take(&down);
+		cr_assert(strstr(got, "502 Bad Gateway"), "%s", got);
+		free(got);
+	}
+	/* identity is no coding */
+	teardown();
+	setup();
+	one_get();
+	cr_assert_eq(upstream(
+			     "HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\n"
+			     "Content-Length: 21\r\n\r\n[" VAL_A "]"),
+		     H1_MORE);
+	expect_down("HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\n"
+		    "Content-Length: 21\r\n\r\n[" PH_A "]");
 }
 
 Test(http1, no_decoding_for_uncredentialed_hosts)

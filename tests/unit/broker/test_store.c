@@ -309,9 +309,11 @@ Test(store, rotate_and_revoke)
 	cr_assert_eq(store_rotate(&s, 0, "second", 6), 0);
 	cr_assert_eq(s.v[0].vlen, 6);
 	cr_assert_eq(memcmp(s.v[0].value, "second", 6), 0);
-	/* the old value is wiped where it was; the placeholder stays */
-	for (int i = 0; i < 22; i++)
-		cr_assert_eq(old[i], 0);
+	/* the value it replaced stays, where it was, as the old one (for
+	 * redaction); the placeholder stays */
+	cr_assert_eq(s.v[0].old, old);
+	cr_assert_eq(s.v[0].olen, 22);
+	cr_assert_eq(memcmp(old, "first-value-0123456789", 22), 0);
 	cr_assert_str_eq(s.v[0].placeholder, ph);
 	cr_assert_gt(s.gen, gen);
 	/* refused: empty, too long, a line break; the value stays */
@@ -328,12 +330,20 @@ Test(store, rotate_and_revoke)
 	close(p[0]);
 	cr_assert_eq(s.v[0].vlen, 5);
 	cr_assert_eq(memcmp(s.v[0].value, "third", 5), 0);
+	/* the next rotate wipes the value before the old one */
+	cr_assert_eq(s.v[0].olen, 6);
+	cr_assert_eq(memcmp(s.v[0].old, "second", 6), 0);
+	for (int i = 0; i < 22; i++)
+		cr_assert_eq(old[i], 0);
 
 	gen = s.gen;
 	store_revoke(&s, 0);
 	cr_assert(s.v[0].revoked);
 	cr_assert_eq(s.v[0].vlen, 0);
 	cr_assert_eq(s.v[0].value[0], 0);
+	/* a revoke wipes the old one too */
+	cr_assert_eq(s.v[0].olen, 0);
+	cr_assert_eq(s.v[0].old[0], 0);
 	cr_assert_gt(s.gen, gen);
 	/* a rotate after a revoke puts a value back */
 	cr_assert_eq(store_rotate(&s, 0, "fourth", 6), 0);
