@@ -465,6 +465,30 @@ PY
 	[ "$(sed -n 's/^processes \([0-9]*\).*/\1/p' scan.txt)" -ge 3 ]
 }
 
+# --inspect '*': every TLS flow goes to the broker but a --passthrough
+# host's, which keeps its own certificate; a placeholder to any inspected
+# host is blocked.
+case_inspect_all_but_passthrough()
+{
+	new_secret
+	: >"${ECHO_REC[insp]}"
+	: >"${ECHO_REC[other]}"
+	cat /etc/ssl/certs/ca-certificates.crt "$KIT_CA_PEM" >"$E2E_TMP/both.pem"
+	box --secret API_KEY=env:REAL_KEY@api.test --inspect '*' --passthrough other.test -- sh -c '
+		curl -sS -o /dev/null -w "%{http_code}\n" -H "Authorization: Bearer $API_KEY" https://inspect.test/echo
+		openssl s_client -connect other.test:443 -servername other.test </dev/null 2>/dev/null | grep "^issuer"
+		cat /etc/moat/ca.pem >>'"$E2E_TMP"'/both.pem
+		curl -sS -o /dev/null -w "%{http_code}\n" --cacert '"$E2E_TMP"'/both.pem -H "Authorization: Bearer $API_KEY" https://other.test/echo' \
+		>out.txt 2>&1
+	cat out.txt
+	assert_eq "403" "$(sed -n 1p out.txt)" || return 1
+	grep -q "issuer=CN = moat test CA" out.txt || return 1
+	assert_eq "200" "$(sed -n '$p' out.txt)" || return 1
+	[ ! -s "${ECHO_REC[insp]}" ] || return 1
+	! received other | grep -qF "$S" || return 1
+	no_secret_in out.txt
+}
+
 case_guest_hunts_for_the_value()
 {
 	new_secret
@@ -506,6 +530,7 @@ run_test opt_in_locations_swapped case_opt_in_locations_swapped
 run_test other_secrets_host_blocked case_other_secrets_host_blocked
 run_test host_confusion_blocked case_host_confusion_blocked
 run_test redaction case_redaction
+run_test inspect_all_but_passthrough case_inspect_all_but_passthrough
 run_test redirect_checked_again case_redirect_checked_again
 run_test framing case_framing
 run_test pinning_and_pass_through case_pinning_and_pass_through

@@ -273,9 +273,51 @@ t_oci_rotate()
 	assert_status 0 timeout 20 "$MOAT" delete --force "$id"
 }
 
+# moat policy set that no longer allows the secret's host resets that
+# host's brokered connections: the next request on an open one fails,
+# and nothing of it goes upstream.
+t_policy_set_resets_brokered_connections()
+{
+	local n=pcl-$$ s1
+	s1=$(new_value)
+	export REAL_KEY=$s1
+	sync_dir
+	echo_reset
+	: >"$AUDIT"
+	box "$n" --secret API_KEY=env:REAL_KEY@api.test -- python3 -c '
+import http.client, os, ssl, time
+h = {"Authorization": "Bearer " + os.environ["API_KEY"]}
+c = http.client.HTTPSConnection("api.test", context=ssl.create_default_context(), timeout=20)
+c.request("GET", "/one", headers=h)
+r = c.getresponse()
+print("first", r.status, len(r.read()))
+open("/sync/one", "w").close()
+for _ in range(300):
+    if os.path.exists("/sync/go"):
+        break
+    time.sleep(0.1)
+try:
+    c.request("GET", "/two", headers=h)
+    r = c.getresponse()
+    print("second", r.status, r.read()[:80])
+except Exception as e:
+    print("second failed:", type(e).__name__)'
+	turn
+	capture moat policy show "$n"
+	printf '%s\n' "$OUT" | sed 's/"api.test:443+private"//' >"$E2E_TMP/narrow.json"
+	assert_status 0 moat policy set "$n" "$E2E_TMP/narrow.json"
+	go_on
+	cat box.out
+	assert_contains "$(cat box.out)" "first 200" "the first request went through"
+	assert_contains "$(cat box.out)" "second failed:" "the open connection was reset"
+	[ -z "$(request_for api /two)" ] || fail "the second request went upstream"
+	nowhere "$s1"
+}
+
 run_test rotate_keeps_the_placeholder t_rotate_keeps_the_placeholder
 run_test revoke_blocks_the_next_request t_revoke_blocks_the_next_request
 run_test revoke_closes_open_connections t_revoke_closes_open_connections
+run_test policy_set_resets_brokered_connections t_policy_set_resets_brokered_connections
 run_test oci_annotation_credentials t_oci_annotation_credentials
 run_test oci_rotate t_oci_rotate
 e2e_done
