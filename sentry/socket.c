@@ -1436,6 +1436,10 @@ static long ext_send(struct task *t, struct file *f, struct usock *u,
 		return rc;
 	}
 	if (u->brk == BRK_SNIFFING && !u->shut_wr) {
+		/* nothing to tell by, nor to hold (each would take a
+		 * buffer), nor to wait for: Linux's 0 */
+		if (!n)
+			return 0;
 		rc = sniff_take(t, u, buf, n);
 		if (rc != 0)
 			return rc;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The sentry's side of the credential broker (sentry/brokerlink.c, the
+# sniffing in sentry/socket.c) against a hostile guest: what it makes the
+# sentry hold stays bounded, and what it sends reaches no credentialed
+# host's value. The hosts are tests/e2e/lib.sh's kit (testkit_up), in
+# network namespaces this file makes and removes.
+. "$(dirname "$0")/../e2e/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+AUDIT=$E2E_TMP/audit.jsonl
+
+if ! net_ok; then
+	echo "test_broker_barrier.sh: needs root and iproute2"
+	e2e_done
+fi
+trap e2e_cleanup EXIT
+testkit_up || {
+	echo "FAIL  test_broker_barrier.sh: the test hosts did not come up"
+	exit 1
+}
+PROBE=$E2E_TMP/broker_probe
+gcc -O1 -o "$PROBE" "$HERE/broker_probe.c" || fail "cannot build broker_probe"
+
+new_secret()
+{
+	S=sk-live-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+	export REAL_KEY=$S
+}
+
+box()
+{
+	"$MOAT" do --net=slirp --dns "$KIT_DNS" --audit "$AUDIT" \
+		--upstream-ca "$KIT_CA_PEM" \
+		--allow api.test:443+private --allow api.test:80+private \
+		--allow plain.test:80+private "$@"
+}
+
+# kib_of PID FIELD: a /proc/PID/status field, in KiB.
+kib_of() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+
+# data_after N: the sentry's heap (VmData, KiB) once its guest made N
+# empty sends on a connection whose first bytes are being sniffed.
+data_after()
+{
+	local pid spid= kib=
+	new_secret
+	box --secret API_KEY=env:REAL_KEY@api.test -- sh -c \
+		"$PROBE zero plain.test 80 $1 && sleep 5" >"zero$1.txt" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		spid=$(pgrep -P "$pid" | head -1)
+		grep -q sent "zero$1.txt" && break
+		sleep 0.1
+	done
+	grep -q sent "zero$1.txt" && kib=$(kib_of "$spid" VmData)
+	wait "$pid"
+	cat "zero$1.txt" >&2
+	echo "${kib:-0}"
+}
+
+case_empty_sends_hold_nothing()
+{
+	local base many
+	base=$(data_after 1)
+	many=$(data_after 20000)
+	echo "VmData: $base KiB after 1 empty send, $many KiB after 20000"
+	[ "$base" -gt 0 ] && [ "$many" -gt 0 ] || return 1
+	# 20000 sniff buffers (16 KiB each) would be 312 MiB
+	[ $((many - base)) -lt 65536 ]
+}
+
+run_test empty_sends_hold_nothing case_empty_sends_hold_nothing
+e2e_done
