@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -212,6 +213,75 @@ static bool wants_broker(const struct cred_policy *p)
 	return p->n > 0 || p->ninspect > 0;
 }
 
+/* Is the host directory dir (an ancestor of a source) the same as the
+ * --mount source msrc: by name, or by inode (a bind of it under another
+ * name on the host)? */
+static bool same_dir(const char *dir, const struct stat *dst,
+		     const char *msrc)
+{
+	struct stat ms;
+
+	if (!strcmp(dir, msrc))
+		return true;
+	return stat(msrc, &ms) == 0 && ms.st_dev == dst->st_dev &&
+	       ms.st_ino == dst->st_ino;
+}
+
+/* A `file:` source is whited out in the guest's view of the rootfs
+ * (broker_write_ca) under its one name. Refused when the guest's tree has
+ * another way to it: a hard link (a name elsewhere that no whiteout
+ * covers), a --mount (or a bundle's bind) of it or of a directory above
+ * it, or a file copied into the tree from it. */
+static int source_elsewhere(const struct sentry_opts *opts,
+			    const struct credential *c,
+			    struct moat_error *err)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+	struct stat st, ds, fs;
+
+	if (!realpath(c->src, real) || stat(real, &st) < 0)
+		return 0; /* the broker reports a source it cannot read */
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
+		return moat_error_input(err, EPERM,
+					"--secret %s: file:%s has %ju hard "
+					"links: the guest could read it by "
+					"another name",
+					c->name, c->src, (uintmax_t)st.st_nlink);
+	for (size_t i = 0; i < opts->nfiles; i++)
+		if (stat(opts->files[i].src, &fs) == 0 &&
+		    fs.st_dev == st.st_dev && fs.st_ino == st.st_ino)
+			return moat_error_input(err, EPERM,
+						"--secret %s: file:%s is "
+						"copied into the guest's tree "
+						"at %s",
+						c->name, c->src,
+						opts->files[i].dst);
+	snprintf(dir, sizeof(dir), "%s", real);
+	for (;;) {
+		const struct stat *cur = &st;
+
+		if (strcmp(dir, real)) {
+			if (stat(dir[0] ? dir : "/", &ds) < 0)
+				break;
+			cur = &ds;
+		}
+		for (size_t i = 0; i < opts->nmounts; i++)
+			if (same_dir(dir[0] ? dir : "/", cur,
+				     opts->mounts[i].src))
+				return moat_error_input(
+					err, EPERM,
+					"--secret %s: file:%s would be in "
+					"the guest's view: --mount %s:%s "
+					"shows it",
+					c->name, c->src, opts->mounts[i].src,
+					opts->mounts[i].dst);
+		if (!dir[0])
+			break;
+		*strrchr(dir, '/') = 0;
+	}
+	return 0;
+}
+
 static int await_ready(struct moat_error *err)
 {
 	int64_t deadline = now_ns() + (int64_t)BRK_START_MS * 1000000;
@@ -314,6 +384,10 @@ int broker_start(struct sentry_opts *opts, struct moat_error *err)
 						      c->name, c->src);
 			}
 			envp[ne++] = e;
+		} else if (c->source == CRED_FROM_FILE &&
+			   source_elsewhere(opts, c, err) < 0) {
+			free(envp);
+			return -1;
 		} else if (c->source == CRED_FROM_FD) {
 			if (fcntl(c->fd, F_GETFD) < 0) {
 				free(envp);
