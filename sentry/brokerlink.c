@@ -216,8 +216,7 @@ static bool wants_broker(const struct cred_policy *p)
 /* Is the host directory dir (an ancestor of a source) the same as the
  * --mount source msrc: by name, or by inode (a bind of it under another
  * name on the host)? */
-static bool same_dir(const char *dir, const struct stat *dst,
-		     const char *msrc)
+static bool same_dir(const char *dir, const struct stat *dst, const char *msrc)
 {
 	struct stat ms;
 
@@ -233,8 +232,7 @@ static bool same_dir(const char *dir, const struct stat *dst,
  * covers), a --mount (or a bundle's bind) of it or of a directory above
  * it, or a file copied into the tree from it. */
 static int source_elsewhere(const struct sentry_opts *opts,
-			    const struct credential *c,
-			    struct moat_error *err)
+			    const struct credential *c, struct moat_error *err)
 {
 	char real[PATH_MAX], dir[PATH_MAX];
 	struct stat st, ds, fs;
@@ -246,7 +244,8 @@ static int source_elsewhere(const struct sentry_opts *opts,
 					"--secret %s: file:%s has %ju hard "
 					"links: the guest could read it by "
 					"another name",
-					c->name, c->src, (uintmax_t)st.st_nlink);
+					c->name, c->src,
+					(uintmax_t)st.st_nlink);
 	for (size_t i = 0; i < opts->nfiles; i++)
 		if (stat(opts->files[i].src, &fs) == 0 &&
 		    fs.st_dev == st.st_dev && fs.st_ino == st.st_ino)
