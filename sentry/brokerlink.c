@@ -810,8 +810,10 @@ static void bflow_finish(struct bflow *b)
 		b->c = NULL;
 	}
 	b->dead = true;
+	/* only bflow_abort ends a flow whose guest is there: the guest
+	 * sees a reset, never an end it could take for the upstream's */
 	if (b->owner)
-		b->gops->event(b->owner, BFLOW_EOF);
+		b->gops->event(b->owner, BFLOW_RESET);
 }
 
 /* Is the flow over: the guest gone, and the broker done with upstream? */

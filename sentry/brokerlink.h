@@ -72,6 +72,7 @@ bool broker_drops_udp(int pid, const struct sockaddr *sa, socklen_t len);
 enum bflow_event {
 	BFLOW_EOF = 1,	/* the broker will send the guest no more */
 	BFLOW_WRITABLE, /* room again after a send that waited */
+	BFLOW_RESET,	/* reset (the broker gone, the policy changed) */
 };
 struct bflow_guest_ops {
 	size_t (*room)(void *owner); /* bytes its queue takes now */

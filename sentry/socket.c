@@ -1322,6 +1322,10 @@ static void bf_event(void *owner, int ev)
 
 	if (ev == BFLOW_EOF)
 		u->peer_shut_wr = true;
+	if (ev == BFLOW_RESET && !u->ext_dead) {
+		u->so_error = ECONNRESET;
+		u->ext_dead = true;
+	}
 	u->seq++;
 	sentry_wake();
 }

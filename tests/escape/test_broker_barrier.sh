@@ -69,5 +69,39 @@ case_empty_sends_hold_nothing()
 	[ $((many - base)) -lt 65536 ]
 }
 
+# The broker killed (from the host) while a flow is open: that flow is
+# reset, not ended as if the upstream had finished (a reader until EOF
+# would take a cut answer for the whole), and a flow after it is reset
+# too: nothing passes by, nothing reaches the host.
+case_broker_killed_resets_flows()
+{
+	local fifo=$E2E_TMP/kill.fifo pid spid bpid
+	new_secret
+	: >"${ECHO_REC[plain]}"
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	box --secret API_KEY=env:REAL_KEY@api.test -- \
+		python3 "$HERE/broker_kill.py" plain.test <"$fifo" >out.txt 2>&1 &
+	pid=$!
+	exec 7>"$fifo"
+	for _ in $(seq 100); do
+		grep -q sent out.txt && break
+		sleep 0.1
+	done
+	spid=$(pgrep -P "$pid" | head -1)
+	bpid=$(pgrep -P "$spid" -f 'broker --ctl' | head -1)
+	[ -n "$bpid" ] || { exec 7>&-; wait "$pid"; return 1; }
+	kill -9 "$bpid"
+	sleep 0.5
+	echo go >&7
+	exec 7>&-
+	wait "$pid"
+	cat out.txt
+	grep -q '^open error ECONNRESET' out.txt || return 1
+	grep -q '^new error ECONNRESET' out.txt || return 1
+	[ ! -s "${ECHO_REC[plain]}" ]
+}
+
+run_test broker_killed_resets_flows case_broker_killed_resets_flows
 run_test empty_sends_hold_nothing case_empty_sends_hold_nothing
 e2e_done
