@@ -1023,6 +1023,33 @@ static void ext_enqueue(struct usock *u, const void *buf, size_t n,
 
 static void sniff_flush(struct usock *u);
 
+/* The buffer of a flow's held first bytes: charged as queued socket data
+ * (QUEUED_MAX) and to the sentry's share of the memory limit, as many
+ * sockets' as the guest opens. */
+static bool sniff_alloc(struct usock *u)
+{
+	if (queued + SNIFF_MAX > QUEUED_MAX || !limits_heap_charge(SNIFF_MAX))
+		return false;
+	u->sniff = malloc(SNIFF_MAX);
+	if (!u->sniff) {
+		limits_heap_charge(-(int64_t)SNIFF_MAX);
+		return false;
+	}
+	queued += SNIFF_MAX;
+	return true;
+}
+
+static void sniff_free(struct usock *u)
+{
+	if (u->sniff) {
+		free(u->sniff);
+		queued -= SNIFF_MAX;
+		limits_heap_charge(-(int64_t)SNIFF_MAX);
+	}
+	u->sniff = NULL;
+	u->nsniff = u->sniff_sent = 0;
+}
+
 static void on_ext_data(void *owner, const void *buf, size_t len)
 {
 	struct usock *u = owner;
@@ -1182,9 +1209,7 @@ static void ext_drop(struct usock *u)
 	}
 	u->ext = NULL;
 	u->bflow = NULL;
-	free(u->sniff);
-	u->sniff = NULL;
-	u->nsniff = u->sniff_sent = 0;
+	sniff_free(u);
 	u->brk = BRK_NONE;
 	for (i = 0; i < u->nflows; i++)
 		flow_release(&u->flows[i], u->flows[i].proto == IPPROTO_TCP ?
@@ -1350,9 +1375,7 @@ static void sniff_flush(struct usock *u)
 	if (rc > 0)
 		u->sniff_sent += (size_t)rc;
 	if (u->sniff_sent == u->nsniff) {
-		free(u->sniff);
-		u->sniff = NULL;
-		u->nsniff = u->sniff_sent = 0;
+		sniff_free(u);
 		u->seq++;
 	}
 }
@@ -1381,9 +1404,8 @@ static long sniff_take(struct task *t, struct usock *u, const void *buf,
 	sniff(p, len, &r);
 	if (r.kind == SNIFF_MORE) {
 		if (!u->nsniff) {
-			u->sniff = malloc(SNIFF_MAX);
-			if (!u->sniff)
-				return -ENOMEM;
+			if (!sniff_alloc(u))
+				return -ENOBUFS;
 			memcpy(u->sniff, buf, take);
 			u->nsniff = take;
 		}
@@ -1400,9 +1422,7 @@ static long sniff_take(struct task *t, struct usock *u, const void *buf,
 						   t->proc->comm;
 	b = bflow_start(u->ext, u, &bf_ops, t->proc->pid, exe, &u->pname.u.sa,
 			u->pname.len, &r, p, len, &err);
-	free(u->sniff);
-	u->sniff = NULL;
-	u->nsniff = u->sniff_sent = 0;
+	sniff_free(u);
 	if (!b) {
 		/* Never passed by: what the broker would see is reset. */
 		ns_abort(u->ext);

@@ -102,6 +102,36 @@ case_broker_killed_resets_flows()
 	[ ! -s "${ECHO_REC[plain]}" ]
 }
 
+# Many connections, each with a first byte held for sniffing: the held
+# buffers are charged to the sandbox (its --memory share), so that past
+# it a send fails (ENOBUFS) instead of the sentry growing without end.
+# The host never accepts them (its listen queue holds the handshakes).
+case_held_first_bytes_charged()
+{
+	local lpid
+	ip netns exec "${PEER_NS[plain]}" python3 -c '
+import socket, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 8081))
+s.listen(4096)
+time.sleep(120)' &
+	lpid=$!
+	sleep 0.5
+	new_secret
+	box --memory 64m --allow plain.test:8081+private \
+		--secret API_KEY=env:REAL_KEY@api.test -- sh -c \
+		"ulimit -n 4096; $PROBE hold plain.test 8081 2000 </dev/null" \
+		>out.txt 2>&1
+	kill "$lpid"
+	wait "$lpid" 2>/dev/null
+	cat out.txt
+	# 2000 buffers would be 31 MiB; the sentry's share of 64 MiB is 16
+	grep -q 'send: No buffer space available' out.txt || return 1
+	[ "$(sed -n 's/^held //p' out.txt)" -lt 1100 ]
+}
+
+run_test held_first_bytes_charged case_held_first_bytes_charged
 run_test broker_killed_resets_flows case_broker_killed_resets_flows
 run_test empty_sends_hold_nothing case_empty_sends_hold_nothing
 e2e_done
