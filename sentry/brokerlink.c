@@ -1011,6 +1011,17 @@ static int new_pair(int *ours, int *theirs)
 	/* the default buffers (net.core.wmem_default) hold SNIFF_MAX */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
+	/* A guest's flows are fds it makes the sentry hold: two a flow, up
+	 * to the line that keeps the gofers' replies and the control
+	 * socket theirs (fd_admit), as its files are. */
+	if (fd_admit(sv[1]) < 0) {
+		close(sv[0]);
+		return -ENFILE;
+	}
+	if (fd_admit(sv[0]) < 0) {
+		close(sv[1]);
+		return -ENFILE;
+	}
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	*ours = sv[0];
 	*theirs = sv[1];
