@@ -62,6 +62,11 @@ struct bflow {
 	bool up_eof;	 /* nor upstream */
 	int64_t linger_until;
 	bool dead; /* freed at the end of the pump */
+	/* where it goes, and whose: a policy change checks the flows
+	 * whose guest socket went (broker_policy_changed) */
+	struct sockaddr_storage dst;
+	socklen_t dstlen;
+	int pid;
 };
 
 static struct {
@@ -1093,6 +1098,9 @@ struct bflow *bflow_start(struct ns_conn *c, void *owner,
 	b = xcalloc(1, sizeof(*b));
 	b->gfd = b->ufd = -1;
 	b->id = m.id;
+	b->pid = pid;
+	b->dstlen = dstlen < sizeof(b->dst) ? dstlen : sizeof(b->dst);
+	memcpy(&b->dst, dst, b->dstlen);
 	if ((rc = new_pair(&b->gfd, &theirs[0])) < 0 ||
 	    (rc = new_pair(&b->ufd, &theirs[1])) < 0) {
 		*err = rc;
@@ -1106,7 +1114,11 @@ struct bflow *bflow_start(struct ns_conn *c, void *owner,
 	}
 	rc = brk_send(BRK_FLOW, &m, sizeof(m), nbuf, nl, theirs, 2);
 	if (rc < 0) {
-		brk_gone("the link to it failed");
+		/* A link that is only full (a burst of flows the broker has
+		 * not read yet), or fds in flight past their limit, fails
+		 * this flow alone; a link that is gone ends them all. */
+		if (rc == -EPIPE || rc == -ECONNRESET || rc == -ENOTCONN)
+			brk_gone("the link to it failed");
 		goto fail;
 	}
 	close(theirs[0]);
@@ -1218,6 +1230,24 @@ void bflow_abort(struct bflow *b)
 		b->c_dead = true;
 	}
 	bflow_finish(b);
+}
+
+int broker_policy_changed(void)
+{
+	int n = 0;
+
+	/* a flow whose guest socket is there is that socket's to reset
+	 * (sockets_policy_changed): these are the ones that outlived it */
+	for (struct bflow *b = B.flows; b; b = b->next) {
+		if (b->dead || b->owner ||
+		    netpol_check(b->pid, IPPROTO_TCP,
+				 (const struct sockaddr *)&b->dst,
+				 b->dstlen) == 0)
+			continue;
+		bflow_abort(b);
+		n++;
+	}
+	return n;
 }
 
 /* ---- the event loop's side ------------------------------------------------ */

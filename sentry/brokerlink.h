@@ -104,5 +104,9 @@ void bflow_shutdown(struct bflow *b, bool rd, bool wr);
 void bflow_guest_gone(struct bflow *b);
 /* Reset it now (the policy no longer allows the destination). */
 void bflow_abort(struct bflow *b);
+/* After a policy change: reset the flows whose guest socket went but
+ * which the broker still finishes (bflow_guest_gone), to destinations
+ * the policy no longer allows. Returns how many. */
+int broker_policy_changed(void);
 
 #endif

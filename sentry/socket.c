@@ -1273,6 +1273,7 @@ int sockets_policy_changed(void)
 			u->flows[i] = u->flows[--u->nflows];
 		}
 	}
+	revoked += broker_policy_changed();
 	sentry_wake();
 	return revoked;
 }
