@@ -1198,6 +1198,12 @@ static void ext_drop(struct usock *u)
 	size_t i;
 
 	if (u->ext) {
+		/* Bytes held too few to tell by go out before the FIN, as
+		 * a close sends what was written. */
+		if (u->brk == BRK_SNIFFING && u->nsniff) {
+			u->brk = BRK_PASSED;
+			sniff_flush(u);
+		}
 		/* a brokered flow's connection goes with its relay */
 		if (u->bflow)
 			bflow_guest_gone(u->bflow);

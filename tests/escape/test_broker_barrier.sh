@@ -131,6 +131,44 @@ time.sleep(120)' &
 	[ "$(sed -n 's/^held //p' out.txt)" -lt 1100 ]
 }
 
+# A connection closed while its first bytes are still held (too few to
+# tell what the flow is: "PING" could begin a request line) sends them
+# before its FIN, as a close does without a broker: nothing is lost.
+case_close_sends_held_bytes()
+{
+	local lpid got=$E2E_TMP/got.txt
+	: >"$got"
+	ip netns exec "${PEER_NS[plain]}" python3 -c '
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 8082))
+s.listen(4)
+s.settimeout(30)
+c, _ = s.accept()
+c.settimeout(30)
+data = b""
+while True:
+    d = c.recv(100)
+    if not d:
+        break
+    data += d
+open(sys.argv[1], "wb").write(data + b"|end\n")' "$got" &
+	lpid=$!
+	sleep 0.5
+	new_secret
+	box --allow plain.test:8082+private \
+		--secret API_KEY=env:REAL_KEY@api.test -- python3 -c '
+import socket
+s = socket.create_connection(("plain.test", 8082))
+s.sendall(b"PING")
+s.close()'
+	wait "$lpid"
+	cat "$got"
+	assert_eq "PING|end" "$(cat "$got")"
+}
+
+run_test close_sends_held_bytes case_close_sends_held_bytes
 run_test held_first_bytes_charged case_held_first_bytes_charged
 run_test broker_killed_resets_flows case_broker_killed_resets_flows
 run_test empty_sends_hold_nothing case_empty_sends_hold_nothing
