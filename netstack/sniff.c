@@ -286,8 +286,39 @@ static int tchar(uint8_t c)
 	       (c >= 'A' && c <= 'Z') || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
-/* "METHOD SP x" with x visible: enough to call it a request line (the
- * rest is the broker's to check). "PRI * HTTP/2.0" is one too. */
+/* Does the line from buf[i] on (after "METHOD SP") name an HTTP version
+ * (" HTTP/", in any case) before it ends? SNIFF_MORE until it does or
+ * the line ends; a line longer than what is held is given to the broker
+ * (its whole is the broker's to check). */
+static enum sniff_kind http_version(const uint8_t *buf, size_t n, size_t i)
+{
+	static const char v[] = " http/";
+	size_t start = i;
+
+	for (; i < n && buf[i] != '\n'; i++) {
+		size_t k = 0;
+
+		while (k < sizeof(v) - 1 && i + k < n &&
+		       (buf[i + k] | 0x20) == (uint8_t)v[k])
+			k++;
+		if (k == sizeof(v) - 1)
+			return SNIFF_HTTP;
+	}
+	if (i < n) {
+		/* the line ended with no version: HTTP/0.9's "GET target"
+		 * only (memcached's "get k", IRC's "NICK n" are no
+		 * requests) */
+		return start == 4 && !memcmp(buf, "GET ", 4) ? SNIFF_HTTP :
+							       SNIFF_OTHER;
+	}
+	return n < SNIFF_MAX ? SNIFF_MORE : SNIFF_HTTP;
+}
+
+/* "METHOD SP x" with x visible, then " HTTP/" before the line ends: a
+ * request line (the rest is the broker's to check). Without the version
+ * the line is another protocol's (memcached, IRC, the PROXY protocol),
+ * whose server would wait in vain for the rest of a request head.
+ * "PRI * HTTP/2.0" is one too. */
 static enum sniff_kind sniff_http(const uint8_t *buf, size_t n)
 {
 	size_t i = 0;
@@ -306,7 +337,9 @@ static enum sniff_kind sniff_http(const uint8_t *buf, size_t n)
 		return SNIFF_OTHER;
 	if (++i == n)
 		return SNIFF_MORE;
-	return buf[i] > ' ' && buf[i] < 0x7f ? SNIFF_HTTP : SNIFF_OTHER;
+	if (buf[i] <= ' ' || buf[i] >= 0x7f)
+		return SNIFF_OTHER;
+	return http_version(buf, n, i);
 }
 
 void sniff(const uint8_t *buf, size_t n, struct sniff_result *out)

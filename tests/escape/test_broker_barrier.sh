@@ -168,6 +168,45 @@ s.close()'
 	assert_eq "PING|end" "$(cat "$got")"
 }
 
+# Client-first protocols whose first line is "token SP visible" but names
+# no HTTP version (memcached, IRC, the PROXY protocol) pass by the broker
+# with one running: it would wait for the rest of a request head that
+# never comes, and the client would hang.
+case_other_line_protocols_pass()
+{
+	local lpid
+	ip netns exec "${PEER_NS[plain]}" python3 -c '
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 8083))
+s.listen(8)
+s.settimeout(30)
+for _ in range(3):
+    c, _ = s.accept()
+    c.sendall(b"SERVER GOT " + c.recv(200))
+    c.close()' &
+	lpid=$!
+	sleep 0.5
+	new_secret
+	box --allow plain.test:8083+private \
+		--secret API_KEY=env:REAL_KEY@api.test -- python3 -c '
+import socket
+for line in (b"get foo\r\n", b"NICK bob\r\n", b"PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n"):
+    s = socket.create_connection(("plain.test", 8083))
+    s.settimeout(10)
+    s.sendall(line)
+    try:
+        print(repr(s.recv(200)))
+    except OSError as e:
+        print("no answer:", e)' >out.txt 2>&1
+	kill "$lpid" 2>/dev/null
+	wait "$lpid" 2>/dev/null
+	cat out.txt
+	assert_eq 3 "$(grep -c "SERVER GOT" out.txt)"
+}
+
+run_test other_line_protocols_pass case_other_line_protocols_pass
 run_test close_sends_held_bytes case_close_sends_held_bytes
 run_test held_first_bytes_charged case_held_first_bytes_charged
 run_test broker_killed_resets_flows case_broker_killed_resets_flows
