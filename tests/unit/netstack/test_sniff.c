@@ -657,8 +657,7 @@ Test(sniff, lines_without_a_version_are_other)
 	cr_assert_eq(kind_s("get foo\r\n"), SNIFF_OTHER); /* memcached */
 	cr_assert_eq(kind_s("set k 0 0 5\r\nhello\r\n"), SNIFF_OTHER);
 	cr_assert_eq(kind_s("NICK bob\r\n"), SNIFF_OTHER); /* IRC */
-	cr_assert_eq(kind_s("PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n"),
-		     SNIFF_OTHER);
+	cr_assert_eq(kind_s("PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n"), SNIFF_OTHER);
 	cr_assert_eq(kind_s("put 0 0 10 5\n"), SNIFF_OTHER); /* beanstalkd */
 	cr_assert_eq(kind_s("POST /x\r\n"), SNIFF_OTHER);
 	/* still going: held */
