@@ -879,11 +879,19 @@ static void on_up_data(void *owner, const void *buf, size_t len)
 
 		if (b->npend + rest > b->cap) {
 			size_t cap = b->cap ? b->cap : 65536;
+			uint8_t *p;
+
 			while (cap < b->npend + rest)
 				cap *= 2;
-			b->pend = realloc(b->pend, cap);
-			if (!b->pend)
-				abort();
+			p = realloc(b->pend, cap);
+			if (!p) {
+				/* out of memory: this flow's upstream side
+				 * ends (as on a failed write), not the sentry */
+				close_end(b, true);
+				maybe_done(b);
+				return;
+			}
+			b->pend = p;
 			b->cap = cap;
 		}
 		memcpy(b->pend + b->npend, (const char *)buf + w, rest);
@@ -1095,7 +1103,11 @@ struct bflow *bflow_start(struct ns_conn *c, void *owner,
 		nl += l;
 		m.nnames++;
 	}
-	b = xcalloc(1, sizeof(*b));
+	b = calloc(1, sizeof(*b)); /* guest-reachable: never xcalloc */
+	if (!b) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	b->gfd = b->ufd = -1;
 	b->id = m.id;
 	b->pid = pid;
