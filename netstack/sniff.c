@@ -195,14 +195,15 @@ static enum step client_hello(struct rd *r, struct sniff_result *out)
 }
 
 /* The first `have` bytes (up to 5) of a record header: may they begin a
- * handshake record (type 22, version 3.1 to 3.4, 1..2^14 bytes)? */
+ * handshake record (type 22, version 3.x, 1..2^14 bytes)? The minor
+ * version is not checked: servers ignore it (RFC 8446 5.1; OpenSSL
+ * answers a hello in a "3.0" or "3.255" record), so a check would only
+ * let such a hello pass by the broker. */
 static int record_header_ok(const uint8_t *h, size_t have)
 {
 	if (have > 0 && h[0] != TLS_HANDSHAKE)
 		return 0;
 	if (have > 1 && h[1] != 3)
-		return 0;
-	if (have > 2 && (h[2] < 1 || h[2] > 4))
 		return 0;
 	if (have > 3 && h[3] > TLS_RECORD_MAX >> 8)
 		return 0;
