@@ -195,14 +195,15 @@ static enum step client_hello(struct rd *r, struct sniff_result *out)
 }
 
 /* The first `have` bytes (up to 5) of a record header: may they begin a
- * handshake record (type 22, version 3.1 to 3.4, 1..2^14 bytes)? */
+ * handshake record (type 22, version 3.x, 1..2^14 bytes)? The minor
+ * version is not checked: servers ignore it (RFC 8446 5.1; OpenSSL
+ * answers a hello in a "3.0" or "3.255" record), so a check would only
+ * let such a hello pass by the broker. */
 static int record_header_ok(const uint8_t *h, size_t have)
 {
 	if (have > 0 && h[0] != TLS_HANDSHAKE)
 		return 0;
 	if (have > 1 && h[1] != 3)
-		return 0;
-	if (have > 2 && (h[2] < 1 || h[2] > 4))
 		return 0;
 	if (have > 3 && h[3] > TLS_RECORD_MAX >> 8)
 		return 0;
@@ -286,8 +287,39 @@ static int tchar(uint8_t c)
 	       (c >= 'A' && c <= 'Z') || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
-/* "METHOD SP x" with x visible: enough to call it a request line (the
- * rest is the broker's to check). "PRI * HTTP/2.0" is one too. */
+/* Does the line from buf[i] on (after "METHOD SP") name an HTTP version
+ * (" HTTP/", in any case) before it ends? SNIFF_MORE until it does or
+ * the line ends; a line longer than what is held is given to the broker
+ * (its whole is the broker's to check). */
+static enum sniff_kind http_version(const uint8_t *buf, size_t n, size_t i)
+{
+	static const char v[] = " http/";
+	size_t start = i;
+
+	for (; i < n && buf[i] != '\n'; i++) {
+		size_t k = 0;
+
+		while (k < sizeof(v) - 1 && i + k < n &&
+		       (buf[i + k] | 0x20) == (uint8_t)v[k])
+			k++;
+		if (k == sizeof(v) - 1)
+			return SNIFF_HTTP;
+	}
+	if (i < n) {
+		/* the line ended with no version: HTTP/0.9's "GET target"
+		 * only (memcached's "get k", IRC's "NICK n" are no
+		 * requests) */
+		return start == 4 && !memcmp(buf, "GET ", 4) ? SNIFF_HTTP :
+							       SNIFF_OTHER;
+	}
+	return n < SNIFF_MAX ? SNIFF_MORE : SNIFF_HTTP;
+}
+
+/* "METHOD SP x" with x visible, then " HTTP/" before the line ends: a
+ * request line (the rest is the broker's to check). Without the version
+ * the line is another protocol's (memcached, IRC, the PROXY protocol),
+ * whose server would wait in vain for the rest of a request head.
+ * "PRI * HTTP/2.0" is one too. */
 static enum sniff_kind sniff_http(const uint8_t *buf, size_t n)
 {
 	size_t i = 0;
@@ -306,7 +338,9 @@ static enum sniff_kind sniff_http(const uint8_t *buf, size_t n)
 		return SNIFF_OTHER;
 	if (++i == n)
 		return SNIFF_MORE;
-	return buf[i] > ' ' && buf[i] < 0x7f ? SNIFF_HTTP : SNIFF_OTHER;
+	if (buf[i] <= ' ' || buf[i] >= 0x7f)
+		return SNIFF_OTHER;
+	return http_version(buf, n, i);
 }
 
 void sniff(const uint8_t *buf, size_t n, struct sniff_result *out)

@@ -22,9 +22,12 @@
 enum sniff_kind {
 	SNIFF_MORE,  /* not enough bytes yet to tell */
 	SNIFF_TLS,   /* a TLS handshake record holding a ClientHello */
-	SNIFF_HTTP,  /* "METHOD SP target SP HTTP/1.x" (the line may be cut
-		      * off: a token of 1..20 RFC 9110 tchars, a space, then
-		      * a visible byte; "PRI * HTTP/2.0" too) */
+	SNIFF_HTTP,  /* "METHOD SP target SP HTTP/1.x": a token of 1..20
+		      * RFC 9110 tchars, a space, a visible byte, then
+		      * " HTTP/" (any case) before the line ends; the rest
+		      * of the line may be cut off; "PRI * HTTP/2.0" too;
+		      * HTTP/0.9's "GET target" line; a line that is still
+		      * going at SNIFF_MAX */
 	SNIFF_OTHER, /* anything else, a malformed ClientHello included */
 };
 

@@ -70,6 +70,12 @@ struct ns_conn {
 	struct raw_pcb *rpcb; /* an ICMP echo (ping) socket */
 	u16_t icmp_id;
 	bool connected; /* TCP: the handshake completed */
+	/* Inside lwIP's recv or sent callback: on_recv hands a chain to
+	 * the owner a pbuf at a time, and an owner that closes the conn
+	 * meanwhile (the broker's relay, done with a flow) leaves its free
+	 * to the callback, which stops there. */
+	bool in_cb, closed;
+	bool aborted; /* tcp_abort'ed inside it: lwIP wants ERR_ABRT */
 };
 
 static int64_t mono_ns(void);
@@ -707,6 +713,19 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t e)
 	return ERR_OK;
 }
 
+/* The end of a callback of lwIP's into c: what lwIP is told, and c freed
+ * when its owner closed it meanwhile. */
+static err_t cb_done(struct ns_conn *c)
+{
+	err_t e = c->aborted ? ERR_ABRT : ERR_OK;
+
+	c->in_cb = false;
+	c->aborted = false;
+	if (c->closed)
+		free(c);
+	return e;
+}
+
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t e)
 {
 	struct ns_conn *c = arg;
@@ -714,17 +733,18 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t e)
 
 	(void)pcb;
 	(void)e;
+	c->in_cb = true;
 	if (!p) {
 		OPS(c)->event(c->owner, -1); /* FIN */
-		return ERR_OK;
+		return cb_done(c);
 	}
 	/* The socket takes everything: the window is opened again only as
 	 * the guest reads (ns_consumed), so no more than a window's worth is
 	 * ever held. */
-	for (q = p; q; q = q->next)
+	for (q = p; q && !c->closed; q = q->next)
 		OPS(c)->data(c->owner, q->payload, q->len);
 	pbuf_free(p);
-	return ERR_OK;
+	return cb_done(c);
 }
 
 static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
@@ -733,8 +753,9 @@ static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
 
 	(void)pcb;
 	(void)len;
+	c->in_cb = true;
 	OPS(c)->event(c->owner, -2);
-	return ERR_OK;
+	return cb_done(c);
 }
 
 static void on_err(void *arg, err_t e)
@@ -991,6 +1012,7 @@ void ns_abort(struct ns_conn *c)
 	detach(c->tpcb);
 	tcp_abort(c->tpcb); /* sends a RST */
 	c->tpcb = NULL;
+	c->aborted = c->in_cb;
 }
 
 /* ---- ICMP echo (ping sockets) ------------------------------------------------ */
@@ -1087,13 +1109,22 @@ void ns_close(struct ns_conn *c)
 	if (c->tpcb) {
 		detach(c->tpcb);
 		/* a graceful close: what was written is still sent */
-		if (tcp_close(c->tpcb) != ERR_OK)
+		if (tcp_close(c->tpcb) != ERR_OK) {
 			tcp_abort(c->tpcb);
+			c->aborted = c->in_cb;
+		}
 	}
 	if (c->upcb)
 		udp_remove(c->upcb);
 	if (c->rpcb)
 		raw_remove(c->rpcb);
+	if (c->in_cb) {
+		c->tpcb = NULL;
+		c->upcb = NULL;
+		c->rpcb = NULL;
+		c->closed = true; /* the callback frees it */
+		return;
+	}
 	free(c);
 }
 

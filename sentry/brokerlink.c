@@ -62,6 +62,11 @@ struct bflow {
 	bool up_eof;	 /* nor upstream */
 	int64_t linger_until;
 	bool dead; /* freed at the end of the pump */
+	/* where it goes, and whose: a policy change checks the flows
+	 * whose guest socket went (broker_policy_changed) */
+	struct sockaddr_storage dst;
+	socklen_t dstlen;
+	int pid;
 };
 
 static struct {
@@ -221,6 +226,74 @@ static bool wants_broker(const struct cred_policy *p)
 	return p->n > 0 || p->ninspect > 0;
 }
 
+/* Is the host directory dir (an ancestor of a source) the same as the
+ * --mount source msrc: by name, or by inode (a bind of it under another
+ * name on the host)? */
+static bool same_dir(const char *dir, const struct stat *dst, const char *msrc)
+{
+	struct stat ms;
+
+	if (!strcmp(dir, msrc))
+		return true;
+	return stat(msrc, &ms) == 0 && ms.st_dev == dst->st_dev &&
+	       ms.st_ino == dst->st_ino;
+}
+
+/* A `file:` source is whited out in the guest's view of the rootfs
+ * (broker_write_ca) under its one name. Refused when the guest's tree has
+ * another way to it: a hard link (a name elsewhere that no whiteout
+ * covers), a --mount (or a bundle's bind) of it or of a directory above
+ * it, or a file copied into the tree from it. */
+static int source_elsewhere(const struct sentry_opts *opts,
+			    const struct credential *c, struct moat_error *err)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+	struct stat st, ds, fs;
+
+	if (!realpath(c->src, real) || stat(real, &st) < 0)
+		return 0; /* the broker reports a source it cannot read */
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
+		return moat_error_input(err, EPERM,
+					"--secret %s: file:%s has %ju hard "
+					"links: the guest could read it by "
+					"another name",
+					c->name, c->src,
+					(uintmax_t)st.st_nlink);
+	for (size_t i = 0; i < opts->nfiles; i++)
+		if (stat(opts->files[i].src, &fs) == 0 &&
+		    fs.st_dev == st.st_dev && fs.st_ino == st.st_ino)
+			return moat_error_input(err, EPERM,
+						"--secret %s: file:%s is "
+						"copied into the guest's tree "
+						"at %s",
+						c->name, c->src,
+						opts->files[i].dst);
+	snprintf(dir, sizeof(dir), "%s", real);
+	for (;;) {
+		const struct stat *cur = &st;
+
+		if (strcmp(dir, real)) {
+			if (stat(dir[0] ? dir : "/", &ds) < 0)
+				break;
+			cur = &ds;
+		}
+		for (size_t i = 0; i < opts->nmounts; i++)
+			if (same_dir(dir[0] ? dir : "/", cur,
+				     opts->mounts[i].src))
+				return moat_error_input(
+					err, EPERM,
+					"--secret %s: file:%s would be in "
+					"the guest's view: --mount %s:%s "
+					"shows it",
+					c->name, c->src, opts->mounts[i].src,
+					opts->mounts[i].dst);
+		if (!dir[0])
+			break;
+		*strrchr(dir, '/') = 0;
+	}
+	return 0;
+}
+
 static int await_ready(struct moat_error *err)
 {
 	int64_t deadline = now_ns() + (int64_t)BRK_START_MS * 1000000;
@@ -320,6 +393,10 @@ int broker_spawn(struct sentry_opts *opts, struct moat_error *err)
 						      c->name, c->src);
 			}
 			envp[ne++] = e;
+		} else if (c->source == CRED_FROM_FILE &&
+			   source_elsewhere(opts, c, err) < 0) {
+			free(envp);
+			return -1;
 		} else if (c->source == CRED_FROM_FD) {
 			if (fcntl(c->fd, F_GETFD) < 0) {
 				free(envp);
@@ -763,8 +840,10 @@ static void bflow_finish(struct bflow *b)
 		b->c = NULL;
 	}
 	b->dead = true;
+	/* only bflow_abort ends a flow whose guest is there: the guest
+	 * sees a reset, never an end it could take for the upstream's */
 	if (b->owner)
-		b->gops->event(b->owner, BFLOW_EOF);
+		b->gops->event(b->owner, BFLOW_RESET);
 }
 
 /* Is the flow over: the guest gone, and the broker done with upstream? */
@@ -825,11 +904,19 @@ static void on_up_data(void *owner, const void *buf, size_t len)
 
 		if (b->npend + rest > b->cap) {
 			size_t cap = b->cap ? b->cap : 65536;
+			uint8_t *p;
+
 			while (cap < b->npend + rest)
 				cap *= 2;
-			b->pend = realloc(b->pend, cap);
-			if (!b->pend)
-				abort();
+			p = realloc(b->pend, cap);
+			if (!p) {
+				/* out of memory: this flow's upstream side
+				 * ends (as on a failed write), not the sentry */
+				close_end(b, true);
+				maybe_done(b);
+				return;
+			}
+			b->pend = p;
 			b->cap = cap;
 		}
 		memcpy(b->pend + b->npend, (const char *)buf + w, rest);
@@ -962,6 +1049,17 @@ static int new_pair(int *ours, int *theirs)
 	/* the default buffers (net.core.wmem_default) hold SNIFF_MAX */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
+	/* A guest's flows are fds it makes the sentry hold: two a flow, up
+	 * to the line that keeps the gofers' replies and the control
+	 * socket theirs (fd_admit), as its files are. */
+	if (fd_admit(sv[1]) < 0) {
+		close(sv[0]);
+		return -ENFILE;
+	}
+	if (fd_admit(sv[0]) < 0) {
+		close(sv[1]);
+		return -ENFILE;
+	}
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	*ours = sv[0];
 	*theirs = sv[1];
@@ -1033,9 +1131,16 @@ struct bflow *bflow_start(struct ns_conn *c, void *owner,
 		nl += l;
 		m.nnames++;
 	}
-	b = xcalloc(1, sizeof(*b));
+	b = calloc(1, sizeof(*b)); /* guest-reachable: never xcalloc */
+	if (!b) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	b->gfd = b->ufd = -1;
 	b->id = m.id;
+	b->pid = pid;
+	b->dstlen = dstlen < sizeof(b->dst) ? dstlen : sizeof(b->dst);
+	memcpy(&b->dst, dst, b->dstlen);
 	if ((rc = new_pair(&b->gfd, &theirs[0])) < 0 ||
 	    (rc = new_pair(&b->ufd, &theirs[1])) < 0) {
 		*err = rc;
@@ -1049,7 +1154,11 @@ struct bflow *bflow_start(struct ns_conn *c, void *owner,
 	}
 	rc = brk_send(BRK_FLOW, &m, sizeof(m), nbuf, nl, theirs, 2);
 	if (rc < 0) {
-		brk_gone("the link to it failed");
+		/* A link that is only full (a burst of flows the broker has
+		 * not read yet), or fds in flight past their limit, fails
+		 * this flow alone; a link that is gone ends them all. */
+		if (rc == -EPIPE || rc == -ECONNRESET || rc == -ENOTCONN)
+			brk_gone("the link to it failed");
 		goto fail;
 	}
 	close(theirs[0]);
@@ -1161,6 +1270,24 @@ void bflow_abort(struct bflow *b)
 		b->c_dead = true;
 	}
 	bflow_finish(b);
+}
+
+int broker_policy_changed(void)
+{
+	int n = 0;
+
+	/* a flow whose guest socket is there is that socket's to reset
+	 * (sockets_policy_changed): these are the ones that outlived it */
+	for (struct bflow *b = B.flows; b; b = b->next) {
+		if (b->dead || b->owner ||
+		    netpol_check(b->pid, IPPROTO_TCP,
+				 (const struct sockaddr *)&b->dst,
+				 b->dstlen) == 0)
+			continue;
+		bflow_abort(b);
+		n++;
+	}
+	return n;
 }
 
 /* ---- the event loop's side ------------------------------------------------ */

@@ -94,6 +94,7 @@ bool broker_drops_udp(int pid, const struct sockaddr *sa, socklen_t len);
 enum bflow_event {
 	BFLOW_EOF = 1,	/* the broker will send the guest no more */
 	BFLOW_WRITABLE, /* room again after a send that waited */
+	BFLOW_RESET,	/* reset (the broker gone, the policy changed) */
 };
 struct bflow_guest_ops {
 	size_t (*room)(void *owner); /* bytes its queue takes now */
@@ -125,5 +126,9 @@ void bflow_shutdown(struct bflow *b, bool rd, bool wr);
 void bflow_guest_gone(struct bflow *b);
 /* Reset it now (the policy no longer allows the destination). */
 void bflow_abort(struct bflow *b);
+/* After a policy change: reset the flows whose guest socket went but
+ * which the broker still finishes (bflow_guest_gone), to destinations
+ * the policy no longer allows. Returns how many. */
+int broker_policy_changed(void);
 
 #endif

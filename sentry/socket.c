@@ -1023,6 +1023,33 @@ static void ext_enqueue(struct usock *u, const void *buf, size_t n,
 
 static void sniff_flush(struct usock *u);
 
+/* The buffer of a flow's held first bytes: charged as queued socket data
+ * (QUEUED_MAX) and to the sentry's share of the memory limit, as many
+ * sockets' as the guest opens. */
+static bool sniff_alloc(struct usock *u)
+{
+	if (queued + SNIFF_MAX > QUEUED_MAX || !limits_heap_charge(SNIFF_MAX))
+		return false;
+	u->sniff = malloc(SNIFF_MAX);
+	if (!u->sniff) {
+		limits_heap_charge(-(int64_t)SNIFF_MAX);
+		return false;
+	}
+	queued += SNIFF_MAX;
+	return true;
+}
+
+static void sniff_free(struct usock *u)
+{
+	if (u->sniff) {
+		free(u->sniff);
+		queued -= SNIFF_MAX;
+		limits_heap_charge(-(int64_t)SNIFF_MAX);
+	}
+	u->sniff = NULL;
+	u->nsniff = u->sniff_sent = 0;
+}
+
 static void on_ext_data(void *owner, const void *buf, size_t len)
 {
 	struct usock *u = owner;
@@ -1171,6 +1198,12 @@ static void ext_drop(struct usock *u)
 	size_t i;
 
 	if (u->ext) {
+		/* Bytes held too few to tell by go out before the FIN, as
+		 * a close sends what was written. */
+		if (u->brk == BRK_SNIFFING && u->nsniff) {
+			u->brk = BRK_PASSED;
+			sniff_flush(u);
+		}
 		/* a brokered flow's connection goes with its relay */
 		if (u->bflow)
 			bflow_guest_gone(u->bflow);
@@ -1182,9 +1215,7 @@ static void ext_drop(struct usock *u)
 	}
 	u->ext = NULL;
 	u->bflow = NULL;
-	free(u->sniff);
-	u->sniff = NULL;
-	u->nsniff = u->sniff_sent = 0;
+	sniff_free(u);
 	u->brk = BRK_NONE;
 	for (i = 0; i < u->nflows; i++)
 		flow_release(&u->flows[i], u->flows[i].proto == IPPROTO_TCP ?
@@ -1248,6 +1279,7 @@ int sockets_policy_changed(void)
 			u->flows[i] = u->flows[--u->nflows];
 		}
 	}
+	revoked += broker_policy_changed();
 	sentry_wake();
 	return revoked;
 }
@@ -1322,6 +1354,10 @@ static void bf_event(void *owner, int ev)
 
 	if (ev == BFLOW_EOF)
 		u->peer_shut_wr = true;
+	if (ev == BFLOW_RESET && !u->ext_dead) {
+		u->so_error = ECONNRESET;
+		u->ext_dead = true;
+	}
 	u->seq++;
 	sentry_wake();
 }
@@ -1346,9 +1382,7 @@ static void sniff_flush(struct usock *u)
 	if (rc > 0)
 		u->sniff_sent += (size_t)rc;
 	if (u->sniff_sent == u->nsniff) {
-		free(u->sniff);
-		u->sniff = NULL;
-		u->nsniff = u->sniff_sent = 0;
+		sniff_free(u);
 		u->seq++;
 	}
 }
@@ -1377,9 +1411,8 @@ static long sniff_take(struct task *t, struct usock *u, const void *buf,
 	sniff(p, len, &r);
 	if (r.kind == SNIFF_MORE) {
 		if (!u->nsniff) {
-			u->sniff = malloc(SNIFF_MAX);
-			if (!u->sniff)
-				return -ENOMEM;
+			if (!sniff_alloc(u))
+				return -ENOBUFS;
 			memcpy(u->sniff, buf, take);
 			u->nsniff = take;
 		}
@@ -1396,9 +1429,7 @@ static long sniff_take(struct task *t, struct usock *u, const void *buf,
 						   t->proc->comm;
 	b = bflow_start(u->ext, u, &bf_ops, t->proc->pid, exe, &u->pname.u.sa,
 			u->pname.len, &r, p, len, &err);
-	free(u->sniff);
-	u->sniff = NULL;
-	u->nsniff = u->sniff_sent = 0;
+	sniff_free(u);
 	if (!b) {
 		/* Never passed by: what the broker would see is reset. */
 		ns_abort(u->ext);
@@ -1436,6 +1467,10 @@ static long ext_send(struct task *t, struct file *f, struct usock *u,
 		return rc;
 	}
 	if (u->brk == BRK_SNIFFING && !u->shut_wr) {
+		/* nothing to tell by, nor to hold (each would take a
+		 * buffer), nor to wait for: Linux's 0 */
+		if (!n)
+			return 0;
 		rc = sniff_take(t, u, buf, n);
 		if (rc != 0)
 			return rc;

@@ -503,6 +503,33 @@ case_guest_hunts_for_the_value()
 	no_secret_in out.txt
 }
 
+# A file: source is whited out under its one name: another name for it in
+# the guest's tree (a hard link, a --mount of its directory) would show
+# the value, so the sandbox does not start.
+case_file_source_other_names_refused()
+{
+	new_secret
+	mkdir -p "$E2E_TMP/sec/d"
+	echo "$S" >"$E2E_TMP/sec/d/key"
+	ln "$E2E_TMP/sec/d/key" "$E2E_TMP/sec/d/link"
+	box --secret K=file:"$E2E_TMP/sec/d/key"@api.test -- \
+		cat "$E2E_TMP/sec/d/link" >out.txt 2>&1
+	assert_eq 125 $? || return 1
+	grep -q 'hard links' out.txt || return 1
+	rm "$E2E_TMP/sec/d/link"
+	box --mount "$E2E_TMP/sec:/mnt/sec" \
+		--secret K=file:"$E2E_TMP/sec/d/key"@api.test -- \
+		cat /mnt/sec/d/key >>out.txt 2>&1
+	assert_eq 125 $? || return 1
+	grep -q 'mount .* shows it' out.txt || return 1
+	# its one name alone: hidden, and the sandbox runs
+	box --secret K=file:"$E2E_TMP/sec/d/key"@api.test -- \
+		cat "$E2E_TMP/sec/d/key" >>out.txt 2>&1
+	grep -q 'No such file' out.txt || return 1
+	cat out.txt
+	no_secret_in out.txt
+}
+
 case_policy_show_has_no_value()
 {
 	new_secret
@@ -536,5 +563,6 @@ run_test framing case_framing
 run_test pinning_and_pass_through case_pinning_and_pass_through
 run_test not_in_sandbox_memory case_not_in_sandbox_memory
 run_test guest_hunts_for_the_value case_guest_hunts_for_the_value
+run_test file_source_other_names_refused case_file_source_other_names_refused
 run_test policy_show_has_no_value case_policy_show_has_no_value
 e2e_done

@@ -462,10 +462,27 @@ static void alpn_empty_name(struct builder *b)
 	b->b[b->n - 3] = 0;
 }
 
+/* A record's minor version is ignored by servers (OpenSSL answers a hello
+ * in a "3.0" or "3.5" record): such a hello is TLS, never passed by. */
+Test(sniff, any_record_minor_version_is_tls)
+{
+	void (*fs[])(struct builder *) = { rec_version_300, rec_version_305 };
+
+	for (size_t i = 0; i < 2; i++) {
+		struct builder e = { .n = 0 }, b;
+
+		ext_sni(&e, "api.test");
+		hello(&b, &e);
+		fs[i](&b);
+		struct sniff_result r = run((const char *)b.b, b.n);
+
+		cr_assert_eq(r.kind, SNIFF_TLS, "%zu", i);
+		cr_assert_str_eq(r.sni, "api.test");
+	}
+}
+
 Test(sniff, every_broken_field_is_other)
 {
-	broken("record version 3.0", rec_version_300);
-	broken("record version 3.5", rec_version_305);
 	broken("record major 2", rec_major_2);
 	broken("empty record", rec_empty);
 	broken("record over 2^14", rec_too_long);
@@ -609,13 +626,13 @@ Test(sniff, request_lines_are_http_before_they_end)
 	};
 
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
-		size_t sp = strcspn(lines[i], " ");
+		size_t v = (size_t)(strstr(lines[i], " HTTP/") - lines[i]) + 6;
 
-		/* up to the space and one more byte: not yet */
-		for (size_t k = 0; k <= sp + 1; k++)
+		/* up to the version's "HTTP/": not yet */
+		for (size_t k = 0; k < v; k++)
 			cr_assert_eq(kind(lines[i], k), SNIFF_MORE, "%s at %zu",
 				     lines[i], k);
-		for (size_t k = sp + 2; k <= strlen(lines[i]); k++) {
+		for (size_t k = v; k <= strlen(lines[i]); k++) {
 			struct sniff_result r = run(lines[i], k);
 
 			cr_assert_eq(r.kind, SNIFF_HTTP, "%s at %zu", lines[i],
@@ -643,11 +660,38 @@ Test(sniff, what_is_no_request_line_is_other)
 	cr_assert_eq(kind_s("SSH-"), SNIFF_OTHER); /* decided at once */
 	cr_assert_eq(kind_s("SSH"), SNIFF_MORE);
 	/* 20 characters is a method, 21 is not, even before the space */
-	cr_assert_eq(kind_s("ABCDEFGHIJKLMNOPQRST /"), SNIFF_HTTP);
+	cr_assert_eq(kind_s("ABCDEFGHIJKLMNOPQRST / HTTP/"), SNIFF_HTTP);
 	cr_assert_eq(kind_s("ABCDEFGHIJKLMNOPQRST"), SNIFF_MORE);
 	cr_assert_eq(kind_s("ABCDEFGHIJKLMNOPQRSTU"), SNIFF_OTHER);
 	cr_assert_eq(kind("\0GET /", 6), SNIFF_OTHER);
 	cr_assert_eq(kind("GET \0", 5), SNIFF_OTHER);
+}
+
+/* Client-first protocols whose first line is "token SP visible" but no
+ * request: passed by, not held for a request head that never comes. */
+Test(sniff, lines_without_a_version_are_other)
+{
+	cr_assert_eq(kind_s("get foo\r\n"), SNIFF_OTHER); /* memcached */
+	cr_assert_eq(kind_s("set k 0 0 5\r\nhello\r\n"), SNIFF_OTHER);
+	cr_assert_eq(kind_s("NICK bob\r\n"), SNIFF_OTHER); /* IRC */
+	cr_assert_eq(kind_s("PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n"), SNIFF_OTHER);
+	cr_assert_eq(kind_s("put 0 0 10 5\n"), SNIFF_OTHER); /* beanstalkd */
+	cr_assert_eq(kind_s("POST /x\r\n"), SNIFF_OTHER);
+	/* still going: held */
+	cr_assert_eq(kind_s("get foo"), SNIFF_MORE);
+	cr_assert_eq(kind_s("GET /x HTTP"), SNIFF_MORE);
+	/* HTTP/0.9, and the version in any case */
+	cr_assert_eq(kind_s("GET /\r\n"), SNIFF_HTTP);
+	cr_assert_eq(kind_s("GET / http/1.1\r\n"), SNIFF_HTTP);
+	/* a line longer than what is held goes to the broker */
+	{
+		static char big[SNIFF_MAX + 1];
+
+		memset(big, 'a', sizeof(big));
+		memcpy(big, "GET /", 5);
+		cr_assert_eq(kind(big, SNIFF_MAX - 1), SNIFF_MORE);
+		cr_assert_eq(kind(big, SNIFF_MAX), SNIFF_HTTP);
+	}
 }
 
 /* ---- junk ------------------------------------------------------------ */
