@@ -167,6 +167,7 @@ struct flow {
 	int gfd, ufd;
 	SSL *gs, *us;
 	size_t from_guest; /* bytes of the guest's, after any handshake */
+	atomic_bool ended; /* by a revoke (flows_end) */
 	struct flow *prev, *next; /* the open flows (flows_lock) */
 	bool listed;
 };
@@ -229,6 +230,7 @@ static unsigned flows_end(const struct credential *c)
 	pthread_mutex_lock(&flows_lock);
 	for (struct flow *fl = flows; fl; fl = fl->next)
 		if (flow_of(fl, c)) {
+			atomic_store(&fl->ended, true);
 			shutdown(fl->gfd, SHUT_RDWR);
 			shutdown(fl->ufd, SHUT_RDWR);
 			n++;
@@ -724,7 +726,7 @@ static void flow_run(struct flow *fl)
 	/* A TLS 1.3 client checks the certificate after its handshake: one
 	 * that pins the upstream's key (or does not trust the sandbox CA)
 	 * goes away then, before any request. */
-	if (tls && !fl->from_guest)
+	if (tls && !fl->from_guest && g.eof && !atomic_load(&fl->ended))
 		audit_blocked(fl, "guest-handshake",
 			      "the client closed the connection before any "
 			      "request: it refused the sandbox CA's "
