@@ -109,6 +109,9 @@ case_broker_killed_resets_flows()
 case_held_first_bytes_charged()
 {
 	local lpid
+	# ASan's own memory (shadow, quarantine) takes the sentry past a
+	# 64 MiB limit before the guest does anything: the plain run covers it
+	asan_build && { echo "skipped under the ASan build"; return 0; }
 	ip netns exec "${PEER_NS[plain]}" python3 -c '
 import socket, time
 s = socket.socket()
