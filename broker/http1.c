@@ -1552,6 +1552,45 @@ static size_t gather_line(struct bbuf *b, const uint8_t *p, size_t n,
 	return b->len;
 }
 
+/* A chunk's size line, gathered in b, into *left: 1 once it is in, 0
+ * while more bytes are needed, -EINVAL when it is bad, or -ENOMEM. Both
+ * directions' chunked bodies read it so. */
+static int chunk_size(struct bbuf *b, const uint8_t *p, size_t n, size_t *used,
+		      uint64_t *left)
+{
+	int err = 0;
+	size_t ln = gather_line(b, p, n, H1_LINE_MAX, used, &err);
+
+	if (err)
+		return err;
+	if (ln == (size_t)-1)
+		return -EINVAL;
+	if (ln == 0)
+		return 0;
+	if (!parse_chunk_size(b->p, ln - 2, left))
+		return -EINVAL;
+	b->len = 0;
+	return 1;
+}
+
+/* The CRLF after a chunk's data, gathered in b: 1 once it is in, 0 while
+ * more bytes are needed, -EINVAL when the chunk is longer than its size,
+ * or -ENOMEM. */
+static int chunk_end(struct bbuf *b, const uint8_t *p, size_t n, size_t *used)
+{
+	while (*used < n && b->len < 2) {
+		if (bbuf_put(b, p + *used, 1) < 0)
+			return -ENOMEM;
+		(*used)++;
+	}
+	if (b->len < 2)
+		return 0;
+	if (memcmp(b->p, "\r\n", 2) != 0)
+		return -EINVAL;
+	b->len = 0;
+	return 1;
+}
+
 /* One step of the request side over p[0..n): bytes taken into *used. */
 static int rq_step(struct h1_conn *c, const uint8_t *p, size_t n, size_t *used,
 		   struct bbuf *up, struct bbuf *down)
@@ -1613,16 +1652,11 @@ static int rq_step(struct h1_conn *c, const uint8_t *p, size_t n, size_t *used,
 		rq_done(c);
 		return 0;
 	case RQ_CHUNK_SIZE:
-		ln = gather_line(&c->rqbuf, p, n, H1_LINE_MAX, used, &err);
-		if (err)
-			return err;
-		if (ln == (size_t)-1)
+		rc = chunk_size(&c->rqbuf, p, n, used, &c->rqleft);
+		if (rc == -EINVAL)
 			return bad_request(c, down, true, "a bad chunk size");
-		if (ln == 0)
-			return 0;
-		if (!parse_chunk_size(c->rqbuf.p, ln - 2, &c->rqleft))
-			return bad_request(c, down, true, "a bad chunk size");
-		c->rqbuf.len = 0;
+		if (rc <= 0)
+			return rc;
 		c->rq = c->rqleft ? RQ_CHUNK_DATA : RQ_TRAILER;
 		return 0;
 	case RQ_CHUNK_DATA:
@@ -1634,17 +1668,12 @@ static int rq_step(struct h1_conn *c, const uint8_t *p, size_t n, size_t *used,
 			c->rq = RQ_CHUNK_END;
 		return rc;
 	case RQ_CHUNK_END:
-		while (*used < n && c->rqbuf.len < 2) {
-			if (bbuf_put(&c->rqbuf, p + *used, 1) < 0)
-				return -ENOMEM;
-			(*used)++;
-		}
-		if (c->rqbuf.len < 2)
-			return 0;
-		if (memcmp(c->rqbuf.p, "\r\n", 2) != 0)
+		rc = chunk_end(&c->rqbuf, p, n, used);
+		if (rc == -EINVAL)
 			return bad_request(c, down, true,
 					   "a chunk longer than its size");
-		c->rqbuf.len = 0;
+		if (rc <= 0)
+			return rc;
 		c->rq = RQ_CHUNK_SIZE;
 		return 0;
 	case RQ_TRAILER:
@@ -2323,16 +2352,11 @@ static int rs_step(struct h1_conn *c, const uint8_t *p, size_t n, size_t *used,
 		*used = n;
 		return rs_body(c, p, n, false, down);
 	case RS_CHUNK_SIZE:
-		ln = gather_line(&c->rsbuf, p, n, H1_LINE_MAX, used, &err);
-		if (err)
-			return err;
-		if (ln == (size_t)-1)
+		rc = chunk_size(&c->rsbuf, p, n, used, &c->rsleft);
+		if (rc == -EINVAL)
 			return rs_fail(c, down, "a bad chunk size");
-		if (ln == 0)
-			return 0;
-		if (!parse_chunk_size(c->rsbuf.p, ln - 2, &c->rsleft))
-			return rs_fail(c, down, "a bad chunk size");
-		c->rsbuf.len = 0;
+		if (rc <= 0)
+			return rc;
 		c->rs = c->rsleft ? RS_CHUNK_DATA : RS_TRAILER;
 		return 0;
 	case RS_CHUNK_DATA:
@@ -2344,16 +2368,11 @@ static int rs_step(struct h1_conn *c, const uint8_t *p, size_t n, size_t *used,
 			c->rs = RS_CHUNK_END;
 		return rc;
 	case RS_CHUNK_END:
-		while (*used < n && c->rsbuf.len < 2) {
-			if (bbuf_put(&c->rsbuf, p + *used, 1) < 0)
-				return -ENOMEM;
-			(*used)++;
-		}
-		if (c->rsbuf.len < 2)
-			return 0;
-		if (memcmp(c->rsbuf.p, "\r\n", 2) != 0)
+		rc = chunk_end(&c->rsbuf, p, n, used);
+		if (rc == -EINVAL)
 			return rs_fail(c, down, "a chunk longer than its size");
-		c->rsbuf.len = 0;
+		if (rc <= 0)
+			return rc;
 		c->rs = RS_CHUNK_SIZE;
 		return 0;
 	case RS_TRAILER:
