@@ -39,6 +39,9 @@ up()
 	peer_spawn h2 "$E2E_TMP/h2.out" $PY "$E2E_ROOT/tests/e2e/h2_echo.py" \
 		--record "$H2_REC" --cert "$KIT_CA/h2.test.pem" \
 		--key "$KIT_CA/h2.test.key" || return 1
+	# the guest runs the client from here: a checkout under /tmp is not
+	# in its view (its /tmp is its own)
+	cp "$E2E_ROOT/tests/e2e/grpc_echo.py" "$E2E_TMP/grpc_echo.py"
 	peer_spawn grpc "$E2E_TMP/grpc.out" $PY "$E2E_ROOT/tests/e2e/grpc_echo.py" \
 		serve --record "$GRPC_REC" --cert "$KIT_CA/grpc.test.pem" \
 		--key "$KIT_CA/grpc.test.key" || return 1
@@ -251,8 +254,8 @@ case_grpc_unary_and_stream()
 	new_secret
 	box --secret API_KEY=env:REAL_KEY@grpc.test -- sh -c \
 		'echo "P=$API_KEY"; export GRPC_DNS_RESOLVER=native
-		 python3 '"$E2E_ROOT"'/tests/e2e/grpc_echo.py call grpc.test:443 unary "$API_KEY"
-		 python3 '"$E2E_ROOT"'/tests/e2e/grpc_echo.py call grpc.test:443 stream "$API_KEY"' \
+		 python3 '"$E2E_TMP"'/grpc_echo.py call grpc.test:443 unary "$API_KEY"
+		 python3 '"$E2E_TMP"'/grpc_echo.py call grpc.test:443 stream "$API_KEY"' \
 		>out.txt 2>&1
 	cat out.txt
 	P=$(sed -n 's/^P=//p' out.txt)
