@@ -80,8 +80,11 @@ case_broker_killed_resets_flows()
 	: >"${ECHO_REC[plain]}"
 	rm -f "$fifo"
 	mkfifo "$fifo"
+	# from the test's own directory: a checkout under /tmp is not in the
+	# guest's view (its /tmp is its own)
+	cp "$HERE/broker_kill.py" "$E2E_TMP/broker_kill.py"
 	box --secret API_KEY=env:REAL_KEY@api.test -- \
-		python3 "$HERE/broker_kill.py" plain.test <"$fifo" >out.txt 2>&1 &
+		python3 "$E2E_TMP/broker_kill.py" plain.test <"$fifo" >out.txt 2>&1 &
 	pid=$!
 	exec 7>"$fifo"
 	for _ in $(seq 100); do
