@@ -4,11 +4,17 @@
  * (mlock: never written to swap) and left out of core dumps
  * (MADV_DONTDUMP). The slots are made at store_init, while the broker
  * still runs as the user that started it: locking needs no privilege
- * then, and a rotate later only reuses a slot. Each secret has two, its
- * value and its old value (still redacted, store.h), and there is one
- * more: a new value is read into the spare one and swapped in under the
- * lock, so a value never passes through memory that is not locked; the
- * value before the old one is wiped then.
+ * then, and a rotate or an add later only uses a slot made then. Each
+ * secret has two, its value and its old value (still redacted, store.h),
+ * and there is one more: a new value is read into the spare one and
+ * swapped in under the lock, so a value never passes through memory that
+ * is not locked; the value before the old one is wiped then.
+ *
+ * The region holds 2 * cap + 1 slots: secret k's first value slot is
+ * slot k, its first old slot is slot cap + 1 + k, and the spare starts
+ * as slot cap. Rotations only move slots among the secrets that exist
+ * and the spare, so the slots of an index not yet used are untouched
+ * when store_add_fd takes them.
  */
 #include "broker/store.h"
 
@@ -244,7 +250,7 @@ static uint8_t *spare_slot(const struct store *s)
 int store_init(struct store *s, const struct cred_policy *p,
 	       struct moat_error *err)
 {
-	size_t ss = slot_size(), total, i;
+	size_t ss = slot_size(), total, cap, i;
 	uint8_t *region;
 	int rc;
 
@@ -253,7 +259,9 @@ int store_init(struct store *s, const struct cred_policy *p,
 	if (p->n > CRED_MAX)
 		return moat_error_input(err, E2BIG, "more than %d secrets",
 					CRED_MAX);
-	total = ss * (2 * p->n + 1);
+	cap = p->n + STORE_LIVE_MAX < CRED_MAX ? p->n + STORE_LIVE_MAX :
+						 CRED_MAX;
+	total = ss * (2 * cap + 1);
 	region = mmap(NULL, total, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (region == MAP_FAILED)
@@ -267,14 +275,17 @@ int store_init(struct store *s, const struct cred_policy *p,
 	 * a child (it never forks) would not inherit them. */
 	madvise(region, total, MADV_DONTDUMP);
 	madvise(region, total, MADV_WIPEONFORK);
-	s->v = calloc(p->n + 1, sizeof(*s->v));
+	s->v = calloc(cap + 1, sizeof(*s->v));
 	if (!s->v) {
 		munmap(region, total);
 		return moat_error_set(err, ENOMEM, "store");
 	}
-	s->v[p->n].value = (char *)(region + ss * p->n);
+	s->region = region;
+	s->region_len = total;
+	s->cap = cap;
+	s->v[p->n].value = (char *)(region + ss * cap);
 	for (i = 0; i < p->n; i++)
-		s->v[i].old = (char *)(region + ss * (p->n + 1 + i));
+		s->v[i].old = (char *)(region + ss * (cap + 1 + i));
 	s->n = p->n;
 	rc = pthread_rwlock_init(&s->lock, NULL);
 	if (rc) {
@@ -308,7 +319,7 @@ int store_init(struct store *s, const struct cred_policy *p,
 			rc = 0;
 		}
 		if (rc == 1)
-			rc = load_value(sec, region + ss * i, err);
+			rc = load_value(sec, (uint8_t *)sec->value, err);
 		if (rc < 0)
 			goto fail;
 		pl = store_make_placeholder(sec->cred->placeholder, sec->vlen,
@@ -335,27 +346,15 @@ fail:
 
 void store_free(struct store *s)
 {
-	size_t ss = slot_size(), i;
+	size_t i;
 
 	if (!s->v)
 		return;
 	for (i = 0; i < s->n; i++)
 		free(s->v[i].placeholder);
-	/* The slots are not in index order after rotations: find the
-	 * region's start as the lowest of them. */
-	{
-		uintptr_t lo = UINTPTR_MAX;
-
-		for (i = 0; i <= s->n; i++) {
-			if ((uintptr_t)s->v[i].value < lo)
-				lo = (uintptr_t)s->v[i].value;
-			if (i < s->n && (uintptr_t)s->v[i].old < lo)
-				lo = (uintptr_t)s->v[i].old;
-		}
-		explicit_bzero((void *)lo, ss * (2 * s->n + 1));
-		munlock((void *)lo, ss * (2 * s->n + 1));
-		munmap((void *)lo, ss * (2 * s->n + 1));
-	}
+	explicit_bzero(s->region, s->region_len);
+	munlock(s->region, s->region_len);
+	munmap(s->region, s->region_len);
 	free(s->v);
 	pthread_rwlock_destroy(&s->lock);
 	memset(s, 0, sizeof(*s));
@@ -420,6 +419,50 @@ void store_revoke(struct store *s, size_t i)
 	s->v[i].revoked = true;
 	s->gen++;
 	pthread_rwlock_unlock(&s->lock);
+}
+
+long store_add_fd(struct store *s, const struct credential *c, int fd)
+{
+	size_t ss = slot_size(), k = s->n, len;
+	uint8_t *slot = s->region + ss * k;
+	char ph[CRED_PLACEHOLDER_MAX];
+	char *dup;
+	ssize_t n;
+	long pl;
+
+	if (k >= s->cap)
+		return -ENOSPC;
+	if (store_find(s, c->name) >= 0)
+		return -EEXIST;
+	n = read_slot(fd, slot);
+	if (n < 0) {
+		explicit_bzero(slot, SLOT_READ);
+		return (int)n;
+	}
+	len = strip_newline(slot, (size_t)n);
+	if (cred_value_refusal(slot, len)) {
+		explicit_bzero(slot, SLOT_READ);
+		return len > CRED_VALUE_MAX ? -E2BIG : -EINVAL;
+	}
+	pl = store_make_placeholder(c->placeholder, len, ph, sizeof(ph));
+	dup = pl < 0 ? NULL : strdup(ph);
+	if (!dup) {
+		explicit_bzero(slot, SLOT_READ);
+		return pl < 0 ? -EINVAL : -ENOMEM;
+	}
+	pthread_rwlock_wrlock(&s->lock);
+	s->v[k + 1].value = s->v[k].value; /* the spare moves up */
+	s->v[k] = (struct secret){ .cred = c,
+				   .placeholder = dup,
+				   .plen = (size_t)pl,
+				   .value = (char *)slot,
+				   .vlen = len,
+				   .old = (char *)(s->region +
+						   ss * (s->cap + 1 + k)) };
+	s->n = k + 1;
+	s->gen++;
+	pthread_rwlock_unlock(&s->lock);
+	return (long)k;
 }
 
 long store_find(const struct store *s, const char *name)

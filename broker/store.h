@@ -33,10 +33,19 @@ struct secret {
 	bool revoked;
 };
 
+/* Secrets `moat secret set` may add to a running sandbox's store, beyond
+ * those it started with (CRED_MAX in all): their slots are made and
+ * locked at the start, while locking needs no privilege. */
+#define STORE_LIVE_MAX 16
+
 struct store {
 	pthread_rwlock_t lock;
-	struct secret *v;
+	struct secret *v; /* cap + 1 entries (v[n].value: the spare slot) */
 	size_t n;
+	size_t cap;	 /* the most secrets it can hold (n + STORE_LIVE_MAX at
+		     * the start, at most CRED_MAX) */
+	uint8_t *region; /* every slot; region_len bytes, locked */
+	size_t region_len;
 	uint64_t gen; /* bumped at each change */
 	const struct cred_policy *policy;
 };
@@ -66,6 +75,13 @@ int store_rotate(struct store *s, size_t i, const void *value, size_t vlen);
  * too long). */
 int store_rotate_fd(struct store *s, size_t i, int fd);
 void store_revoke(struct store *s, size_t i);
+/* A new secret (`moat secret set`) for credential c, which must stay where
+ * it is for the store's life, its value read from fd as store_rotate_fd
+ * reads one, and its placeholder made from c's template: published under
+ * the lock, so that a flow sees it whole or not at all. Its index, or
+ * -ENOSPC (cap reached), -EEXIST (c's name is taken), -EINVAL/-E2BIG
+ * (the value, or -EINVAL for a bad template) or the read's -errno. */
+long store_add_fd(struct store *s, const struct credential *c, int fd);
 /* The index of the secret named name, or -1. */
 long store_find(const struct store *s, const char *name);
 

@@ -350,3 +350,107 @@ Test(store, rotate_and_revoke)
 	cr_assert(!s.v[0].revoked);
 	store_free(&s);
 }
+
+/* A pipe holding v (n bytes), its read end. */
+static int pipe_with(const char *v, size_t n)
+{
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(write(p[1], v, n), (ssize_t)n);
+	close(p[1]);
+	return p[0];
+}
+
+/* `moat secret set`: a secret added to a store that runs. It takes slots
+ * of its own (locked, never one another secret or a rotation uses), gets
+ * a placeholder, rotates like the others; what a start would refuse is
+ * refused and leaves the store as it was; past cap, no more. */
+Test(store, add)
+{
+	struct store s;
+	struct moat_error err = { 0 };
+	struct credential added[STORE_LIVE_MAX + 1];
+	char names[STORE_LIVE_MAX + 1][16], flags[512];
+	uint64_t gen;
+	long i;
+	int fd;
+
+	setenv("MOAT_T_KEY", "first-value-0123456789", 1);
+	one(CRED_FROM_ENV, "MOAT_T_KEY", -1);
+	cr_assert_eq(store_init(&s, &pol, &err), 0, "%s", err.msg);
+	cr_assert_eq(s.cap, 1 + STORE_LIVE_MAX);
+	/* a rotation first: the slots move among secret 0's and the spare */
+	cr_assert_eq(store_rotate(&s, 0, "second", 6), 0);
+	for (size_t k = 0; k <= STORE_LIVE_MAX; k++) {
+		added[k] = cred;
+		snprintf(names[k], sizeof(names[k]), "ADDED_%zu", k);
+		added[k].name = names[k];
+		added[k].source = CRED_FROM_FD;
+	}
+	added[0].placeholder = "sk-{rand}";
+
+	/* refused, nothing changed: a name taken, a bad value */
+	gen = s.gen;
+	fd = pipe_with("v", 1);
+	cr_assert_eq(store_add_fd(&s, &cred, fd), -EEXIST);
+	close(fd);
+	fd = pipe_with("a\nb", 3);
+	cr_assert_eq(store_add_fd(&s, &added[0], fd), -EINVAL);
+	close(fd);
+	fd = pipe_with("", 0);
+	cr_assert_eq(store_add_fd(&s, &added[0], fd), -EINVAL);
+	close(fd);
+	cr_assert_eq(s.n, 1);
+	cr_assert_eq(s.gen, gen);
+
+	fd = pipe_with("added-value-abcdefghij\n", 23);
+	i = store_add_fd(&s, &added[0], fd);
+	close(fd);
+	cr_assert_eq(i, 1);
+	cr_assert_eq(s.n, 2);
+	cr_assert_gt(s.gen, gen);
+	cr_assert_eq(s.v[1].cred, &added[0]);
+	cr_assert_eq(s.v[1].vlen, 22);
+	cr_assert_eq(memcmp(s.v[1].value, "added-value-abcdefghij", 22), 0);
+	cr_assert_eq(strncmp(s.v[1].placeholder, "sk-", 3), 0);
+	cr_assert_eq(s.v[1].plen, 22, "as long as the value");
+	cr_assert_eq(store_find(&s, "ADDED_0"), 1);
+	vmflags(s.v[1].value, flags, sizeof(flags));
+#ifndef __SANITIZE_ADDRESS__
+	cr_assert_not_null(strstr(flags, " lo"), "%s", flags);
+#endif
+	/* its slots are its own: secret 0 and the spare are untouched */
+	cr_assert_eq(memcmp(s.v[0].value, "second", 6), 0);
+	cr_assert_eq(memcmp(s.v[0].old, "first-value-0123456789", 22), 0);
+	cr_assert_neq(s.v[1].value, s.v[0].value);
+	cr_assert_neq(s.v[1].value, s.v[0].old);
+	cr_assert_neq(s.v[1].value, s.v[2].value, "nor the spare");
+	cr_assert_neq(s.v[1].old, s.v[2].value);
+	/* and it rotates and revokes as the others do */
+	cr_assert_eq(store_rotate(&s, 1, "added-next", 10), 0);
+	cr_assert_eq(s.v[1].olen, 22);
+	cr_assert_eq(memcmp(s.v[0].value, "second", 6), 0);
+	store_revoke(&s, 1);
+	cr_assert(s.v[1].revoked);
+	cr_assert(!s.v[0].revoked);
+
+	/* up to cap, then -ENOSPC */
+	for (size_t k = 1; k < STORE_LIVE_MAX; k++) {
+		fd = pipe_with("more-value", 10);
+		cr_assert_eq(store_add_fd(&s, &added[k], fd), (long)(k + 1));
+		close(fd);
+	}
+	cr_assert_eq(s.n, s.cap);
+	fd = pipe_with("one-too-many", 12);
+	cr_assert_eq(store_add_fd(&s, &added[STORE_LIVE_MAX], fd), -ENOSPC);
+	close(fd);
+	/* every slot still distinct, and the rotations still work */
+	for (size_t a = 0; a < s.n; a++)
+		for (size_t b = a + 1; b <= s.n; b++)
+			cr_assert_neq(s.v[a].value, s.v[b].value);
+	cr_assert_eq(store_rotate(&s, s.n - 1, "last", 4), 0);
+	cr_assert_eq(memcmp(s.v[s.n - 1].value, "last", 4), 0);
+	cr_assert_eq(memcmp(s.v[0].value, "second", 6), 0);
+	store_free(&s);
+}
