@@ -625,9 +625,17 @@ static void flow_run(struct flow *fl)
 	 * over only brokered names, so this is a second line: a name that
 	 * is neither credentialed nor inspected) passes as it is, never
 	 * terminated. */
-	if (tls && (!*sni || !cred_brokered(&B.pol, sni))) {
-		relay(fl, &g, &u, true);
-		return;
+	if (tls) {
+		bool ours;
+
+		/* `moat secret set` adds to B.pol under the store's lock */
+		pthread_rwlock_rdlock(&B.store.lock);
+		ours = *sni && cred_brokered(&B.pol, sni);
+		pthread_rwlock_unlock(&B.store.lock);
+		if (!ours) {
+			relay(fl, &g, &u, true);
+			return;
+		}
 	}
 	/* The SNI must be a name the destination was resolved from: the
 	 * guest picks the address and the name alike, and the value goes
@@ -830,14 +838,94 @@ static void secret_done(int32_t rc, const char *msg)
 	send_msg(BRK_SECRET_DONE, &rc, sizeof(rc), msg, strlen(msg) + 1);
 }
 
+/* BRK_SECRET_SET: json is {"credentials": [one entry]} as the sentry
+ * wrote it, fd the value's sealed memfd. The entry goes after the
+ * others in B.pol (whose array was made CRED_MAX long at the start, so
+ * that no entry a flow points at moves), and its secret into the store;
+ * the answer carries its placeholder. */
+static void secret_add(const char *name, const char *json, int fd)
+{
+	struct moat_policy mp = { 0 };
+	struct moat_error err = { 0 };
+	struct cred_policy all;
+	struct credential *c;
+	char msg[sizeof(err.msg) + 32];
+	long i;
+
+	if (policy_parse(json, strlen(json), "secret set", &mp, &err) < 0) {
+		secret_done(-EINVAL, err.msg);
+		goto out;
+	}
+	if (mp.cred.n != 1 || mp.cred.ninspect || mp.cred.npassthrough ||
+	    strcmp(mp.cred.v[0].name, name)) {
+		secret_done(-EPROTO, "not one credential of that name");
+		goto out;
+	}
+	if (B.pol.n >= B.store.cap) {
+		snprintf(msg, sizeof(msg),
+			 "the sandbox holds %zu secrets, the most it can",
+			 B.store.cap);
+		secret_done(-ENOSPC, msg);
+		goto out;
+	}
+	if (store_find(&B.store, name) >= 0) {
+		secret_done(-EEXIST, "it exists: `moat secret rotate` changes "
+				     "its value");
+		goto out;
+	}
+	/* The whole policy, the new one in, checked as at the start (a
+	 * host that is passed through, above all). It is in B.pol.v[n]
+	 * already, where no reader looks until n grows. */
+	c = &B.pol.v[B.pol.n];
+	*c = mp.cred.v[0];
+	c->source = CRED_FROM_FD;
+	c->fd = -1; /* read below, and closed by the caller */
+	all = B.pol;
+	all.n++;
+	if (cred_validate(&all, NULL, &err) < 0) {
+		secret_done(-EINVAL, err.msg);
+		goto out_entry;
+	}
+	i = store_add_fd(&B.store, c, fd);
+	if (i < 0) {
+		secret_done((int32_t)i,
+			    i == -E2BIG	 ? "the value is too long" :
+			    i == -EINVAL ? "the value is empty or has a NUL or "
+					   "a line break, or the placeholder's "
+					   "template is bad" :
+					   "the value could not be read");
+		goto out_entry;
+	}
+	pthread_rwlock_wrlock(&B.store.lock);
+	B.pol.n++;
+	pthread_rwlock_unlock(&B.store.lock);
+	memset(&mp.cred.v[0], 0, sizeof(mp.cred.v[0])); /* B.pol's now */
+	{
+		/* "set", a NUL, the placeholder, a NUL */
+		char reply[4 + CRED_PLACEHOLDER_MAX + 1];
+		int32_t ok = 0;
+
+		memcpy(reply, "set", 4);
+		memcpy(reply + 4, B.store.v[i].placeholder,
+		       B.store.v[i].plen + 1);
+		send_msg(BRK_SECRET_DONE, &ok, sizeof(ok), reply,
+			 4 + B.store.v[i].plen + 1);
+	}
+	goto out;
+out_entry:
+	memset(c, 0, sizeof(*c));
+out:
+	policy_free(&mp);
+}
+
 static int secret_op(const uint8_t *p, size_t len, const int *fds, int nfds)
 {
 	struct brk_secret op;
-	const char *name;
+	const char *name, *json;
 	long i;
 	int rc;
 
-	if (brk_secret_decode(p, len, &op, &name) < 0)
+	if (brk_secret_decode(p, len, &op, &name, &json) < 0)
 		goto bad;
 	switch (op.op) {
 	case BRK_SECRET_ROTATE:
@@ -875,10 +963,10 @@ static int secret_op(const uint8_t *p, size_t len, const int *fds, int nfds)
 		}
 		return 0;
 	case BRK_SECRET_SET:
-		for (int k = 0; k < nfds; k++)
-			close(fds[k]);
-		secret_done(-EOPNOTSUPP, "adding a secret to a running "
-					 "sandbox is not supported yet");
+		if (nfds != 1)
+			goto bad;
+		secret_add(name, json, fds[0]);
+		close(fds[0]);
 		return 0;
 	default:
 		goto bad;
@@ -1095,6 +1183,21 @@ static int config(const uint8_t *p, size_t len, const int *fds, int nfds,
 	B.pol = mp.cred;
 	memset(&mp.cred, 0, sizeof(mp.cred));
 	policy_free(&mp);
+	/* Room for every credential it may ever hold, so that one added
+	 * live (secret_add) moves none that a flow points at. */
+	{
+		struct credential *v = calloc(CRED_MAX, sizeof(*v));
+
+		if (!v || B.pol.n > CRED_MAX) {
+			free(v);
+			return moat_error_input(err, E2BIG,
+						"broker: too many secrets");
+		}
+		if (B.pol.n)
+			memcpy(v, B.pol.v, B.pol.n * sizeof(*v));
+		free(B.pol.v);
+		B.pol.v = v;
+	}
 	for (size_t i = 0; i < B.pol.n; i++)
 		if (B.pol.v[i].source == CRED_FROM_FD) {
 			if (k == (size_t)nfds)

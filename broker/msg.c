@@ -38,17 +38,35 @@ int brk_flow_decode(const void *p, size_t len, struct brk_flow *f,
 }
 
 int brk_secret_decode(const void *p, size_t len, struct brk_secret *op,
-		      const char **name)
+		      const char **name, const char **json)
 {
-	const char *n;
+	const char *n, *end, *nul;
 
+	*name = *json = NULL;
 	if (len < sizeof(*op) + 2)
 		return -EPROTO;
 	memcpy(op, p, sizeof(*op));
+	if (op->op != BRK_SECRET_SET && op->op != BRK_SECRET_ROTATE &&
+	    op->op != BRK_SECRET_REVOKE)
+		return -EPROTO;
 	n = (const char *)p + sizeof(*op);
-	if (n[len - sizeof(*op) - 1] != 0 || strlen(n) + 1 != len - sizeof(*op))
+	end = (const char *)p + len;
+	if (end[-1] != 0)
+		return -EPROTO;
+	nul = memchr(n, 0, (size_t)(end - n));
+	if (nul == n)
+		return -EPROTO;
+	if (op->op != BRK_SECRET_SET) {
+		if (nul != end - 1)
+			return -EPROTO;
+		*name = n;
+		return 0;
+	}
+	/* a set: the JSON after the name, one string to the end */
+	if (nul + 2 >= end || memchr(nul + 1, 0, (size_t)(end - nul - 2)))
 		return -EPROTO;
 	*name = n;
+	*json = nul + 1;
 	return 0;
 }
 

@@ -25,11 +25,13 @@
 int brk_flow_decode(const void *p, size_t len, struct brk_flow *f,
 		    const char **names, char *buf);
 
-/* A BRK_SECRET's payload: the op into *op and the name (NUL-terminated,
- * non-empty, the last thing in the message: a set's JSON is not taken
- * yet) into *name, pointing into p. 0 or -EPROTO. */
+/* A BRK_SECRET's payload: the op into *op, the name (NUL-terminated,
+ * non-empty) into *name and, for BRK_SECRET_SET only, the credential's
+ * JSON after it (NUL-terminated, non-empty, the last thing in the
+ * message) into *json (NULL for the others, whose name is the last
+ * thing), both pointing into p. 0 or -EPROTO (an unknown op too). */
 int brk_secret_decode(const void *p, size_t len, struct brk_secret *op,
-		      const char **name);
+		      const char **name, const char **json);
 
 /* A BRK_CONFIG's payload: the JSON's length into *jlen (up to the first
  * NUL, or all of it) and the --upstream-ca path (what follows the NUL,

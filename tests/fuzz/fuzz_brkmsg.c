@@ -7,7 +7,8 @@
  * payload. What is accepted lies inside the input and says what
  * prot/broker.h says: a flow's kind and family known, its strings
  * terminated, its names non-empty, short, NUL-free and filling the
- * message exactly; a secret's name the message's last bytes; a config's
+ * message exactly; a secret's name the message's last bytes, or, for a
+ * set, its name and then its JSON, each non-empty and terminated; a config's
  * JSON and path adding up to the input. Violations abort().
  */
 #include <stdint.h>
@@ -51,12 +52,25 @@ static void check_flow(const uint8_t *data, size_t size)
 static void check_secret(const uint8_t *data, size_t size)
 {
 	struct brk_secret op;
-	const char *name;
+	const char *name, *json;
+	size_t total;
 
-	if (brk_secret_decode(data, size, &op, &name) < 0)
+	if (brk_secret_decode(data, size, &op, &name, &json) < 0)
 		return;
-	if (name != (const char *)data + sizeof(op) || !*name ||
-	    sizeof(op) + strlen(name) + 1 != size)
+	if (name != (const char *)data + sizeof(op) || !*name)
+		abort();
+	total = sizeof(op) + strlen(name) + 1;
+	if ((op.op == BRK_SECRET_SET) != (json != NULL))
+		abort();
+	if (json) {
+		if (json != name + strlen(name) + 1 || !*json)
+			abort();
+		total += strlen(json) + 1;
+	}
+	if (op.op != BRK_SECRET_SET && op.op != BRK_SECRET_ROTATE &&
+	    op.op != BRK_SECRET_REVOKE)
+		abort();
+	if (total != size)
 		abort();
 }
 
