@@ -257,6 +257,7 @@ int cmd_do(int argc, char **argv)
 		{ "inspect", required_argument, NULL, 'I' },
 		{ "passthrough", required_argument, NULL, 'Q' },
 		{ "upstream-ca", required_argument, NULL, 'U' },
+		{ "broker", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sentry_opts o;
@@ -383,6 +384,9 @@ int cmd_do(int argc, char **argv)
 				abort();
 			creds[ncreds].text = optarg;
 			creds[ncreds++].opt = c;
+			break;
+		case 'W':
+			o.broker = true;
 			break;
 		case 'U': {
 			struct stat st;

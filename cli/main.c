@@ -17,8 +17,10 @@ static void usage(FILE *f)
 	      "            create|start|run|state|kill|delete|list|ps|events|\n"
 	      "            pause|resume|spec ...   (an OCI runtime, as runc; docs/oci.md)\n"
 	      "       moat policy set NAME FILE | show NAME   (its egress policy, live)\n"
-	      "       moat secret rotate NAME SECRET SOURCE | revoke NAME SECRET\n"
-	      "                   (a credential, live; SOURCE: env:VAR, file:PATH, fd:N)\n"
+	      "       moat secret rotate NAME SECRET SOURCE | revoke NAME SECRET |\n"
+	      "                   set NAME SECRET SOURCE@HOST[,HOST...]\n"
+	      "                   (a credential, live; SOURCE: env:VAR, file:PATH, fd:N;\n"
+	      "                   set prints the new one's placeholder)\n"
 	      "       moat help syscalls [--markdown]\n"
 	      "       moat --version\n"
 	      "\n"
@@ -81,7 +83,10 @@ static void usage(FILE *f)
 	      "                   (repeatable)\n"
 	      "  --upstream-ca FILE\n"
 	      "                   a CA the broker trusts for upstream TLS besides\n"
-	      "                   the host's roots\n",
+	      "                   the host's roots\n"
+	      "  --broker         start the broker with no secret yet, for\n"
+	      "                   `moat secret set` later (a --secret or --inspect\n"
+	      "                   starts it anyway)\n",
 	      f);
 }
 

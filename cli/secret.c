@@ -9,8 +9,10 @@
  *   revoke ID NAME          NAME is blocked from now on, and the
  *                           sandbox's open brokered connections close
  *   set ID NAME SOURCE@HOST[,HOST...]
- *                           a new credential, in --secret's form
- *                           (checked here; not done yet: refused)
+ *                           a new credential, in --secret's form, with
+ *                           the default locations; its placeholder is
+ *                           printed, for the processes started after
+ *                           (`moat exec --env NAME=...`)
  *
  * The value is read here, by this process: the sentry never reads it.
  * It goes as a sealed memfd with the request (SCM_RIGHTS), which the
@@ -20,6 +22,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,8 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 #include "cli/cli.h"
 #include "policy/credentials.h"
@@ -208,7 +214,10 @@ static int send_request(int fd, const char *line, int value_fd)
 	return 0;
 }
 
-static int ask(const char *id, const char *line, int value_fd)
+/* Send line (and value_fd) to sandbox id and wait for its answer: 0 for
+ * "ok" (what follows "ok " into *rest, when rest is given), else 1 with
+ * the error printed. */
+static int ask(const char *id, const char *line, int value_fd, char **rest)
 {
 	struct moat_error err = { 0 };
 	struct timeval tv = { 10, 0 };
@@ -235,7 +244,11 @@ static int ask(const char *id, const char *line, int value_fd)
 			id);
 		return 1;
 	}
-	if (strcmp(reply, "ok")) {
+	if (rest && !strncmp(reply, "ok ", 3) && reply[3]) {
+		*rest = strdup(reply + 3);
+		return *rest ? 0 : 1;
+	}
+	if (strcmp(reply, "ok") || rest) {
 		fprintf(stderr, "moat secret: %s\n",
 			strncmp(reply, "error: ", 7) ? "a malformed answer" :
 						       reply);
@@ -244,30 +257,71 @@ static int ask(const char *id, const char *line, int value_fd)
 	return 0;
 }
 
-/* `set`: the form is --secret's, and is checked whole, so that what a
- * script writes now keeps its meaning once set is done. */
+/* `set`: the form is --secret's, checked whole here; the value is read
+ * here, as rotate reads one, and goes as a sealed memfd beside the
+ * credential (the policy file's form, its source as written, a file's
+ * by its real path). The sandbox answers with the placeholder, which is
+ * printed: the processes running now never see it, and those started
+ * later are given it by whoever starts them. */
 static int do_set(const char *id, const char *name, const char *spec)
 {
 	struct cred_policy p = { 0 };
 	struct moat_error err = { 0 };
-	cleanup_free char *arg = NULL;
+	cleanup_free char *arg = NULL, *line = NULL, *ph = NULL;
+	const char *at = strrchr(spec, '@'), *body;
+	struct json_object *root = NULL;
+	int value_fd = -1, rc = 1;
 
-	(void)id;
-	if (asprintf(&arg, "%s=%s", name, spec) < 0)
+	if (at && !strncmp(spec, "file:", 5)) {
+		/* the real path: the sandbox checks its view by it */
+		char real[PATH_MAX];
+		cleanup_free char *path =
+			strndup(spec + 5, (size_t)(at - spec - 5));
+		struct stat st;
+
+		if (!path)
+			return 1;
+		if (path[0] == '/' && realpath(path, real) &&
+		    stat(real, &st) == 0) {
+			if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+				fprintf(stderr,
+					"moat secret set: file:%s has %ju hard "
+					"links: the guest could read it by "
+					"another name: nothing sent\n",
+					path, (uintmax_t)st.st_nlink);
+				return 1;
+			}
+			if (asprintf(&arg, "%s=file:%s%s", name, real, at) < 0)
+				return 1;
+		}
+	}
+	if (!arg && asprintf(&arg, "%s=%s", name, spec) < 0)
 		return 1;
 	if (cred_parse_arg(&p, arg, &err) < 0 ||
 	    cred_validate(&p, NULL, &err) < 0) {
-		cred_free(&p);
 		fprintf(stderr, "moat secret set: %s\n", err.msg);
-		return 1;
+		goto out;
 	}
+	value_fd = secret_value_memfd(p.v[0].from, &err);
+	if (value_fd < 0) {
+		fprintf(stderr, "moat secret set: %s: nothing sent\n", err.msg);
+		goto out;
+	}
+	root = json_object_new_object();
+	if (!root || cred_to_json(&p, root) < 0)
+		goto out;
+	body = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
+	if (asprintf(&line, "secret-set %zu\n%s", strlen(body), body) < 0)
+		goto out;
+	rc = ask(id, line, value_fd, &ph);
+	if (rc == 0)
+		printf("%s\n", ph);
+out:
+	json_object_put(root);
+	if (value_fd >= 0)
+		close(value_fd);
 	cred_free(&p);
-	fprintf(stderr,
-		"moat secret set: adding a credential to a running sandbox is "
-		"not supported yet: give it when the sandbox starts (--secret, "
-		"the policy file, dev.moat.credentials); `moat secret rotate` "
-		"changes the value of one it has\n");
-	return 1;
+	return rc;
 }
 
 int cmd_secret(int argc, char **argv)
@@ -296,7 +350,7 @@ int cmd_secret(int argc, char **argv)
 		return do_set(argv[2], argv[3], argv[4]);
 	snprintf(line, sizeof(line), "secret-%s %s\n", op, argv[3]);
 	if (!strcmp(op, "revoke"))
-		return ask(argv[2], line, -1);
+		return ask(argv[2], line, -1, NULL);
 	{
 		struct moat_error err = { 0 };
 
@@ -308,7 +362,7 @@ int cmd_secret(int argc, char **argv)
 			return 1;
 		}
 	}
-	rc = ask(argv[2], line, value_fd);
+	rc = ask(argv[2], line, value_fd, NULL);
 	close(value_fd);
 	return rc;
 }

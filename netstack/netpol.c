@@ -2,6 +2,7 @@
 #include "netstack/netpol.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,19 @@ void netpol_set(struct moat_policy *p)
 	memset(p, 0, sizeof(*p));
 	resolver_policy_changed();
 	netpol_push_rules();
+}
+
+int netpol_cred_add(struct credential *c)
+{
+	struct cred_policy *cp = &policy.cred;
+	struct credential *v = realloc(cp->v, (cp->n + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	cp->v = v;
+	v[cp->n++] = *c;
+	memset(c, 0, sizeof(*c));
+	return 0;
 }
 
 void netpol_replace(struct moat_policy *p)

@@ -27,6 +27,10 @@ void netpol_set(struct moat_policy *p);
  * only through `moat secret`. */
 void netpol_replace(struct moat_policy *p);
 const struct moat_policy *netpol_get(void);
+/* `moat secret set`: credential c (checked by the caller against the
+ * policy in force) goes after the others, its fields moved out of *c.
+ * Entries may move: nothing keeps a pointer to one. 0 or -ENOMEM. */
+int netpol_cred_add(struct credential *c);
 
 /* An audit line's members for a decision into out (what audit_guest
  * writes; every string quoted by json_quote, cut, never the record);

@@ -221,9 +221,11 @@ static void env_wipe(const char *var)
 	}
 }
 
-static bool wants_broker(const struct cred_policy *p)
+static bool wants_broker(const struct sentry_opts *opts)
 {
-	return p->n > 0 || p->ninspect > 0;
+	const struct cred_policy *p = &opts->policy.cred;
+
+	return opts->broker || p->n > 0 || p->ninspect > 0;
 }
 
 /* Is the host directory dir (an ancestor of a source) the same as the
@@ -371,7 +373,7 @@ int broker_spawn(struct sentry_opts *opts, struct moat_error *err)
 	size_t ne = 0;
 	pid_t pid;
 
-	if (!wants_broker(cp))
+	if (!wants_broker(opts))
 		return 0;
 	B.wanted = true;
 	B.n = cp->n;
@@ -1383,7 +1385,8 @@ static struct {
 	int fd; /* the control client's connection (our dup); -1: none */
 	uint32_t op;
 	char name[CRED_NAME_MAX];
-	uint64_t seq; /* its number among the BRK_SECRETs sent */
+	struct cred_policy pending; /* a set's credential, until answered */
+	uint64_t seq;		    /* its number among the BRK_SECRETs sent */
 	int64_t deadline;
 	uint64_t sent, done;
 } SQ = { .fd = -1 };
@@ -1449,26 +1452,128 @@ static void secret_abandon(const char *why)
 	snprintf(line, sizeof(line), "error: secret %s: %s\n", SQ.name, why);
 	secret_audit(-EPIPE, 0);
 	secret_answer(line);
+	cred_free(&SQ.pending);
 }
 
-int broker_secret(int cfd, uint32_t op, const char *name, int value_fd,
-		  char *msg, size_t cap)
+/* A set's credential (json: {"credentials": [one]}) into *out, checked
+ * as a start checks the policy: its name free, the whole policy valid
+ * with it in (hosts given, none passed through), and a `file:` source
+ * (which the CLI read, by its real path) out of the guest's view, since
+ * whatever the guest could read before the set stays read. 0, or -1 with
+ * the line to answer in msg. */
+static int secret_set_check(const char *name, const char *json,
+			    struct cred_policy *out, char *msg, size_t cap)
+{
+	const struct cred_policy *in = B.policy;
+	struct moat_policy mp = { 0 };
+	struct moat_error err = { 0 };
+	struct cred_policy all = { 0 };
+	const struct credential *c;
+	struct vnode *vn;
+	int rc = -1;
+
+	if (policy_parse(json, strlen(json), "secret set", &mp, &err) < 0) {
+		snprintf(msg, cap, "error: secret set: %s\n", err.msg);
+		return -1;
+	}
+	if (mp.cred.n != 1 || mp.cred.ninspect || mp.cred.npassthrough ||
+	    strcmp(mp.cred.v[0].name, name)) {
+		snprintf(msg, cap,
+			 "error: secret set: one credential, named %s, "
+			 "expected\n",
+			 name);
+		goto out;
+	}
+	c = &mp.cred.v[0];
+	if (in->n >= CRED_MAX) {
+		snprintf(msg, cap,
+			 "error: secret set: the sandbox holds %d secrets, "
+			 "the most it can\n",
+			 CRED_MAX);
+		goto out;
+	}
+	for (size_t i = 0; i < in->n; i++)
+		if (!strcmp(in->v[i].name, name)) {
+			snprintf(msg, cap,
+				 "error: secret set: %s exists: `moat secret "
+				 "rotate` changes its value\n",
+				 name);
+			goto out;
+		}
+	all = *in;
+	all.v = xcalloc(in->n + 1, sizeof(*all.v));
+	if (in->n)
+		memcpy(all.v, in->v, in->n * sizeof(*all.v));
+	all.v[all.n++] = *c;
+	rc = cred_validate(&all, NULL, &err);
+	free(all.v);
+	if (rc < 0) {
+		snprintf(msg, cap, "error: secret set: %s\n", err.msg);
+		goto out;
+	}
+	rc = -1;
+	if (c->source == CRED_FROM_FILE) {
+		if (vfs_resolve(NULL, AT_FDCWD, c->src, LOOKUP_FOLLOW, &vn) ==
+		    0) {
+			vnode_put(vn);
+			snprintf(msg, cap,
+				 "error: secret set: file:%s is in the "
+				 "guest's view, which may have read it: give "
+				 "the value as env: or fd:\n",
+				 c->src);
+			goto out;
+		}
+		for (size_t i = 0; i < S->opts.nmounts; i++) {
+			const char *m = S->opts.mounts[i].src;
+			size_t ml = strlen(m);
+
+			while (ml > 1 && m[ml - 1] == '/')
+				ml--;
+			if (!strncmp(c->src, m, ml) &&
+			    (c->src[ml] == '/' || !c->src[ml] ||
+			     (ml == 1 && m[0] == '/'))) {
+				snprintf(msg, cap,
+					 "error: secret set: file:%s is in "
+					 "the guest's view through --mount "
+					 "%s:%s: give the value as env: or "
+					 "fd:\n",
+					 c->src, m, S->opts.mounts[i].dst);
+				goto out;
+			}
+		}
+	}
+	*out = mp.cred;
+	memset(&mp.cred, 0, sizeof(mp.cred));
+	rc = 0;
+out:
+	policy_free(&mp);
+	return rc;
+}
+
+int broker_secret(int cfd, uint32_t op, const char *name, const char *json,
+		  int value_fd, char *msg, size_t cap)
 {
 	struct brk_secret m = { .op = op };
+	struct cred_policy pending = { 0 };
+	cleanup_free char *payload = NULL;
+	size_t plen;
 	int rc;
 
 	if (!B.wanted) {
 		snprintf(msg, cap,
-			 "error: this sandbox has no broker (it was started "
-			 "without credentials)\n");
+			 "error: this sandbox has no broker: it was started "
+			 "without credentials (`moat do --broker` starts one "
+			 "for secrets set later)\n");
 		goto refused;
 	}
 	if (!B.up || B.ctl < 0) {
 		snprintf(msg, cap, "error: the sandbox's broker is gone\n");
 		goto refused;
 	}
-	if ((op != BRK_SECRET_ROTATE && op != BRK_SECRET_REVOKE) ||
-	    (op == BRK_SECRET_ROTATE) != (value_fd >= 0) ||
+	if ((op != BRK_SECRET_ROTATE && op != BRK_SECRET_REVOKE &&
+	     op != BRK_SECRET_SET) ||
+	    (op != BRK_SECRET_REVOKE) != (value_fd >= 0) ||
+	    (op == BRK_SECRET_SET) != (json != NULL) ||
 	    !secret_name_fits(name)) {
 		snprintf(msg, cap, "error: secret: a bad request\n");
 		goto refused;
@@ -1491,11 +1596,15 @@ int broker_secret(int cfd, uint32_t op, const char *name, int value_fd,
 		if (seals < 0 || (seals & want) != want ||
 		    fstat(value_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 			snprintf(msg, cap,
-				 "error: secret-rotate: the value must come "
-				 "as a sealed memfd (moat secret rotate)\n");
+				 "error: secret-%s: the value must come "
+				 "as a sealed memfd (moat secret %s)\n",
+				 secret_verb[op], secret_verb[op]);
 			goto refused;
 		}
 	}
+	if (op == BRK_SECRET_SET &&
+	    secret_set_check(name, json, &pending, msg, cap) < 0)
+		goto refused;
 	SQ.fd = fcntl(cfd, F_DUPFD_CLOEXEC, 3);
 	if (SQ.fd < 0) {
 		snprintf(msg, cap, "error: secret: %s\n", strerror(errno));
@@ -1503,8 +1612,17 @@ int broker_secret(int cfd, uint32_t op, const char *name, int value_fd,
 	}
 	SQ.op = op;
 	snprintf(SQ.name, sizeof(SQ.name), "%s", name);
-	rc = brk_send(BRK_SECRET, &m, sizeof(m), name, strlen(name) + 1,
-		      &value_fd, value_fd >= 0 ? 1 : 0);
+	/* the name, a NUL, and for a set the JSON and a NUL */
+	plen = strlen(name) + 1 + (json ? strlen(json) + 1 : 0);
+	payload = xmalloc(plen);
+	memcpy(payload, name, strlen(name) + 1);
+	if (json)
+		memcpy(payload + strlen(name) + 1, json, strlen(json) + 1);
+	cred_free(&SQ.pending);
+	SQ.pending = pending;
+	memset(&pending, 0, sizeof(pending));
+	rc = brk_send(BRK_SECRET, &m, sizeof(m), payload, plen, &value_fd,
+		      value_fd >= 0 ? 1 : 0);
 	if (value_fd >= 0)
 		close(value_fd); /* the broker's copy is the one that counts */
 	if (rc < 0) {
@@ -1518,6 +1636,7 @@ int broker_secret(int cfd, uint32_t op, const char *name, int value_fd,
 	SQ.deadline = now_ns() + SECRET_WAIT_NS;
 	return 0;
 refused:
+	cred_free(&pending);
 	if (value_fd >= 0)
 		close(value_fd);
 	return -1;
@@ -1528,10 +1647,51 @@ int64_t broker_deadline(void)
 	return SQ.fd >= 0 ? SQ.deadline : 0;
 }
 
-/* BRK_SECRET_DONE: int32 result, a NUL-terminated message (and, for a
- * set, the placeholder, not used: set is refused before it is sent).
- * The message is the broker's, so it is cut and made printable before
- * the client sees it. A malformed one is answered as a failure. */
+/* A set's placeholder as the broker sent it (the bytes after the
+ * message): one NUL-terminated string of printable ASCII, no space, that
+ * fits, or NULL. It goes into the guest's environment and onto the
+ * client's answer line, and the broker is not trusted with either. */
+static const char *placeholder_of(const uint8_t *m, size_t len)
+{
+	const char *p = (const char *)m;
+	size_t n = strnlen(p, len);
+
+	if (n == 0 || n == len || n + 1 != len || n >= CRED_PLACEHOLDER_MAX)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (p[i] <= 0x20 || p[i] >= 0x7f)
+			return NULL;
+	return p;
+}
+
+/* A set the broker took: its credential into the policy in force (so
+ * that flows to its hosts go to the broker from now on, and `policy
+ * show` lists it) and its placeholder into what later processes are
+ * given. -ENOMEM. */
+static int secret_commit(const char *ph)
+{
+	char **v = realloc(B.names, (B.n + 2) * sizeof(char *));
+
+	if (!v)
+		return -ENOMEM;
+	B.names = v;
+	v = realloc(B.placeholders, (B.n + 2) * sizeof(char *));
+	if (!v)
+		return -ENOMEM;
+	B.placeholders = v;
+	if (netpol_cred_add(&SQ.pending.v[0]) < 0)
+		return -ENOMEM;
+	B.names[B.n] = xstrdup(SQ.name);
+	B.placeholders[B.n] = xstrdup(ph);
+	B.n++;
+	B.names[B.n] = B.placeholders[B.n] = NULL;
+	return 0;
+}
+
+/* BRK_SECRET_DONE: int32 result, a NUL-terminated message and, for a set
+ * that succeeded, the placeholder (NUL-terminated). The message is the
+ * broker's, so it is cut and made printable before the client sees it.
+ * A malformed one is answered as a failure. */
 static void secret_done(const uint8_t *m, size_t len)
 {
 	char text[160], line[CRED_NAME_MAX + 200];
@@ -1566,6 +1726,30 @@ static void secret_done(const uint8_t *m, size_t len)
 				closed++;
 			}
 	}
+	if (result == 0 && SQ.op == BRK_SECRET_SET) {
+		size_t ml = strlen((const char *)m + sizeof(result)) + 1;
+		const char *ph = placeholder_of(m + sizeof(result) + ml,
+						len - sizeof(result) - ml);
+		int rc = ph ? secret_commit(ph) : -EPROTO;
+
+		/* A placeholder that cannot be given to anyone, or no room
+		 * for it: the request fails, and the credential stays out
+		 * of the sentry's policy, so that no flow goes to the
+		 * broker for its hosts. */
+		cred_free(&SQ.pending);
+		secret_audit(rc, 0);
+		if (rc < 0)
+			snprintf(line, sizeof(line), "error: secret %s: %s\n",
+				 SQ.name,
+				 rc == -EPROTO ? "a malformed placeholder "
+						 "from the broker" :
+						 "out of memory");
+		else
+			snprintf(line, sizeof(line), "ok %s\n", ph);
+		secret_answer(line);
+		return;
+	}
+	cred_free(&SQ.pending);
 	secret_audit(result, closed);
 	if (result == 0) {
 		secret_answer("ok\n");

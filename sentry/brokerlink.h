@@ -65,9 +65,13 @@ void broker_drain(void);
 /* ---- live control (moat secret) ------------------------------------------ */
 
 /* A `moat secret` request from the control socket's client cfd: op
- * (enum brk_secret_op: BRK_SECRET_ROTATE with value_fd, the sealed memfd
- * the CLI put the value in; BRK_SECRET_REVOKE with -1) on the credential
- * name. value_fd is never read here, and is this function's in every
+ * (enum brk_secret_op: BRK_SECRET_ROTATE or BRK_SECRET_SET with value_fd,
+ * the sealed memfd the CLI put the value in; BRK_SECRET_REVOKE with -1) on
+ * the credential name; for a set, json is the new credential as a policy
+ * file writes it ({"credentials": [one]}; NULL for the others), checked
+ * here against the policy in force as a start would check it, and taken
+ * into it (and its placeholder answered: "ok PLACEHOLDER") only once the
+ * broker holds it. value_fd is never read here, and is this function's in every
  * case (closed once the broker has its copy, or on refusal). 0: sent;
  * the answer ("ok", or "error: ...") goes to cfd (through a dup of it
  * kept here, so the caller closes its own) when the broker's
@@ -75,8 +79,8 @@ void broker_drain(void);
  * every brokered flow first. -1: refused now (no broker, one request
  * already waiting, not a sealed memfd), the line to answer in msg. One
  * request at a time. */
-int broker_secret(int cfd, uint32_t op, const char *name, int value_fd,
-		  char *msg, size_t cap);
+int broker_secret(int cfd, uint32_t op, const char *name, const char *json,
+		  int value_fd, char *msg, size_t cap);
 /* When the waiting request gives up on the broker (0: none waits). */
 int64_t broker_deadline(void);
 

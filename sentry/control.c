@@ -38,9 +38,15 @@
  *                          which the CLI read (cli/secret.c); the sentry
  *                          hands it to the broker unread
  *     secret-revoke NAME   no fd
- *                          both answered once the broker has (5 s at
+ *     secret-set LEN       followed by LEN bytes: the new credential as
+ *                          a policy file writes it ({"credentials":
+ *                          [one]}), and carrying one fd, the value's
+ *                          sealed memfd as for rotate; answered
+ *                          "ok PLACEHOLDER"
+ *                          all answered once the broker has (5 s at
  *                          most)
- * Only exec and secret-rotate may carry fds; any other request that
+ * Only exec, secret-rotate and secret-set may carry fds; any other
+ * request that
  * comes with one is refused, and the fds are closed unused.
  * answered "ok" or "error: ..."; policy-show, ps and stats, which return
  * data, answer "ok LEN" and exactly LEN bytes (prot/control.h), so that a
@@ -64,6 +70,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "lib/hostfile.h"
 #include "netstack/netpol.h"
 #include "netstack/netstack.h"
@@ -77,6 +85,7 @@
 #define CTL_CLIENTS 24
 #define CTL_LINE 128
 #define EXEC_BODY_MAX (1 << 20)
+#define SECRET_SET_MAX (64 << 10) /* one credential's JSON */
 
 static int ctl_fd = -1;
 static struct {
@@ -88,6 +97,7 @@ static struct {
 	char *body;
 	size_t body_len, body_want;
 	bool exec;  /* the body is an exec request */
+	bool set;   /* the body is a secret-set's credential */
 	int fds[3]; /* exec: stdio fds sent with the request */
 	int nfds;
 	struct process *exec_proc; /* exec: running, answered at its end */
@@ -1145,8 +1155,59 @@ static void secret_request(int i)
 	}
 	if (broker_secret(clients[i].fd,
 			  rotate ? BRK_SECRET_ROTATE : BRK_SECRET_REVOKE, name,
-			  value_fd, msg, sizeof(msg)) < 0)
+			  NULL, value_fd, msg, sizeof(msg)) < 0)
 		answer(clients[i].fd, msg);
+}
+
+/* "secret-set LEN" and its body, the credential's JSON (one fd: the
+ * value's memfd): handed to the broker as secret_request hands the
+ * others. The name is taken from the JSON here only to be named in the
+ * answers; broker_secret checks the whole of it. */
+static bool secret_set_request(int i)
+{
+	struct json_object *root = NULL, *list, *one, *jn;
+	char msg[512], name[CRED_NAME_MAX];
+	const char *body = clients[i].body;
+	int value_fd;
+
+	if (clients[i].nfds != 1) {
+		drop_fds(i);
+		answer(clients[i].fd, "error: secret-set: exactly one file "
+				      "descriptor (the value's) expected\n");
+		return true;
+	}
+	value_fd = clients[i].fds[0];
+	clients[i].nfds = 0;
+	name[0] = 0;
+	clients[i].body[clients[i].body_len] = 0;
+	if (!memchr(body, 0, clients[i].body_len))
+		root = json_tokener_parse(body);
+	if (root && json_object_object_get_ex(root, "credentials", &list) &&
+	    json_object_is_type(list, json_type_array) &&
+	    json_object_array_length(list) == 1 &&
+	    (one = json_object_array_get_idx(list, 0)) &&
+	    json_object_object_get_ex(one, "name", &jn) &&
+	    json_object_is_type(jn, json_type_string))
+		snprintf(name, sizeof(name), "%s", json_object_get_string(jn));
+	json_object_put(root);
+	if (!name[0]) {
+		close(value_fd);
+		answer(clients[i].fd, "error: secret-set: the body is not one "
+				      "credential with a name\n");
+		return true;
+	}
+	if (S->created || S->paused) {
+		close(value_fd);
+		snprintf(msg, sizeof(msg),
+			 "error: secret: the sandbox is %s: it must run\n",
+			 status());
+		answer(clients[i].fd, msg);
+		return true;
+	}
+	if (broker_secret(clients[i].fd, BRK_SECRET_SET, name, body, value_fd,
+			  msg, sizeof(msg)) < 0)
+		answer(clients[i].fd, msg);
+	return true;
 }
 
 /* Read what client i sent; true when it is done with (answered or not). */
@@ -1179,6 +1240,8 @@ static bool client_pump(int i)
 		if (clients[i].body_len == clients[i].body_want) {
 			if (clients[i].exec)
 				return exec_start(i);
+			if (clients[i].set)
+				return secret_set_request(i);
 			if (!fds_refused(i))
 				policy_set(clients[i].fd, clients[i].body,
 					   clients[i].body_len);
@@ -1198,20 +1261,24 @@ static bool client_pump(int i)
 		secret_request(i);
 		return true;
 	}
-	if (nl && strncmp(clients[i].buf, "exec ", 5) != 0 && fds_refused(i))
+	if (nl && strncmp(clients[i].buf, "exec ", 5) != 0 &&
+	    strncmp(clients[i].buf, "secret-set ", 11) != 0 && fds_refused(i))
 		return true;
 	if (nl && (sscanf(clients[i].buf, "policy-set %zu", &want) == 1 ||
-		   sscanf(clients[i].buf, "exec %zu", &want) == 1)) {
+		   sscanf(clients[i].buf, "exec %zu", &want) == 1 ||
+		   sscanf(clients[i].buf, "secret-set %zu", &want) == 1)) {
 		size_t got = clients[i].len - (size_t)(nl + 1 - clients[i].buf);
 
 		clients[i].exec = clients[i].buf[0] == 'e';
+		clients[i].set = clients[i].buf[1] == 'e'; /* "secret-set" */
 		if (want > (clients[i].exec ? EXEC_BODY_MAX :
+			    clients[i].set  ? SECRET_SET_MAX :
 					      POLICY_FILE_MAX) ||
 		    got > want) {
 			answer(clients[i].fd, "error: bad length\n");
 			return true;
 		}
-		clients[i].body = malloc(want ? want : 1);
+		clients[i].body = malloc(want + 1); /* + a NUL for secret-set */
 		if (!clients[i].body) {
 			answer(clients[i].fd, "error: out of memory\n");
 			return true;
@@ -1223,6 +1290,8 @@ static bool client_pump(int i)
 		if (got == want) {
 			if (clients[i].exec)
 				return exec_start(i);
+			if (clients[i].set)
+				return secret_set_request(i);
 			if (!fds_refused(i))
 				policy_set(clients[i].fd, clients[i].body, got);
 			return true;
@@ -1412,6 +1481,7 @@ void control_pump(void)
 		clients[i].len = 0;
 		clients[i].nfds = 0;
 		clients[i].exec = false;
+		clients[i].set = false;
 		clients[i].exec_proc = NULL;
 		clients[i].exec_started = false;
 		clients[i].deadline = now_ns() + 2000000000LL;

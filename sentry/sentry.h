@@ -231,6 +231,9 @@ struct sentry_opts {
 	 * for upstream TLS besides the host's roots; NULL: none. The
 	 * credentials themselves are policy.cred. */
 	char *upstream_ca;
+	/* --broker: a broker runs though no credential needs one yet, so
+	 * that `moat secret set` can add one */
+	bool broker;
 	/* --store: where the writable layers keep file data (sentry/store.h;
 	 * NULL: the default). */
 	const char *store;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Credentials, live (docs/credentials.md "Live control"): `moat secret
-# rotate` and `revoke` while the sandbox runs, and the OCI annotation
-# dev.moat.credentials. Rotate keeps the placeholder and the next request
+# rotate`, `revoke` and `set` while the sandbox runs, and the OCI
+# annotation dev.moat.credentials. Rotate keeps the placeholder and the next request
 # carries the new value; revoke blocks the next request (the broker's 403
 # and an audit line) and resets the brokered connections that are open.
 # After every case no value is anywhere the guest or the user sees: the
@@ -314,10 +314,170 @@ except Exception as e:
 	nowhere "$s1"
 }
 
+# moat secret set: a credential added while the sandbox runs. Its
+# placeholder is printed; a process given it (here: read from /sync)
+# gets the value swapped in at the new secret's host, and the broker's
+# 403 at another secret's host. What a start would refuse is refused.
+t_set_adds_a_credential()
+{
+	local n=set-$$ s1 s2 p
+	s1=$(new_value) s2=$(new_value)
+	export REAL_KEY=$s1 NEW_KEY=$s2 EMPTY_KEY=
+	sync_dir
+	echo_reset
+	: >"$AUDIT"
+	box "$n" --secret API_KEY=env:REAL_KEY@api.test --allow other.test:443+private \
+		--passthrough pinned.test -- sh -c '
+		curl -sSk -H "Authorization: Bearer before" https://other.test/zero; echo
+		touch /sync/one
+		'"$GUEST_WAIT"'
+		P=$(cat /sync/ph)
+		echo "NEW_ENV=${OTHER_KEY:-unset}"
+		curl -sS -H "Authorization: Bearer $P" https://other.test/one; echo
+		curl -sS -w "status=%{http_code}\n" -H "Authorization: Bearer $P" https://api.test/two'
+	turn
+	# refused: a name it has, no hosts, a passed-through host, an empty
+	# value, a source that does not parse; none of them changes anything
+	assert_status 1 moat secret set "$n" API_KEY env:NEW_KEY@other.test
+	assert_contains "$ERR" "API_KEY exists"
+	assert_status 1 moat secret set "$n" OTHER_KEY env:NEW_KEY
+	assert_contains "$ERR" "--secret"
+	assert_status 1 moat secret set "$n" OTHER_KEY env:NEW_KEY@pinned.test
+	assert_contains "$ERR" "pinned.test"
+	assert_status 1 moat secret set "$n" OTHER_KEY env:EMPTY_KEY@other.test
+	assert_contains "$ERR" "nothing sent"
+	assert_status 1 moat secret set "$n" OTHER_KEY value:$s2@other.test
+	assert_not_contains "$ERR" "$s2" "a refusal never repeats a would-be value"
+	capture moat policy show "$n"
+	assert_not_contains "$OUT" "OTHER_KEY" "no refused set is in the policy"
+	# the set itself
+	assert_status 0 moat secret set "$n" OTHER_KEY env:NEW_KEY@other.test
+	p=$OUT
+	assert_match "$p" '^[A-Za-z0-9]{16,}$' "it printed the placeholder"
+	assert_not_contains "$p" "$s2"
+	printf '%s' "$p" >"$SYNC/ph"
+	capture moat policy show "$n"
+	assert_contains "$OUT" '"OTHER_KEY"' "policy show lists it"
+	assert_contains "$OUT" '"env:NEW_KEY"' "by its source"
+	assert_not_contains "$OUT" "$s2"
+	go_on
+	cat box.out
+	assert_eq 0 "$BOX_STATUS" "the guest ran to its end"
+	assert_contains "$(request_for other /zero)" "Bearer before" "before the set: passed through"
+	assert_contains "$(cat box.out)" "NEW_ENV=unset" "a running process never gets it"
+	assert_contains "$(request_for other /one)" "Bearer $s2" "after it: swapped at its host"
+	assert_contains "$(cat box.out)" "Bearer $p" "and the echo shows the placeholder"
+	assert_contains "$(cat box.out)" "status=403" "another secret's host gets the 403"
+	[ -z "$(request_for api /two)" ] || fail "the blocked request went upstream: $(request_for api /two)"
+	grep -F '"event":"secret-set"' "$AUDIT" | grep -qF '"secret":"OTHER_KEY","result":0' ||
+		fail "no audit line for the set: $(grep secret- "$AUDIT")"
+	grep '"event":"credential"' "$AUDIT" | grep '"verdict":"swapped"' | grep -qF '"secret":"OTHER_KEY"' ||
+		fail "no swap audited for it: $(grep credential "$AUDIT")"
+	nowhere "$s1" "$s2"
+}
+
+# A set secret is like one given at the start: rotate and revoke act on
+# it. A sandbox without a broker says how to get one; `--broker` starts
+# one with no secret, and a set then works there.
+t_set_with_broker_then_revoke()
+{
+	local n=setb-$$ s1 s2 p
+	s1=$(new_value) s2=$(new_value)
+	export NEW_KEY=$s1 NEXT_KEY=$s2
+	sync_dir
+	echo_reset
+	: >"$AUDIT"
+	box "nob-$n" -- sh -c "$GUEST_WAIT"
+	for _ in $(seq 100); do
+		[ -S "/run/moat/nob-$n" ] && break
+		sleep 0.1
+	done
+	assert_status 1 moat secret set "nob-$n" API_KEY env:NEW_KEY@api.test
+	assert_contains "$ERR" "--broker"
+	touch "$SYNC/go"
+	wait "$BOX_PID"
+	rm -f "$SYNC/go"
+	box "$n" --broker -- sh -c '
+		touch /sync/one
+		'"$GUEST_WAIT"'
+		P=$(cat /sync/ph)
+		curl -sS -H "Authorization: Bearer $P" https://api.test/one; echo
+		touch /sync/two
+		i=0; while [ ! -e /sync/go2 ]; do sleep 0.1; i=$((i+1)); [ $i -lt 300 ] || exit 9; done
+		curl -sS -w "status=%{http_code}\n" -H "Authorization: Bearer $P" https://api.test/two'
+	turn
+	assert_status 0 moat secret set "$n" API_KEY fd:3@api.test 3<<<"$s1"
+	p=$OUT
+	printf '%s' "$p" >"$SYNC/ph"
+	assert_status 0 moat secret rotate "$n" API_KEY env:NEXT_KEY
+	touch "$SYNC/go"
+	for _ in $(seq 300); do
+		[ -e "$SYNC/two" ] && break
+		sleep 0.1
+	done
+	assert_status 0 moat secret revoke "$n" API_KEY
+	touch "$SYNC/go2"
+	wait "$BOX_PID"
+	cat box.out
+	assert_contains "$(request_for api /one)" "Bearer $s2" "the rotated value went"
+	assert_contains "$(cat box.out)" "status=403" "after the revoke: the 403"
+	[ -z "$(request_for api /two)" ] || fail "the revoked request went upstream"
+	nowhere "$s1" "$s2"
+}
+
+# A `file:` source of a set is read by `moat secret set`, on the host. One
+# the guest can see (in its tree, or through a --mount) is refused, since
+# the guest may have read it already; so is one with another name (a hard
+# link). One out of its view is taken, and stays out of it.
+t_set_file_sources()
+{
+	local n=setf-$$ s1 vis=/var/tmp/moat-setkey-$$ hidden shown
+	s1=$(new_value)
+	sync_dir
+	echo_reset
+	: >"$AUDIT"
+	# the host's /tmp: the guest's is its own
+	hidden=$(mktemp -d /tmp/moat-setf.XXXXXX)
+	shown=$(mktemp -d /tmp/moat-setf.XXXXXX)
+	printf '%s\n' "$s1" >"$shown/key"
+	printf '%s\n' "$s1" >"$vis"
+	printf '%s\n' "$s1" >"$SYNC/key"
+	printf '%s\n' "$s1" >"$hidden/key"
+	box "$n" --broker --mount "$shown:/keys" -- sh -c '
+		touch /sync/one
+		'"$GUEST_WAIT"'
+		P=$(cat /sync/ph)
+		cat '"$hidden/key"' 2>&1 | head -c 200; echo
+		curl -sS -H "Authorization: Bearer $P" https://api.test/one; echo'
+	turn
+	assert_status 1 moat secret set "$n" API_KEY "file:$vis@api.test"
+	assert_contains "$ERR" "in the guest's view"
+	assert_status 1 moat secret set "$n" API_KEY "file:$SYNC/key@api.test"
+	assert_contains "$ERR" "in the guest's view"
+	assert_status 1 moat secret set "$n" API_KEY "file:$shown/key@api.test"
+	assert_contains "$ERR" "through --mount $shown:/keys"
+	ln "$hidden/key" "$hidden/key2"
+	assert_status 1 moat secret set "$n" API_KEY "file:$hidden/key@api.test"
+	assert_contains "$ERR" "hard links"
+	rm "$hidden/key2"
+	assert_status 0 moat secret set "$n" API_KEY "file:$hidden/key@api.test"
+	printf '%s' "$OUT" >"$SYNC/ph"
+	rm -f "$vis" "$SYNC/key"
+	go_on
+	cat box.out
+	rm -rf "$hidden" "$shown"
+	assert_contains "$(request_for api /one)" "Bearer $s1" "the file's value went"
+	assert_not_contains "$(cat box.out)" "$s1" "the guest could not read the file"
+	nowhere "$s1"
+}
+
 run_test rotate_keeps_the_placeholder t_rotate_keeps_the_placeholder
 run_test revoke_blocks_the_next_request t_revoke_blocks_the_next_request
 run_test revoke_closes_open_connections t_revoke_closes_open_connections
 run_test policy_set_resets_brokered_connections t_policy_set_resets_brokered_connections
 run_test oci_annotation_credentials t_oci_annotation_credentials
 run_test oci_rotate t_oci_rotate
+run_test set_adds_a_credential t_set_adds_a_credential
+run_test set_with_broker_then_revoke t_set_with_broker_then_revoke
+run_test set_file_sources t_set_file_sources
 e2e_done
