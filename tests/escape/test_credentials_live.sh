@@ -87,6 +87,14 @@ nowhere()
 
 received() { cat "${ECHO_REC[$1]}"; }
 
+# A case's start: its own sync directory, echo records and audit log.
+fresh_case()
+{
+	sync_dir
+	echo_reset
+	: >"$AUDIT"
+}
+
 # The request a host received for path P, as one JSON line.
 request_for() { grep -F "\"path\":\"$2\"" "${ECHO_REC[$1]}"; }
 
@@ -130,9 +138,7 @@ t_revoke_blocks_the_next_request()
 	local n=rev-$$ s1
 	s1=$(new_value)
 	export REAL_KEY=$s1
-	sync_dir
-	echo_reset
-	: >"$AUDIT"
+	fresh_case
 	box "$n" --secret API_KEY=env:REAL_KEY@api.test -- sh -c '
 		curl -sS -H "Authorization: Bearer $API_KEY" https://api.test/one; echo
 		touch /sync/one
@@ -168,9 +174,7 @@ t_revoke_closes_open_connections()
 	local n=rcl-$$ s1
 	s1=$(new_value)
 	export REAL_KEY=$s1
-	sync_dir
-	echo_reset
-	: >"$AUDIT"
+	fresh_case
 	box "$n" --secret API_KEY=env:REAL_KEY@api.test -- python3 -c '
 import http.client, os, ssl, time
 h = {"Authorization": "Bearer " + os.environ["API_KEY"]}
@@ -281,9 +285,7 @@ t_policy_set_resets_brokered_connections()
 	local n=pcl-$$ s1
 	s1=$(new_value)
 	export REAL_KEY=$s1
-	sync_dir
-	echo_reset
-	: >"$AUDIT"
+	fresh_case
 	box "$n" --secret API_KEY=env:REAL_KEY@api.test -- python3 -c '
 import http.client, os, ssl, time
 h = {"Authorization": "Bearer " + os.environ["API_KEY"]}
@@ -323,9 +325,7 @@ t_set_adds_a_credential()
 	local n=set-$$ s1 s2 p
 	s1=$(new_value) s2=$(new_value)
 	export REAL_KEY=$s1 NEW_KEY=$s2 EMPTY_KEY=
-	sync_dir
-	echo_reset
-	: >"$AUDIT"
+	fresh_case
 	box "$n" --secret API_KEY=env:REAL_KEY@api.test --allow other.test:443+private \
 		--passthrough pinned.test -- sh -c '
 		curl -sSk -H "Authorization: Bearer before" https://other.test/zero; echo
@@ -384,9 +384,7 @@ t_set_with_broker_then_revoke()
 	local n=setb-$$ s1 s2 p
 	s1=$(new_value) s2=$(new_value)
 	export NEW_KEY=$s1 NEXT_KEY=$s2
-	sync_dir
-	echo_reset
-	: >"$AUDIT"
+	fresh_case
 	box "nob-$n" -- sh -c "$GUEST_WAIT"
 	for _ in $(seq 100); do
 		[ -S "/run/moat/nob-$n" ] && break
@@ -433,9 +431,7 @@ t_set_file_sources()
 {
 	local n=setf-$$ s1 vis=/var/tmp/moat-setkey-$$ hidden shown
 	s1=$(new_value)
-	sync_dir
-	echo_reset
-	: >"$AUDIT"
+	fresh_case
 	# the host's /tmp: the guest's is its own
 	hidden=$(mktemp -d /tmp/moat-setf.XXXXXX)
 	shown=$(mktemp -d /tmp/moat-setf.XXXXXX)
