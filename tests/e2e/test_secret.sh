@@ -82,11 +82,15 @@ t_bad_source_sends_nothing()
 		assert_contains "$ERR" "nothing sent"
 		assert_not_contains "$ERR" canary
 	done
-	# set checks its whole form (--secret's), then says it is not done
+	# set checks its whole form (--secret's) and its value alike
 	assert_status 1 moat secret set "$n" API_KEY env:TWO_LINES
 	assert_contains "$ERR" "no hosts"
-	assert_status 1 moat secret set "$n" API_KEY env:TWO_LINES@api.example
-	assert_contains "$ERR" "not supported yet"
+	for src in env:NO_SUCH_VARIABLE env:EMPTY env:TWO_LINES env:LONG \
+		file:/nonexistent/value "file:$PWD/nul.bin" fd:77; do
+		assert_status 1 moat secret set "$n" API_KEY "$src@api.example"
+		assert_contains "$ERR" "nothing sent"
+		assert_not_contains "$ERR" canary
+	done
 	assert_status 2 moat secret rotate "$n" "API KEY" env:TWO_LINES
 	assert_status 2 moat secret frob "$n" API_KEY
 	[ -s heard.log ] && fail "a refused source was sent: $(cat heard.log)"
