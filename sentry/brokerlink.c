@@ -245,15 +245,25 @@ static bool same_dir(const char *dir, const struct stat *dst, const char *msrc)
  * (broker_write_ca) under its one name. Refused when the guest's tree has
  * another way to it: a hard link (a name elsewhere that no whiteout
  * covers), a --mount (or a bundle's bind) of it or of a directory above
- * it, or a file copied into the tree from it. */
-static int source_elsewhere(const struct sentry_opts *opts,
-			    const struct credential *c, struct moat_error *err)
+ * it, a file copied into the tree from it, or a --rootfs (a bundle's
+ * root) above it, which shows it under another name than its host one.
+ * real is the source's path with its links resolved; stat alone is used
+ * (`moat secret set` checks here under the sentry's seccomp filter). */
+static int real_source_elsewhere(const struct sentry_opts *opts,
+				 const struct credential *c, const char *real,
+				 struct moat_error *err)
 {
-	char real[PATH_MAX], dir[PATH_MAX];
-	struct stat st, ds, fs;
+	char dir[PATH_MAX];
+	struct stat st, ds, fs, rs, hs;
+	bool own_root, in_root = false;
 
-	if (!realpath(c->src, real) || stat(real, &st) < 0)
+	if (stat(real, &st) < 0)
 		return 0; /* the broker reports a source it cannot read */
+	/* the host's / as the rootfs: the name is the guest's too, and the
+	 * whiteout (or, for a set, the look-up of the name) covers it */
+	own_root = opts->rootfs && stat(opts->rootfs, &rs) == 0 &&
+		   stat("/", &hs) == 0 &&
+		   (rs.st_dev != hs.st_dev || rs.st_ino != hs.st_ino);
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
 		return moat_error_input(err, EPERM,
 					"--secret %s: file:%s has %ju hard "
@@ -289,11 +299,28 @@ static int source_elsewhere(const struct sentry_opts *opts,
 					"shows it",
 					c->name, c->src, opts->mounts[i].src,
 					opts->mounts[i].dst);
+		if (own_root && same_dir(dir[0] ? dir : "/", cur, opts->rootfs))
+			in_root = true;
 		if (!dir[0])
 			break;
 		*strrchr(dir, '/') = 0;
 	}
+	if (in_root)
+		return moat_error_input(err, EPERM,
+					"--secret %s: file:%s would be in the "
+					"guest's view: it is in the rootfs %s",
+					c->name, c->src, opts->rootfs);
 	return 0;
+}
+
+static int source_elsewhere(const struct sentry_opts *opts,
+			    const struct credential *c, struct moat_error *err)
+{
+	char real[PATH_MAX];
+
+	if (!realpath(c->src, real))
+		return 0; /* the broker reports a source it cannot read */
+	return real_source_elsewhere(opts, c, real, err);
 }
 
 static int await_ready(struct moat_error *err)

@@ -522,6 +522,16 @@ case_file_source_other_names_refused()
 		cat /mnt/sec/d/key >>out.txt 2>&1
 	assert_eq 125 $? || return 1
 	grep -q 'mount .* shows it' out.txt || return 1
+	# a --rootfs above it: the guest's name for it is not the host's
+	make_busybox_rootfs "$E2E_TMP/sec/root"
+	mkdir -p "$E2E_TMP/sec/root/srv"
+	echo "$S" >"$E2E_TMP/sec/root/srv/key"
+	box --rootfs "$E2E_TMP/sec/root" \
+		--secret K=file:"$E2E_TMP/sec/root/srv/key"@api.test -- \
+		cat /srv/key >>out.txt 2>&1
+	assert_eq 125 $? || return 1
+	grep -q 'in the rootfs' out.txt || return 1
+	rm -rf "$E2E_TMP/sec/root"
 	# its one name alone: hidden, and the sandbox runs
 	box --secret K=file:"$E2E_TMP/sec/d/key"@api.test -- \
 		cat "$E2E_TMP/sec/d/key" >>out.txt 2>&1
