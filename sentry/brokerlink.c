@@ -1482,6 +1482,38 @@ static void secret_abandon(const char *why)
 	cred_free(&SQ.pending);
 }
 
+/* Is path absolute, without "//", "." or "..", and no symlink (lstat:
+ * the sentry's filter has no readlink) on the way? Then it is its own
+ * real path. */
+static bool canonical_path(const char *path)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	char *p;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(buf) || strstr(path, "//"))
+		return false;
+	strcpy(buf, path);
+	for (p = buf + 1;; p++) {
+		char save = *p;
+
+		if (save != '/' && save)
+			continue;
+		*p = 0;
+		{
+			const char *base = strrchr(buf, '/') + 1;
+
+			if (!strcmp(base, ".") || !strcmp(base, "..") ||
+			    (*base && lstat(buf, &st) == 0 &&
+			     S_ISLNK(st.st_mode)))
+				return false;
+		}
+		if (!save)
+			return true;
+		*p = save;
+	}
+}
+
 /* A set's credential (json: {"credentials": [one]}) into *out, checked
  * as a start checks the policy: its name free, the whole policy valid
  * with it in (hosts given, none passed through), and a `file:` source
@@ -1567,6 +1599,35 @@ static int secret_set_check(const char *name, const char *json,
 					 c->src, m, S->opts.mounts[i].dst);
 				goto out;
 			}
+		}
+		/* The same checks as a start's (a bind of a --mount's
+		 * source under another name, a copied file, a rootfs
+		 * above it: the guest sees it elsewhere) */
+		if (!canonical_path(c->src)) {
+			snprintf(msg, cap,
+				 "error: secret set: file:%s: the path must "
+				 "be absolute, with no link, `.` or `..` on "
+				 "the way (moat secret set gives it so)\n",
+				 c->src);
+			goto out;
+		}
+		if (real_source_elsewhere(&S->opts, c, c->src, &err) < 0) {
+			snprintf(msg, cap, "error: secret set: %s\n", err.msg);
+			goto out;
+		}
+		/* The name looked up above is the guest's view now, which
+		 * the guest made: a file of the rootfs whose name it
+		 * removed or moved away (rm, mv, rmdir) is still one it
+		 * may have opened, and reads live. The rootfs itself is
+		 * asked, where no mount hides it. */
+		if (!vfs_mounted_over(c->src) && ovl_lower_exists(c->src)) {
+			snprintf(msg, cap,
+				 "error: secret set: file:%s is in the "
+				 "guest's rootfs, which may have read it "
+				 "(whether or not it shows the name now): "
+				 "give the value as env: or fd:\n",
+				 c->src);
+			goto out;
 		}
 	}
 	*out = mp.cred;

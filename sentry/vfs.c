@@ -466,6 +466,28 @@ static struct vnode *clone_at(const char *path)
 	return NULL;
 }
 
+bool vfs_mounted_over(const char *path)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(buf))
+		return false;
+	strcpy(buf, path);
+	for (p = buf + 1;; p++) {
+		char save = *p;
+
+		if (save != '/' && save)
+			continue;
+		*p = 0;
+		if (mount_at(buf))
+			return true;
+		if (!save)
+			return false;
+		*p = save;
+	}
+}
+
 bool vfs_is_clone_root(const char *path)
 {
 	struct vnode *vn = clone_at(path);

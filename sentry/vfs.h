@@ -155,6 +155,10 @@ int fs_create(struct task *t, int dirfd, const char *path, mode_t mode,
 	      int rflags, struct vnode **out);
 /* The rootfs alone (the overlay's lower layer), by canonical path. */
 int vfs_lower_lookup(const char *path, struct vnode **out);
+/* Is path (canonical, absolute) at or under a mount point (procfs, devfs,
+ * a tmpfs, a --mount; not a clone, which is part of the rootfs)? Then the
+ * rootfs's own file there is out of the guest's view. */
+bool vfs_mounted_over(const char *path);
 /* Is path where a clone mount is grafted into that lower layer? */
 bool vfs_is_clone_root(const char *path);
 int vfs_stat(struct vnode *vn, struct stat *st);

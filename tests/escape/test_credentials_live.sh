@@ -467,6 +467,41 @@ t_set_file_sources()
 	nowhere "$s1"
 }
 
+# What the guest's view shows now is the guest's doing: a rootfs file whose
+# name it removed (after opening it: it reads the host file live) is still
+# refused. So is a file of a --rootfs, which the guest sees under another
+# name than the host's.
+t_set_file_sources_hidden_by_the_guest()
+{
+	local n=seth-$$ vis=/var/tmp/moat-seth-$$ r=$E2E_TMP/seth-root
+	fresh_case
+	printf 'not-yet\n' >"$vis"
+	chmod 644 "$vis"
+	box "$n" --broker -- sh -c '
+		exec 3<'"$vis"'; rm -f '"$vis"'
+		touch /sync/one
+		'"$GUEST_WAIT"'
+		cat <&3 >/dev/null'
+	turn
+	printf 'sk-would-be-%s\n' "$$" >"$vis"
+	assert_status 1 moat secret set "$n" API_KEY "file:$vis@api.test"
+	assert_contains "$ERR" "in the guest's rootfs"
+	go_on
+	rm -f "$vis"
+	sync_dir
+	make_busybox_rootfs "$r"
+	mkdir -p "$r/srv"
+	printf 'sk-would-be-%s\n' "$$" >"$r/srv/key"
+	box "$n-r" --broker --rootfs "$r" -- sh -c '
+		touch /sync/one
+		'"$GUEST_WAIT"
+	turn
+	assert_status 1 moat secret set "$n-r" API_KEY "file:$r/srv/key@api.test"
+	assert_contains "$ERR" "in the rootfs"
+	go_on
+	rm -rf "$r"
+}
+
 run_test rotate_keeps_the_placeholder t_rotate_keeps_the_placeholder
 run_test revoke_blocks_the_next_request t_revoke_blocks_the_next_request
 run_test revoke_closes_open_connections t_revoke_closes_open_connections
@@ -476,4 +511,5 @@ run_test oci_rotate t_oci_rotate
 run_test set_adds_a_credential t_set_adds_a_credential
 run_test set_with_broker_then_revoke t_set_with_broker_then_revoke
 run_test set_file_sources t_set_file_sources
+run_test set_file_sources_hidden_by_the_guest t_set_file_sources_hidden_by_the_guest
 e2e_done
