@@ -838,6 +838,18 @@ static void secret_done(int32_t rc, const char *msg)
 	send_msg(BRK_SECRET_DONE, &rc, sizeof(rc), msg, strlen(msg) + 1);
 }
 
+/* A set's answer: "set", a NUL, secret i's placeholder, a NUL. */
+static void set_done(size_t i)
+{
+	char reply[4 + CRED_PLACEHOLDER_MAX + 1];
+	int32_t ok = 0;
+
+	memcpy(reply, "set", 4);
+	memcpy(reply + 4, B.store.v[i].placeholder, B.store.v[i].plen + 1);
+	send_msg(BRK_SECRET_DONE, &ok, sizeof(ok), reply,
+		 4 + B.store.v[i].plen + 1);
+}
+
 /* BRK_SECRET_SET: json is {"credentials": [one entry]} as the sentry
  * wrote it, fd the value's sealed memfd. The entry goes after the
  * others in B.pol (whose array was made CRED_MAX long at the start, so
@@ -851,6 +863,7 @@ static void secret_add(const char *name, const char *json, int fd)
 	struct credential *c;
 	char msg[sizeof(err.msg) + 32];
 	long i;
+	int rc;
 
 	if (policy_parse(json, strlen(json), "secret set", &mp, &err) < 0) {
 		secret_done(-EINVAL, err.msg);
@@ -861,6 +874,44 @@ static void secret_add(const char *name, const char *json, int fd)
 		secret_done(-EPROTO, "not one credential of that name");
 		goto out;
 	}
+	/* from here on, as it will be held: its value comes by fd */
+	mp.cred.v[0].source = CRED_FROM_FD;
+	mp.cred.v[0].fd = -1;
+	i = store_find(&B.store, name);
+	if (i >= 0) {
+		/* The sentry sends a set only for a name its policy lacks,
+		 * so one held here is a set whose answer came too late for
+		 * it (5 s): the same credential again is that set retried,
+		 * and gets the new value and the placeholder it has, so
+		 * that the two sides agree again. Any other is refused. */
+		struct cred_policy held = {
+			.v = (struct credential *)B.store.v[i].cred, .n = 1
+		};
+		struct credential *c2 = &mp.cred.v[0];
+		char *from = c2->from, *src = c2->src;
+		bool same;
+
+		/* where the value came from does not matter: it came by
+		 * fd, and the retry may read it from elsewhere */
+		c2->from = held.v->from;
+		c2->src = held.v->src;
+		same = cred_equal(&held, &mp.cred);
+		c2->from = from;
+		c2->src = src;
+		if (!same) {
+			secret_done(-EEXIST, "it exists, with other hosts or "
+					     "locations: `moat secret "
+					     "rotate` changes its value");
+			goto out;
+		}
+		rc = store_rotate_fd(&B.store, (size_t)i, fd);
+		if (rc < 0)
+			secret_done(rc, "the value is empty, too long, or has "
+					"a NUL or a line break");
+		else
+			set_done((size_t)i);
+		goto out;
+	}
 	if (B.pol.n >= B.store.cap) {
 		snprintf(msg, sizeof(msg),
 			 "the sandbox holds %zu secrets, the most it can",
@@ -868,18 +919,11 @@ static void secret_add(const char *name, const char *json, int fd)
 		secret_done(-ENOSPC, msg);
 		goto out;
 	}
-	if (store_find(&B.store, name) >= 0) {
-		secret_done(-EEXIST, "it exists: `moat secret rotate` changes "
-				     "its value");
-		goto out;
-	}
 	/* The whole policy, the new one in, checked as at the start (a
 	 * host that is passed through, above all). It is in B.pol.v[n]
 	 * already, where no reader looks until n grows. */
 	c = &B.pol.v[B.pol.n];
-	*c = mp.cred.v[0];
-	c->source = CRED_FROM_FD;
-	c->fd = -1; /* read below, and closed by the caller */
+	*c = mp.cred.v[0]; /* its value: fd, read below, closed by the caller */
 	all = B.pol;
 	all.n++;
 	if (cred_validate(&all, NULL, &err) < 0) {
@@ -900,17 +944,7 @@ static void secret_add(const char *name, const char *json, int fd)
 	B.pol.n++;
 	pthread_rwlock_unlock(&B.store.lock);
 	memset(&mp.cred.v[0], 0, sizeof(mp.cred.v[0])); /* B.pol's now */
-	{
-		/* "set", a NUL, the placeholder, a NUL */
-		char reply[4 + CRED_PLACEHOLDER_MAX + 1];
-		int32_t ok = 0;
-
-		memcpy(reply, "set", 4);
-		memcpy(reply + 4, B.store.v[i].placeholder,
-		       B.store.v[i].plen + 1);
-		send_msg(BRK_SECRET_DONE, &ok, sizeof(ok), reply,
-			 4 + B.store.v[i].plen + 1);
-	}
+	set_done((size_t)i);
 	goto out;
 out_entry:
 	memset(c, 0, sizeof(*c));

@@ -1799,6 +1799,7 @@ static void secret_done(const uint8_t *m, size_t len)
 			 "broker\n",
 			 SQ.name);
 		secret_answer(line);
+		cred_free(&SQ.pending);
 		return;
 	}
 	memcpy(&result, m, sizeof(result));

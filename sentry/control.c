@@ -1182,7 +1182,10 @@ static bool secret_set_request(int i)
 	clients[i].body[clients[i].body_len] = 0;
 	if (!memchr(body, 0, clients[i].body_len))
 		root = json_tokener_parse(body);
-	if (root && json_object_object_get_ex(root, "credentials", &list) &&
+	/* the credentials part alone: a set changes nothing else */
+	if (root && json_object_is_type(root, json_type_object) &&
+	    json_object_object_length(root) == 1 &&
+	    json_object_object_get_ex(root, "credentials", &list) &&
 	    json_object_is_type(list, json_type_array) &&
 	    json_object_array_length(list) == 1 &&
 	    (one = json_object_array_get_idx(list, 0)) &&
@@ -1193,7 +1196,7 @@ static bool secret_set_request(int i)
 	if (!name[0]) {
 		close(value_fd);
 		answer(clients[i].fd, "error: secret-set: the body is not one "
-				      "credential with a name\n");
+				      "credential with a name, alone\n");
 		return true;
 	}
 	if (S->created || S->paused) {

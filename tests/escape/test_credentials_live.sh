@@ -502,6 +502,41 @@ t_set_file_sources_hidden_by_the_guest()
 	rm -rf "$r"
 }
 
+# A set the broker takes after the sentry stopped waiting for it (5 s)
+# is held by the broker and not by the sentry; the same set again brings
+# the two together: the new value, the placeholder the broker made, and
+# the credential in the sentry's policy. Here the broker is held stopped.
+t_set_retried_after_a_timeout()
+{
+	local n=sett-$$ s1 s2 sentry brk p
+	s1=$(new_value) s2=$(new_value)
+	export K1=$s1 K2=$s2
+	fresh_case
+	box "$n" --broker -- sh -c '
+		touch /sync/one
+		'"$GUEST_WAIT"'
+		P=$(cat /sync/ph)
+		curl -sS -H "Authorization: Bearer $P" https://api.test/one; echo'
+	turn
+	sentry=$(pgrep -f "^$MOAT do --name $n " | head -1)
+	brk=$(pgrep -P "$sentry" -f "moat broker" | head -1)
+	[ -n "$brk" ] || fail "no broker under the sentry ($sentry)"
+	kill -STOP "$brk"
+	assert_status 1 moat secret set "$n" API_KEY env:K1@api.test
+	kill -CONT "$brk"
+	assert_contains "$ERR" "did not answer"
+	sleep 1
+	assert_status 0 moat secret set "$n" API_KEY env:K2@api.test
+	p=$OUT
+	printf '%s' "$p" >"$SYNC/ph"
+	capture moat policy show "$n"
+	assert_contains "$OUT" '"API_KEY"' "the sentry's policy has it now"
+	go_on
+	cat box.out
+	assert_contains "$(request_for api /one)" "Bearer $s2" "the retry's value went"
+	nowhere "$s1" "$s2"
+}
+
 run_test rotate_keeps_the_placeholder t_rotate_keeps_the_placeholder
 run_test revoke_blocks_the_next_request t_revoke_blocks_the_next_request
 run_test revoke_closes_open_connections t_revoke_closes_open_connections
@@ -512,4 +547,5 @@ run_test set_adds_a_credential t_set_adds_a_credential
 run_test set_with_broker_then_revoke t_set_with_broker_then_revoke
 run_test set_file_sources t_set_file_sources
 run_test set_file_sources_hidden_by_the_guest t_set_file_sources_hidden_by_the_guest
+run_test set_retried_after_a_timeout t_set_retried_after_a_timeout
 e2e_done
