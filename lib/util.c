@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -377,4 +378,29 @@ ssize_t send_with_fds(int sock, struct iovec *iov, int niov, const int *fds,
 		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	return n < 0 ? -errno : n;
+}
+
+int path_prefixes(const char *path, int (*fn)(const char *prefix, void *ctx),
+		  void *ctx)
+{
+	char buf[PATH_MAX];
+	char *p;
+	int rc;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (p = buf + 1;; p++) {
+		char save = *p;
+
+		if (save != '/' && save)
+			continue;
+		*p = 0;
+		rc = fn(buf, ctx);
+		if (rc || !save)
+			return rc;
+		*p = save;
+	}
 }

@@ -148,6 +148,13 @@ void fd_admit_set(int line);
 int fd_admit_line(void);
 void fd_admit_reserve(long limit, int reserve);
 
+/* fn(prefix, ctx) for each of path's leading components in turn ("/a",
+ * "/a/b", ... and path itself; path absolute, under PATH_MAX bytes): the
+ * first nonzero value fn returns, 0 once every one was seen, or
+ * -ENAMETOOLONG / -EINVAL for a path that is not one. */
+int path_prefixes(const char *path, int (*fn)(const char *prefix, void *ctx),
+		  void *ctx);
+
 /* Allocation that aborts: setup code only, never on a guest-reachable path. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);

@@ -1485,33 +1485,21 @@ static void secret_abandon(const char *why)
 /* Is path absolute, without "//", "." or "..", and no symlink (lstat:
  * the sentry's filter has no readlink) on the way? Then it is its own
  * real path. */
+/* path_prefixes: 1 for a component "." or "..", or a link. */
+static int not_canonical(const char *prefix, void *ctx)
+{
+	const char *base = strrchr(prefix, '/') + 1;
+	struct stat st;
+
+	(void)ctx;
+	return !strcmp(base, ".") || !strcmp(base, "..") ||
+	       (*base && lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode));
+}
+
 static bool canonical_path(const char *path)
 {
-	char buf[PATH_MAX];
-	struct stat st;
-	char *p;
-
-	if (path[0] != '/' || strlen(path) >= sizeof(buf) || strstr(path, "//"))
-		return false;
-	strcpy(buf, path);
-	for (p = buf + 1;; p++) {
-		char save = *p;
-
-		if (save != '/' && save)
-			continue;
-		*p = 0;
-		{
-			const char *base = strrchr(buf, '/') + 1;
-
-			if (!strcmp(base, ".") || !strcmp(base, "..") ||
-			    (*base && lstat(buf, &st) == 0 &&
-			     S_ISLNK(st.st_mode)))
-				return false;
-		}
-		if (!save)
-			return true;
-		*p = save;
-	}
+	return !strstr(path, "//") &&
+	       path_prefixes(path, not_canonical, NULL) == 0;
 }
 
 /* A set's credential (json: {"credentials": [one]}) into *out, checked

@@ -466,26 +466,15 @@ static struct vnode *clone_at(const char *path)
 	return NULL;
 }
 
+static int is_mount_point(const char *prefix, void *ctx)
+{
+	(void)ctx;
+	return mount_at(prefix) != NULL;
+}
+
 bool vfs_mounted_over(const char *path)
 {
-	char buf[PATH_MAX];
-	char *p;
-
-	if (path[0] != '/' || strlen(path) >= sizeof(buf))
-		return false;
-	strcpy(buf, path);
-	for (p = buf + 1;; p++) {
-		char save = *p;
-
-		if (save != '/' && save)
-			continue;
-		*p = 0;
-		if (mount_at(buf))
-			return true;
-		if (!save)
-			return false;
-		*p = save;
-	}
+	return path_prefixes(path, is_mount_point, NULL) == 1;
 }
 
 bool vfs_is_clone_root(const char *path)

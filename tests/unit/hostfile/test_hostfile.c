@@ -236,3 +236,29 @@ Test(hostfile, links_before_the_last_component)
 	cr_assert_geq(fd, 0);
 	close(fd);
 }
+
+/* lib/util.c path_prefixes: each leading component, in order, then the
+ * path; the first nonzero answer stops the walk. */
+static int collect(const char *prefix, void *ctx)
+{
+	char *out = ctx;
+
+	strcat(out, prefix);
+	strcat(out, "|");
+	return !strcmp(prefix, "/a/stop") ? 7 : 0;
+}
+
+Test(hostfile, path_prefixes)
+{
+	char seen[256] = "";
+
+	cr_assert_eq(path_prefixes("/a/b/c", collect, seen), 0);
+	cr_assert_str_eq(seen, "/a|/a/b|/a/b/c|");
+	seen[0] = 0;
+	cr_assert_eq(path_prefixes("/a/stop/c", collect, seen), 7);
+	cr_assert_str_eq(seen, "/a|/a/stop|");
+	seen[0] = 0;
+	cr_assert_eq(path_prefixes("/", collect, seen), 0);
+	cr_assert_str_eq(seen, "/|", "the root alone");
+	cr_assert_eq(path_prefixes("rel/x", collect, seen), -EINVAL);
+}
