@@ -365,7 +365,7 @@ policy-set 1 error: this request takes no file descriptors closed
 secret-revoke 1 error: secret-revoke takes no file descriptors closed
 secret-rotate 2 error: secret-rotate: exactly one file descriptor (the value's) expected closed
 secret-rotate 0 error: secret-rotate: exactly one file descriptor (the value's) expected closed
-secret-rotate 1 error: this sandbox has no broker (it was started without credentials) closed" \
+secret-rotate 1 error: this sandbox has no broker: it was started without credentials (\`moat do --broker\` starts one for secrets set later) closed" \
 		"$OUT" "each was refused, its fds closed"
 	# nothing of it reached the guests: the first process still runs
 	assert_status 0 moat policy show "$name"
