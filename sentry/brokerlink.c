@@ -1508,14 +1508,15 @@ static bool canonical_path(const char *path)
  * (which the CLI read, by its real path) out of the guest's view, since
  * whatever the guest could read before the set stays read. 0, or -1 with
  * the line to answer in msg. */
-static int secret_set_check(const char *name, const char *json,
-			    struct cred_policy *out, char *msg, size_t cap)
+static int secret_set_check(const char *json, struct cred_policy *out,
+			    char *msg, size_t cap)
 {
 	const struct cred_policy *in = B.policy;
 	struct moat_policy mp = { 0 };
 	struct moat_error err = { 0 };
 	struct cred_policy all = { 0 };
 	const struct credential *c;
+	const char *name;
 	struct vnode *vn;
 	int rc = -1;
 
@@ -1523,15 +1524,16 @@ static int secret_set_check(const char *name, const char *json,
 		snprintf(msg, cap, "error: secret set: %s\n", err.msg);
 		return -1;
 	}
+	/* the credentials part alone: a set changes nothing else */
 	if (mp.cred.n != 1 || mp.cred.ninspect || mp.cred.npassthrough ||
-	    strcmp(mp.cred.v[0].name, name)) {
+	    mp.egress.n) {
 		snprintf(msg, cap,
-			 "error: secret set: one credential, named %s, "
-			 "expected\n",
-			 name);
+			 "error: secret set: one credential, and "
+			 "nothing else, expected\n");
 		goto out;
 	}
 	c = &mp.cred.v[0];
+	name = c->name;
 	if (in->n >= CRED_MAX) {
 		snprintf(msg, cap,
 			 "error: secret set: the sandbox holds %d secrets, "
@@ -1646,10 +1648,17 @@ int broker_secret(int cfd, uint32_t op, const char *name, const char *json,
 		snprintf(msg, cap, "error: the sandbox's broker is gone\n");
 		goto refused;
 	}
+	/* a set's name is its credential's, once that is parsed and
+	 * checked against the policy in force */
+	if (op == BRK_SECRET_SET && json &&
+	    secret_set_check(json, &pending, msg, cap) < 0)
+		goto refused;
+	if (op == BRK_SECRET_SET && json)
+		name = pending.v[0].name;
 	if ((op != BRK_SECRET_ROTATE && op != BRK_SECRET_REVOKE &&
 	     op != BRK_SECRET_SET) ||
 	    (op != BRK_SECRET_REVOKE) != (value_fd >= 0) ||
-	    (op == BRK_SECRET_SET) != (json != NULL) ||
+	    (op == BRK_SECRET_SET) != (json != NULL) || !name ||
 	    !secret_name_fits(name)) {
 		snprintf(msg, cap, "error: secret: a bad request\n");
 		goto refused;
@@ -1678,9 +1687,6 @@ int broker_secret(int cfd, uint32_t op, const char *name, const char *json,
 			goto refused;
 		}
 	}
-	if (op == BRK_SECRET_SET &&
-	    secret_set_check(name, json, &pending, msg, cap) < 0)
-		goto refused;
 	SQ.fd = fcntl(cfd, F_DUPFD_CLOEXEC, 3);
 	if (SQ.fd < 0) {
 		snprintf(msg, cap, "error: secret: %s\n", strerror(errno));
@@ -1740,30 +1746,6 @@ static const char *placeholder_of(const uint8_t *m, size_t len)
 	return p;
 }
 
-/* A set the broker took: its credential into the policy in force (so
- * that flows to its hosts go to the broker from now on, and `policy
- * show` lists it) and its placeholder into what later processes are
- * given. -ENOMEM. */
-static int secret_commit(const char *ph)
-{
-	char **v = realloc(B.names, (B.n + 2) * sizeof(char *));
-
-	if (!v)
-		return -ENOMEM;
-	B.names = v;
-	v = realloc(B.placeholders, (B.n + 2) * sizeof(char *));
-	if (!v)
-		return -ENOMEM;
-	B.placeholders = v;
-	if (netpol_cred_add(&SQ.pending.v[0]) < 0)
-		return -ENOMEM;
-	B.names[B.n] = xstrdup(SQ.name);
-	B.placeholders[B.n] = xstrdup(ph);
-	B.n++;
-	B.names[B.n] = B.placeholders[B.n] = NULL;
-	return 0;
-}
-
 /* BRK_SECRET_DONE: int32 result, a NUL-terminated message and, for a set
  * that succeeded, the placeholder (NUL-terminated). The message is the
  * broker's, so it is cut and made printable before the client sees it.
@@ -1807,7 +1789,11 @@ static void secret_done(const uint8_t *m, size_t len)
 		size_t ml = strlen((const char *)m + sizeof(result)) + 1;
 		const char *ph = placeholder_of(m + sizeof(result) + ml,
 						len - sizeof(result) - ml);
-		int rc = ph ? secret_commit(ph) : -EPROTO;
+		/* into the policy in force: flows to its hosts go to the
+		 * broker from now on, and `policy show` lists it. (No
+		 * process is given its placeholder: broker_env is the
+		 * first process's, at the start.) */
+		int rc = ph ? netpol_cred_add(&SQ.pending.v[0]) : -EPROTO;
 
 		/* A placeholder that cannot be given to anyone, or no room
 		 * for it: the request fails, and the credential stays out

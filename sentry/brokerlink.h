@@ -68,7 +68,8 @@ void broker_drain(void);
  * (enum brk_secret_op: BRK_SECRET_ROTATE or BRK_SECRET_SET with value_fd,
  * the sealed memfd the CLI put the value in; BRK_SECRET_REVOKE with -1) on
  * the credential name; for a set, json is the new credential as a policy
- * file writes it ({"credentials": [one]}; NULL for the others), checked
+ * file writes it ({"credentials": [one]}; NULL for the others), whose
+ * name is taken from it (name: NULL), checked
  * here against the policy in force as a start would check it, and taken
  * into it (and its placeholder answered: "ok PLACEHOLDER") only once the
  * broker holds it. value_fd is never read here, and is this function's in every

@@ -70,8 +70,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
 #include "lib/hostfile.h"
 #include "netstack/netpol.h"
 #include "netstack/netstack.h"
@@ -1161,13 +1159,10 @@ static void secret_request(int i)
 
 /* "secret-set LEN" and its body, the credential's JSON (one fd: the
  * value's memfd): handed to the broker as secret_request hands the
- * others. The name is taken from the JSON here only to be named in the
- * answers; broker_secret checks the whole of it. */
+ * others; broker_secret parses and checks the whole of it. */
 static bool secret_set_request(int i)
 {
-	struct json_object *root = NULL, *list, *one, *jn;
-	char msg[512], name[CRED_NAME_MAX];
-	const char *body = clients[i].body;
+	char msg[512];
 	int value_fd;
 
 	if (clients[i].nfds != 1) {
@@ -1178,25 +1173,10 @@ static bool secret_set_request(int i)
 	}
 	value_fd = clients[i].fds[0];
 	clients[i].nfds = 0;
-	name[0] = 0;
 	clients[i].body[clients[i].body_len] = 0;
-	if (!memchr(body, 0, clients[i].body_len))
-		root = json_tokener_parse(body);
-	/* the credentials part alone: a set changes nothing else */
-	if (root && json_object_is_type(root, json_type_object) &&
-	    json_object_object_length(root) == 1 &&
-	    json_object_object_get_ex(root, "credentials", &list) &&
-	    json_object_is_type(list, json_type_array) &&
-	    json_object_array_length(list) == 1 &&
-	    (one = json_object_array_get_idx(list, 0)) &&
-	    json_object_object_get_ex(one, "name", &jn) &&
-	    json_object_is_type(jn, json_type_string))
-		snprintf(name, sizeof(name), "%s", json_object_get_string(jn));
-	json_object_put(root);
-	if (!name[0]) {
+	if (memchr(clients[i].body, 0, clients[i].body_len)) {
 		close(value_fd);
-		answer(clients[i].fd, "error: secret-set: the body is not one "
-				      "credential with a name, alone\n");
+		answer(clients[i].fd, "error: secret-set: a NUL in the body\n");
 		return true;
 	}
 	if (S->created || S->paused) {
@@ -1207,8 +1187,8 @@ static bool secret_set_request(int i)
 		answer(clients[i].fd, msg);
 		return true;
 	}
-	if (broker_secret(clients[i].fd, BRK_SECRET_SET, name, body, value_fd,
-			  msg, sizeof(msg)) < 0)
+	if (broker_secret(clients[i].fd, BRK_SECRET_SET, NULL, clients[i].body,
+			  value_fd, msg, sizeof(msg)) < 0)
 		answer(clients[i].fd, msg);
 	return true;
 }
