@@ -838,6 +838,16 @@ static void secret_done(int32_t rc, const char *msg)
 	send_msg(BRK_SECRET_DONE, &rc, sizeof(rc), msg, strlen(msg) + 1);
 }
 
+/* Why the store refused a value (store_rotate_fd, store_add_fd). */
+static const char *value_refusal(int rc)
+{
+	return rc == -E2BIG  ? "the value is too long" :
+	       rc == -EINVAL ? "the value is empty or has a NUL or a line "
+			       "break" :
+	       rc == -ENOSPC ? "the sandbox holds as many secrets as it can" :
+			       "the value could not be read";
+}
+
 /* A set's answer: "set", a NUL, secret i's placeholder, a NUL. */
 static void set_done(size_t i)
 {
@@ -861,7 +871,6 @@ static void secret_add(const char *name, const char *json, int fd)
 	struct moat_error err = { 0 };
 	struct cred_policy all;
 	struct credential *c;
-	char msg[sizeof(err.msg) + 32];
 	long i;
 	int rc;
 
@@ -906,17 +915,14 @@ static void secret_add(const char *name, const char *json, int fd)
 		}
 		rc = store_rotate_fd(&B.store, (size_t)i, fd);
 		if (rc < 0)
-			secret_done(rc, "the value is empty, too long, or has "
-					"a NUL or a line break");
+			secret_done(rc, value_refusal(rc));
 		else
 			set_done((size_t)i);
 		goto out;
 	}
+	/* B.pol.v has room for store.cap entries and no more */
 	if (B.pol.n >= B.store.cap) {
-		snprintf(msg, sizeof(msg),
-			 "the sandbox holds %zu secrets, the most it can",
-			 B.store.cap);
-		secret_done(-ENOSPC, msg);
+		secret_done(-ENOSPC, value_refusal(-ENOSPC));
 		goto out;
 	}
 	/* The whole policy, the new one in, checked as at the start (a
@@ -932,12 +938,7 @@ static void secret_add(const char *name, const char *json, int fd)
 	}
 	i = store_add_fd(&B.store, c, fd);
 	if (i < 0) {
-		secret_done((int32_t)i,
-			    i == -E2BIG	 ? "the value is too long" :
-			    i == -EINVAL ? "the value is empty or has a NUL or "
-					   "a line break, or the placeholder's "
-					   "template is bad" :
-					   "the value could not be read");
+		secret_done((int32_t)i, value_refusal((int)i));
 		goto out_entry;
 	}
 	pthread_rwlock_wrlock(&B.store.lock);
@@ -970,14 +971,8 @@ static int secret_op(const uint8_t *p, size_t len, const int *fds, int nfds)
 			secret_done(-ENOENT, "no such secret");
 		} else {
 			rc = store_rotate_fd(&B.store, (size_t)i, fds[0]);
-			secret_done(rc, rc == 0 ?
-						"rotated" :
-					rc == -E2BIG ?
-						"the value is too long" :
-					rc == -EINVAL ?
-						"the value is empty or has a "
-						"NUL or a line break" :
-						"the value could not be read");
+			secret_done(rc,
+				    rc == 0 ? "rotated" : value_refusal(rc));
 		}
 		close(fds[0]);
 		return 0;

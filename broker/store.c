@@ -360,17 +360,37 @@ void store_free(struct store *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* The new value is in the spare slot (n bytes): check it, and swap it in
- * for secret i under the lock; the value it replaces becomes the old
+/* A value of n bytes in slot, checked (cred_value_refusal): n, or
+ * -E2BIG / -EINVAL with the slot wiped. */
+static ssize_t check_value(uint8_t *slot, size_t n)
+{
+	if (!cred_value_refusal(slot, n))
+		return (ssize_t)n;
+	explicit_bzero(slot, SLOT_READ);
+	return n > CRED_VALUE_MAX ? -E2BIG : -EINVAL;
+}
+
+/* fd's value into slot, as every later one is read (to its end, one
+ * trailing newline dropped, checked): its length, or -errno with the
+ * slot wiped. */
+static ssize_t read_value(int fd, uint8_t *slot)
+{
+	ssize_t n = read_slot(fd, slot);
+
+	if (n < 0) {
+		explicit_bzero(slot, SLOT_READ);
+		return n;
+	}
+	return check_value(slot, strip_newline(slot, (size_t)n));
+}
+
+/* The new value is in the spare slot (n bytes, checked): swap it in for
+ * secret i under the lock; the value it replaces becomes the old
  * one, and the old one before it is wiped and becomes the spare. */
-static int swap_in(struct store *s, size_t i, size_t n)
+static void swap_in(struct store *s, size_t i, size_t n)
 {
 	uint8_t *slot = spare_slot(s);
 
-	if (cred_value_refusal(slot, n)) {
-		explicit_bzero(slot, SLOT_READ);
-		return n > CRED_VALUE_MAX ? -E2BIG : -EINVAL;
-	}
 	pthread_rwlock_wrlock(&s->lock);
 	s->v[s->n].value = s->v[i].old;
 	s->v[i].old = s->v[i].value;
@@ -381,17 +401,22 @@ static int swap_in(struct store *s, size_t i, size_t n)
 	s->gen++;
 	explicit_bzero(s->v[s->n].value, SLOT_READ);
 	pthread_rwlock_unlock(&s->lock);
-	return 0;
 }
 
 int store_rotate(struct store *s, size_t i, const void *value, size_t vlen)
 {
+	ssize_t n;
+
 	if (i >= s->n)
 		return -EINVAL;
 	if (vlen > CRED_VALUE_MAX)
 		return -E2BIG;
 	memcpy(spare_slot(s), value, vlen);
-	return swap_in(s, i, vlen);
+	n = check_value(spare_slot(s), vlen);
+	if (n < 0)
+		return (int)n;
+	swap_in(s, i, (size_t)n);
+	return 0;
 }
 
 int store_rotate_fd(struct store *s, size_t i, int fd)
@@ -400,12 +425,11 @@ int store_rotate_fd(struct store *s, size_t i, int fd)
 
 	if (i >= s->n)
 		return -EINVAL;
-	n = read_slot(fd, spare_slot(s));
-	if (n < 0) {
-		explicit_bzero(spare_slot(s), SLOT_READ);
+	n = read_value(fd, spare_slot(s));
+	if (n < 0)
 		return (int)n;
-	}
-	return swap_in(s, i, strip_newline(spare_slot(s), (size_t)n));
+	swap_in(s, i, (size_t)n);
+	return 0;
 }
 
 void store_revoke(struct store *s, size_t i)
@@ -434,16 +458,10 @@ long store_add_fd(struct store *s, const struct credential *c, int fd)
 		return -ENOSPC;
 	if (store_find(s, c->name) >= 0)
 		return -EEXIST;
-	n = read_slot(fd, slot);
-	if (n < 0) {
-		explicit_bzero(slot, SLOT_READ);
-		return (int)n;
-	}
-	len = strip_newline(slot, (size_t)n);
-	if (cred_value_refusal(slot, len)) {
-		explicit_bzero(slot, SLOT_READ);
-		return len > CRED_VALUE_MAX ? -E2BIG : -EINVAL;
-	}
+	n = read_value(fd, slot);
+	if (n < 0)
+		return (long)n;
+	len = (size_t)n;
 	pl = store_make_placeholder(c->placeholder, len, ph, sizeof(ph));
 	dup = pl < 0 ? NULL : strdup(ph);
 	if (!dup) {
