@@ -302,10 +302,12 @@ t_dumpable()
 {
 	trap stop_all EXIT
 	local want p
-	capture native $PY "$HERE/dumpable.py"
+	# in $E2E_TMP: the guest's /tmp is its own, and a checkout may be there
+	cp "$HERE/dumpable.py" "$E2E_TMP/dumpable.py"
+	capture native $PY "$E2E_TMP/dumpable.py"
 	want=$OUT
 	assert_contains "$want" "after exec: dumpable 1" "the native run worked"
-	capture moat do -- $PY "$HERE/dumpable.py"
+	capture moat do -- $PY "$E2E_TMP/dumpable.py"
 	assert_eq 0 "$STATUS" "the program runs to the end"
 	assert_eq "$want" "$OUT" "PR_SET_DUMPABLE and its effects as natively"
 	# A guest's host task is dumpable (its exec of the stub made it so;
