@@ -36,6 +36,8 @@
 #   BENCH_HTTPS_ROUNDS     rounds, the median is reported (3)
 #   BENCH_HTTPS_HANDSHAKES curl runs for the first row, a round (20)
 #   BENCH_HTTPS_REQUESTS   keep-alive requests (1000)
+#   BENCH_HTTPS_ROWS       rows (handshake keepalive download), for profiling
+#                          one; the others are then n/a
 # The table goes to build/bench/https.md; --append FILE adds it to FILE too
 # (run.sh's results.md); --update-readme puts it into README.md between the
 # bench-https markers.
@@ -52,6 +54,7 @@ MODES=(${BENCH_HTTPS_MODES:-native passthrough nobroker broker mitmproxy mitmmoa
 ROUNDS=${BENCH_HTTPS_ROUNDS:-3}
 HANDSHAKES=${BENCH_HTTPS_HANDSHAKES:-20}
 REQUESTS=${BENCH_HTTPS_REQUESTS:-1000}
+ROWS=(${BENCH_HTTPS_ROWS:-handshake keepalive download})
 OUTDIR=$root/build/bench
 UPDATE_README=0
 APPEND=""
@@ -311,9 +314,9 @@ fi
 for ((round = 1; round <= ROUNDS; round++)); do
 	echo "bench-https: round $round of $ROUNDS: $HANDSHAKES handshakes, $REQUESTS keep-alive requests and 100 MiB under ${active[*]}" >&2
 	for mode in "${active[@]}"; do
-		run_handshake "$mode"
-		run_keepalive "$mode"
-		run_download "$mode"
+		for row in "${ROWS[@]}"; do
+			"run_$row" "$mode"
+		done
 	done
 done
 for k in "${!VALS[@]}"; do
