@@ -75,6 +75,9 @@ static struct {
 	pid_t pid;
 	int ctl;
 	int ep;
+	/* their entries in the loop's poll (NULL: look anyway), so that a
+	 * turn of the loop with nothing for them makes no call */
+	struct pollfd *ctl_pfd, *ep_pfd;
 	char *ca;
 	size_t ca_len;
 	char **names, **placeholders;
@@ -1325,15 +1328,18 @@ int broker_pollfds(struct pollfd *p, int max)
 {
 	int n = 0;
 
+	B.ctl_pfd = B.ep_pfd = NULL;
 	if (B.ctl >= 0 && n < max) {
 		p[n].fd = B.ctl;
 		p[n].events = POLLIN;
-		n++;
+		p[n].revents = 0;
+		B.ctl_pfd = &p[n++];
 	}
 	if (B.ep >= 0 && B.flows && n < max) {
 		p[n].fd = B.ep;
 		p[n].events = POLLIN;
-		n++;
+		p[n].revents = 0;
+		B.ep_pfd = &p[n++];
 	}
 	return n;
 }
@@ -1342,10 +1348,13 @@ void broker_pump(void)
 {
 	struct epoll_event ev[64];
 	struct bflow *b, *next;
+	bool ctl_ready = !B.ctl_pfd || B.ctl_pfd->revents;
+	bool ep_ready = !B.ep_pfd || B.ep_pfd->revents;
 	int64_t now;
 	int n;
 
-	while (B.ctl >= 0) {
+	B.ctl_pfd = B.ep_pfd = NULL;
+	while (ctl_ready && B.ctl >= 0) {
 		uint32_t type;
 		size_t len;
 		int rc = brk_recv(&type, &len, MSG_DONTWAIT);
@@ -1365,7 +1374,7 @@ void broker_pump(void)
 		/* anything else from it now is ignored */
 	}
 	secret_tick();
-	while (B.ep >= 0 && B.flows &&
+	while (ep_ready && B.ep >= 0 && B.flows &&
 	       (n = epoll_wait(B.ep, ev, (int)ARRAY_SIZE(ev), 0)) > 0) {
 		for (int i = 0; i < n; i++)
 			flow_event(ev[i].data.ptr, ev[i].events);

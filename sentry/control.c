@@ -512,6 +512,8 @@ void control_close(void)
  * would spin. It is left out of the poll set until then. */
 #define ACCEPT_BACKOFF_NS 100000000LL
 static int64_t accept_paused_until;
+/* the listening socket's entry in the loop's poll; NULL: accept anyway */
+static struct pollfd *accept_pfd;
 
 int64_t control_deadline(void)
 {
@@ -526,10 +528,12 @@ int control_pollfds(struct pollfd *pfds, int max)
 		return 0;
 	if (accept_paused_until && now_ns() >= accept_paused_until)
 		accept_paused_until = 0;
+	accept_pfd = NULL;
 	if (n < max && !accept_paused_until) {
 		pfds[n].fd = ctl_fd;
 		pfds[n].events = POLLIN;
-		n++;
+		pfds[n].revents = 0;
+		accept_pfd = &pfds[n++];
 	}
 	for (i = 0; i < CTL_CLIENTS && n < max; i++)
 		if (clients[i].fd >= 0) {
@@ -1438,11 +1442,15 @@ int control_wait_start(int ready_fd)
 
 void control_pump(void)
 {
+	bool ready = !accept_pfd || accept_pfd->revents;
 	int i, fd;
 
+	accept_pfd = NULL;
 	if (ctl_fd < 0)
 		return;
-	while (!accept_paused_until &&
+	/* no accept4 a turn of the loop: only when one is waiting */
+	errno = 0;
+	while (ready && !accept_paused_until &&
 	       (fd = accept4(ctl_fd, NULL, NULL,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		struct ucred c;

@@ -451,13 +451,14 @@ int sentry_loop(void)
 		return -errno;
 	start_tick();
 	bool polled = true;
+	bool sig_ready = true; /* after a poll: did sfd say a SIGCHLD came? */
 	uint64_t retried_gen = (uint64_t)-1;
 
 	for (;;) {
 		struct pollfd pfds[96];
 		int n = 0, timeout = -1;
 		int64_t now, next_deadline = 0;
-		struct signalfd_siginfo si;
+		struct signalfd_siginfo si[8];
 		struct task *t;
 
 		/* `moat pause`: nothing of the guests is handled until
@@ -473,15 +474,18 @@ int sentry_loop(void)
 			while (plat_next_deferred(&dpid, &dst))
 				handle_stop(dpid, dst);
 		}
-		if (polled) {
+		if (polled && sig_ready) {
 			/* After a poll, collect everything that happened. After
 			 * a blocking waitpid there is nothing more to collect
-			 * that the next waitpid would not return. */
-			while (read(sfd, &si, sizeof(si)) > 0)
+			 * that the next waitpid would not return; after a poll
+			 * that sfd did not wake, nothing at all: every stop,
+			 * exit and continue sends a SIGCHLD, and each one
+			 * read here is read before the waits it announces. */
+			while (read(sfd, si, sizeof(si)) == (ssize_t)sizeof(si))
 				;
 			drain_waits();
-			polled = false;
 		}
+		polled = false;
 		if (S->fds_to_release)
 			task_release_files();
 		if (S->ndead > 32)
@@ -568,8 +572,13 @@ int sentry_loop(void)
 					  (int)((next_deadline - now + 999999) /
 						1000000);
 		}
-		if (poll(pfds, (nfds_t)n, timeout) < 0 && errno != EINTR)
-			return -errno;
+		{
+			int pr = poll(pfds, (nfds_t)n, timeout);
+
+			if (pr < 0 && errno != EINTR)
+				return -errno;
+			sig_ready = pr < 0 || pfds[0].revents;
+		}
 		pty_relay_pump();
 		control_pump();
 		netstack_pump();
