@@ -81,8 +81,7 @@ enum proc_kind {
 };
 
 #define PROC_DEV makedev(0, 20)
-#define CAP_FULL 0x000001ffffffffffULL /* CAP_CHOWN .. CAP_CHECKPOINT_RESTORE */
-#define HOST_READ_MAX (16u << 20)      /* bound on a host /proc file we copy */
+#define HOST_READ_MAX (16u << 20) /* bound on a host /proc file we copy */
 
 struct pent {
 	const char *name;
@@ -891,7 +890,7 @@ static void gen_status(struct process *p, int tid, struct sbuf *b)
 	struct sbuf host = { 0 };
 	const struct creds *c = &p->cred;
 	char pnd[32], shd[32], blk[32];
-	uint64_t ign, cgt, caps = c->euid == 0 ? CAP_FULL : 0;
+	uint64_t ign, cgt, caps = c->euid == 0 ? MOAT_CAP_ALL : 0;
 	char st = proc_state(p);
 	int i;
 
@@ -939,7 +938,7 @@ static void gen_status(struct process *p, int tid, struct sbuf *b)
 		  "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n"
 		  "CapBnd:\t%016llx\nCapAmb:\t%016llx\n",
 		  0ULL, (unsigned long long)caps, (unsigned long long)caps,
-		  (unsigned long long)CAP_FULL, 0ULL);
+		  (unsigned long long)MOAT_CAP_ALL, 0ULL);
 	sb_puts(b, "NoNewPrivs:\t0\nSeccomp:\t0\nSeccomp_filters:\t0\n"
 		   "Speculation_Store_Bypass:\tthread vulnerable\n"
 		   "SpeculationIndirectBranch:\tconditional enabled\n");
@@ -1151,7 +1150,7 @@ static int generate(struct vnode *vn, struct process *p, struct sbuf *b)
 		sb_puts(b, "Linux\n");
 		return 0;
 	case PK_PID_MAX:
-		sb_puts(b, "4194304\n");
+		sb_printf(b, "%d\n", PID_MAX);
 		return 0;
 	case PK_FILE_MAX: /* the sandbox's own (sentry/file.c) */
 		sb_printf(b, "%ld\n", FILES_MAX);
