@@ -300,10 +300,16 @@ long sys_shmget(struct task *t, struct syscall_args *a)
 		return rc;
 	if (!made)
 		return size > o->size ? -EINVAL : o->id;
-	size = (size + 4095) & ~(size_t)4095;
-	if (!a->a[1] || size > SHM_TOTAL || shm_bytes + size > SHM_TOTAL) {
+	/* Linux's newseg: a size past kernel.shmmax is EINVAL, one past
+	 * what kernel.shmall leaves ENOSPC. */
+	if (!size || size > SHM_TOTAL) {
 		free(o);
-		return a->a[1] ? -ENOSPC : -EINVAL;
+		return -EINVAL;
+	}
+	size = (size + 4095) & ~(size_t)4095;
+	if (size > SHM_TOTAL || shm_bytes + size > SHM_TOTAL) {
+		free(o);
+		return -ENOSPC;
 	}
 	/* One host fd a segment (SHMMNI of them at most), within the line
 	 * of fds guests may make the sentry hold. */
