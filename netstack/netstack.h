@@ -46,6 +46,11 @@ enum net_mode {
  * slirp4netns's --mtu=65520 does). Kept below 64 KiB, where lwIP's
  * 16-bit buffer lengths would wrap. */
 #define NS_LINK_MTU 32808
+/* lwIP's ephemeral ports, which connections through the netstack get
+ * (TCP_LOCAL_PORT_RANGE_START/END in its tcp.c, UDP_ in udp.c: defaults no
+ * header of Debian's liblwip-dev exports). */
+#define NS_EPHEMERAL_LO 0xc000
+#define NS_EPHEMERAL_HI 0xffff
 
 struct ns_conn;
 

@@ -414,8 +414,8 @@ static int upstream_ready(struct pending *pd)
 
 		if (random16(&r) < 0)
 			break;
-		if (udp_bind(pd->pcb, IP4_ADDR_ANY, (u16_t)(0xc000 | r)) ==
-		    ERR_OK)
+		if (udp_bind(pd->pcb, IP4_ADDR_ANY,
+			     (u16_t)(NS_EPHEMERAL_LO | r)) == ERR_OK)
 			rc = 0;
 	}
 	if (rc < 0) {

@@ -13,7 +13,7 @@
  * File contents are generated once at open into f->data (seq_file-like
  * snapshot); the file owns them and file_put frees them.
  */
-#include "sentry/mqueue.h"
+#include "sentry/sysctl.h"
 #include "sentry/vfs.h"
 
 #include <dirent.h>
@@ -46,19 +46,7 @@ enum proc_kind {
 	PK_VERSION,
 	PK_FILESYSTEMS,
 	PK_STAT,
-	PK_SYS,
-	PK_SYS_KERNEL,
-	PK_HOSTNAME,
-	PK_DOMAINNAME,
-	PK_OSRELEASE,
-	PK_OSTYPE,
-	PK_PID_MAX,
-	PK_SYS_FS,
-	PK_SYS_FS_MQUEUE,
-	PK_FILE_MAX, /* /proc/sys/fs/file-max, file-nr, nr_open */
-	PK_FILE_NR,
-	PK_NR_OPEN,
-	PK_MQ_SYSCTL, /* /proc/sys/fs/mqueue/<num: index in mqueue_sysctls> */
+	PK_SYSCTL, /* /proc/sys and below: vn->num is the node (sysctl.h) */
 	/* per process; vn->num is the tid the view is about (fd number for
 	 * PK_FD) */
 	PK_PID_DIR,
@@ -81,8 +69,7 @@ enum proc_kind {
 };
 
 #define PROC_DEV makedev(0, 20)
-#define CAP_FULL 0x000001ffffffffffULL /* CAP_CHOWN .. CAP_CHECKPOINT_RESTORE */
-#define HOST_READ_MAX (16u << 20)      /* bound on a host /proc file we copy */
+#define HOST_READ_MAX (16u << 20) /* bound on a host /proc file we copy */
 
 struct pent {
 	const char *name;
@@ -101,27 +88,7 @@ static const struct pent root_ents[] = {
 	{ "version", PK_VERSION, S_IFREG | 0444 },
 	{ "filesystems", PK_FILESYSTEMS, S_IFREG | 0444 },
 	{ "stat", PK_STAT, S_IFREG | 0444 },
-	{ "sys", PK_SYS, S_IFDIR | 0555 },
-};
-
-static const struct pent sys_ents[] = {
-	{ "fs", PK_SYS_FS, S_IFDIR | 0555 },
-	{ "kernel", PK_SYS_KERNEL, S_IFDIR | 0555 },
-};
-
-static const struct pent sys_fs_ents[] = {
-	{ "file-max", PK_FILE_MAX, S_IFREG | 0444 },
-	{ "file-nr", PK_FILE_NR, S_IFREG | 0444 },
-	{ "mqueue", PK_SYS_FS_MQUEUE, S_IFDIR | 0555 },
-	{ "nr_open", PK_NR_OPEN, S_IFREG | 0444 },
-};
-
-static const struct pent sys_kernel_ents[] = {
-	{ "hostname", PK_HOSTNAME, S_IFREG | 0444 },
-	{ "domainname", PK_DOMAINNAME, S_IFREG | 0444 },
-	{ "osrelease", PK_OSRELEASE, S_IFREG | 0444 },
-	{ "ostype", PK_OSTYPE, S_IFREG | 0444 },
-	{ "pid_max", PK_PID_MAX, S_IFREG | 0444 },
+	{ "sys", PK_SYSCTL, S_IFDIR | 0555 },
 };
 
 /* Modes as Linux has them; the ones a ptrace-read check guards on Linux
@@ -891,7 +858,7 @@ static void gen_status(struct process *p, int tid, struct sbuf *b)
 	struct sbuf host = { 0 };
 	const struct creds *c = &p->cred;
 	char pnd[32], shd[32], blk[32];
-	uint64_t ign, cgt, caps = c->euid == 0 ? CAP_FULL : 0;
+	uint64_t ign, cgt, caps = c->euid == 0 ? MOAT_CAP_ALL : 0;
 	char st = proc_state(p);
 	int i;
 
@@ -939,7 +906,7 @@ static void gen_status(struct process *p, int tid, struct sbuf *b)
 		  "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n"
 		  "CapBnd:\t%016llx\nCapAmb:\t%016llx\n",
 		  0ULL, (unsigned long long)caps, (unsigned long long)caps,
-		  (unsigned long long)CAP_FULL, 0ULL);
+		  (unsigned long long)MOAT_CAP_ALL, 0ULL);
 	sb_puts(b, "NoNewPrivs:\t0\nSeccomp:\t0\nSeccomp_filters:\t0\n"
 		   "Speculation_Store_Bypass:\tthread vulnerable\n"
 		   "SpeculationIndirectBranch:\tconditional enabled\n");
@@ -1137,43 +1104,20 @@ static int generate(struct vnode *vn, struct process *p, struct sbuf *b)
 			  S->next_pid > 1 ? S->next_pid - 1 : 1);
 		return 0;
 	case PK_VERSION:
+		/* uname's release and version (sys_uname) */
 		if (uname(&u) < 0)
 			memset(&u, 0, sizeof(u));
 		sb_printf(b, "Linux version %s (moat@moat) (gcc) %s\n",
-			  u.release, u.version);
+			  u.release, MOAT_UTS_VERSION);
 		return 0;
-	case PK_OSRELEASE:
-		if (uname(&u) < 0)
-			memset(&u, 0, sizeof(u));
-		sb_printf(b, "%s\n", u.release);
+	case PK_SYSCTL: {
+		char text[SYSCTL_TEXT_MAX];
+		int n = sysctl_read(vn->num, text, sizeof(text));
+		if (n < 0)
+			return n;
+		sb_add(b, text, (size_t)n);
 		return 0;
-	case PK_OSTYPE:
-		sb_puts(b, "Linux\n");
-		return 0;
-	case PK_PID_MAX:
-		sb_puts(b, "4194304\n");
-		return 0;
-	case PK_FILE_MAX: /* the sandbox's own (sentry/file.c) */
-		sb_printf(b, "%ld\n", FILES_MAX);
-		return 0;
-	case PK_FILE_NR:
-		sb_printf(b, "%ld\t0\t%ld\n", files_open(), FILES_MAX);
-		return 0;
-	case PK_NR_OPEN:
-		sb_printf(b, "%d\n", FDT_MAX);
-		return 0;
-	case PK_MQ_SYSCTL:
-		if (vn->num < 0 || (size_t)vn->num >= mqueue_nsysctls)
-			return -EINVAL;
-		sb_printf(b, "%ld\n", mqueue_sysctls[vn->num].value);
-		return 0;
-	case PK_HOSTNAME:
-		sb_printf(b, "%s\n", S->hostname);
-		return 0;
-	case PK_DOMAINNAME:
-		sb_printf(b, "%s\n",
-			  S->domainname[0] ? S->domainname : "(none)");
-		return 0;
+	}
 	case PK_FILESYSTEMS:
 		sb_puts(b, "nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\n"
 			   "nodev\tdevtmpfs\nnodev\t9p\n");
@@ -1387,25 +1331,17 @@ fd_out:
 		if (!s->full)
 			rc = emit_pids(s, vn->path);
 		break;
-	case PK_SYS:
-		emit_table(s, vn->path, sys_ents, ARRAY_SIZE(sys_ents), false);
-		break;
-	case PK_SYS_KERNEL:
-		emit_table(s, vn->path, sys_kernel_ents,
-			   ARRAY_SIZE(sys_kernel_ents), false);
-		break;
-	case PK_SYS_FS:
-		emit_table(s, vn->path, sys_fs_ents, ARRAY_SIZE(sys_fs_ents),
-			   false);
-		break;
-	case PK_SYS_FS_MQUEUE: {
-		size_t i;
-		for (i = 0; i < mqueue_nsysctls; i++)
-			if (!dirent_emit(s,
-					 child_ino(vn->path,
-						   mqueue_sysctls[i].name),
-					 DT_REG, mqueue_sysctls[i].name))
+	case PK_SYSCTL: {
+		int i;
+		for (i = sysctl_next(vn->num, -1); i >= 0;
+		     i = sysctl_next(vn->num, i)) {
+			const char *name = sysctl_name(i);
+			if (!dirent_emit(s, child_ino(vn->path, name),
+					 S_ISDIR(sysctl_mode(i)) ? DT_DIR :
+								   DT_REG,
+					 name))
 				break;
+		}
 		break;
 	}
 	case PK_PID_DIR:
@@ -1493,6 +1429,9 @@ int procfs_lookup(struct task *t, struct vnode *dir, const char *name,
 			return new_node(dir->path, name, e->pk, e->mode,
 					t->proc->pid, t->tid, out);
 		}
+		if (e && e->pk == PK_SYSCTL)
+			return new_node(dir->path, name, PK_SYSCTL, e->mode, 0,
+					SYSCTL_ROOT, out);
 		if (e)
 			return new_node(dir->path, name, e->pk, e->mode, 0, 0,
 					out);
@@ -1510,24 +1449,12 @@ int procfs_lookup(struct task *t, struct vnode *dir, const char *name,
 		}
 		return new_node(dir->path, name, PK_PID_DIR, S_IFDIR | 0555,
 				p->pid, n, out);
-	case PK_SYS:
-		e = find_ent(sys_ents, ARRAY_SIZE(sys_ents), name);
-		break;
-	case PK_SYS_KERNEL:
-		e = find_ent(sys_kernel_ents, ARRAY_SIZE(sys_kernel_ents),
-			     name);
-		break;
-	case PK_SYS_FS:
-		e = find_ent(sys_fs_ents, ARRAY_SIZE(sys_fs_ents), name);
-		break;
-	case PK_SYS_FS_MQUEUE: {
-		size_t i;
-		for (i = 0; i < mqueue_nsysctls; i++)
-			if (!strcmp(mqueue_sysctls[i].name, name))
-				return new_node(dir->path, name, PK_MQ_SYSCTL,
-						S_IFREG | 0444, 0, (int)i, out);
-		return -ENOENT;
-	}
+	case PK_SYSCTL:
+		n = sysctl_lookup(dir->num, name);
+		if (n < 0)
+			return n;
+		return new_node(dir->path, name, PK_SYSCTL, sysctl_mode(n), 0,
+				n, out);
 	case PK_PID_DIR:
 	case PK_TID_DIR:
 		e = find_ent(pid_ents, ARRAY_SIZE(pid_ents), name);
@@ -1559,9 +1486,6 @@ int procfs_lookup(struct task *t, struct vnode *dir, const char *name,
 	default:
 		return -ENOTDIR;
 	}
-	if (!e)
-		return -ENOENT;
-	return new_node(dir->path, name, e->pk, e->mode, 0, 0, out);
 }
 
 static int put_link(char *buf, size_t cap, const char *s)

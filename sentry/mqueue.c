@@ -11,14 +11,15 @@
  * signals); mq_notify fires when the queue goes from empty to non-empty
  * and no receiver waits, once.
  *
- * Limits are Linux's defaults, and the sandbox cannot change them: at most
- * QUEUES_MAX queues (unlinked ones still open included), each of at most
- * MSG_MAX messages of MSGSIZE_MAX bytes, and each charged to its creator's
- * uid against RLIMIT_MSGQUEUE as Linux counts it. The sandbox's root has
- * no CAP_SYS_RESOURCE here (container runtimes drop it, and in a user
- * namespace Linux checks it against the initial one), so the bounds hold
- * for it too: whatever the guest does, the queues hold at most
- * QUEUES_MAX * MSG_MAX * MSGSIZE_MAX bytes of messages (20 MiB).
+ * Limits are Linux's defaults (sentry/mqueue.h), and the sandbox cannot
+ * change them: at most MQ_QUEUES_MAX queues (unlinked ones still open
+ * included), each of at most MQ_MSG_MAX messages of MQ_MSGSIZE_MAX bytes,
+ * and each charged to its creator's uid against RLIMIT_MSGQUEUE as Linux
+ * counts it. The sandbox's root has no CAP_SYS_RESOURCE here (container
+ * runtimes drop it, and in a user namespace Linux checks it against the
+ * initial one), so the bounds hold for it too: whatever the guest does,
+ * the queues hold at most MQ_QUEUES_MAX * MQ_MSG_MAX * MQ_MSGSIZE_MAX
+ * bytes of messages (20 MiB).
  *
  * Lifetime: a queue is held by its name while linked and by every vnode
  * that names it (each open file holds one); it is freed, its charge
@@ -41,12 +42,6 @@
 #include "sentry/syscalls.h"
 #include "sentry/vfs.h"
 
-/* Linux's defaults (DFLT_* in include/linux/ipc_namespace.h). */
-#define QUEUES_MAX 256
-#define MSG_MAX 10
-#define MSGSIZE_MAX 8192
-#define MSG_DEFAULT 10
-#define MSGSIZE_DEFAULT 8192
 #define MQ_PRIO_MAX 32768
 /* What Linux charges a queue for besides the messages' bytes: a struct
  * msg_msg a message and a tree node a priority (x86-64 sizes). Charged
@@ -61,13 +56,6 @@
 #define MQ_DEV makedev(0, 0x2a)
 #define MQ_DIR "/dev/mqueue"
 #define MQ_BUCKETS 64
-
-const struct mqueue_sysctl mqueue_sysctls[] = {
-	{ "msg_default", MSG_DEFAULT },		{ "msg_max", MSG_MAX },
-	{ "msgsize_default", MSGSIZE_DEFAULT }, { "msgsize_max", MSGSIZE_MAX },
-	{ "queues_max", QUEUES_MAX },
-};
-const size_t mqueue_nsysctls = ARRAY_SIZE(mqueue_sysctls);
 
 /* The guest's struct mq_attr and struct sigevent, as the kernel reads them. */
 struct kmq_attr {
@@ -111,7 +99,7 @@ struct mqueue {
 	uid_t charged; /* the creator's real uid, charged `charge` bytes */
 	size_t charge;
 	long maxmsg, msgsize;
-	/* At most maxmsg (<= MSG_MAX) messages, highest priority first and
+	/* At most maxmsg (<= MQ_MSG_MAX) messages, highest priority first and
 	 * in arrival order within one: so few that a sorted array is all
 	 * the order needs. */
 	struct mqmsg **msgs;
@@ -273,18 +261,18 @@ static void unlink_queue(struct mqueue *q)
 static int queue_new(struct task *t, const char *name, mode_t mode,
 		     const struct kmq_attr *attr, struct mqueue **out)
 {
-	long maxmsg = attr ? attr->maxmsg : MSG_DEFAULT;
-	long msgsize = attr ? attr->msgsize : MSGSIZE_DEFAULT;
+	long maxmsg = attr ? attr->maxmsg : MQ_MSG_DEFAULT;
+	long msgsize = attr ? attr->msgsize : MQ_MSGSIZE_DEFAULT;
 	const struct creds *c = &t->proc->cred;
 	struct mquser *u;
 	struct mqueue *q;
 	size_t charge;
 	uint32_t b;
 
-	if (nqueues >= QUEUES_MAX)
+	if (nqueues >= MQ_QUEUES_MAX)
 		return -ENOSPC;
-	if (maxmsg <= 0 || msgsize <= 0 || maxmsg > MSG_MAX ||
-	    msgsize > MSGSIZE_MAX)
+	if (maxmsg <= 0 || msgsize <= 0 || maxmsg > MQ_MSG_MAX ||
+	    msgsize > MQ_MSGSIZE_MAX)
 		return -EINVAL;
 	charge = (size_t)maxmsg * ((size_t)msgsize + MSG_HDR_BYTES) +
 		 (size_t)(maxmsg < MQ_PRIO_MAX ? maxmsg : MQ_PRIO_MAX) *

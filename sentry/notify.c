@@ -194,15 +194,11 @@ void notify_path(struct task *t, int dirfd, uint64_t upath, unsigned long ev)
  * epoll. The change paths report through inotify_report(): the changed
  * object, and when known its directory and name. */
 
-/* Linux's per-user limits, for the whole sandbox: each instance and watch
- * costs the sentry memory, and every change walks every watch. */
-#define INOTIFY_INSTANCES_MAX 128 /* max_user_instances: EMFILE */
-#define INOTIFY_WATCHES_MAX 8192  /* max_user_watches: ENOSPC */
-#define INOTIFY_QUEUE_MAX 16384	  /* max_queued_events, per instance */
-/* Unread events of all instances together, in bytes. Linux's limits allow
- * 128 * 16384 events of up to 272 bytes (over 500 MiB), charged to the
- * reader's memory cgroup; here the sentry holds them, so past this an
- * instance overflows (IN_Q_OVERFLOW) as a full queue does. */
+/* The limits are sentry/vfs.h's INOTIFY_*_MAX. Unread events of all
+ * instances together, in bytes: Linux's limits allow 128 * 16384 events
+ * of up to 272 bytes (over 500 MiB), charged to the reader's memory
+ * cgroup; here the sentry holds them, so past this an instance overflows
+ * (IN_Q_OVERFLOW) as a full queue does. */
 #define INOTIFY_QUEUE_BYTES_MAX (16u << 20)
 
 struct iwatch {

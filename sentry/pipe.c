@@ -310,7 +310,7 @@ long pipe_size_ctl(struct file *f, int set, uint64_t arg)
 		return (long)p->cap;
 	/* F_SETPIPE_SZ: between a page and 1 MiB (Linux's pipe-max-size),
 	 * rounded up to a power of two, never below what the pipe holds. */
-	if (arg > (1u << 20))
+	if (arg > PIPE_MAX_SIZE)
 		return -EPERM;
 	{
 		size_t want = PIPE_MIN_SIZE, old = p->cap;

@@ -49,11 +49,28 @@ struct fdtable {
 	struct fdent *ents;
 };
 
+/* Supplementary groups a process may have: what setgroups accepts
+ * (EINVAL past it) and kernel.ngroups_max says (glibc's
+ * sysconf(_SC_NGROUPS_MAX) reads it). */
+#define CREDS_GROUPS_MAX 32
+
+/* The capabilities the sandbox implements, CAP_CHOWN to
+ * CAP_CHECKPOINT_RESTORE (kernel.cap_last_cap): what capget and
+ * /proc/<pid>/status give root, and what PR_CAPBSET_READ knows. */
+#define MOAT_CAP_LAST 40
+#define MOAT_CAP_ALL ((1ULL << (MOAT_CAP_LAST + 1)) - 1)
+
+/* Virtual pids are below this (kernel.pid_max): alloc_pid wraps at it. */
+#define PID_MAX 4194304
+
+/* uname's version, also kernel.version and /proc/version's. */
+#define MOAT_UTS_VERSION "#1 SMP moat"
+
 struct creds {
 	uid_t ruid, euid, suid, fsuid;
 	gid_t rgid, egid, sgid, fsgid;
 	int ngroups;
-	gid_t groups[32];
+	gid_t groups[CREDS_GROUPS_MAX];
 };
 
 struct sigact_rec {
@@ -496,7 +513,7 @@ struct spawn_req {
 	uid_t uid;
 	gid_t gid;
 	int ngroups;
-	gid_t groups[32];
+	gid_t groups[CREDS_GROUPS_MAX];
 	char **argv, **env;
 	int fds[3];
 	bool tty; /* a terminal of the sentry's, relayed to fds[0] and [1] */

@@ -61,11 +61,6 @@
 #define IFF_LOWER_UP 0x10000 /* linux/if.h, which clashes with net/if.h */
 #endif
 
-#define USOCK_BUF 212992 /* Linux's default net.core.rmem_default */
-#define BACKLOG_MAX 4096 /* net.core.somaxconn */
-#define EPHEMERAL_LO 32768
-#define EPHEMERAL_HI 60999
-
 /* A socket address as the guest gave it (or as we made it). */
 struct saddr {
 	union {
@@ -2631,7 +2626,7 @@ long sys_bind(struct task *t, struct syscall_args *a)
 	err = inet_check(u, &addr);
 	if (err < 0)
 		return err;
-	if (inet_port(&addr) && inet_port(&addr) < 1024 &&
+	if (inet_port(&addr) && inet_port(&addr) < PORT_UNPRIV_START &&
 	    t->proc->cred.euid != 0)
 		return -EACCES;
 	return inet_bind(u, &addr);

@@ -24,7 +24,7 @@ long sys_uname(struct task *t, struct syscall_args *a)
 	/* The guest runs on the sentry's kernel, which implements Linux's
 	 * interface as of the host's version. */
 	snprintf(u.release, sizeof(u.release), "%s", host.release);
-	snprintf(u.version, sizeof(u.version), "#1 SMP moat");
+	snprintf(u.version, sizeof(u.version), "%s", MOAT_UTS_VERSION);
 	snprintf(u.machine, sizeof(u.machine), "x86_64");
 	snprintf(u.domainname, sizeof(u.domainname), "%s", S->domainname);
 	return task_write(t, a->a[0], &u, sizeof(u));
@@ -388,7 +388,7 @@ long sys_capget(struct task *t, struct syscall_args *a)
 {
 	struct __user_cap_header_struct h;
 	struct __user_cap_data_struct d[2];
-	uint64_t all = CRED->euid == 0 ? 0x1ffffffffffULL : 0;
+	uint64_t all = CRED->euid == 0 ? MOAT_CAP_ALL : 0;
 
 	if (task_read(t, a->a[0], &h, sizeof(h)) < 0)
 		return -EFAULT;
@@ -467,7 +467,7 @@ long sys_prctl(struct task *t, struct syscall_args *a)
 	case PR_SET_SECUREBITS:
 		return CRED->euid == 0 ? 0 : -EPERM;
 	case PR_CAPBSET_READ:
-		return a->a[1] <= 40 ? 1 : -EINVAL;
+		return a->a[1] <= MOAT_CAP_LAST ? 1 : -EINVAL;
 	case PR_CAPBSET_DROP:
 		return CRED->euid == 0 ? 0 : -EPERM;
 	case PR_GET_TIMERSLACK:

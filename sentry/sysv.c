@@ -6,8 +6,7 @@
  * sentry; a semop or msgsnd/msgrcv that must wait blocks as any emulated
  * syscall does (interrupted by signals, IPC_NOWAIT for EAGAIN/ENOMSG).
  * Nothing is the host's: another sandbox, or the host, never sees a key.
- * Limits are Linux's defaults, and the whole of shared memory is bounded
- * by SHM_TOTAL so a guest cannot fill the host's memory through it.
+ * The limits are sentry/sysv.h's.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,17 +25,9 @@
 #include "platform/platform.h"
 #include "sentry/limits.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysv.h"
 #include "sentry/vfs.h"
 
-#define IPC_OBJS_MAX 4096	  /* of each kind */
-#define SHM_TOTAL (1ULL << 30)	  /* bytes of all segments together */
-#define SEM_NSEMS_MAX 32000	  /* SEMMSL */
-#define SEM_NSOPS_MAX 500	  /* SEMOPM */
-#define MSG_MAX 8192		  /* MSGMAX: one message */
-#define MSG_QBYTES 16384	  /* MSGMNB: one queue */
-#define MSG_QBYTES_ROOT (1 << 20) /* the most root may set one queue to */
-#define MSG_TOTAL (64u << 20)	  /* bytes of all queued messages */
-#define SEM_TOTAL (1 << 20)	  /* SEMMNS: semaphores of all sets */
 #define IPC_CMD(c) ((c) & ~0x100) /* glibc adds IPC_64 */
 /* Attachments (which fork copies) and SEM_UNDO records are the sentry's
  * heap, which no memory cgroup sees: bounded for the whole sandbox. Past
@@ -309,10 +300,16 @@ long sys_shmget(struct task *t, struct syscall_args *a)
 		return rc;
 	if (!made)
 		return size > o->size ? -EINVAL : o->id;
-	size = (size + 4095) & ~(size_t)4095;
-	if (!a->a[1] || size > SHM_TOTAL || shm_bytes + size > SHM_TOTAL) {
+	/* Linux's newseg: a size past kernel.shmmax is EINVAL, one past
+	 * what kernel.shmall leaves ENOSPC. */
+	if (!size || size > SHM_TOTAL) {
 		free(o);
-		return a->a[1] ? -ENOSPC : -EINVAL;
+		return -EINVAL;
+	}
+	size = (size + 4095) & ~(size_t)4095;
+	if (size > SHM_TOTAL || shm_bytes + size > SHM_TOTAL) {
+		free(o);
+		return -ENOSPC;
 	}
 	/* One host fd a segment (SHMMNI of them at most), within the line
 	 * of fds guests may make the sentry hold. */
@@ -727,6 +724,7 @@ long sys_semctl(struct task *t, struct syscall_args *a)
 
 	if (cmd == IPC_INFO || cmd == SEM_INFO) {
 		struct seminfo si = { .semmni = IPC_OBJS_MAX,
+				      .semmns = SEM_TOTAL,
 				      .semmsl = SEM_NSEMS_MAX,
 				      .semopm = SEM_NSOPS_MAX,
 				      .semvmx = 32767 };

@@ -85,7 +85,7 @@ int alloc_pid(void)
 {
 	for (;;) {
 		int pid = S->next_pid++;
-		if (S->next_pid >= 4194304) {
+		if (S->next_pid >= PID_MAX) {
 			S->next_pid = 2;
 			S->pids_wrapped = true;
 		}

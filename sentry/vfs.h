@@ -298,6 +298,12 @@ void notify_proc_gone(struct process *p); /* exited: drop its watches */
 void notify_dir(struct vnode *dir, unsigned long ev);
 void notify_parent(struct vnode *vn, unsigned long ev);
 void notify_path(struct task *t, int dirfd, uint64_t upath, unsigned long ev);
+/* inotify's limits: Linux's per-user ones, for the whole sandbox
+ * (fs.inotify.*): each instance and watch costs the sentry memory, and
+ * every change walks every watch. */
+#define INOTIFY_INSTANCES_MAX 128 /* max_user_instances: EMFILE */
+#define INOTIFY_WATCHES_MAX 8192  /* max_user_watches: ENOSPC */
+#define INOTIFY_QUEUE_MAX 16384	  /* max_queued_events, per instance */
 /* inotify: a change ev (IN_*) of obj, seen from dir as name (either may be
  * NULL); or of the object at vn's path, and from its directory. */
 bool inotify_active(void);
@@ -329,6 +335,16 @@ void epoll_look_begin(void);
 void epoll_look_end(void);
 bool file_is_socket(struct file *f);
 bool file_is_stream_socket(struct file *f); /* SOCK_STREAM: unix or TCP */
+/* The socket layer's limits, as /proc/sys/net shows them. */
+#define USOCK_BUF 212992 /* every socket's buffer: net.core.[rw]mem_* */
+#define BACKLOG_MAX 4096 /* listen() clamps to it: net.core.somaxconn */
+/* The ports a bind to port 0 and an autobind take, the sandbox's sockets
+ * among themselves (net.ipv4.ip_local_port_range, Linux's default). */
+#define EPHEMERAL_LO 32768
+#define EPHEMERAL_HI 60999
+/* Binding a port below this takes root
+ * (net.ipv4.ip_unprivileged_port_start). */
+#define PORT_UNPRIV_START 1024
 /* mq_notify's SIGEV_THREAD (sentry/mqueue.c): 0 if f is a netlink socket,
  * else -ENOTSOCK or -EINVAL (as Linux's netlink_getsockbyfd); a datagram
  * from the kernel's port on it, dropped when it does not fit. */
@@ -337,7 +353,9 @@ void netlink_kernel_send(struct file *f, const void *buf, size_t n);
 
 /* Pipes (sentry/pipe.c) */
 int pipe_create(struct file **rd, struct file **wr, int flags);
-/* F_GETPIPE_SZ (set 0) and F_SETPIPE_SZ (set 1, arg bytes). */
+/* F_GETPIPE_SZ (set 0) and F_SETPIPE_SZ (set 1, arg bytes): an
+ * unprivileged F_SETPIPE_SZ past PIPE_MAX_SIZE is EPERM (fs.pipe-max-size). */
+#define PIPE_MAX_SIZE (1u << 20)
 long pipe_size_ctl(struct file *f, int set, uint64_t arg);
 bool file_is_pipe(struct file *f);
 /* Copy the first n bytes of f's pipe without taking them; *eof when it is

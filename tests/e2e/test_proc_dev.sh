@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sandbox's own /proc and /dev, virtual pids.
 . "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 t_pid1_ppid0()
 {
@@ -174,6 +175,118 @@ t("lseek", lambda: os.lseek(z, 100, 0))'
 	assert_same_as_native $PY -c "$prog"
 }
 
+# /proc/sys: every entry says what the sandbox does (tests/e2e/proc_sys.py).
+stage_proc_sys()
+{
+	cp "$HERE/proc_sys.py" "$E2E_TMP/proc_sys.py"
+	chmod 644 "$E2E_TMP/proc_sys.py"
+}
+
+# What holds on any Linux (sysctls against uname, sysconf, IPC_INFO,
+# socket buffers and ports, PR_CAPBSET_READ; read-only ones refuse root)
+# holds inside.
+t_proc_sys_agrees_with_linux()
+{
+	stage_proc_sys
+	capture native $PY "$E2E_TMP/proc_sys.py" agree
+	assert_eq 0 "$STATUS" "the native run exits 0"
+	assert_not_contains "$OUT" "BAD" "every check holds natively"
+	local want=$OUT
+	capture moat do -- $PY "$E2E_TMP/proc_sys.py" agree
+	assert_eq "$want" "$OUT" "and inside"
+}
+
+# The limits, tried where the sentry enforces them: cap_last_cap against
+# capget and CapBnd, ngroups_max against setgroups, shmmax, shmall, sem,
+# msgmax, pipe-max-size, inotify instances, the unprivileged ports, file-nr;
+# every entry read-only for root and others.
+t_proc_sys_limits()
+{
+	stage_proc_sys
+	capture moat do -- $PY "$E2E_TMP/proc_sys.py" limits
+	assert_eq 0 "$STATUS" "the probe exits 0"
+	assert_not_contains "$OUT" "BAD" "every limit is the one enforced"
+	assert_eq 22 "$(grep -c ' ok$' <<<"$OUT")" "all 22 checks ran"
+}
+
+t_proc_sys_values()
+{
+	capture moat do --hostname sbx-sys --pids 77 -- /bin/sh -c '
+		cd /proc/sys
+		for f in kernel/cap_last_cap kernel/hostname kernel/domainname \
+			kernel/ngroups_max kernel/pid_max kernel/threads-max \
+			kernel/ostype kernel/shmmni kernel/msgmni kernel/sem \
+			fs/nr_open fs/file-max fs/pipe-max-size \
+			fs/inotify/max_user_watches fs/mqueue/queues_max \
+			net/core/somaxconn net/ipv4/ip_local_port_range \
+			net/ipv4/ip_unprivileged_port_start; do
+			printf "%s=%s\n" $f "$(cat $f)"
+		done'
+	assert_eq 0 "$STATUS" "reading /proc/sys exits 0"
+	# cap_last_cap: CAP_CHECKPOINT_RESTORE, the last capget reports;
+	# ngroups_max: struct creds' groups; pid_max: alloc_pid's wrap;
+	# threads-max: --pids; the ports: the sentry's 32768-60999 and
+	# lwIP's 49152-65535 for connections out.
+	assert_eq "kernel/cap_last_cap=40
+kernel/hostname=sbx-sys
+kernel/domainname=(none)
+kernel/ngroups_max=32
+kernel/pid_max=4194304
+kernel/threads-max=77
+kernel/ostype=Linux
+kernel/shmmni=4096
+kernel/msgmni=4096
+kernel/sem=32000	1048576	500	4096
+fs/nr_open=65536
+fs/file-max=262144
+fs/pipe-max-size=1048576
+fs/inotify/max_user_watches=8192
+fs/mqueue/queues_max=256
+net/core/somaxconn=4096
+net/ipv4/ip_local_port_range=32768	65535
+net/ipv4/ip_unprivileged_port_start=1024" "$OUT" "/proc/sys shows the sandbox's limits"
+	# vm.*: the host kernel maps the guest's memory, so its numbers
+	local f want
+	for f in vm/overcommit_memory vm/max_map_count vm/mmap_min_addr; do
+		want=$(cat /proc/sys/$f)
+		capture moat do -- /bin/cat /proc/sys/$f
+		assert_eq "$want" "$OUT" "$f is the host's"
+	done
+}
+
+# /proc/sys/kernel lists its entries in name order, and every entry of the
+# tree is one Linux has (Yama's only where the host has Yama).
+t_proc_sys_listing()
+{
+	capture moat do -- /bin/ls /proc/sys/kernel
+	assert_eq 0 "$STATUS" "ls /proc/sys/kernel exits 0"
+	assert_eq "cap_last_cap domainname hostname msgmax msgmnb msgmni ngroups_max osrelease ostype overflowgid overflowuid pid_max random sem shmall shmmax shmmni threads-max version yama" \
+		"$(tr '\n' ' ' <<<"$OUT" | sed 's/ $//')" "the kernel entries programs read"
+	capture moat do -- /bin/sh -c 'cd /proc/sys && find . | sort'
+	assert_eq 0 "$STATUS" "find /proc/sys exits 0"
+	assert_contains "$OUT" "./kernel/random/boot_id" "find descends the tree"
+	local p missing=
+	while read -r p; do
+		case $p in ./kernel/yama*) continue ;; esac
+		[ -e "/proc/sys/$p" ] || missing="$missing $p"
+	done <<<"$OUT"
+	assert_eq "" "$missing" "every entry is one Linux has"
+}
+
+# boot_id is the sandbox's: the same for all its processes, another for
+# the next sandbox, never the host's.
+t_proc_sys_boot_id()
+{
+	capture moat do -- /bin/sh -c 'cat /proc/sys/kernel/random/boot_id; /bin/sh -c "cat /proc/sys/kernel/random/boot_id"'
+	local a b
+	a=$(head -1 <<<"$OUT")
+	b=$(tail -1 <<<"$OUT")
+	assert_eq "$a" "$b" "one boot_id for the sandbox's processes"
+	assert_ne "$(cat /proc/sys/kernel/random/boot_id)" "$a" "not the host's"
+	capture moat do -- /bin/cat /proc/sys/kernel/random/boot_id
+	assert_ne "$a" "$OUT" "another sandbox, another boot_id"
+}
+
 run_test "pid 1 has parent 0" t_pid1_ppid0
 run_test "child processes get small virtual pids" t_child_pids
 run_test "/proc/self/exe" t_proc_self_exe
@@ -191,4 +304,9 @@ run_test "/dev/random" t_dev_random_differs
 run_test "/dev/full" t_dev_full
 run_test "/dev/urandom and /dev/random: full reads" t_dev_random_full_reads
 run_test "memory devices are not streams" t_dev_memory_not_streams
+run_test "/proc/sys agrees with Linux's own rules" t_proc_sys_agrees_with_linux
+run_test "/proc/sys limits are the enforced ones" t_proc_sys_limits
+run_test "/proc/sys values" t_proc_sys_values
+run_test "/proc/sys listing" t_proc_sys_listing
+run_test "/proc/sys/kernel/random/boot_id" t_proc_sys_boot_id
 e2e_done
