@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""tests/oci/mkimage.py ROOTFS NAME OUT.tar: a one-layer OCI image archive
-of the directory ROOTFS, named NAME (e.g. docker.io/library/moat-bb:1), for
-`ctr image import`. No registry is involved: the layer is ROOTFS as a tar,
+"""tests/oci/mkimage.py ROOTFS NAME OUT.tar [CMD-JSON]: a one-layer OCI image
+archive of the directory ROOTFS, named NAME (e.g. docker.io/library/moat-bb:1),
+for `ctr image import`; its command is CMD-JSON (["/bin/sh"] by default). No registry is involved: the layer is ROOTFS as a tar,
 uncompressed, so its digest is also its diff_id."""
 import hashlib
 import io
@@ -20,6 +20,7 @@ def blob(tar, data):
 
 def main():
     rootfs, name, out = sys.argv[1:4]
+    cmd = json.loads(sys.argv[4]) if len(sys.argv) > 4 else ["/bin/sh"]
     layer = io.BytesIO()
     with tarfile.open(fileobj=layer, mode="w", format=tarfile.PAX_FORMAT) as lt:
         lt.add(rootfs, arcname=".", recursive=True)
@@ -32,7 +33,7 @@ def main():
             "os": "linux",
             "config": {
                 "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
-                "Cmd": ["/bin/sh"],
+                "Cmd": cmd,
             },
             "rootfs": {"type": "layers", "diff_ids": [lay["digest"]]},
         }
