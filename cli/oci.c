@@ -646,13 +646,21 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 
 		if (m->kind == OCI_MNT_TMPFS) {
 			o->tmpfs[o->ntmpfs] =
-				(struct tmpfs_spec){ m->dst, m->size, m->mode,
-						     m->uid, m->gid,  m->ro };
+				(struct tmpfs_spec){ .dst = m->dst,
+						     .size = m->size,
+						     .mode = m->mode,
+						     .uid = m->uid,
+						     .gid = m->gid,
+						     .ro = m->ro,
+						     .noexec = m->noexec,
+						     .src = m->src };
 			o->order[o->norder++] =
 				(struct mount_order){ MOUNT_TMPFS,
 						      o->ntmpfs++ };
 			continue;
 		}
+		if (m->kind == OCI_MNT_SYNTH && !strcmp(m->dst, "/dev/shm"))
+			o->shm_noexec = m->noexec;
 		if (m->kind != OCI_MNT_BIND)
 			continue; /* the sentry's own */
 		real = realpath(m->src, NULL);
@@ -667,6 +675,7 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 			o->mounts[o->nmounts].src = real;
 			o->mounts[o->nmounts].dst = m->dst;
 			o->mounts[o->nmounts].mode = m->ro ? MNT_RO : MNT_RW;
+			o->mounts[o->nmounts].noexec = m->noexec;
 			o->order[o->norder++] =
 				(struct mount_order){ MOUNT_DIR, o->nmounts++ };
 		} else if (S_ISREG(st.st_mode)) {

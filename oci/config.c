@@ -479,7 +479,8 @@ static const struct {
 };
 
 /* Options that change nothing moat does: propagation, atime, and the
- * node/suid/exec flags the sentry applies to every mount it makes. */
+ * nosuid and nodev every mount of the sandbox has (vfs_mount_table).
+ * noexec and exec are taken before this list (parse_mount_options). */
 static const char *const harmless_opts[] = { "rw",
 					     "bind",
 					     "rbind",
@@ -537,6 +538,8 @@ static int parse_mount_options(struct parser *p, json_object *v,
 		o = json_object_get_string(e);
 		if (!strcmp(o, "ro") || !strcmp(o, "rro")) {
 			m->ro = true;
+		} else if (!strcmp(o, "noexec") || !strcmp(o, "exec")) {
+			m->noexec = o[0] == 'n';
 		} else if (!strncmp(o, "size=", 5)) {
 			int64_t s = limits_parse_size(o + 5);
 			if (s <= 0)
@@ -682,6 +685,8 @@ static int parse_mount(struct parser *p, json_object *o, struct oci_mount *m)
 			goto out;
 		}
 		m->kind = OCI_MNT_TMPFS;
+		if (src && src[0])
+			m->src = xstrdup(src);
 		goto out;
 	}
 	push_key(p, "type");

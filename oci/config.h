@@ -37,9 +37,11 @@ enum oci_mount_kind {
 struct oci_mount {
 	char *dst;     /* canonical absolute path */
 	char *type;    /* as given ("bind", "tmpfs", "proc", ...) */
-	char *src;     /* bind: absolute host path (from the bundle) */
+	char *src;     /* bind: absolute host path (from the bundle);
+			* tmpfs: the source as given, or NULL */
 	int kind;      /* enum oci_mount_kind */
 	bool ro;       /* "ro" among the options */
+	bool noexec;   /* "noexec" (and no "exec" after it) */
 	uint64_t size; /* tmpfs size=, 0: the default */
 	mode_t mode;   /* tmpfs mode= (default 01777) */
 	uid_t uid;     /* tmpfs uid=, gid= (default 0) */

@@ -133,8 +133,8 @@ static int start_mount(const struct sentry_opts *opts, size_t i,
 		close(sock);
 		return moat_error_wrap(err, "--mount `%s`", m->src);
 	}
-	if (vfs_add_mount(m->dst, (enum mnt_mode)m->mode, c, rootfid, err) <
-	    0) {
+	if (vfs_add_mount(m->dst, (enum mnt_mode)m->mode, m->noexec, c, rootfid,
+			  err) < 0) {
 		p9c_close(c);
 		return -1;
 	}

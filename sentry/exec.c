@@ -107,9 +107,12 @@ static int open_exec(struct task *t, struct vnode *cwd, int dirfd,
 		vnode_put(vn);
 		return -ELOOP;
 	}
+	/* a noexec mount: EACCES whatever the mode says, as Linux's
+	 * path_noexec */
 	if (!S_ISREG(vn->mode) ||
 	    vfs_access(t ? &t->proc->cred : &(struct creds){ 0 }, vn, X_OK) <
-		    0) {
+		    0 ||
+	    vfs_noexec(vn)) {
 		vnode_put(vn);
 		return -EACCES;
 	}

@@ -23,8 +23,6 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#define DEV_DEV makedev(0, 5)
-
 enum dev_kind {
 	DK_ROOT,
 	DK_NULL,
@@ -284,7 +282,9 @@ int devfs_stat(struct vnode *vn, struct stat *st)
 		       (now_ns() - S->boot_ns);
 	}
 	memset(st, 0, sizeof(*st));
-	st->st_dev = DEV_DEV;
+	/* /dev/pts is a filesystem of its own, as devpts is */
+	st->st_dev = vn->pk == DK_PTS || vn->pk == DK_PTY ? VFS_DEV_PTS :
+							    VFS_DEV_DEV;
 	st->st_ino = path_ino(vn->path);
 	st->st_mode = vn->mode;
 	st->st_nlink = S_ISDIR(vn->mode) ? 2 : 1;

@@ -66,9 +66,9 @@ enum proc_kind {
 	PK_MAPS,
 	PK_PMOUNTS,
 	PK_MOUNTINFO,
+	PK_MOUNTSTATS,
 };
 
-#define PROC_DEV makedev(0, 20)
 #define HOST_READ_MAX (16u << 20) /* bound on a host /proc file we copy */
 
 struct pent {
@@ -103,6 +103,7 @@ static const struct pent pid_ents[] = {
 	{ "maps", PK_MAPS, S_IFREG | 0444 },
 	{ "mountinfo", PK_MOUNTINFO, S_IFREG | 0444 },
 	{ "mounts", PK_PMOUNTS, S_IFREG | 0444 },
+	{ "mountstats", PK_MOUNTSTATS, S_IFREG | 0400 },
 	{ "root", PK_ROOTLINK, S_IFLNK | 0777 },
 	{ "stat", PK_PSTAT, S_IFREG | 0444 },
 	{ "statm", PK_STATM, S_IFREG | 0444 },
@@ -948,28 +949,21 @@ static void gen_pstat(struct process *p, int tid, struct sbuf *b)
 	free(host.p);
 }
 
-static void gen_mounts(struct sbuf *b)
+/* /proc/<pid>/mountinfo, mounts and mountstats: the sentry's mount table
+ * (vfs_mount_table), one line per mount. Every process has the same view. */
+static void gen_mount_table(struct sbuf *b, enum mount_style style)
 {
-	sb_puts(b,
-		"moat / 9p ro,relatime 0 0\n"
-		"proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n"
-		"devtmpfs /dev devtmpfs rw,nosuid,relatime,mode=755 0 0\n"
-		"tmpfs /tmp tmpfs rw,nosuid,nodev,relatime,mode=1777 0 0\n"
-		"tmpfs /dev/shm tmpfs rw,nosuid,nodev,relatime,mode=1777 0 0\n"
-		"mqueue /dev/mqueue mqueue rw,nosuid,nodev,noexec,relatime 0 0\n");
-}
+	struct vfs_mount_info t[VFS_MOUNTS_TABLE_MAX];
+	size_t n = vfs_mount_table(t, ARRAY_SIZE(t));
 
-static void gen_mountinfo(struct sbuf *b)
-{
-	sb_printf(
-		b,
-		"1 1 0:30 / / ro,relatime - 9p moat ro\n"
-		"2 1 %u:%u / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw\n"
-		"3 1 0:5 / /dev rw,nosuid,relatime - devtmpfs devtmpfs rw,mode=755\n"
-		"4 1 0:48 / /tmp rw,nosuid,nodev,relatime - tmpfs tmpfs rw,mode=1777\n"
-		"5 3 0:48 / /dev/shm rw,nosuid,nodev,relatime - tmpfs tmpfs rw,mode=1777\n"
-		"6 3 0:42 / /dev/mqueue rw,nosuid,nodev,noexec,relatime - mqueue mqueue rw\n",
-		major(PROC_DEV), minor(PROC_DEV));
+	for (size_t i = 0; i < n; i++) {
+		size_t len = mount_format(NULL, 0, &t[i], style);
+
+		if (!sb_reserve(b, len))
+			return;
+		mount_format(b->p + b->len, len + 1, &t[i], style);
+		b->len += len;
+	}
 }
 
 static void meminfo_line(struct sbuf *b, const char *name,
@@ -1153,11 +1147,14 @@ static int generate(struct vnode *vn, struct process *p, struct sbuf *b)
 		gen_maps(p, b);
 		return 0;
 	case PK_PMOUNTS:
-		gen_mounts(b);
-		return 0;
+		gen_mount_table(b, MOUNT_STYLE_MOUNTS);
+		return b->oom ? -ENOMEM : 0;
 	case PK_MOUNTINFO:
-		gen_mountinfo(b);
-		return 0;
+		gen_mount_table(b, MOUNT_STYLE_MOUNTINFO);
+		return b->oom ? -ENOMEM : 0;
+	case PK_MOUNTSTATS:
+		gen_mount_table(b, MOUNT_STYLE_MOUNTSTATS);
+		return b->oom ? -ENOMEM : 0;
 	default:
 		return -EINVAL;
 	}
@@ -1572,7 +1569,7 @@ int procfs_stat(struct vnode *vn, struct stat *st)
 		st->st_uid = rooted ? 0 : p->cred.euid;
 		st->st_gid = rooted ? 0 : p->cred.egid;
 	}
-	st->st_dev = PROC_DEV;
+	st->st_dev = VFS_DEV_PROC;
 	st->st_ino = path_ino(vn->path);
 	st->st_mode = vn->mode;
 	st->st_nlink = S_ISDIR(vn->mode) ? 2 : 1;

@@ -188,11 +188,12 @@ static struct vnode *tnode_new(struct vnode *root, const char *path,
 	vn->st.st_gid = gid;
 	vn->st.st_nlink = S_ISDIR(mode) ? 2 : 1;
 	vn->st.st_ino = next_ino++;
-	vn->st.st_dev = makedev(0, 0x30);
+	/* A mount's root has its device set by its maker (vfs.c); every
+	 * file made in it takes the same. */
+	vn->st.st_dev = root ? root->st.st_dev : VFS_DEV_TMP;
 	if (root && root->tn->overlay) {
 		/* One filesystem to the guest: the rootfs's device, and inode
 		 * numbers far from the rootfs's own. */
-		vn->st.st_dev = root->st.st_dev;
 		vn->st.st_ino += 1ULL << 40;
 	}
 	vn->st.st_blksize = 4096;
@@ -1209,6 +1210,10 @@ static int new_child(struct task *t, struct vnode *dir, const char *name,
 		vnode_put(vn);
 		return -ENOSPC;
 	}
+	/* In the overlay, a clone's directory has the clone's device (its
+	 * copy keeps it, tmpfs_make_raw): so does what is made in it. */
+	if (dir->tn->root->tn->overlay)
+		vn->st.st_dev = dir->st.st_dev;
 	/* setgid directories pass their group on */
 	if (dir->st.st_mode & S_ISGID) {
 		vn->st.st_gid = dir->st.st_gid;

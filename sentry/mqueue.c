@@ -53,7 +53,7 @@
 #define COOKIE_LEN 32 /* NOTIFY_COOKIE_LEN, linux/mqueue.h */
 #define COOKIE_WOKENUP 1
 #define COOKIE_REMOVED 2
-#define MQ_DEV makedev(0, 0x2a)
+#define MQ_DEV VFS_DEV_MQUEUE
 #define MQ_DIR "/dev/mqueue"
 #define MQ_BUCKETS 64
 

@@ -741,7 +741,7 @@ static int tty_stat(struct file *f, struct stat *st)
 	st->st_mode = S_IFCHR | 0620;
 	st->st_rdev = master ? makedev(5, 2) : makedev(136, p->index);
 	st->st_ino = master ? 2 : 3 + (ino_t)p->index;
-	st->st_dev = master ? 6 : 0x18;
+	st->st_dev = master ? 6 : VFS_DEV_PTS;
 	st->st_nlink = 1;
 	st->st_blksize = 1024;
 	return 0;

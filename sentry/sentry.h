@@ -209,6 +209,7 @@ struct mount_spec {
 	char *src; /* absolute host path, symlinks resolved */
 	char *dst; /* canonical guest path */
 	int mode;
+	bool noexec; /* OCI "noexec": its files are not executed */
 };
 
 struct sentry_opts {
@@ -267,6 +268,7 @@ struct sentry_opts {
 	 * closes: `state` never sees a container that ended without one. */
 	int exit_fd;
 	bool rootfs_ro;
+	bool shm_noexec; /* OCI: /dev/shm's "noexec" */
 	struct file_spec {
 		char *src; /* host file */
 		char *dst; /* canonical guest path */
@@ -280,6 +282,8 @@ struct sentry_opts {
 		uid_t uid;
 		gid_t gid;
 		bool ro;
+		bool noexec;
+		const char *src; /* the mount table's source; NULL: "tmpfs" */
 	} * tmpfs;
 	size_t ntmpfs;
 	/* OCI: every mount in its config.json's order, each an entry of

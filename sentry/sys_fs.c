@@ -1549,6 +1549,10 @@ long sys_mmap(struct task *t, struct syscall_args *a)
 		return -ENODEV;
 	if ((f->flags & O_ACCMODE) == O_WRONLY || (f->flags & O_PATH))
 		return -EACCES;
+	/* Linux: EPERM for PROT_EXEC of a file on a noexec mount. (mprotect
+	 * runs natively: adding PROT_EXEC later is not refused.) */
+	if ((prot & PROT_EXEC) && vfs_noexec(f->vn))
+		return -EPERM;
 	/* A shared writable mapping needs a file opened for writing: rootfs
 	 * files never are; a tmpfs file's host fd is writable, so check the
 	 * guest's own open mode. */

@@ -2,6 +2,7 @@
 #include "sentry/vfs.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/random.h>
 #include <limits.h>
 #include <stdio.h>
@@ -198,6 +199,8 @@ int vfs_init(uint32_t rootfid, struct moat_error *err)
 	root_vn->fid = rootfid;
 	if (p9c_getattr(S->p9, rootfid, &root_vn->st) < 0)
 		return moat_error_set(err, EIO, "gofer: getattr of the root");
+	/* before ovl_init: the upper layer takes the rootfs's device */
+	root_vn->st.st_dev = VFS_DEV_ROOT;
 	root_vn->mode = root_vn->st.st_mode;
 	{
 		struct rlimit rl;
@@ -219,6 +222,9 @@ int vfs_init(uint32_t rootfid, struct moat_error *err)
 	shm_vn = tmpfs_new_root("/dev/shm", 01777);
 	if (!tmp_vn || !shm_vn)
 		return moat_error_set(err, ENOMEM, "vfs");
+	/* before anything is made in them: their files take it */
+	tmp_vn->st.st_dev = VFS_DEV_TMP;
+	shm_vn->st.st_dev = VFS_DEV_SHM;
 	if (!proc_vn || !dev_vn || !mq_vn)
 		return moat_error_set(err, ENOMEM, "vfs");
 	top_vn = ovl_root();
@@ -306,12 +312,14 @@ static int mount_point(const char *dst, const struct stat *last,
 			       "into it)");
 }
 
-int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
-		  uint32_t rootfid, struct moat_error *err)
+int vfs_add_mount(const char *dst, enum mnt_mode mode, bool noexec,
+		  struct p9_client *p9, uint32_t rootfid,
+		  struct moat_error *err)
 {
 	char canon[PATH_MAX];
 	struct vmount *m;
 	struct vnode *vn;
+	struct statfs sfs;
 	struct stat st;
 	int rc;
 
@@ -322,7 +330,12 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
 	rc = p9c_getattr(p9, rootfid, &st);
 	if (rc < 0)
 		return moat_error_set(err, -rc, "mount `%s`: getattr", dst);
-	st.st_dev = m->dev = makedev(0, 0x40 + (unsigned)nmounts);
+	/* The host filesystem's type, for the mount table (a bind shows
+	 * it, as on Linux; statfs asks the gofer each time). */
+	rc = p9c_statfs(p9, rootfid, &sfs);
+	if (rc < 0)
+		return moat_error_set(err, -rc, "mount `%s`: statfs", dst);
+	st.st_dev = m->dev = VFS_DEV_MOUNT(nmounts);
 	if (mount_point(dst, mode == MNT_CLONE ? &st : NULL, canon, err) < 0)
 		return -1;
 	vn = vnode_new(mode == MNT_CLONE ? VN_GOFER : VN_HOST, st.st_mode,
@@ -331,6 +344,9 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
 		return moat_error_set(err, ENOMEM, "mount `%s`", dst);
 	m->path = vn->path;
 	m->mode = mode;
+	m->noexec = noexec;
+	m->source = NULL;
+	m->magic = (long)sfs.f_type;
 	m->p9 = p9;
 	m->rootfid = rootfid;
 	m->root = vn;
@@ -368,9 +384,14 @@ int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
 		return moat_error_set(err, ENOMEM, "tmpfs `%s`", dst);
 	vn->st.st_uid = ts->uid;
 	vn->st.st_gid = ts->gid;
+	vn->st.st_dev = VFS_DEV_MOUNT(nmounts);
 	m = &mounts[nmounts++];
 	m->path = vn->path;
 	m->mode = ts->ro ? MNT_RO : MNT_RW;
+	m->noexec = ts->noexec;
+	m->source = ts->src;
+	m->magic = TMPFS_MAGIC;
+	m->dev = vn->st.st_dev;
 	m->p9 = NULL;
 	m->root = vn;
 	return 0;
@@ -445,8 +466,7 @@ static int gofer_lookup(struct vnode *dir, const char *name, const char *path,
 		vnode_put(vn);
 		return rc;
 	}
-	if (vn->mnt)
-		vn->st.st_dev = vn->mnt->dev;
+	vn->st.st_dev = vn->mnt ? vn->mnt->dev : VFS_DEV_ROOT;
 	vn->mode = vn->st.st_mode;
 	if (cache)
 		dcache_add(vn);
@@ -1178,41 +1198,211 @@ int vfs_sticky_ok(const struct creds *c, struct vnode *dir, uid_t owner)
 	return (st.st_mode & S_ISVTX) && c->fsuid != st.st_uid ? -EPERM : 0;
 }
 
-int vfs_statfs(struct vnode *vn, struct statfs *st)
+/* ---- the mount table ------------------------------------------------------ */
+
+#define MQUEUE_MAGIC 0x19800202
+
+/* Linux's name of a host filesystem a directory is bound from. */
+static const char *fs_name(long magic)
 {
-	memset(st, 0, sizeof(*st));
-	switch (vn->kind) {
-	case VN_GOFER:
-	case VN_HOST: {
-		int rc = p9c_statfs(
-			vn_p9(vn), vn->mnt ? vn->mnt->rootfid : S->rootfid, st);
+	static const struct {
+		long magic;
+		const char *name;
+	} names[] = {
+		{ EXT4_SUPER_MAGIC, "ext4" },
+		{ XFS_SUPER_MAGIC, "xfs" },
+		{ BTRFS_SUPER_MAGIC, "btrfs" },
+		{ TMPFS_MAGIC, "tmpfs" },
+		{ OVERLAYFS_SUPER_MAGIC, "overlay" },
+		{ F2FS_SUPER_MAGIC, "f2fs" },
+		{ NFS_SUPER_MAGIC, "nfs" },
+		{ FUSE_SUPER_MAGIC, "fuse" },
+		{ V9FS_MAGIC, "9p" },
+		{ SQUASHFS_MAGIC, "squashfs" },
+		{ RAMFS_MAGIC, "ramfs" },
+		{ MSDOS_SUPER_MAGIC, "vfat" },
+		{ 0x2fc12fc1, "zfs" },
+		{ 0x6a656a63, "fakeowner" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if ((uint32_t)names[i].magic == (uint32_t)magic)
+			return names[i].name;
+	return "9p"; /* what else it is, the gofer serves it over 9P */
+}
+
+/* What no mount of the sandbox allows (struct vfs_mount_info). */
+#define MNT_ALWAYS (ST_NOSUID | ST_RELATIME)
+
+static void add_entry(struct vfs_mount_info *t, size_t *n, const char *path,
+		      dev_t dev, const char *fstype, const char *source,
+		      unsigned long flags, long magic, const char *super)
+{
+	struct vfs_mount_info *e = &t[*n];
+
+	memset(e, 0, sizeof(*e));
+	e->id = (unsigned)*n + 1;
+	e->path = path;
+	e->dev = dev;
+	e->fstype = fstype;
+	e->source = source;
+	e->flags = flags | MNT_ALWAYS;
+	e->magic = magic;
+	snprintf(e->super, sizeof(e->super), "%s", super ? super : "");
+	/* The parent is the mount that was on top at the mount point when
+	 * this one was made: the latest of the longest prefix. */
+	e->parent = 1;
+	for (size_t j = 0, best = 0; j < *n; j++) {
+		size_t l = strlen(t[j].path);
+		bool prefix = !strcmp(t[j].path, "/") ||
+			      (!strncmp(path, t[j].path, l) &&
+			       (path[l] == '/' || !path[l]));
+		if (prefix && l >= best) {
+			best = l;
+			e->parent = t[j].id;
+		}
+	}
+	(*n)++;
+}
+
+size_t vfs_mount_table(struct vfs_mount_info *out, size_t cap)
+{
+	struct vfs_mount_info t[VFS_MOUNTS_TABLE_MAX];
+	bool rootro = !ovl_enabled() || ovl_readonly();
+	size_t n = 0;
+
+	add_entry(t, &n, "/", VFS_DEV_ROOT, "overlay", "overlay",
+		  ST_NODEV | (rootro ? ST_RDONLY : 0), OVERLAYFS_SUPER_MAGIC,
+		  NULL);
+	add_entry(t, &n, "/proc", VFS_DEV_PROC, "proc", "proc",
+		  ST_NODEV | ST_NOEXEC, PROC_SUPER_MAGIC, NULL);
+	/* devfs: devices work here, and nothing else can be made */
+	add_entry(t, &n, "/dev", VFS_DEV_DEV, "tmpfs", "tmpfs", 0, TMPFS_MAGIC,
+		  "mode=755");
+	add_entry(t, &n, "/dev/pts", VFS_DEV_PTS, "devpts", "devpts", ST_NOEXEC,
+		  DEVPTS_SUPER_MAGIC, "mode=620,ptmxmode=666");
+	add_entry(t, &n, "/dev/shm", VFS_DEV_SHM, "tmpfs", "shm",
+		  ST_NODEV | (S->opts.shm_noexec ? ST_NOEXEC : 0), TMPFS_MAGIC,
+		  NULL);
+	add_entry(t, &n, "/dev/mqueue", VFS_DEV_MQUEUE, "mqueue", "mqueue",
+		  ST_NODEV | ST_NOEXEC, MQUEUE_MAGIC, NULL);
+	add_entry(t, &n, "/tmp", VFS_DEV_TMP, "tmpfs", "tmpfs", ST_NODEV,
+		  TMPFS_MAGIC, NULL);
+	for (size_t i = 0; i < nmounts && n < ARRAY_SIZE(t); i++) {
+		const struct vmount *m = &mounts[i];
+		unsigned long f = ST_NODEV | (m->noexec ? ST_NOEXEC : 0);
+		char super[64] = "";
+
+		if (m->mode == MNT_CLONE) {
+			/* part of the rootfs's overlay, read-only with it */
+			add_entry(t, &n, m->path, m->dev, "overlay", "overlay",
+				  f | (rootro ? ST_RDONLY : 0),
+				  OVERLAYFS_SUPER_MAGIC, NULL);
+		} else if (!m->p9) {
+			const struct stat *rs = &m->root->st;
+			int l = 0;
+
+			if ((rs->st_mode & 07777) != 01777)
+				l = snprintf(super, sizeof(super), "mode=%03o",
+					     rs->st_mode & 07777);
+			if (rs->st_uid)
+				l += snprintf(super + l, sizeof(super) - l,
+					      "%suid=%u", l ? "," : "",
+					      rs->st_uid);
+			if (rs->st_gid)
+				snprintf(super + l, sizeof(super) - l,
+					 "%sgid=%u", l ? "," : "", rs->st_gid);
+			add_entry(t, &n, m->path, m->dev, "tmpfs",
+				  m->source && m->source[0] ? m->source :
+							      "tmpfs",
+				  f | (m->mode == MNT_RO ? ST_RDONLY : 0),
+				  TMPFS_MAGIC, super);
+		} else {
+			/* a bind: the host's filesystem, read-only or not in
+			 * this mount alone; its device is not shown */
+			add_entry(t, &n, m->path, m->dev, fs_name(m->magic),
+				  "none",
+				  f | (m->mode == MNT_RO ? ST_RDONLY : 0),
+				  m->magic, NULL);
+		}
+	}
+	memcpy(out, t, (n < cap ? n : cap) * sizeof(*t));
+	return n;
+}
+
+int vfs_mount_of(struct vnode *vn, struct vfs_mount_info *out)
+{
+	struct vfs_mount_info t[VFS_MOUNTS_TABLE_MAX];
+	size_t n = vfs_mount_table(t, ARRAY_SIZE(t)), i;
+	struct stat st;
+	dev_t dev;
+
+	/* no round trip to the gofer, no stale procfs node's ENOENT */
+	if (vn->kind == VN_HOST) {
+		dev = vn->mnt->dev;
+	} else if (vn->kind == VN_PROC) {
+		dev = VFS_DEV_PROC;
+	} else if (vn->kind == VN_MQUEUE) {
+		dev = VFS_DEV_MQUEUE;
+	} else {
+		int rc = vfs_stat(vn, &st);
 		if (rc < 0)
 			return rc;
-		if ((vn->kind == VN_GOFER &&
-		     (!ovl_enabled() || ovl_readonly())) ||
-		    (vn->kind == VN_HOST && vn->mnt->mode == MNT_RO))
-			st->f_flags |= ST_RDONLY;
-		return 0;
+		dev = st.st_dev;
 	}
-	case VN_PROC:
-		st->f_type = 0x9fa0; /* PROC_SUPER_MAGIC */
-		break;
-	case VN_DEV:
-		st->f_type = 0x01021994; /* TMPFS_MAGIC */
-		break;
-	case VN_MQUEUE:
-		st->f_type = 0x19800202; /* MQUEUE_MAGIC */
-		break;
-	case VN_TMPFS: {
-		int rc = tmpfs_statfs(vn, st);
-		if (rc == 0 && tmpfs_readonly(vn))
-			st->f_flags |= ST_RDONLY;
+	for (i = n; i-- > 0;)
+		if (t[i].dev == dev)
+			break;
+	/* A file renamed into a clone from the rest of the rootfs keeps the
+	 * rootfs's device, as a file of the same overlay. */
+	*out = t[i < n ? i : 0];
+	return 0;
+}
+
+bool vfs_noexec(struct vnode *vn)
+{
+	struct vfs_mount_info m;
+
+	return vfs_mount_of(vn, &m) == 0 && (m.flags & ST_NOEXEC);
+}
+
+int vfs_statfs(struct vnode *vn, struct statfs *st)
+{
+	struct vfs_mount_info m;
+	int rc = vfs_mount_of(vn, &m);
+
+	if (rc < 0)
 		return rc;
+	memset(st, 0, sizeof(*st));
+	switch (vn->kind) {
+	case VN_HOST: {
+		rc = p9c_statfs(vn_p9(vn), vn->mnt->rootfid, st);
+		if (rc < 0)
+			return rc;
+		break;
 	}
+	case VN_GOFER:
+	case VN_TMPFS:
+		/* The rootfs's overlay and clones count what the guest may
+		 * write, as a tmpfs does: the sandbox's --disk budget. */
+		rc = tmpfs_statfs(vn, st);
+		if (rc < 0)
+			return rc;
+		break;
+	case VN_PROC:
+	case VN_DEV:
+	case VN_MQUEUE:
+		st->f_bsize = 4096;
+		st->f_namelen = 255;
+		st->f_frsize = 4096;
+		break;
 	}
-	st->f_bsize = 4096;
-	st->f_namelen = 255;
-	st->f_frsize = 4096;
+	st->f_type = m.magic;
+	/* ST_VALID: Linux sets it on every statfs (calculate_f_flags) */
+	st->f_flags = m.flags | 0x20;
+	/* a file an OCI bundle binds read-only, copied into the overlay */
+	if (vn->kind == VN_TMPFS && tmpfs_readonly(vn))
+		st->f_flags |= ST_RDONLY;
 	return 0;
 }
 

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 
 #include "sentry/sentry.h"
@@ -42,9 +44,24 @@ enum mnt_mode {
 	MNT_CLONE
 };
 
+/* st_dev of every filesystem the sentry serves: one per mount, so that
+ * stat() and the mount table (vfs_mount_table) agree on which mount a
+ * file is in. */
+#define VFS_DEV_ROOT makedev(0, 30)
+#define VFS_DEV_PROC makedev(0, 20)
+#define VFS_DEV_DEV makedev(0, 5)
+#define VFS_DEV_PTS makedev(0, 0x18)
+#define VFS_DEV_MQUEUE makedev(0, 0x2a)
+#define VFS_DEV_TMP makedev(0, 0x30)
+#define VFS_DEV_SHM makedev(0, 0x31)
+#define VFS_DEV_MOUNT(i) makedev(0, 0x40 + (unsigned)(i)) /* mounts[i] */
+
 struct vmount {
 	char *path; /* canonical guest path of the mount point */
 	enum mnt_mode mode;
+	bool noexec;	    /* execve EACCES, mmap PROT_EXEC EPERM */
+	const char *source; /* tmpfs: the mount's source as given, or NULL */
+	long magic;	    /* statfs f_type: the host's for a bind */
 	struct p9_client *p9;
 	uint32_t rootfid;
 	dev_t dev; /* st_dev of every file under it */
@@ -91,12 +108,14 @@ void vnode_hostfd_put(struct vnode *vn);
 
 int vfs_init(uint32_t rootfid, struct moat_error *err);
 /* Add a mount (after vfs_init, before the first task): dst must be a
- * canonical absolute path. The client is the mount's from now on. A
+ * canonical absolute path; noexec: its files may not be executed. The
+ * client is the mount's from now on. A
  * mount point missing from the rootfs is made in the overlay, so that
  * listings of its parent show it; the mount goes where dst resolves
  * (symlinks followed inside the sandbox, vfs_mkdir_p). */
-int vfs_add_mount(const char *dst, enum mnt_mode mode, struct p9_client *p9,
-		  uint32_t rootfid, struct moat_error *err);
+int vfs_add_mount(const char *dst, enum mnt_mode mode, bool noexec,
+		  struct p9_client *p9, uint32_t rootfid,
+		  struct moat_error *err);
 /* Make directory path exist in the merged view (setup: mount points,
  * copied files), in one walk from the sandbox's "/" that follows symlinks
  * inside the sandbox and makes what is missing (a dangling link's target
@@ -182,7 +201,54 @@ int vfs_child_path(struct vnode *dir, const char *name, char *out, size_t cap);
 /* The sticky-directory rule: may c remove or replace, in dir, a name whose
  * file owner owns? (0 or -EPERM) */
 int vfs_sticky_ok(const struct creds *c, struct vnode *dir, uid_t owner);
+/* statfs of the filesystem vn is in: f_flags are its mount's
+ * (vfs_mount_of) with ST_VALID, as Linux reports them. */
 int vfs_statfs(struct vnode *vn, struct statfs *st);
+
+/* ---- the mount table ----------------------------------------------------
+ *
+ * Every mount the guest sees, in the order it was made: the root, /proc,
+ * /dev, /dev/pts, /dev/shm, /dev/mqueue, /tmp, then the `--mount`s and an
+ * OCI bundle's tmpfs and directory binds (a mount hidden under a later one
+ * is still listed, as on Linux). /proc/<pid>/mountinfo, /proc/mounts and
+ * statfs's f_flags are made from it, so they cannot disagree with what the
+ * sentry enforces. A bound host file is no mount: it is copied into the
+ * overlay (sentry/boot.c). */
+struct vfs_mount_info {
+	unsigned id, parent; /* the root is 1, its own parent */
+	dev_t dev;	     /* st_dev of every file in it */
+	const char *path;    /* mount point, canonical */
+	const char *fstype, *source;
+	/* ST_RDONLY, ST_NOSUID, ST_NODEV, ST_NOEXEC, ST_RELATIME: what the
+	 * sentry enforces there. No mount honours set-id bits (exec never
+	 * changes credentials) and device nodes work only in /dev and
+	 * /dev/pts (mknod refuses them; the gofer never opens one). */
+	unsigned long flags;
+	long magic; /* statfs f_type */
+	/* The filesystem's own options ("mode=755"), or "". Each is made
+	 * writable and a read-only one made so after setup, as runc remounts
+	 * it: its superblock says rw. */
+	char super[64];
+};
+#define VFS_MOUNTS_TABLE_MAX (64 + 7)
+/* Fill out (cap entries) with the table; returns how many there are. The
+ * strings are the table's own, valid until the next mount. */
+size_t vfs_mount_table(struct vfs_mount_info *out, size_t cap);
+/* The mount vn is in (by its st_dev). 0, or -errno from its stat. */
+int vfs_mount_of(struct vnode *vn, struct vfs_mount_info *out);
+/* Is vn in a mount whose files may not be executed or mapped PROT_EXEC? */
+bool vfs_noexec(struct vnode *vn);
+
+/* The text of one entry as the kernel prints it (sentry/mountinfo.c).
+ * Writes at most cap bytes including a NUL (cap may be 0) and returns the
+ * length of the whole line, as snprintf does. */
+enum mount_style {
+	MOUNT_STYLE_MOUNTINFO, /* /proc/<pid>/mountinfo */
+	MOUNT_STYLE_MOUNTS,    /* /proc/mounts, /proc/<pid>/mounts */
+	MOUNT_STYLE_MOUNTSTATS /* /proc/<pid>/mountstats */
+};
+size_t mount_format(char *out, size_t cap, const struct vfs_mount_info *m,
+		    enum mount_style style);
 
 /* Directory listing of synthetic dirs (and the root of a mount). */
 struct dirent_sink {

@@ -2,6 +2,7 @@
 # --mount SRC:DST[:ro|rw|clone]: host directories in the sandbox, read-only,
 # read-write through their own gofer, or as a private copy-on-write view.
 . "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 # A small host tree, fresh for each case.
 make_src()
@@ -202,6 +203,42 @@ work" "$OUT" "a $m mount under HOME, and the rest of HOME writable"
 	done
 }
 
+# /proc/self/mountinfo, /proc/mounts and mountstats list the sandbox's
+# mounts, each with the options the sentry enforces there, and agree with
+# stat's st_dev and statvfs's f_flag (tests/e2e/mount_table.py, which says
+# "ok" natively too). They were a fixed text: no --mount in it, and a
+# root of st_dev 0:0 listed as 0:30.
+t_mount_table_is_the_sandboxs()
+{
+	local fs want
+	make_src table
+	mkdir -p "$E2E_TMP/odd"
+	cp "$HERE/mount_table.py" "$E2E_TMP/mount_table.py"
+	chmod 644 "$E2E_TMP/mount_table.py"
+	capture native $PY "$E2E_TMP/mount_table.py"
+	assert_eq ok "$(head -1 <<<"$OUT")" "the checker holds natively"
+	fs=$(findmnt -n -o FSTYPE --target "$SRC")
+	capture moat do --mount "$SRC:/w:ro" --mount "$SRC:/w2:rw" \
+		--mount "$SRC:/opt/c:clone" --mount "$E2E_TMP/odd:/o d"$'\t'"d\\e" -- \
+		sh -c "$PY $E2E_TMP/mount_table.py; grep -F ' /o\\040d\\011d\\134e ' /proc/mounts;
+			cmp /proc/1/mountinfo /proc/self/mountinfo && echo same for pid 1"
+	want="ok
+/ overlay overlay rw,nosuid,nodev,relatime
+/proc proc proc rw,nosuid,nodev,noexec,relatime
+/dev tmpfs tmpfs rw,nosuid,relatime
+/dev/pts devpts devpts rw,nosuid,noexec,relatime
+/dev/shm tmpfs shm rw,nosuid,nodev,relatime
+/dev/mqueue mqueue mqueue rw,nosuid,nodev,noexec,relatime
+/tmp tmpfs tmpfs rw,nosuid,nodev,relatime
+/w $fs none ro,nosuid,nodev,relatime
+/w2 $fs none rw,nosuid,nodev,relatime
+/opt/c overlay overlay rw,nosuid,nodev,relatime
+/o d"$'\t'"d\\e $fs none ro,nosuid,nodev,relatime
+none /o\\040d\\011d\\134e $fs ro,nosuid,nodev,relatime 0 0
+same for pid 1"
+	assert_eq "$want" "$OUT" "every mount, as stat and statvfs see it: $ERR"
+}
+
 run_test ro_reads_and_every_write_is_erofs t_ro_reads_and_every_write_is_erofs
 run_test default_mode_is_ro t_default_mode_is_ro
 run_test rw_writes_reach_the_host t_rw_writes_reach_the_host
@@ -211,3 +248,4 @@ run_test clone_is_private t_clone_is_private
 run_test mount_point_is_listed t_mount_point_is_listed
 run_test bad_mount_arguments t_bad_mount_arguments
 run_test mount_under_home t_mount_under_home
+run_test mount_table_is_the_sandboxs t_mount_table_is_the_sandboxs

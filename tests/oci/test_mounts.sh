@@ -7,6 +7,7 @@
 . "$(dirname "$0")/lib_oci.sh"
 
 RUNC=$(command -v runc || true)
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 # deep N NAME: the absolute path /NAME/NAME/... of N components.
 deep()
@@ -242,10 +243,112 @@ two
 	fi
 }
 
+# project_mounts FILE DEST...: the lines of a mountinfo in FILE for the
+# mount points DEST (in the table's order), as "POINT FSTYPE SOURCE RO
+# NOEXEC"; a DEST written bind:DEST is a bind, whose source is not shown
+# (the host's device under runc; moat does not show it).
+project_mounts()
+{
+	python3 - "$@" <<'PY'
+import re, sys
+unesc = lambda s: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), s)
+dests = [d.removeprefix("bind:") for d in sys.argv[2:]]
+binds = [d[5:] for d in sys.argv[2:] if d.startswith("bind:")]
+for line in open(sys.argv[1]):
+    if " - " not in line:
+        continue
+    a, b = line.split(" - ")
+    f, g = a.split(), b.split()
+    point = unesc(f[4])
+    if point not in dests:
+        continue
+    opts = f[5].split(",")
+    bind = point in binds
+    print(point, g[0], "-" if bind else unesc(g[1]), opts[0],
+          "noexec" if "noexec" in opts else "exec")
+PY
+}
+
+t_mount_table_of_a_bundle()
+{
+	# The config's mounts, each in /proc/self/mountinfo in its order with
+	# its type, source, ro and noexec, as runc lists them (the sentry has
+	# no /sys: the bundle mounts none). A fixed table had none of them
+	# and a root that was never ro.
+	local b=$E2E_TMP/table root=$E2E_TMP/root-table src=$E2E_TMP/table-src want fs
+	mkdir -p "$src"
+	cp /bin/busybox "$src/bb"
+	chmod -R a+rX "$src"
+	fs=$(findmnt -n -o FSTYPE --target "$src")
+	make_bundle "$b" '["sh","-c","cat /proc/self/mountinfo; cp /bin/busybox /n/bb; /n/bb true || echo tmpfs noexec; /bne/bb true || echo bind noexec; /b/bb true; echo bind exec $?"]' \
+		'c["root"]["readonly"]=True' \
+		'c["mounts"]=[m for m in c["mounts"] if m["destination"]!="/sys"]' \
+		"c['mounts'].append({'destination':'/t','type':'tmpfs','source':'tmpfs','options':['nosuid','mode=755']})" \
+		"c['mounts'].append({'destination':'/b','type':'bind','source':'$src','options':['rbind','rw']})" \
+		"c['mounts'].append({'destination':'/br','type':'bind','source':'$src','options':['rbind','ro']})" \
+		"c['mounts'].append({'destination':'/a b','type':'tmpfs','source':'my tmpfs','options':['ro']})" \
+		"c['mounts'].append({'destination':'/n','type':'tmpfs','source':'tmpfs','options':['noexec']})" \
+		"c['mounts'].append({'destination':'/bne','type':'bind','source':'$src','options':['rbind','noexec']})" ||
+		fail "bundle"
+	want="/ overlay overlay ro exec
+/proc proc proc rw exec
+/dev tmpfs tmpfs rw exec
+/dev/pts devpts devpts rw noexec
+/dev/shm tmpfs shm rw noexec
+/t tmpfs tmpfs rw exec
+/b $fs - rw exec
+/br $fs - ro exec
+/a b tmpfs my tmpfs ro exec
+/n tmpfs tmpfs rw noexec
+/bne $fs - rw noexec"
+	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" table1
+	assert_eq 0 "$STATUS" "started: $ERR"
+	printf '%s\n' "$OUT" >"$E2E_TMP/table.moat"
+	capture project_mounts "$E2E_TMP/table.moat" / /proc /dev /dev/pts /dev/shm /t bind:/b bind:/br "/a b" /n bind:/bne
+	# /proc is noexec in the sandbox (nothing there can be run), where
+	# runc mounts it as the config says
+	assert_eq "$want" "$(sed 's|^/proc proc proc rw noexec$|/proc proc proc rw exec|' <<<"$OUT")" "the config's mounts, in order"
+	assert_contains "$(cat "$E2E_TMP/table.moat")" "tmpfs noexec
+bind noexec" "noexec is enforced"
+	assert_contains "$(cat "$E2E_TMP/table.moat")" "bind exec 127" "exec elsewhere is not refused"
+	if [ -n "$RUNC" ]; then
+		capture timeout -k 5 30 "$RUNC" --root "$E2E_TMP/runc-root" run --bundle "$b" table1
+		printf '%s\n' "$OUT" >"$E2E_TMP/table.runc"
+		capture project_mounts "$E2E_TMP/table.runc" /proc /dev /dev/pts /dev/shm /t bind:/b bind:/br "/a b" /n bind:/bne
+		assert_eq "$(sed 1d <<<"$want")" "$OUT" "runc lists them so"
+		assert_eq "ro" "$(awk '$5 == "/" { print substr($6, 1, 2) }' "$E2E_TMP/table.runc")" \
+			"runc's root is ro too"
+	fi
+}
+
+# The host's / as a read-only rootfs (for python): the table agrees with
+# stat and statvfs for every mount (tests/e2e/mount_table.py).
+t_mount_table_agrees_with_stat_in_a_bundle()
+{
+	local b=$E2E_TMP/table2 root=$E2E_TMP/root-table2 src=$E2E_TMP/table2-src
+	mkdir -p "$src"
+	cp "$HERE/../e2e/mount_table.py" "$E2E_TMP/mount_table.py"
+	chmod 644 "$E2E_TMP/mount_table.py"
+	make_bundle "$b" "[\"/usr/bin/python3\",\"$E2E_TMP/mount_table.py\"]" \
+		'c["root"]={"path":"/","readonly":True}' \
+		'c["mounts"]=[m for m in c["mounts"] if m["destination"]!="/sys"]' \
+		"c['mounts'].append({'destination':'/mnt/moat-t','type':'tmpfs','source':'tmpfs','options':['ro','mode=700']})" \
+		"c['mounts'].append({'destination':'/mnt/moat-b','type':'bind','source':'$src','options':['rbind','ro','noexec']})" ||
+		fail "bundle"
+	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" table2
+	assert_eq 0 "$STATUS" "started: $ERR"
+	assert_eq ok "$(head -1 <<<"$OUT")" "st_dev and statvfs agree with the table: $OUT"
+	assert_contains "$OUT" "/ overlay overlay ro,nosuid,nodev,relatime" "the root is ro"
+	assert_contains "$OUT" "/mnt/moat-t tmpfs tmpfs ro,nosuid,nodev,relatime" "a ro tmpfs"
+	assert_contains "$OUT" "none ro,nosuid,nodev,noexec,relatime" "a ro noexec bind"
+}
+
 run_test deep_mount_destinations t_deep_mount_destinations
 run_test bind_sources_that_are_not_files t_bind_sources_that_are_not_files
 run_test file_bound_over_an_image_fifo_socket_or_device t_file_bound_over_an_image_fifo_socket_or_device
 run_test dotdot_in_a_deep_image_link t_dotdot_in_a_deep_image_link
 run_test mount_point_through_a_link_of_4095_bytes t_mount_point_through_a_link_of_4095_bytes
 run_test mounts_are_made_in_config_order t_mounts_are_made_in_config_order
+run_test mount_table_of_a_bundle t_mount_table_of_a_bundle
+run_test mount_table_agrees_with_stat_in_a_bundle t_mount_table_agrees_with_stat_in_a_bundle
 e2e_done

@@ -802,6 +802,49 @@ TR(statfs_of_the_rootfs_is_writable_in_the_sandbox)
 	vnode_put(vn);
 }
 
+/* The mount table and what stat and statfs say of each mount's root: one
+ * st_dev per mount, shared by its files, and f_flags that are the listed
+ * options (with ST_VALID). A fixed table would disagree at the root. */
+TR(mount_table_agrees_with_stat_and_statfs)
+{
+	struct vfs_mount_info t[VFS_MOUNTS_TABLE_MAX], m;
+	size_t n = vfs_mount_table(t, VFS_MOUNTS_TABLE_MAX);
+	const char *want[] = { "/",	   "/proc",	  "/dev", "/dev/pts",
+			       "/dev/shm", "/dev/mqueue", "/tmp" };
+	struct vnode *vn;
+	struct statfs sf;
+	struct stat st;
+
+	cr_assert_eq(n, 7, "the sentry's own mounts");
+	cr_assert_eq(t[0].id, 1);
+	cr_assert_eq(t[0].parent, 1, "the root is its own parent");
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_str_eq(t[i].path, want[i]);
+		cr_assert_eq(t[i].id, i + 1);
+		for (size_t j = 0; j < i; j++)
+			cr_assert_neq(t[i].dev, t[j].dev, "%s and %s",
+				      t[i].path, t[j].path);
+		vn = must(t[i].path);
+		cr_assert_eq(vfs_stat(vn, &st), 0);
+		cr_assert_eq(st.st_dev, t[i].dev, "%s: st_dev", t[i].path);
+		cr_assert_eq(vfs_statfs(vn, &sf), 0);
+		cr_assert_eq(sf.f_flags, t[i].flags | 0x20, "%s: f_flags %lx",
+			     t[i].path, (unsigned long)sf.f_flags);
+		cr_assert_eq((uint32_t)sf.f_type, (uint32_t)t[i].magic);
+		cr_assert_eq(vfs_mount_of(vn, &m), 0);
+		cr_assert_str_eq(m.path, t[i].path);
+		vnode_put(vn);
+	}
+	cr_assert_eq(t[3].parent, 3, "/dev/pts is in /dev");
+	cr_assert_eq(t[6].parent, 1, "/tmp is in /");
+	vn = must("/a/b/f");
+	cr_assert_eq(vfs_stat(vn, &st), 0);
+	cr_assert_eq(st.st_dev, t[0].dev, "a rootfs file is in the root mount");
+	vnode_put(vn);
+	cr_assert(t[1].flags & ST_NOEXEC);
+	cr_assert(!(t[0].flags & (ST_NOEXEC | ST_RDONLY)));
+}
+
 /* ---- relative to a task ------------------------------------------------------ */
 
 /* A minimal task and process; file-static so that .fini can release them
