@@ -296,7 +296,7 @@ DEPS_PKGS := build-essential binutils clang libclang-rt-14-dev clang-format pkg-
 # The OCI engines tests/oci drives moat under, and runc to compare with;
 # a notebook's client and kernel (tests/e2e/test_notebook.sh).
 TEST_PKGS  := runc podman containerd python3-nbclient python3-nbformat python3-ipykernel \
-	python3-requests python3-grpcio python3-h2
+	python3-requests python3-grpcio python3-grpc-tools python3-h2 containernetworking-plugins
 BENCH_PKGS := runsc proot hyperfine iperf3 slirp4netns passt mitmproxy
 
 deps:
