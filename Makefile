@@ -220,6 +220,13 @@ cpython: $(MOAT)
 test:
 	@MAKE="$(MAKE)" NPROC=$(NPROC) bash mk/test.sh
 
+# The OCI runtime-tools validation suite against moat and runc (not part of
+# `make test`): RUNTIME_TOOLS is a checkout of opencontainers/runtime-tools;
+# the report goes to build/oci-validation/report.md (tests/oci/validation.sh).
+test-oci-validation: $(MOAT)
+	@[ -n "$(RUNTIME_TOOLS)" ] || { echo "test-oci-validation: RUNTIME_TOOLS=DIR, a checkout of opencontainers/runtime-tools"; exit 2; }
+	@MOAT=$(abspath $(MOAT)) bash tests/oci/validation.sh "$(RUNTIME_TOOLS)" $(BUILD)/oci-validation
+
 # ---------------------------------------------------------------- docs
 
 docs: $(MOAT)
