@@ -161,6 +161,7 @@ struct process *proc_new(struct process *parent)
 		p->sid = parent->sid;
 		p->cred = parent->cred;
 		p->nondumpable = parent->nondumpable;
+		p->no_new_privs = parent->no_new_privs;
 		p->umask = parent->umask;
 		p->nice = parent->nice;
 		p->ctty = parent->ctty;
@@ -177,6 +178,7 @@ struct process *proc_new(struct process *parent)
 		maps_copy(p, parent);
 	} else {
 		p->umask = 022;
+		p->cred.cap = CAP_SETS_ROOT;
 		p->ctty = -1;
 		p->affinity = S->cpus;
 	}
