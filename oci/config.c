@@ -21,6 +21,7 @@ struct parser {
 	struct jdoc d;
 	struct jstep path[DEPTH];
 	size_t depth;
+	bool caps_unknown_full; /* process.caps_unknown holds enough */
 };
 
 static void push_key(struct parser *p, const char *key)
@@ -347,8 +348,13 @@ static int parse_cap_list(struct parser *p, json_object *v,
 			*out |= 1ULL << cap;
 			continue;
 		}
-		if (pr->caps_unknown && strlen(pr->caps_unknown) > 4096)
+		/* bounded: a config of a million names stays linear */
+		if (p->caps_unknown_full)
 			continue;
+		if (pr->caps_unknown && strlen(pr->caps_unknown) > 1024) {
+			p->caps_unknown_full = true;
+			continue;
+		}
 		if (pr->caps_unknown && !strstr(pr->caps_unknown, name)) {
 			char *j = NULL;
 

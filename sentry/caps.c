@@ -5,7 +5,7 @@
 #include <linux/capability.h>
 #include <linux/prctl.h>
 #include <linux/securebits.h>
-#include <strings.h>
+#include <string.h>
 
 #include "sentry/sentry.h"
 
@@ -63,10 +63,8 @@ static const char *const names[MOAT_CAP_LAST + 1] = {
 
 int cap_from_name(const char *name)
 {
-	if (!strncasecmp(name, "CAP_", 4))
-		name += 4;
 	for (int i = 0; i <= MOAT_CAP_LAST; i++)
-		if (!strcasecmp(name, names[i] + 4))
+		if (!strcmp(name, names[i]))
 			return i;
 	return -1;
 }

@@ -43,8 +43,9 @@ struct cap_sets {
 
 struct creds;
 
-/* The number of capability name (case-insensitive, "CAP_" optional), or
- * -1 if the sandbox does not know it. */
+/* The number of capability name, spelt as Linux's headers spell it
+ * ("CAP_CHOWN", as runc takes them), or -1 if the sandbox does not know
+ * it. */
 int cap_from_name(const char *name);
 /* "CAP_CHOWN" for 0; NULL past MOAT_CAP_LAST. Static storage. */
 const char *cap_name(int cap);

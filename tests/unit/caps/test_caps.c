@@ -350,7 +350,10 @@ Test(caps_names, match_linux)
 	}
 	cr_expect_eq(CAP_LAST_CAP, MOAT_CAP_LAST,
 		     "the headers' last capability is the sandbox's");
-	cr_expect_eq(cap_from_name("net_raw"), CAP_NET_RAW, "case, no CAP_");
+	cr_expect_eq(cap_from_name("CAP_NET_RAW"), CAP_NET_RAW);
+	cr_expect_eq(cap_from_name("cap_net_raw"), -1,
+		     "spelt as runc takes it");
+	cr_expect_eq(cap_from_name("NET_RAW"), -1);
 	cr_expect_eq(cap_from_name("CAP_FOO"), -1);
 	cr_expect_eq(cap_from_name(""), -1);
 	cr_expect_null(cap_name(MOAT_CAP_LAST + 1));
