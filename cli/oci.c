@@ -139,6 +139,20 @@ static void log_line(const char *level, const char *msg)
 }
 
 /* An error of the command: on stderr and in --log. Returns 1. */
+/* A capability name moat does not know: left out, as runc leaves it. */
+static void warn_caps(const struct oci_process *pr)
+{
+	char msg[1024];
+
+	if (!pr->caps_unknown)
+		return;
+	snprintf(msg, sizeof(msg),
+		 "ignoring unknown capabilities in process.capabilities: %s",
+		 pr->caps_unknown);
+	fprintf(stderr, "moat: warning: %s\n", msg);
+	log_line("warning", msg);
+}
+
 static int fail(const char *fmt, ...) MOAT_PRINTF(1, 2);
 static int fail(const char *fmt, ...)
 {
@@ -621,6 +635,9 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	o->gid = c->process.gid;
 	o->gids = c->process.gids;
 	o->ngids = (int)c->process.ngids;
+	o->set_caps = c->process.has_caps;
+	o->caps = c->process.caps;
+	o->no_new_privs = c->process.no_new_privileges;
 	o->set_umask = c->process.has_umask;
 	o->umask = c->process.umask;
 	o->oci_cgroups = true;
@@ -1011,6 +1028,7 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 		return fail("bundle `%s`: %s", l->bundle, strerror(errno));
 	if (oci_config_load(bundle, &l->c, &err) < 0)
 		return fail("%s", err.msg);
+	warn_caps(&l->c.process);
 	if (l->c.process.terminal && !l->console_socket && !l->own_terminal)
 		return fail("process.terminal is true: --console-socket is "
 			    "required");
@@ -1941,6 +1959,16 @@ static char *exec_body(const struct oci_process *pr, size_t *len)
 	for (i = 0; i < envc; i++)
 		PUT(pr->env[i]);
 	PUT(pr->terminal ? "1" : "0");
+	PUT(pr->no_new_privileges ? "1" : "0");
+	if (pr->has_caps) {
+		const uint64_t v[] = { pr->caps.bnd, pr->caps.eff, pr->caps.inh,
+				       pr->caps.prm, pr->caps.amb };
+		for (i = 0; i < ARRAY_SIZE(v); i++) {
+			snprintf(num, sizeof(num), "%llx",
+				 (unsigned long long)v[i]);
+			PUT(num);
+		}
+	}
 #undef PUT
 	*len = n;
 	return b;
@@ -2194,6 +2222,7 @@ static int cmd_exec(int argc, char **argv)
 				   &err) < 0 ||
 		    oci_process_parse(text, len, process_file, &pr, &err) < 0)
 			return fail("--process: %s", err.msg);
+		warn_caps(&pr);
 	} else {
 		/* The container's own process, with the command and the
 		 * options given here (as runc builds it). */

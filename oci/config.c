@@ -21,6 +21,7 @@ struct parser {
 	struct jdoc d;
 	struct jstep path[DEPTH];
 	size_t depth;
+	bool caps_unknown_full; /* process.caps_unknown holds enough */
 };
 
 static void push_key(struct parser *p, const char *key)
@@ -317,17 +318,122 @@ static int parse_user(struct parser *p, json_object *o, struct oci_process *pr)
 	return 0;
 }
 
+/* One list of capability names: its bits. A name moat does not know is
+ * left out and kept in pr->caps_unknown for a warning, as runc does
+ * ("ignoring unknown or unavailable capabilities"). */
+static int parse_cap_list(struct parser *p, json_object *v,
+			  struct oci_process *pr, uint64_t *out)
+{
+	size_t i, n;
+
+	if (want_type(p, v, json_type_array, "a list of capability names") < 0)
+		return -1;
+	n = json_object_array_length(v);
+	*out = 0;
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(v, i);
+		const char *name;
+		int cap;
+
+		push_idx(p, i);
+		if (!json_object_is_type(e, json_type_string)) {
+			int rc = bad(p, "a capability name expected");
+			pop(p);
+			return rc;
+		}
+		pop(p);
+		name = json_object_get_string(e);
+		cap = cap_from_name(name);
+		if (cap >= 0) {
+			*out |= 1ULL << cap;
+			continue;
+		}
+		/* bounded: a config of a million names stays linear */
+		if (p->caps_unknown_full)
+			continue;
+		if (pr->caps_unknown && strlen(pr->caps_unknown) > 1024) {
+			p->caps_unknown_full = true;
+			continue;
+		}
+		if (pr->caps_unknown && !strstr(pr->caps_unknown, name)) {
+			char *j = NULL;
+
+			if (asprintf(&j, "%s, %s", pr->caps_unknown, name) < 0)
+				abort();
+			free(pr->caps_unknown);
+			pr->caps_unknown = j;
+		} else if (!pr->caps_unknown) {
+			pr->caps_unknown = xstrdup(name);
+		}
+	}
+	return 0;
+}
+
+/* process.capabilities: the five sets as the process has them before
+ * its exec, which then transforms them as Linux's does (sentry/caps.h).
+ * A set left out is empty. What runc's capset would refuse is refused
+ * here, naming the set; an ambient capability that is not both
+ * permitted and inheritable is left out, as runc's raise of it fails
+ * and is ignored. */
+static int parse_caps(struct parser *p, json_object *o, struct oci_process *pr)
+{
+	static const char *const sets[] = { "bounding",	   "effective",
+					    "inheritable", "permitted",
+					    "ambient",	   NULL };
+	struct cap_sets *c = &pr->caps;
+	uint64_t *dst[] = { &c->bnd, &c->eff, &c->inh, &c->prm, &c->amb };
+	const char *why = NULL, *set = NULL;
+	uint64_t extra = 0;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	*c = (struct cap_sets){ 0 };
+	json_object_object_foreach(o, key, val)
+	{
+		int rc = -1;
+
+		push_key(p, key);
+		for (size_t i = 0; sets[i]; i++)
+			if (!strcmp(key, sets[i]))
+				rc = parse_cap_list(p, val, pr, dst[i]);
+		if (rc < 0 && !in_list(key, sets))
+			rc = bad(p, "unknown field (bounding, effective, "
+				    "inheritable, permitted, ambient)");
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	pr->has_caps = true;
+	if ((extra = c->eff & ~c->prm)) {
+		set = "effective";
+		why = "is not permitted";
+	} else if ((extra = c->inh & ~c->bnd)) {
+		set = "inheritable";
+		why = "is not in the bounding set";
+	}
+	if (extra) {
+		push_key(p, set);
+		bad(p, "%s %s (capset would fail with EPERM)",
+		    cap_name(__builtin_ctzll(extra)), why);
+		pop(p);
+		return -1;
+	}
+	c->amb &= c->prm & c->inh;
+	return 0;
+}
+
 static int parse_process_obj(struct parser *p, json_object *o,
 			     struct oci_process *pr)
 {
 	/* Given by the sandbox already: no guest process holds a host
-	 * capability, a host LSM label or a host oom score (docs/oci.md). */
-	static const char *const recorded[] = {
-		"capabilities",	   "apparmorProfile",
-		"selinuxLabel",	   "oomScoreAdj",
-		"ioPriority",	   "scheduler",
-		"execCPUAffinity", NULL
-	};
+	 * LSM label or a host oom score (docs/oci.md). */
+	static const char *const recorded[] = { "apparmorProfile",
+						"selinuxLabel",
+						"oomScoreAdj",
+						"ioPriority",
+						"scheduler",
+						"execCPUAffinity",
+						NULL };
 	bool have_cwd = false;
 
 	if (want_type(p, o, json_type_object, "an object") < 0)
@@ -373,6 +479,8 @@ static int parse_process_obj(struct parser *p, json_object *o,
 			have_cwd = true;
 		} else if (!strcmp(key, "terminal")) {
 			rc = get_bool(p, val, &pr->terminal);
+		} else if (!strcmp(key, "capabilities")) {
+			rc = parse_caps(p, val, pr);
 		} else if (!strcmp(key, "noNewPrivileges")) {
 			rc = get_bool(p, val, &pr->no_new_privileges);
 		} else if (!strcmp(key, "user")) {
@@ -429,6 +537,7 @@ void oci_process_free(struct oci_process *pr)
 	free(pr->cwd);
 	free(pr->gids);
 	free(pr->rlimits);
+	free(pr->caps_unknown);
 	memset(pr, 0, sizeof(*pr));
 }
 

@@ -6,7 +6,7 @@
  *    hostname, resources, hooks, rlimits, dev.moat.* annotations);
  *  - given by the sandbox already, accepted and recorded: the container
  *    always has its own namespaces, a synthetic /proc, /sys and /dev, no
- *    host capability and no host syscall (capabilities, maskedPaths,
+ *    host capability and no host syscall (maskedPaths,
  *    readonlyPaths, seccomp, apparmor/selinux labels, uid mappings);
  *  - refused: anything else, with a message naming the field and its
  *    line ("config.json:9: linux.intelRdt: not supported by moat").
@@ -22,6 +22,7 @@
 
 #include "lib/util.h"
 #include "policy/credentials.h"
+#include "sentry/caps.h"
 
 #define OCI_CONFIG_MAX (4 << 20) /* bytes of config.json */
 #define OCI_VERSION "1.1.0"	 /* the runtime-spec version moat implements */
@@ -91,6 +92,11 @@ struct oci_process {
 	struct oci_rlimit *rlimits;
 	size_t nrlimits;
 	bool no_new_privileges;
+	/* capabilities, as runc sets them before the exec (sentry/caps.h);
+	 * has_caps false: none given, the process keeps root's */
+	bool has_caps;
+	struct cap_sets caps;
+	char *caps_unknown; /* names left out, ", "-joined; NULL: none */
 	unsigned console_rows, console_cols; /* consoleSize, 0: none */
 };
 

@@ -1033,6 +1033,9 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	if (opts->set_creds)
 		creds_set(&p->cred, opts->uid, opts->gid, opts->gids,
 			  opts->ngids);
+	if (opts->set_caps)
+		p->cred.cap = opts->caps;
+	p->no_new_privs = opts->no_new_privs;
 
 	PHASE("spawn");
 	if (opts->control_addr ?
@@ -1136,6 +1139,9 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 	p->cwd = cwd;
 	proc_limits_from_opts(p);
 	creds_set(&p->cred, r->uid, r->gid, r->groups, r->ngroups);
+	if (r->set_caps)
+		p->cred.cap = r->caps;
+	p->no_new_privs = r->no_new_privs;
 	snprintf(p->comm, sizeof(p->comm), "%s",
 		 strrchr(r->argv[0], '/') ? strrchr(r->argv[0], '/') + 1 :
 					    r->argv[0]);

@@ -962,6 +962,7 @@ static ssize_t client_read(int i, void *buf, size_t len)
 
 /* "exec LEN" body: NUL-terminated fields
  *     cwd uid gid NGROUPS group... ARGC arg... ENVC env...
+ *     [tty [nnp [bnd eff inh prm amb]]]
  * Every count bounded, every string inside the body. */
 static int parse_exec(char *body, size_t len, struct spawn_req *r, char ***argv,
 		      char ***env)
@@ -1002,8 +1003,24 @@ static int parse_exec(char *body, size_t len, struct spawn_req *r, char ***argv,
 			if (!((*out)[k] = NEXT()))
 				return -EINVAL;
 	}
-	/* last, optional: "1" for a terminal (exec -t) */
+	/* optional, in order: "1" for a terminal (exec -t); "1" for
+	 * no_new_privs; the capability sets bounding, effective,
+	 * inheritable, permitted and ambient in hex (none: root's) */
 	r->tty = NEXT() && !strcmp(f[0], "1");
+	r->no_new_privs = NEXT() && !strcmp(f[0], "1");
+	if (NEXT()) {
+		uint64_t *v[] = { &r->caps.bnd, &r->caps.eff, &r->caps.inh,
+				  &r->caps.prm, &r->caps.amb };
+		for (k = 0; k < 5; k++) {
+			if (k && !NEXT())
+				return -EINVAL;
+			*v[k] = strtoull(f[0], NULL, 16) & MOAT_CAP_ALL;
+		}
+		/* what capset keeps true (oci/config.c checks the rest) */
+		r->caps.eff &= r->caps.prm;
+		r->caps.amb &= r->caps.prm & r->caps.inh;
+		r->set_caps = true;
+	}
 #undef NEXT
 	r->argv = *argv;
 	r->env = *env;

@@ -110,8 +110,9 @@ static int open_exec(struct task *t, struct vnode *cwd, int dirfd,
 	/* a noexec mount: EACCES whatever the mode says, as Linux's
 	 * path_noexec */
 	if (!S_ISREG(vn->mode) ||
-	    vfs_access(t ? &t->proc->cred : &(struct creds){ 0 }, vn, X_OK) <
-		    0 ||
+	    vfs_access(t ? &t->proc->cred :
+			   &(struct creds){ .cap = CAP_SETS_ROOT },
+		       vn, X_OK) < 0 ||
 	    vfs_noexec(vn)) {
 		vnode_put(vn);
 		return -EACCES;
@@ -540,6 +541,7 @@ static int load(struct task *t, struct exec_plan *p)
 	char fnbuf[PATH_MAX];
 	int rc, len;
 	struct process *proc = t->proc;
+	bool secure;
 
 	if (ptrace(PTRACE_GETREGS, t->host_tid, 0, &r) < 0)
 		return -ESRCH;
@@ -553,6 +555,9 @@ static int load(struct task *t, struct exec_plan *p)
 	/* Linux puts the exec file name right below an 8-byte end marker at
 	 * the top of the stack. */
 	stack_top = (ha.execfn + (uint64_t)len + 1 + 8 + 4095) & ~4095ULL;
+	/* Past the point of no return: the new program's credentials
+	 * (capabilities(7)'s execve transformation). */
+	secure = caps_exec(&proc->cred, proc->no_new_privs);
 	maps_clear(proc);
 	timers_exec(proc);
 	sysv_exec(proc);
@@ -596,7 +601,7 @@ static int load(struct task *t, struct exec_plan *p)
 	AUX(AT_EUID, proc->cred.euid);
 	AUX(AT_GID, proc->cred.rgid);
 	AUX(AT_EGID, proc->cred.egid);
-	AUX(AT_SECURE, 0);
+	AUX(AT_SECURE, secure);
 	AUX(AT_HWCAP2, ha.hwcap2);
 #undef AUX
 	/* AT_BASE is the interpreter's load address: its bias plus its

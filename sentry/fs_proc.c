@@ -290,8 +290,8 @@ static struct process *vn_proc(const struct vnode *vn)
 }
 
 /* Linux guards a process's fds, links, environ and maps with a ptrace-read
- * check; the sandbox's version of it: same virtual uid and dumpable, or
- * virtual root.
+ * check; the sandbox's version of it: same virtual uid, dumpable and no
+ * capability permitted that the caller lacks, or CAP_SYS_PTRACE.
  * t is NULL for the sentry's own lookups (the CLI), which may see all. */
 static int may_inspect(struct task *t, struct process *p)
 {
@@ -300,10 +300,14 @@ static int may_inspect(struct task *t, struct process *p)
 	if (!t || t->proc == p)
 		return 0;
 	c = &t->proc->cred;
-	if (c->euid == 0)
+	if (creds_capable(c, CAP_SYS_PTRACE))
 		return 0;
 	if (p->nondumpable)
-		return -EACCES; /* only with CAP_SYS_PTRACE: root's */
+		return -EACCES; /* only with CAP_SYS_PTRACE */
+	/* nor one that is permitted more than the caller holds
+	 * (cap_ptrace_access_check, as /proc asks: PTRACE_MODE_FSCREDS) */
+	if (p->cred.cap.prm & ~c->cap.eff)
+		return -EACCES;
 	if (c->euid == p->cred.ruid && c->euid == p->cred.euid &&
 	    c->euid == p->cred.suid)
 		return 0;
@@ -859,7 +863,7 @@ static void gen_status(struct process *p, int tid, struct sbuf *b)
 	struct sbuf host = { 0 };
 	const struct creds *c = &p->cred;
 	char pnd[32], shd[32], blk[32];
-	uint64_t ign, cgt, caps = c->euid == 0 ? MOAT_CAP_ALL : 0;
+	uint64_t ign, cgt;
 	char st = proc_state(p);
 	int i;
 
@@ -906,9 +910,13 @@ static void gen_status(struct process *p, int tid, struct sbuf *b)
 	sb_printf(b,
 		  "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n"
 		  "CapBnd:\t%016llx\nCapAmb:\t%016llx\n",
-		  0ULL, (unsigned long long)caps, (unsigned long long)caps,
-		  (unsigned long long)MOAT_CAP_ALL, 0ULL);
-	sb_puts(b, "NoNewPrivs:\t0\nSeccomp:\t0\nSeccomp_filters:\t0\n"
+		  (unsigned long long)c->cap.inh,
+		  (unsigned long long)c->cap.prm,
+		  (unsigned long long)c->cap.eff,
+		  (unsigned long long)c->cap.bnd,
+		  (unsigned long long)c->cap.amb);
+	sb_printf(b, "NoNewPrivs:\t%d\n", p->no_new_privs);
+	sb_puts(b, "Seccomp:\t0\nSeccomp_filters:\t0\n"
 		   "Speculation_Store_Bypass:\tthread vulnerable\n"
 		   "SpeculationIndirectBranch:\tconditional enabled\n");
 	copy_host_lines(b, host.p, tail_keys, ARRAY_SIZE(tail_keys));

@@ -1622,9 +1622,10 @@ int tmpfs_truncate(struct vnode *vn, int64_t len)
 	return rc;
 }
 
+/* Linux's inode_owner_or_capable: the fs uid owns it, or CAP_FOWNER. */
 static bool is_owner(struct task *t, struct vnode *vn)
 {
-	return !t || t->proc->cred.fsuid == 0 ||
+	return !t || task_capable(t, CAP_FOWNER) ||
 	       t->proc->cred.fsuid == vn->st.st_uid;
 }
 
@@ -1639,8 +1640,8 @@ int tmpfs_chmod(struct task *t, struct vnode *vn, mode_t mode)
 		return -EROFS;
 	if (!is_owner(t, vn))
 		return -EPERM;
-	/* Linux: set-group-id needs the group, unless one is root. */
-	if (t && t->proc->cred.fsuid != 0 && !in_group(t, vn->st.st_gid))
+	/* Linux: set-group-id needs the group, or CAP_FSETID. */
+	if (!task_capable(t, CAP_FSETID) && !in_group(t, vn->st.st_gid))
 		mode &= ~(mode_t)S_ISGID;
 	vn->st.st_mode = (vn->st.st_mode & S_IFMT) | (mode & 07777);
 	vn->mode = vn->st.st_mode;
@@ -1650,19 +1651,18 @@ int tmpfs_chmod(struct task *t, struct vnode *vn, mode_t mode)
 
 int tmpfs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid)
 {
-	bool root = !t || t->proc->cred.euid == 0;
+	bool root = task_capable(t, CAP_CHOWN);
+	bool owns = t && t->proc->cred.fsuid == vn->st.st_uid;
 
 	if (ro_node(vn))
 		return -EROFS;
 	/* Linux's chown_ok/chgrp_ok: without privilege, only the owner may,
 	 * only to itself, and only to a group it is in. */
 	if (!root) {
-		if (uid != (uid_t)-1 &&
-		    (uid != vn->st.st_uid || !is_owner(t, vn)))
+		if (uid != (uid_t)-1 && (uid != vn->st.st_uid || !owns))
 			return -EPERM;
 		if (gid != (gid_t)-1 &&
-		    (!is_owner(t, vn) ||
-		     (gid != vn->st.st_gid && !in_group(t, gid))))
+		    (!owns || (gid != vn->st.st_gid && !in_group(t, gid))))
 			return -EPERM;
 	}
 	if (uid != (uid_t)-1)

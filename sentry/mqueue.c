@@ -916,8 +916,8 @@ int mqueuefs_unlink(struct task *t, struct vnode *dir, const char *name)
 	if (!q)
 		return -ENOENT;
 	/* The directory is sticky and root's: only the queue's owner (or
-	 * root) removes it. mq_unlink(3) turns EPERM into EACCES. */
-	if (c->fsuid != 0 && c->fsuid != q->uid)
+	 * CAP_FOWNER) removes it. mq_unlink(3) turns EPERM into EACCES. */
+	if (!creds_capable(c, CAP_FOWNER) && c->fsuid != q->uid)
 		return -EPERM;
 	unlink_queue(q);
 	return 0;
@@ -930,10 +930,10 @@ int mqueuefs_chmod(struct task *t, struct vnode *vn, mode_t mode)
 
 	if (!q)
 		return -EPERM; /* the directory stays as Linux makes it */
-	if (c->fsuid != 0 && c->fsuid != q->uid)
+	if (!creds_capable(c, CAP_FOWNER) && c->fsuid != q->uid)
 		return -EPERM;
-	/* set-group-id needs the group, unless one is root (Linux) */
-	if (c->fsuid != 0 && !creds_in_group(c, q->gid))
+	/* set-group-id needs the group, or CAP_FSETID (Linux) */
+	if (!creds_capable(c, CAP_FSETID) && !creds_in_group(c, q->gid))
 		mode &= ~(mode_t)S_ISGID;
 	q->mode = mode & 07777;
 	q->ctime = now_real();
@@ -949,7 +949,7 @@ int mqueuefs_chown(struct task *t, struct vnode *vn, uid_t uid, gid_t gid)
 		return -EPERM;
 	/* Linux's chown_ok/chgrp_ok: without privilege, only the owner may,
 	 * only to itself, and only to a group it is in. */
-	if (c->euid != 0) {
+	if (!creds_capable(c, CAP_CHOWN)) {
 		if (uid != (uid_t)-1 && (uid != q->uid || c->fsuid != q->uid))
 			return -EPERM;
 		if (gid != (gid_t)-1 &&

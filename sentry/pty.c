@@ -649,7 +649,8 @@ static long tty_ioctl(struct task *t, struct file *f, unsigned long cmd,
 			return 0;
 		if (t->proc->ctty >= 0)
 			return -EPERM;
-		if (p->sid && !(arg == 1 && t->proc->cred.euid == 0))
+		if (p->sid &&
+		    !(arg == 1 && creds_capable(&t->proc->cred, CAP_SYS_ADMIN)))
 			return -EPERM;
 		if (p->sid)
 			clear_ctty(p); /* stolen: the old session loses it */

@@ -18,6 +18,7 @@
 
 #include "lib/util.h"
 #include "policy/policy.h"
+#include "sentry/caps.h"
 #include "sentry/hostids.h"
 
 struct p9_client;
@@ -54,12 +55,6 @@ struct fdtable {
  * sysconf(_SC_NGROUPS_MAX) reads it). */
 #define CREDS_GROUPS_MAX 32
 
-/* The capabilities the sandbox implements, CAP_CHOWN to
- * CAP_CHECKPOINT_RESTORE (kernel.cap_last_cap): what capget and
- * /proc/<pid>/status give root, and what PR_CAPBSET_READ knows. */
-#define MOAT_CAP_LAST 40
-#define MOAT_CAP_ALL ((1ULL << (MOAT_CAP_LAST + 1)) - 1)
-
 /* Virtual pids are below this (kernel.pid_max): alloc_pid wraps at it. */
 #define PID_MAX 4194304
 
@@ -71,7 +66,21 @@ struct creds {
 	gid_t rgid, egid, sgid, fsgid;
 	int ngroups;
 	gid_t groups[CREDS_GROUPS_MAX];
+	/* Capability sets, bit n for capability n (capabilities(7)). They
+	 * are the sandbox's own: no guest holds a host capability. They
+	 * decide every privilege check the sentry makes (creds_capable),
+	 * and change by Linux's rules (sentry/caps.h). */
+	struct cap_sets cap;
+	unsigned securebits; /* SECBIT_* of linux/securebits.h */
 };
+
+/* Does c hold capability cap in its effective set? Every privilege check
+ * asks this, never whether an id is 0: root without a capability is
+ * refused what that capability allows, as on Linux. */
+static inline bool creds_capable(const struct creds *c, int cap)
+{
+	return (c->cap.eff >> cap) & 1;
+}
 
 struct sigact_rec {
 	uint64_t handler; /* SIG_DFL=0, SIG_IGN=1, else a guest address */
@@ -115,6 +124,9 @@ struct process {
 	 * are root's and only root may inspect it. Virtual: the host task's
 	 * own flag is never the guest's to change. */
 	bool nondumpable;
+	/* prctl(PR_SET_NO_NEW_PRIVS) or the OCI config's noNewPrivileges:
+	 * kept across fork and exec, never cleared. */
+	bool no_new_privs;
 	mode_t umask;
 	/* Scheduling as the guest set it (sentry/sys_misc.c): nice, policy
 	 * (SCHED_OTHER, BATCH or IDLE), and the CPU mask it asked for. */
@@ -304,6 +316,11 @@ struct sentry_opts {
 	gid_t gid;
 	gid_t *gids;
 	int ngids;
+	/* OCI process.capabilities, as they are before its exec (the exec
+	 * transforms them as Linux's does); set_caps false: CAP_SETS_ROOT */
+	bool set_caps;
+	struct cap_sets caps;
+	bool no_new_privs; /* process.noNewPrivileges */
 	bool set_umask;
 	mode_t umask;
 	struct rlimit_spec {
@@ -370,6 +387,13 @@ struct sentry {
 };
 
 extern struct sentry *S;
+
+/* creds_capable for a task's process; t NULL is the sentry itself (a
+ * lookup of the CLI's), which may do anything. */
+static inline bool task_capable(const struct task *t, int cap)
+{
+	return !t || creds_capable(&t->proc->cred, cap);
+}
 
 /* sentry/main loop (sentry/sentry.c) */
 int sentry_run(struct sentry_opts *opts, char **argv, struct moat_error *err);
@@ -518,6 +542,9 @@ struct spawn_req {
 	gid_t gid;
 	int ngroups;
 	gid_t groups[CREDS_GROUPS_MAX];
+	bool set_caps;	      /* false: CAP_SETS_ROOT */
+	struct cap_sets caps; /* before the exec, as sentry_opts' */
+	bool no_new_privs;
 	char **argv, **env;
 	int fds[3];
 	bool tty; /* a terminal of the sentry's, relayed to fds[0] and [1] */

@@ -2627,7 +2627,7 @@ long sys_bind(struct task *t, struct syscall_args *a)
 	if (err < 0)
 		return err;
 	if (inet_port(&addr) && inet_port(&addr) < PORT_UNPRIV_START &&
-	    t->proc->cred.euid != 0)
+	    !creds_capable(&t->proc->cred, CAP_NET_BIND_SERVICE))
 		return -EACCES;
 	return inet_bind(u, &addr);
 }
@@ -2985,12 +2985,16 @@ static long read_control(struct task *t, struct usock *u,
 			if (c->cmsg_len != CMSG_LEN(sizeof(*cred)))
 				goto einval;
 			memcpy(cred, CMSG_DATA(c), sizeof(*cred));
-			if (me->euid != 0 &&
-			    (cred->pid != t->proc->pid ||
-			     (cred->uid != me->ruid && cred->uid != me->euid &&
-			      cred->uid != me->suid) ||
-			     (cred->gid != me->rgid && cred->gid != me->egid &&
-			      cred->gid != me->sgid))) {
+			/* Linux's scm_check_creds: each claim is the
+			 * sender's own, or takes its capability */
+			if ((cred->pid != t->proc->pid &&
+			     !creds_capable(me, CAP_SYS_ADMIN)) ||
+			    (cred->uid != me->ruid && cred->uid != me->euid &&
+			     cred->uid != me->suid &&
+			     !creds_capable(me, CAP_SETUID)) ||
+			    (cred->gid != me->rgid && cred->gid != me->egid &&
+			     cred->gid != me->sgid &&
+			     !creds_capable(me, CAP_SETGID))) {
 				put_files(files, n);
 				return -EPERM;
 			}

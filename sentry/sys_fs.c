@@ -983,10 +983,8 @@ static long do_access(struct task *t, int dirfd, uint64_t upath, int mode,
 	rc = resolve_at(t, dirfd, upath, flags, &vn);
 	if (rc < 0)
 		return rc;
-	if (!(flags & AT_EACCESS)) {
-		c.fsuid = c.ruid;
-		c.fsgid = c.rgid;
-	}
+	if (!(flags & AT_EACCESS))
+		caps_access_creds(&c); /* the real ids, as Linux's access() */
 	rc = mode ? vfs_task_access(t, &c, vn, mode) : 0;
 	vnode_put(vn);
 	return rc;

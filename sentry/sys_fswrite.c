@@ -51,10 +51,10 @@ static int may_change(struct task *t, struct vnode *vn, bool owner)
 {
 	const struct creds *c = &t->proc->cred;
 
-	if (vn->kind != VN_GOFER || c->fsuid == 0 || c->fsuid == vn->st.st_uid)
+	if (vn->kind != VN_GOFER || c->fsuid == vn->st.st_uid)
 		return 0;
 	if (owner)
-		return -EPERM;
+		return creds_capable(c, CAP_FOWNER) ? 0 : -EPERM;
 	return vfs_access(c, vn, W_OK) < 0 ? -EACCES : 0;
 }
 
@@ -732,7 +732,9 @@ static long host_owner_ok(struct task *t, struct vnode *vn)
 {
 	const struct creds *c = &t->proc->cred;
 
-	return c->fsuid == 0 || c->fsuid == vn->st.st_uid ? 0 : -EPERM;
+	return creds_capable(c, CAP_FOWNER) || c->fsuid == vn->st.st_uid ?
+		       0 :
+		       -EPERM;
 }
 
 static long chmod_vn(struct task *t, struct vnode *vn, mode_t mode)
@@ -795,7 +797,8 @@ long sys_fchmod(struct task *t, struct syscall_args *a)
 
 static long chown_vn(struct task *t, struct vnode *vn, uid_t u, gid_t g)
 {
-	long rc = t->proc->cred.euid == 0 ? 0 : may_change(t, vn, true);
+	bool may_chown = creds_capable(&t->proc->cred, CAP_CHOWN);
+	long rc = may_chown ? 0 : may_change(t, vn, true);
 
 	if (rc == 0 && vn->kind == VN_HOST) {
 		struct p9c_setattr a = { .uid = u, .gid = g };
@@ -803,7 +806,7 @@ static long chown_vn(struct task *t, struct vnode *vn, uid_t u, gid_t g)
 			a.valid |= P9_SETATTR_UID;
 		if (g != (gid_t)-1)
 			a.valid |= P9_SETATTR_GID;
-		if (t->proc->cred.euid != 0)
+		if (!may_chown)
 			rc = host_owner_ok(t, vn);
 		if (rc == 0 && a.valid)
 			rc = host_setattr(vn, &a);

@@ -1,5 +1,6 @@
 /* sentry/sys_misc.c: identity, credentials, limits and system information. */
 #include <linux/capability.h>
+#include <linux/securebits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,7 +35,7 @@ static long set_name(struct task *t, uint64_t uname_, uint64_t len, char *dst)
 {
 	char buf[65];
 
-	if (t->proc->cred.euid != 0)
+	if (!creds_capable(&t->proc->cred, CAP_SYS_ADMIN))
 		return -EPERM;
 	if (len > 64)
 		return -EINVAL;
@@ -78,7 +79,8 @@ static long set_rlim(struct task *t, struct process *p, int res, uint64_t unew)
 		return -EFAULT;
 	if (rl.rlim_cur > rl.rlim_max)
 		return -EINVAL;
-	if (rl.rlim_max > p->rlim[res].max && t->proc->cred.euid != 0)
+	if (rl.rlim_max > p->rlim[res].max &&
+	    !creds_capable(&t->proc->cred, CAP_SYS_RESOURCE))
 		return -EPERM;
 	if (res == RLIMIT_NOFILE && rl.rlim_max > 1048576)
 		return -EPERM;
@@ -97,6 +99,18 @@ long sys_setrlimit(struct task *t, struct syscall_args *a)
 	return set_rlim(t, t->proc, (int)a->a[0], a->a[1]);
 }
 
+/* Linux's check_prlimit_permission: another process's limits take its
+ * very ids (all three uids and gids the caller's real ones), or
+ * CAP_SYS_RESOURCE. */
+static bool prlimit_ok(const struct creds *c, const struct creds *tc)
+{
+	if (creds_capable(c, CAP_SYS_RESOURCE))
+		return true;
+	return c->ruid == tc->euid && c->ruid == tc->suid &&
+	       c->ruid == tc->ruid && c->rgid == tc->egid &&
+	       c->rgid == tc->sgid && c->rgid == tc->rgid;
+}
+
 long sys_prlimit64(struct task *t, struct syscall_args *a)
 {
 	int pid = (int)a->a[0], res = (int)a->a[1];
@@ -108,6 +122,8 @@ long sys_prlimit64(struct task *t, struct syscall_args *a)
 		return -ESRCH;
 	if (res < 0 || res >= RLIM_NLIMITS)
 		return -EINVAL;
+	if (p != t->proc && !prlimit_ok(&t->proc->cred, &p->cred))
+		return -EPERM;
 	old.rlim_cur = p->rlim[res].cur;
 	old.rlim_max = p->rlim[res].max;
 	if (a->a[2]) {
@@ -197,9 +213,11 @@ long sys_getegid(struct task *t, struct syscall_args *a)
 	return CRED->egid;
 }
 
+/* May c take id as one of its ids without CAP_SETUID (CAP_SETGID)? Only
+ * its own real, effective or saved one (setresuid's rule). */
 static bool id_ok(struct creds *c, uint32_t id, bool gid)
 {
-	if (c->euid == 0)
+	if (creds_capable(c, gid ? CAP_SETGID : CAP_SETUID))
 		return true;
 	if (gid)
 		return id == c->rgid || id == c->egid || id == c->sgid;
@@ -207,12 +225,14 @@ static bool id_ok(struct creds *c, uint32_t id, bool gid)
 }
 
 /* Linux's commit_creds: a change of the effective or file-system ids
- * leaves the process not dumpable (fs.suid_dumpable's default, 0). */
+ * leaves the process not dumpable (fs.suid_dumpable's default, 0); a
+ * change of the uids moves the capabilities (caps_setuid_fixup). */
 static long creds_changed(struct task *t, const struct creds *old)
 {
 	if (old->euid != CRED->euid || old->egid != CRED->egid ||
 	    old->fsuid != CRED->fsuid || old->fsgid != CRED->fsgid)
 		t->proc->nondumpable = true;
+	caps_setuid_fixup(CRED, old);
 	return 0;
 }
 
@@ -223,11 +243,9 @@ long sys_setuid(struct task *t, struct syscall_args *a)
 
 	if (id == (uint32_t)-1)
 		return -EINVAL;
-	if (CRED->euid == 0) {
-		CRED->ruid = CRED->euid = CRED->suid = CRED->fsuid = id;
-		return creds_changed(t, &old);
-	}
-	if (!id_ok(CRED, id, false))
+	if (creds_capable(CRED, CAP_SETUID))
+		CRED->ruid = CRED->suid = id;
+	else if (id != CRED->ruid && id != CRED->suid)
 		return -EPERM;
 	CRED->euid = CRED->fsuid = id;
 	return creds_changed(t, &old);
@@ -240,11 +258,9 @@ long sys_setgid(struct task *t, struct syscall_args *a)
 
 	if (id == (uint32_t)-1)
 		return -EINVAL;
-	if (CRED->euid == 0) {
-		CRED->rgid = CRED->egid = CRED->sgid = CRED->fsgid = id;
-		return creds_changed(t, &old);
-	}
-	if (!id_ok(CRED, id, true))
+	if (creds_capable(CRED, CAP_SETGID))
+		CRED->rgid = CRED->sgid = id;
+	else if (id != CRED->rgid && id != CRED->sgid)
 		return -EPERM;
 	CRED->egid = CRED->fsgid = id;
 	return creds_changed(t, &old);
@@ -284,24 +300,32 @@ long sys_setresgid(struct task *t, struct syscall_args *a)
 		      (uint32_t)a->a[2], true);
 }
 
+/* setreuid and setregid: the real id may become only the real or the
+ * effective one without the capability; the saved one follows the
+ * effective when the real one is given or the effective one differs
+ * from the old real one. */
+static long setre(struct task *t, uint32_t r, uint32_t e, bool gid)
+{
+	uint32_t oldr = gid ? CRED->rgid : CRED->ruid;
+	uint32_t olde = gid ? CRED->egid : CRED->euid;
+	uint32_t s = (r != (uint32_t)-1 || (e != (uint32_t)-1 && e != oldr)) ?
+			     (e != (uint32_t)-1 ? e : olde) :
+			     (uint32_t)-1;
+
+	if (r != (uint32_t)-1 && r != oldr && r != olde &&
+	    !creds_capable(CRED, gid ? CAP_SETGID : CAP_SETUID))
+		return -EPERM;
+	return setres(t, r, e, s, gid);
+}
+
 long sys_setreuid(struct task *t, struct syscall_args *a)
 {
-	uint32_t r = (uint32_t)a->a[0], e = (uint32_t)a->a[1];
-	uint32_t s =
-		(r != (uint32_t)-1 || (e != (uint32_t)-1 && e != CRED->ruid)) ?
-			(e != (uint32_t)-1 ? e : CRED->euid) :
-			(uint32_t)-1;
-	return setres(t, r, e, s, false);
+	return setre(t, (uint32_t)a->a[0], (uint32_t)a->a[1], false);
 }
 
 long sys_setregid(struct task *t, struct syscall_args *a)
 {
-	uint32_t r = (uint32_t)a->a[0], e = (uint32_t)a->a[1];
-	uint32_t s =
-		(r != (uint32_t)-1 || (e != (uint32_t)-1 && e != CRED->rgid)) ?
-			(e != (uint32_t)-1 ? e : CRED->egid) :
-			(uint32_t)-1;
-	return setres(t, r, e, s, true);
+	return setre(t, (uint32_t)a->a[0], (uint32_t)a->a[1], true);
 }
 
 static long getres(struct task *t, struct syscall_args *a, bool gid)
@@ -331,11 +355,10 @@ long sys_setfsuid(struct task *t, struct syscall_args *a)
 {
 	uint32_t old = CRED->fsuid, id = (uint32_t)a->a[0];
 
-	if (id != (uint32_t)-1 &&
-	    (CRED->euid == 0 || id_ok(CRED, id, false) || id == CRED->fsuid)) {
+	if (id != (uint32_t)-1 && id != old && id_ok(CRED, id, false)) {
 		CRED->fsuid = id;
-		if (id != old)
-			t->proc->nondumpable = true; /* as creds_changed */
+		t->proc->nondumpable = true; /* as creds_changed */
+		caps_setfsuid_fixup(CRED, old);
 	}
 	return old;
 }
@@ -344,11 +367,9 @@ long sys_setfsgid(struct task *t, struct syscall_args *a)
 {
 	uint32_t old = CRED->fsgid, id = (uint32_t)a->a[0];
 
-	if (id != (uint32_t)-1 &&
-	    (CRED->euid == 0 || id_ok(CRED, id, true) || id == CRED->fsgid)) {
+	if (id != (uint32_t)-1 && id != old && id_ok(CRED, id, true)) {
 		CRED->fsgid = id;
-		if (id != old)
-			t->proc->nondumpable = true; /* as creds_changed */
+		t->proc->nondumpable = true; /* as creds_changed */
 	}
 	return old;
 }
@@ -373,7 +394,7 @@ long sys_setgroups(struct task *t, struct syscall_args *a)
 {
 	int n = (int)a->a[0];
 
-	if (CRED->euid != 0)
+	if (!creds_capable(CRED, CAP_SETGID))
 		return -EPERM;
 	if (n < 0 || n > (int)ARRAY_SIZE(CRED->groups))
 		return -EINVAL;
@@ -384,34 +405,81 @@ long sys_setgroups(struct task *t, struct syscall_args *a)
 	return 0;
 }
 
-long sys_capget(struct task *t, struct syscall_args *a)
+/* capget and capset's header: its version says how many 32-bit halves
+ * of each set the data holds (one for version 1, two since); any other
+ * is answered with the version Linux prefers, and EINVAL. */
+static long cap_header(struct task *t, uint64_t uh, int *pid, size_t *halves)
 {
 	struct __user_cap_header_struct h;
-	struct __user_cap_data_struct d[2];
-	uint64_t all = CRED->euid == 0 ? MOAT_CAP_ALL : 0;
 
-	if (task_read(t, a->a[0], &h, sizeof(h)) < 0)
+	if (task_read(t, uh, &h, sizeof(h)) < 0)
 		return -EFAULT;
-	if (h.version != _LINUX_CAPABILITY_VERSION_3 &&
-	    h.version != _LINUX_CAPABILITY_VERSION_2) {
+	switch (h.version) {
+	case _LINUX_CAPABILITY_VERSION_1:
+		*halves = 1;
+		break;
+	case _LINUX_CAPABILITY_VERSION_2:
+	case _LINUX_CAPABILITY_VERSION_3:
+		*halves = 2;
+		break;
+	default:
 		h.version = _LINUX_CAPABILITY_VERSION_3;
-		task_write(t, a->a[0], &h, sizeof(h));
-		return a->a[1] ? -EINVAL : 0;
+		if (task_write(t, uh, &h.version, sizeof(h.version)) < 0)
+			return -EFAULT;
+		return -EINVAL;
 	}
-	if (!a->a[1])
-		return 0;
-	memset(d, 0, sizeof(d));
-	d[0].effective = d[0].permitted = (uint32_t)all;
-	d[1].effective = d[1].permitted = (uint32_t)(all >> 32);
-	return task_write(t, a->a[1], d, sizeof(d));
+	*pid = h.pid;
+	return 0;
 }
 
+long sys_capget(struct task *t, struct syscall_args *a)
+{
+	struct __user_cap_data_struct d[2];
+	const struct creds *c = CRED;
+	size_t halves;
+	int pid;
+	long rc = cap_header(t, a->a[0], &pid, &halves);
+
+	if (!a->a[1] || rc < 0)
+		return !a->a[1] && rc == -EINVAL ? 0 : rc;
+	if (pid < 0)
+		return -EINVAL;
+	if (pid && pid != t->tid) {
+		struct task *x = task_by_vtid(pid);
+		struct process *p = x ? x->proc : proc_by_pid(pid);
+
+		if (!p || p->exited)
+			return -ESRCH;
+		c = &p->cred;
+	}
+	d[0].effective = (uint32_t)c->cap.eff;
+	d[0].permitted = (uint32_t)c->cap.prm;
+	d[0].inheritable = (uint32_t)c->cap.inh;
+	d[1].effective = (uint32_t)(c->cap.eff >> 32);
+	d[1].permitted = (uint32_t)(c->cap.prm >> 32);
+	d[1].inheritable = (uint32_t)(c->cap.inh >> 32);
+	return task_write(t, a->a[1], d, halves * sizeof(d[0]));
+}
+
+/* The sets change by Linux's rules (caps_capset); they are the sandbox's
+ * own and never reach the host task, which holds no capability. */
 long sys_capset(struct task *t, struct syscall_args *a)
 {
-	(void)a;
-	/* Capabilities inside the sandbox are not backed by host ones;
-	 * dropping them is accepted and has no host effect. */
-	return CRED->euid == 0 ? 0 : -EPERM;
+	struct __user_cap_data_struct d[2] = { 0 };
+	size_t halves;
+	int pid;
+	long rc = cap_header(t, a->a[0], &pid, &halves);
+
+	if (rc < 0)
+		return rc;
+	if (pid && pid != t->tid)
+		return -EPERM;
+	if (task_read(t, a->a[1], d, halves * sizeof(d[0])) < 0)
+		return -EFAULT;
+	return caps_capset(CRED,
+			   d[0].effective | (uint64_t)d[1].effective << 32,
+			   d[0].permitted | (uint64_t)d[1].permitted << 32,
+			   d[0].inheritable | (uint64_t)d[1].inheritable << 32);
 }
 
 long sys_prctl(struct task *t, struct syscall_args *a)
@@ -449,27 +517,39 @@ long sys_prctl(struct task *t, struct syscall_args *a)
 			return -EINVAL; /* SUID_DUMP_ROOT is not settable */
 		t->proc->nondumpable = a->a[1] == 0;
 		return 0;
+	/* The process's own flag: every guest's host task has it set
+	 * already (docs/security.md); this one is what the guest set or
+	 * its config gave, and what it sees. */
 	case PR_SET_NO_NEW_PRIVS:
-		return a->a[1] == 1 ? 0 : -EINVAL;
+		if (a->a[1] != 1 || a->a[2] || a->a[3] || a->a[4])
+			return -EINVAL;
+		t->proc->no_new_privs = true;
+		return 0;
 	case PR_GET_NO_NEW_PRIVS:
-		return 0;
+		if (a->a[1] || a->a[2] || a->a[3] || a->a[4])
+			return -EINVAL;
+		return t->proc->no_new_privs;
 	case PR_GET_KEEPCAPS:
-		return 0;
+		return !!(CRED->securebits & SECBIT_KEEP_CAPS);
 	case PR_SET_KEEPCAPS:
-		return a->a[1] <= 1 ? 0 : -EINVAL;
+		return caps_set_keepcaps(CRED, a->a[1]);
 	case PR_SET_CHILD_SUBREAPER:
 	case PR_GET_CHILD_SUBREAPER:
 		return op == PR_GET_CHILD_SUBREAPER ?
 			       task_write(t, a->a[1], &(int){ 0 }, 4) :
 			       0;
 	case PR_GET_SECUREBITS:
-		return 0;
+		return CRED->securebits;
 	case PR_SET_SECUREBITS:
-		return CRED->euid == 0 ? 0 : -EPERM;
+		return caps_set_securebits(CRED, a->a[1]);
 	case PR_CAPBSET_READ:
-		return a->a[1] <= MOAT_CAP_LAST ? 1 : -EINVAL;
+		if (a->a[1] > MOAT_CAP_LAST)
+			return -EINVAL;
+		return (CRED->cap.bnd >> a->a[1]) & 1;
 	case PR_CAPBSET_DROP:
-		return CRED->euid == 0 ? 0 : -EPERM;
+		return caps_bset_drop(CRED, a->a[1]);
+	case PR_CAP_AMBIENT:
+		return caps_ambient(CRED, a->a[1], a->a[2], a->a[3], a->a[4]);
 	case PR_GET_TIMERSLACK:
 		return 50000;
 	case PR_SET_VMA:
@@ -550,10 +630,11 @@ static int prio_apply(struct process *p, void *arg)
 	struct prio_set *ps = arg;
 	const struct creds *c = &ps->t->proc->cred;
 
-	if (c->euid != 0 && c->euid != p->cred.euid && c->euid != p->cred.ruid)
+	if (!creds_capable(c, CAP_SYS_NICE) && c->euid != p->cred.euid &&
+	    c->euid != p->cred.ruid)
 		return -EPERM;
-	/* Only root may make a process nicer to itself (CAP_SYS_NICE). */
-	if (ps->nice < p->nice && c->euid != 0)
+	/* Raising a priority (a lower nice) takes CAP_SYS_NICE. */
+	if (ps->nice < p->nice && !creds_capable(c, CAP_SYS_NICE))
 		return -EACCES;
 	p->nice = ps->nice;
 	return 0;

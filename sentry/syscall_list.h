@@ -250,16 +250,17 @@ EMU(setfsuid, sys_setfsuid, FULL, "d", "")
 EMU(setfsgid, sys_setfsgid, FULL, "d", "")
 EMU(getgroups, sys_getgroups, FULL, "dp", "")
 EMU(setgroups, sys_setgroups, FULL, "dp", "")
-EMU(capget, sys_capget, PARTIAL, "pp",
-    "root in the sandbox reports full capabilities it does not have on the host")
-EMU(capset, sys_capset, PARTIAL, "pp", "")
+EMU(capget, sys_capget, FULL, "pp",
+    "the sandbox's own sets (docs/compat.md), never the host's: the host task holds no capability")
+EMU(capset, sys_capset, FULL, "pp",
+    "Linux's rules on the sandbox's own sets; they decide the sentry's privilege checks")
 EMU(setpgid, sys_setpgid, FULL, "dd", "")
 EMU(getpgid, sys_getpgid, FULL, "d", "")
 EMU(getpgrp, sys_getpgrp, FULL, "", "")
 EMU(setsid, sys_setsid, FULL, "", "")
 EMU(getsid, sys_getsid, FULL, "d", "")
 EMU(prctl, sys_prctl, PARTIAL, "dxxxx",
-    "NAME, CAPBSET_READ, DUMPABLE (the process's own flag, never the host task's: its /proc files and inspection follow it); PDEATHSIG, NO_NEW_PRIVS, KEEPCAPS, CHILD_SUBREAPER, SECUREBITS and CAPBSET_DROP are accepted without effect (a get reads the default)")
+    "NAME; DUMPABLE (the process's own flag, never the host task's: its /proc files and inspection follow it); CAPBSET_READ/DROP, CAP_AMBIENT, KEEPCAPS, SECUREBITS and NO_NEW_PRIVS on the sandbox's own capability sets and flag (the host task has no_new_privs always); PDEATHSIG and CHILD_SUBREAPER are accepted without effect (a get reads the default)")
 EMU(getpriority, sys_getpriority, PARTIAL, "dd",
     "nice values kept per process; the host schedules every task alike")
 EMU(setpriority, sys_setpriority, PARTIAL, "ddd",

@@ -135,7 +135,7 @@ static int may(struct task *t, struct ipcobj *o, bool r, bool w)
 	const struct creds *c = &t->proc->cred;
 	mode_t m = o->mode;
 
-	if (c->euid == 0)
+	if (creds_capable(c, CAP_IPC_OWNER))
 		return 0;
 	if (c->euid == o->uid || c->euid == o->cuid)
 		m >>= 6;
@@ -263,7 +263,8 @@ static long ipc_set(struct task *t, struct ipcobj *o, const struct ipc_perm *p)
 {
 	const struct creds *c = &t->proc->cred;
 
-	if (c->euid != 0 && c->euid != o->uid && c->euid != o->cuid)
+	if (!creds_capable(c, CAP_SYS_ADMIN) && c->euid != o->uid &&
+	    c->euid != o->cuid)
 		return -EPERM;
 	o->uid = p->uid;
 	o->gid = p->gid;
@@ -277,7 +278,8 @@ static long ipc_rmid(struct task *t, struct ipcobj *o)
 {
 	const struct creds *c = &t->proc->cred;
 
-	if (c->euid != 0 && c->euid != o->uid && c->euid != o->cuid)
+	if (!creds_capable(c, CAP_SYS_ADMIN) && c->euid != o->uid &&
+	    c->euid != o->cuid)
 		return -EPERM;
 	o->removed = true;
 	o->key = IPC_PRIVATE;
@@ -1008,7 +1010,8 @@ long sys_msgctl(struct task *t, struct syscall_args *a)
 		long rc;
 		if (task_read(t, a->a[2], &ds, sizeof(ds)) < 0)
 			return -EFAULT;
-		if (ds.msg_qbytes > MSG_QBYTES && t->proc->cred.euid != 0)
+		if (ds.msg_qbytes > MSG_QBYTES &&
+		    !creds_capable(&t->proc->cred, CAP_SYS_RESOURCE))
 			return -EPERM;
 		rc = ipc_set(t, o, &ds.msg_perm);
 		if (rc == 0 && ds.msg_qbytes)

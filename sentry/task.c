@@ -161,6 +161,7 @@ struct process *proc_new(struct process *parent)
 		p->sid = parent->sid;
 		p->cred = parent->cred;
 		p->nondumpable = parent->nondumpable;
+		p->no_new_privs = parent->no_new_privs;
 		p->umask = parent->umask;
 		p->nice = parent->nice;
 		p->ctty = parent->ctty;
@@ -177,6 +178,7 @@ struct process *proc_new(struct process *parent)
 		maps_copy(p, parent);
 	} else {
 		p->umask = 022;
+		p->cred.cap = CAP_SETS_ROOT;
 		p->ctty = -1;
 		p->affinity = S->cpus;
 	}
@@ -1138,6 +1140,24 @@ static int valid_sig(int sig)
 	return sig >= 0 && sig <= 64;
 }
 
+/* Linux's check_kill_permission: a process may signal its own thread
+ * group; another whose real or saved uid is its real or effective uid;
+ * any with CAP_KILL; and SIGCONT one of its session. Signal 0 asks the
+ * same. */
+static int may_signal(struct task *t, const struct process *p, int sig)
+{
+	const struct creds *c = &t->proc->cred, *tc = &p->cred;
+
+	if (p == t->proc || creds_capable(c, CAP_KILL))
+		return 0;
+	if (c->euid == tc->suid || c->euid == tc->ruid || c->ruid == tc->suid ||
+	    c->ruid == tc->ruid)
+		return 0;
+	if (sig == SIGCONT && p->sid == t->proc->sid)
+		return 0;
+	return -EPERM;
+}
+
 /* rt_sigqueueinfo and rt_tgsigqueueinfo: the caller's own siginfo (as
  * sigqueue(3) fills it: si_pid is its virtual pid). Only the kernel may
  * claim si_code >= 0 or SI_TKILL towards another process. */
@@ -1153,6 +1173,8 @@ static long sigqueue_to(struct task *t, struct process *p, struct task *thr,
 	if (!p || p->exited)
 		return p ? 0 : -ESRCH;
 	if ((si.si_code >= 0 || si.si_code == SI_TKILL) && p != t->proc)
+		return -EPERM;
+	if (may_signal(t, p, sig) < 0)
 		return -EPERM;
 	if (sig == 0)
 		return 0;
@@ -1191,7 +1213,7 @@ long sys_kill(struct task *t, struct syscall_args *a)
 {
 	int pid = (int)a->a[0], sig = (int)a->a[1];
 	struct process *p;
-	int n = 0, rc = 0;
+	int n = 0, rc = 0, ok = 0, err;
 
 	if (!valid_sig(sig))
 		return -EINVAL;
@@ -1199,7 +1221,8 @@ long sys_kill(struct task *t, struct syscall_args *a)
 		p = proc_by_pid(pid);
 		if (!p)
 			return -ESRCH;
-		return send_signal_proc(p, sig, t->proc->pid);
+		rc = may_signal(t, p, sig);
+		return rc < 0 ? rc : send_signal_proc(p, sig, t->proc->pid);
 	}
 	if (pid == INT32_MIN)
 		return -ESRCH;
@@ -1213,9 +1236,18 @@ long sys_kill(struct task *t, struct syscall_args *a)
 		if (pid < -1 && p->pgid != -pid)
 			continue;
 		n++;
-		rc = send_signal_proc(p, sig, t->proc->pid);
+		err = may_signal(t, p, sig);
+		if (err == 0)
+			err = send_signal_proc(p, sig, t->proc->pid);
+		/* kill(-1): those it may not signal are passed over; a group:
+		 * success if any took it, else the last error (Linux's) */
+		if (pid == -1 ? err != -EPERM : true)
+			rc = err;
+		ok += err == 0;
 	}
-	return n ? rc : -ESRCH;
+	if (!n)
+		return -ESRCH;
+	return pid != -1 && ok ? 0 : rc;
 }
 
 long sys_tgkill(struct task *t, struct syscall_args *a)
@@ -1228,6 +1260,8 @@ long sys_tgkill(struct task *t, struct syscall_args *a)
 	x = task_by_vtid(tid);
 	if (!x || x->proc->pid != tgid)
 		return -ESRCH;
+	if (may_signal(t, x->proc, sig) < 0)
+		return -EPERM;
 	return send_signal_task(x, sig, t->proc->pid);
 }
 
@@ -1241,6 +1275,8 @@ long sys_tkill(struct task *t, struct syscall_args *a)
 	x = task_by_vtid(tid);
 	if (!x)
 		return -ESRCH;
+	if (may_signal(t, x->proc, sig) < 0)
+		return -EPERM;
 	return send_signal_task(x, sig, t->proc->pid);
 }
 

@@ -1130,20 +1130,29 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 	 * neither, as Linux's read-only sysctls refuse it. */
 	if ((mask & W_OK) && vn->kind == VN_PROC && S_ISREG(m))
 		return -EACCES;
-	if (c->fsuid == 0) {
-		/* root: everything but executing a file with no x bit */
-		if ((mask & X_OK) && !S_ISDIR(m) && !(m & 0111))
-			return -EACCES;
-		return 0;
-	}
 	if (st.st_uid == c->fsuid)
 		m >>= 6;
 	else if (creds_in_group(c, st.st_gid))
 		m >>= 3;
-	if (((mask & R_OK) && !(m & 4)) || ((mask & W_OK) && !(m & 2)) ||
-	    ((mask & X_OK) && !(m & 1)))
-		return -EACCES;
-	return 0;
+	if (!((mask & R_OK) && !(m & 4)) && !((mask & W_OK) && !(m & 2)) &&
+	    !((mask & X_OK) && !(m & 1)))
+		return 0;
+	/* Linux's generic_permission: CAP_DAC_READ_SEARCH reads anything
+	 * and searches any directory; CAP_DAC_OVERRIDE does everything but
+	 * execute a file with no x bit. */
+	m = st.st_mode;
+	if (S_ISDIR(m)) {
+		if (!(mask & W_OK) && creds_capable(c, CAP_DAC_READ_SEARCH))
+			return 0;
+		return creds_capable(c, CAP_DAC_OVERRIDE) ? 0 : -EACCES;
+	}
+	if ((mask & (R_OK | W_OK | X_OK)) == R_OK &&
+	    creds_capable(c, CAP_DAC_READ_SEARCH))
+		return 0;
+	if ((!(mask & X_OK) || (m & 0111)) &&
+	    creds_capable(c, CAP_DAC_OVERRIDE))
+		return 0;
+	return -EACCES;
 }
 
 int vfs_task_access(struct task *t, const struct creds *c, struct vnode *vn,
@@ -1193,7 +1202,8 @@ int vfs_sticky_ok(const struct creds *c, struct vnode *dir, uid_t owner)
 {
 	struct stat st;
 
-	if (c->fsuid == 0 || c->fsuid == owner || vfs_stat(dir, &st) < 0)
+	if (creds_capable(c, CAP_FOWNER) || c->fsuid == owner ||
+	    vfs_stat(dir, &st) < 0)
 		return 0;
 	return (st.st_mode & S_ISVTX) && c->fsuid != st.st_uid ? -EPERM : 0;
 }

@@ -188,7 +188,9 @@ int vfs_readlink(struct vnode *vn, char *buf,
 uint32_t opaque_id(uint64_t v);
 /* Is g the fs group of c, or one of its supplementary groups? */
 bool creds_in_group(const struct creds *c, gid_t g);
-/* Permission check against the virtual credentials (mask: R_OK|W_OK|X_OK). */
+/* Permission check against the virtual credentials (mask: R_OK|W_OK|X_OK):
+ * the mode for c's fs ids, then CAP_DAC_READ_SEARCH and CAP_DAC_OVERRIDE
+ * in c's effective set, never uid 0 as such. */
 int vfs_access(const struct creds *c, struct vnode *vn, int mask);
 /* vfs_access as task t asks it, with c its credentials for the check
  * (faccessat's real ids, or t's own): also what Linux's permission ops
@@ -199,7 +201,7 @@ int vfs_task_access(struct task *t, const struct creds *c, struct vnode *vn,
 /* The canonical path of name in dir (0, or -ENAMETOOLONG). */
 int vfs_child_path(struct vnode *dir, const char *name, char *out, size_t cap);
 /* The sticky-directory rule: may c remove or replace, in dir, a name whose
- * file owner owns? (0 or -EPERM) */
+ * file owner owns? (0 or -EPERM; CAP_FOWNER may) */
 int vfs_sticky_ok(const struct creds *c, struct vnode *dir, uid_t owner);
 /* statfs of the filesystem vn is in: f_flags are its mount's
  * (vfs_mount_of) with ST_VALID, as Linux reports them. */

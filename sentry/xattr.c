@@ -51,7 +51,8 @@ static bool is_trusted(const char *name)
 /* May t see (and, for root, set) attributes of this name? */
 static bool stored(struct task *t, const char *name)
 {
-	return is_user(name) || (is_trusted(name) && t->proc->cred.euid == 0);
+	return is_user(name) || (is_trusted(name) &&
+				 creds_capable(&t->proc->cred, CAP_SYS_ADMIN));
 }
 
 /* The vnode a path names (follow: not for the l* forms), or fd's. */
@@ -86,8 +87,7 @@ static long do_get(struct task *t, struct vnode *vn, uint64_t uname,
 
 	if (rc < 0)
 		return rc;
-	if (is_user(name) && t->proc->cred.fsuid != 0 &&
-	    (rc = vfs_access(&t->proc->cred, vn, R_OK)) < 0)
+	if (is_user(name) && (rc = vfs_access(&t->proc->cred, vn, R_OK)) < 0)
 		return rc;
 	if (size > sizeof(buf))
 		size = sizeof(buf);
@@ -119,7 +119,7 @@ static long do_list(struct task *t, struct vnode *vn, uint64_t ubuf,
 	} else {
 		rc = tmpfs_listxattr(vn, buf, sizeof(buf));
 	}
-	if (rc > 0 && t->proc->cred.euid != 0) {
+	if (rc > 0 && !creds_capable(&t->proc->cred, CAP_SYS_ADMIN)) {
 		/* trusted.* names are root's to see */
 		size_t i = 0, o = 0;
 		while (i < (size_t)rc) {
@@ -168,8 +168,7 @@ static long do_change(struct task *t, struct vnode *vn, uint64_t uname,
 	if (rc == 0 && is_user(name) && !S_ISREG(vn->mode) &&
 	    !S_ISDIR(vn->mode))
 		rc = -EPERM; /* user.* on links, devices, FIFOs: as Linux */
-	if (rc == 0 && (rc = vfs_stat(vn, &st)) == 0 && c->fsuid != 0 &&
-	    c->fsuid != st.st_uid)
+	if (rc == 0 && (rc = vfs_stat(vn, &st)) == 0 && c->fsuid != st.st_uid)
 		rc = vfs_access(c, vn, W_OK);
 	if (rc == 0 && !remove && size && task_read(t, uvalue, value, size) < 0)
 		rc = -EFAULT;

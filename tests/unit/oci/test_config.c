@@ -109,6 +109,77 @@ Test(oci, process_fields)
 	cr_assert_eq(cfg.process.rlimits[0].hard, 20);
 }
 
+/* The minimal config with process.capabilities set to caps (JSON). */
+static int parse_caps(const char *caps)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\"}, "
+		 "\"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", "
+		 "\"capabilities\": %s}}",
+		 caps);
+	return parse_text(buf);
+}
+
+Test(oci, capabilities)
+{
+	cr_assert_eq(parse_with(""), 0, "%s", err.msg);
+	cr_assert_not(cfg.process.has_caps, "none given: root's stay");
+
+	cr_assert_eq(parse_caps(
+			     "{\"bounding\": [\"CAP_CHOWN\", "
+			     "\"CAP_NET_BIND_SERVICE\"], \"effective\": "
+			     "[\"CAP_CHOWN\"], \"permitted\": [\"CAP_CHOWN\", "
+			     "\"CAP_KILL\"], \"inheritable\": "
+			     "[\"CAP_NET_BIND_SERVICE\"], \"ambient\": "
+			     "[\"CAP_KILL\"]}"),
+		     0, "%s", err.msg);
+	cr_assert(cfg.process.has_caps);
+	cr_assert_eq(cfg.process.caps.bnd,
+		     (1ULL << CAP_CHOWN) | (1ULL << CAP_NET_BIND_SERVICE));
+	cr_assert_eq(cfg.process.caps.eff, 1ULL << CAP_CHOWN);
+	cr_assert_eq(cfg.process.caps.prm,
+		     (1ULL << CAP_CHOWN) | (1ULL << CAP_KILL));
+	cr_assert_eq(cfg.process.caps.inh, 1ULL << CAP_NET_BIND_SERVICE);
+	cr_assert_eq(cfg.process.caps.amb, 0,
+		     "ambient that is not inheritable is left out, as runc's "
+		     "failed raise");
+	cr_assert_null(cfg.process.caps_unknown);
+
+	/* a set left out is empty; unknown names are left out, kept for
+	 * the warning */
+	cr_assert_eq(parse_caps("{\"bounding\": [\"CAP_CHOWN\", \"CAP_FOO\", "
+				"\"CAP_BAR\", \"CAP_FOO\"]}"),
+		     0, "%s", err.msg);
+	cr_assert_eq(cfg.process.caps.bnd, 1ULL << CAP_CHOWN);
+	cr_assert_eq(cfg.process.caps.prm | cfg.process.caps.eff |
+			     cfg.process.caps.inh | cfg.process.caps.amb,
+		     0);
+	cr_assert_str_eq(cfg.process.caps_unknown, "CAP_FOO, CAP_BAR");
+
+	/* what runc's capset refuses, refused naming the set */
+	cr_assert_eq(parse_caps("{\"effective\": [\"CAP_KILL\"]}"), -1);
+	cr_assert(strstr(err.msg, "process.capabilities.effective: CAP_KILL "
+				  "is not permitted"),
+		  "%s", err.msg);
+	cr_assert_eq(parse_caps("{\"permitted\": [\"CAP_KILL\"], "
+				"\"inheritable\": [\"CAP_KILL\"]}"),
+		     -1);
+	cr_assert(strstr(err.msg, "process.capabilities.inheritable: "
+				  "CAP_KILL is not in the bounding set"),
+		  "%s", err.msg);
+	cr_assert_eq(parse_caps("{\"bounding\": \"CAP_KILL\"}"), -1);
+	cr_assert(strstr(err.msg, "bounding: a list of capability names"), "%s",
+		  err.msg);
+	cr_assert_eq(parse_caps("{\"bounding\": [1]}"), -1);
+	cr_assert(strstr(err.msg, "bounding[0]: a capability name"), "%s",
+		  err.msg);
+	cr_assert_eq(parse_caps("{\"all\": []}"), -1);
+	cr_assert(strstr(err.msg, "capabilities.all: unknown field"), "%s",
+		  err.msg);
+}
+
 Test(oci, malformed_json_names_the_line)
 {
 	refused("{\n\"ociVersion\": \"1.0.0\",\n\"root\": {,}\n}", ":3:");

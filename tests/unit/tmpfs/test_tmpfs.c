@@ -144,6 +144,8 @@ static void as_user(uid_t u, gid_t g)
 	c->ruid = c->euid = c->suid = c->fsuid = u;
 	c->rgid = c->egid = c->sgid = c->fsgid = g;
 	c->ngroups = 0;
+	/* as a setuid would leave them: root's capabilities, or none */
+	c->cap = u == 0 ? CAP_SETS_ROOT : (struct cap_sets){ 0 };
 }
 
 static void as_root(void)

@@ -728,7 +728,7 @@ static struct vnode *must(const char *path)
 
 TR(access_as_root)
 {
-	struct creds c = { 0 };
+	struct creds c = { .cap = CAP_SETS_ROOT };
 	struct vnode *f = must("/a/b/f"), *exe = must("/a/b/exe"),
 		     *d = must("/a/b"), *s = must("/f600"),
 		     *n = must("/dev/null");
@@ -748,6 +748,45 @@ TR(access_as_root)
 	vnode_put(d);
 	vnode_put(s);
 	vnode_put(n);
+}
+
+/* The capabilities decide, not uid 0: root without them is held to the
+ * mode, a user with them is not (Linux's generic_permission). */
+TR(access_by_capability)
+{
+	struct creds c = { .ruid = 1000,
+			   .euid = 1000,
+			   .suid = 1000,
+			   .fsuid = 1000,
+			   .rgid = 1000,
+			   .egid = 1000,
+			   .sgid = 1000,
+			   .fsgid = 1000 };
+	struct vnode *f = must("/a/b/f"), *s = must("/f600"),
+		     *mine = must("/f1000"), *exe = must("/a/b/exe"),
+		     *sec = must("/secret");
+
+	c.cap.eff = 1ULL << CAP_DAC_READ_SEARCH;
+	cr_assert_eq(vfs_access(&c, s, R_OK), 0, "reads a 0600 file");
+	cr_assert_eq(vfs_access(&c, s, W_OK), -EACCES, "but does not write");
+	cr_assert_eq(vfs_access(&c, sec, R_OK | X_OK), 0, "searches 0700");
+	cr_assert_eq(vfs_access(&c, sec, W_OK), -EACCES);
+	c.cap.eff = 1ULL << CAP_DAC_OVERRIDE;
+	cr_assert_eq(vfs_access(&c, s, R_OK | W_OK), 0);
+	cr_assert_eq(vfs_access(&c, sec, W_OK | X_OK), 0);
+	cr_assert_eq(vfs_access(&c, f, X_OK), -EACCES, "no x bit: never");
+	cr_assert_eq(vfs_access(&c, exe, X_OK), 0);
+	/* uid 0 with no capability: another's 0600 file is closed */
+	c = (struct creds){ 0 };
+	cr_assert_eq(vfs_access(&c, mine, R_OK), -EACCES);
+	cr_assert_eq(vfs_access(&c, s, R_OK | W_OK), 0, "its own still open");
+	c.cap.eff = 1ULL << CAP_DAC_OVERRIDE;
+	cr_assert_eq(vfs_access(&c, mine, R_OK | W_OK), 0);
+	vnode_put(f);
+	vnode_put(s);
+	vnode_put(mine);
+	vnode_put(exe);
+	vnode_put(sec);
 }
 
 TR(access_as_user)
