@@ -82,6 +82,17 @@ bool devfs_is_zero(struct vnode *vn)
 	return vn && vn->kind == VN_DEV && vn->pk == DK_ZERO;
 }
 
+struct vnode *devfs_null_at(const char *path)
+{
+	struct vnode *vn = vnode_new(VN_DEV, S_IFCHR | 0666, path);
+
+	if (vn) {
+		vn->pk = DK_NULL;
+		vn->num = 3;
+	}
+	return vn;
+}
+
 /* ---- character devices ---------------------------------------------------- */
 
 static long dev_read(struct task *t, struct file *f, void *buf, size_t n,
