@@ -642,6 +642,8 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	o->umask = c->process.umask;
 	o->oci_cgroups = true;
 	o->netns = c->netns;
+	o->masked_paths = c->masked_paths;
+	o->readonly_paths = c->readonly_paths;
 	o->ping_range = c->ping_range;
 	o->ping_lo = c->ping_lo;
 	o->ping_hi = c->ping_hi;

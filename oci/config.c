@@ -1116,11 +1116,48 @@ static int parse_sysctl(struct parser *p, json_object *o, struct oci_config *c)
 	return 0;
 }
 
+/* linux.maskedPaths, linux.readonlyPaths: paths in the container, which
+ * the sentry resolves inside the sandbox when it applies them (a path
+ * that is not there is no error, as runc's). A relative one is taken
+ * from "/", as runc does. */
+static int parse_paths(struct parser *p, json_object *v, char ***out)
+{
+	char **a = NULL;
+
+	if (get_strv(p, v, &a) < 0)
+		return -1;
+	for (size_t i = 0; a[i]; i++) {
+		int rc = 0;
+
+		push_idx(p, i);
+		if (!a[i][0])
+			rc = bad(p, "an empty path");
+		else if (strlen(a[i]) >= PATH_MAX - 1)
+			rc = bad(p, "%zu bytes long: at most %d", strlen(a[i]),
+				 PATH_MAX - 2);
+		pop(p);
+		if (rc < 0) {
+			strv_free(a);
+			return -1;
+		}
+		if (a[i][0] != '/') {
+			char *abs = xmalloc(strlen(a[i]) + 2);
+
+			abs[0] = '/';
+			strcpy(abs + 1, a[i]);
+			free(a[i]);
+			a[i] = abs;
+		}
+	}
+	strv_free(*out);
+	*out = a;
+	return 0;
+}
+
 static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 {
 	/* Given by the sandbox already (docs/oci.md). */
 	static const char *const recorded[] = {
-		"maskedPaths",	     "readonlyPaths",
 		"seccomp",	     "uidMappings",
 		"gidMappings",	     "cgroupsPath",
 		"rootfsPropagation", "mountLabel",
@@ -1145,6 +1182,10 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 				rc = bad(p, "not supported by moat");
 		} else if (!strcmp(key, "sysctl"))
 			rc = parse_sysctl(p, val, c);
+		else if (!strcmp(key, "maskedPaths"))
+			rc = parse_paths(p, val, &c->masked_paths);
+		else if (!strcmp(key, "readonlyPaths"))
+			rc = parse_paths(p, val, &c->readonly_paths);
 		else if (!in_list(key, recorded))
 			rc = bad(p, "not supported by moat");
 		pop(p);
@@ -1519,6 +1560,8 @@ void oci_config_free(struct oci_config *c)
 	cred_free(&c->cred);
 	free(c->upstream_ca);
 	free(c->netns);
+	strv_free(c->masked_paths);
+	strv_free(c->readonly_paths);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -1575,6 +1618,18 @@ char *oci_spec_default(void)
 		"\t\t\t{\"type\": \"pid\"},\n\t\t\t{\"type\": \"network\"},\n"
 		"\t\t\t{\"type\": \"ipc\"},\n\t\t\t{\"type\": \"uts\"},\n"
 		"\t\t\t{\"type\": \"mount\"}\n"
+		"\t\t],\n"
+		"\t\t\"maskedPaths\": [\n"
+		"\t\t\t\"/proc/acpi\",\n\t\t\t\"/proc/asound\",\n"
+		"\t\t\t\"/proc/kcore\",\n\t\t\t\"/proc/keys\",\n"
+		"\t\t\t\"/proc/latency_stats\",\n\t\t\t\"/proc/timer_list\",\n"
+		"\t\t\t\"/proc/timer_stats\",\n\t\t\t\"/proc/sched_debug\",\n"
+		"\t\t\t\"/sys/firmware\",\n\t\t\t\"/proc/scsi\"\n"
+		"\t\t],\n"
+		"\t\t\"readonlyPaths\": [\n"
+		"\t\t\t\"/proc/bus\",\n\t\t\t\"/proc/fs\",\n"
+		"\t\t\t\"/proc/irq\",\n\t\t\t\"/proc/sys\",\n"
+		"\t\t\t\"/proc/sysrq-trigger\"\n"
 		"\t\t]\n"
 		"\t}\n"
 		"}\n";

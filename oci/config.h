@@ -3,11 +3,12 @@
  *
  * Every field is one of three kinds (docs/oci.md has the whole list):
  *  - honoured: it changes what the container gets (process, root, mounts,
- *    hostname, resources, hooks, rlimits, dev.moat.* annotations);
+ *    maskedPaths, readonlyPaths, hostname, resources, hooks, rlimits,
+ *    dev.moat.* annotations);
  *  - given by the sandbox already, accepted and recorded: the container
  *    always has its own namespaces, a synthetic /proc, /sys and /dev, no
- *    host capability and no host syscall (maskedPaths,
- *    readonlyPaths, seccomp, apparmor/selinux labels, uid mappings);
+ *    host capability and no host syscall (seccomp,
+ *    apparmor/selinux labels, uid mappings);
  *  - refused: anything else, with a message naming the field and its
  *    line ("config.json:9: linux.intelRdt: not supported by moat").
  * Nothing is silently ignored.
@@ -131,6 +132,11 @@ struct oci_config {
 	int timeout_s;	   /* dev.moat.timeout */
 	/* linux.namespaces: the network namespace's path, or NULL */
 	char *netns;
+	/* linux.maskedPaths, linux.readonlyPaths: absolute paths in the
+	 * container (NULL-terminated; NULL: none), applied by the sentry
+	 * after the mounts, as runc applies them */
+	char **masked_paths;
+	char **readonly_paths;
 	/* linux.sysctl: net.ipv4.ping_group_range, the one the sentry has */
 	bool ping_range;
 	gid_t ping_lo, ping_hi;

@@ -971,6 +971,14 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 			if (install_file(&opts->files[i], err) < 0)
 				return -1;
 	}
+	/* After every mount, readonlyPaths before maskedPaths, as runc:
+	 * a mask inside a read-only path is still made. */
+	for (char **p = opts->readonly_paths; p && *p; p++)
+		if (vfs_readonly_path(*p, err) < 0)
+			return -1;
+	for (char **p = opts->masked_paths; p && *p; p++)
+		if (vfs_mask_path(*p, err) < 0)
+			return -1;
 	if (opts->rootfs_ro)
 		ovl_set_readonly();
 	vfs_seal_tmpfs(); /* ro tmpfs mounts, once what goes in them is in */

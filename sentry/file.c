@@ -493,7 +493,7 @@ static int host_open(struct vnode *vn, int flags, struct file **out)
 	struct file *f;
 	int rc, hostfd;
 
-	if (writing && vn->mnt->mode == MNT_RO)
+	if (writing && vfs_host_readonly(vn))
 		return -EROFS;
 	if (S_ISLNK(vn->mode))
 		return -ELOOP;
@@ -541,8 +541,18 @@ static int path_open(struct vnode *vn, int flags, struct file **out)
 
 int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 {
+	bool writing = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+
 	if (flags & O_PATH)
 		return path_open(vn, flags, out);
+	/* Under a readonlyPaths bind (procfs's /proc/sys, say): EROFS
+	 * before any filesystem is asked; devices, FIFOs and sockets stay
+	 * writable, as on a read-only mount of Linux (a directory: EISDIR
+	 * first, from the filesystem). tmpfs decides for itself: a rw file
+	 * bind there stays writable (tmpfs_readonly). */
+	if (writing && S_ISREG(vn->mode) && vn->kind != VN_TMPFS &&
+	    vfs_bound_ro(vn))
+		return -EROFS;
 	switch (vn->kind) {
 	case VN_GOFER:
 		return gofer_open(vn, flags, out);

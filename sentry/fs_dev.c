@@ -1,8 +1,8 @@
 /* sentry/fs_dev.c: the sandbox's /dev.
  *
  * A fixed set of nodes served entirely by the sentry: the memory devices
- * (null, zero, full, random, urandom), the fd links into /proc/self and two
- * empty directories. No host device is ever opened: random bytes come from
+ * (null, zero, full, random, urandom), the fd links into /proc/self, two
+ * empty directories, and /dev/pts with its ptmx (/dev/ptmx links there). No host device is ever opened: random bytes come from
  * getrandom(2) in the sentry.
  *
  * The root is allocated once and never freed; every other lookup returns a
@@ -59,7 +59,9 @@ static const struct dent dev_ents[] = {
 	{ "shm", DK_DIR, S_IFDIR | 01777, 0, NULL },
 	{ "mqueue", DK_DIR, S_IFDIR | 01777, 0, NULL },
 	{ "pts", DK_PTS, S_IFDIR | 0755, 0, NULL },
-	{ "ptmx", DK_PTMX, S_IFCHR | 0666, 0, NULL },
+	/* As in runc's containers (and devpts's own docs): the pts
+	 * instance's ptmx, linked to. */
+	{ "ptmx", DK_LINK, S_IFLNK | 0777, 0, "pts/ptmx" },
 	{ "tty", DK_TTY, S_IFCHR | 0666, 0, NULL },
 };
 
@@ -76,6 +78,17 @@ static uint64_t path_ino(const char *path)
 bool devfs_is_zero(struct vnode *vn)
 {
 	return vn && vn->kind == VN_DEV && vn->pk == DK_ZERO;
+}
+
+struct vnode *devfs_null_at(const char *path)
+{
+	struct vnode *vn = vnode_new(VN_DEV, S_IFCHR | 0666, path);
+
+	if (vn) {
+		vn->pk = DK_NULL;
+		vn->num = 3;
+	}
+	return vn;
 }
 
 /* ---- character devices ---------------------------------------------------- */
@@ -171,6 +184,10 @@ static long dev_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 		goto out;
 	if (vn->pk == DK_PTS) {
 		int idx[64], n = pty_count_index(idx, 64), k;
+
+		snprintf(path, sizeof(path), "%s/ptmx", vn->path);
+		if (!dirent_emit(s, path_ino(path), DT_CHR, "ptmx"))
+			goto out;
 		for (k = 0; k < n; k++) {
 			char name[16];
 			snprintf(name, sizeof(name), "%d", idx[k]);
@@ -231,16 +248,21 @@ int devfs_lookup(struct vnode *dir, const char *name, struct vnode **out)
 	if (dir->pk == DK_PTS) {
 		char *end;
 		long idx = strtol(name, &end, 10);
-		if (*end || end == name || idx < 0 || !pty_exists((int)idx))
+		bool ptmx = !strcmp(name, "ptmx");
+
+		if (!ptmx &&
+		    (*end || end == name || idx < 0 || !pty_exists((int)idx)))
 			return -ENOENT;
 		n = snprintf(path, sizeof(path), "%s/%s", dir->path, name);
 		if (n < 0 || (size_t)n >= sizeof(path))
 			return -ENAMETOOLONG;
-		vn = vnode_new(VN_DEV, S_IFCHR | 0620, path);
+		/* ptmx: 0666, as runc's ptmxmode=0666 (devpts's own default,
+		 * 0000, would leave only /dev/ptmx's node, which is this) */
+		vn = vnode_new(VN_DEV, S_IFCHR | (ptmx ? 0666 : 0620), path);
 		if (!vn)
 			return -ENOMEM;
-		vn->pk = DK_PTY;
-		vn->num = (int)idx;
+		vn->pk = ptmx ? DK_PTMX : DK_PTY;
+		vn->num = ptmx ? 0 : (int)idx;
 		*out = vn;
 		return 0;
 	}

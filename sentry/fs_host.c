@@ -13,7 +13,7 @@ static int may_change_in(struct task *t, struct vnode *dir)
 {
 	if (dir->kind != VN_HOST)
 		return -EXDEV;
-	if (dir->mnt->mode != MNT_RW)
+	if (vfs_host_readonly(dir))
 		return -EROFS;
 	if (!t)
 		return 0;
@@ -130,7 +130,7 @@ int host_setattr(struct vnode *vn, const struct p9c_setattr *a)
 {
 	if (vn->kind != VN_HOST)
 		return -EXDEV;
-	if (vn->mnt->mode != MNT_RW)
+	if (vfs_host_readonly(vn))
 		return -EROFS;
 	return p9c_setattr(vn_p9(vn), vn->fid, a);
 }

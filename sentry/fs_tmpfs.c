@@ -1073,16 +1073,19 @@ int tmpfs_readlink(struct vnode *vn, char *buf, size_t cap)
 
 /* ---- namespace ------------------------------------------------------------ */
 
-/* Of a read-only instance (tmpfs_set_readonly): EROFS for any change. */
+/* Of a read-only instance (tmpfs_set_readonly), or under a readonlyPaths
+ * bind: EROFS for any change. */
 static bool ro_node(const struct vnode *vn)
 {
 	const struct vnode *root = vn->tn->root ? vn->tn->root : vn;
 
 	if (vn->tn->readonly)
 		return true;
+	/* A rw file bind (a mount of its own under runc) under a read-only
+	 * root or readonlyPaths bind, whose remount is not recursive. */
 	if (vn->tn->writable)
-		return false; /* a rw file bind under a read-only root */
-	return root->tn && root->tn->readonly;
+		return false;
+	return (root->tn && root->tn->readonly) || vfs_bound_ro(vn);
 }
 
 bool tmpfs_readonly(const struct vnode *vn)

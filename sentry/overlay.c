@@ -305,7 +305,7 @@ int ovl_write_dir(struct vnode *dir, struct vnode **udir)
 		*udir = vnode_get(dir);
 		return 0;
 	case VN_GOFER:
-		if (!ovl_enabled() || ovl_ro)
+		if (!ovl_enabled() || ovl_ro || vfs_bound_ro(dir))
 			return -EROFS;
 		return upper_dir(dir->path, udir);
 	case VN_PROC:
@@ -328,7 +328,7 @@ int ovl_write_target(struct vnode *vn, struct vnode **uvn)
 		*uvn = vnode_get(vn);
 		return 0;
 	case VN_GOFER:
-		if (!ovl_enabled() || ovl_ro)
+		if (!ovl_enabled() || ovl_ro || vfs_bound_ro(vn))
 			return -EROFS;
 		/* Copied up since this vnode was looked up? Use that. */
 		rc = upper_walk(vn->path, uvn, &hidden);

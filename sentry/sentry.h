@@ -311,6 +311,11 @@ struct sentry_opts {
 		size_t i;
 	} * order;
 	size_t norder;
+	/* OCI linux.readonlyPaths, then linux.maskedPaths (NULL-terminated,
+	 * NULL: none): after every mount, as runc applies them
+	 * (vfs_readonly_path, vfs_mask_path) */
+	char **readonly_paths;
+	char **masked_paths;
 	bool set_creds;
 	uid_t uid;
 	gid_t gid;

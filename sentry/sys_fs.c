@@ -9,6 +9,7 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <linux/mman.h>
@@ -1150,6 +1151,73 @@ long sys_fchdir(struct task *t, struct syscall_args *a)
 	if (!f->vn)
 		return -ENOTDIR;
 	return set_cwd(t, vnode_get(f->vn));
+}
+
+/* ---- mounts ---------------------------------------------------------------
+ * The sandbox's mount table is made at setup (its masks and read-only
+ * paths among it) and never changes after: mount(2), umount2(2) and
+ * pivot_root(2) fail as Linux's do for a process without CAP_SYS_ADMIN
+ * over its mount namespace, which every guest is, after the checks Linux
+ * makes before that one (an argument it cannot read, a bad flag, a path
+ * that is not there). */
+
+/* A mount string of the guest's (type, source): EFAULT or EINVAL (longer
+ * than a page, strndup_user's) if it cannot be read; NULL is none. */
+static int mount_string(struct task *t, uint64_t addr)
+{
+	static char buf[4096];
+	int n;
+
+	if (!addr)
+		return 0;
+	n = task_read_str(t, addr, buf, sizeof(buf));
+	return n == -ENAMETOOLONG ? -EINVAL : n < 0 ? n : 0;
+}
+
+long sys_mount(struct task *t, struct syscall_args *a)
+{
+	struct vnode *vn;
+	char byte;
+	long rc;
+
+	/* ksys_mount's order: type, source, data, then the target */
+	rc = mount_string(t, a->a[2]);
+	if (rc == 0)
+		rc = mount_string(t, a->a[0]);
+	if (rc == 0 && a->a[4] && task_read(t, a->a[4], &byte, 1) < 0)
+		rc = -EFAULT;
+	if (rc == 0)
+		rc = resolve_at(t, AT_FDCWD, a->a[1], 0, &vn);
+	if (rc < 0)
+		return rc;
+	vnode_put(vn);
+	if (a->a[3] & MS_NOUSER)
+		return -EINVAL;
+	return -EPERM;
+}
+
+long sys_umount2(struct task *t, struct syscall_args *a)
+{
+	int flags = (int)a->a[1];
+	struct vnode *vn;
+	long rc;
+
+	if (flags & ~(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW))
+		return -EINVAL;
+	rc = resolve_at(t, AT_FDCWD, a->a[0],
+			(flags & UMOUNT_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0,
+			&vn);
+	if (rc < 0)
+		return rc;
+	vnode_put(vn);
+	return -EPERM;
+}
+
+long sys_pivot_root(struct task *t, struct syscall_args *a)
+{
+	(void)t;
+	(void)a;
+	return -EPERM; /* may_mount() is its first check */
 }
 
 long sys_umask(struct task *t, struct syscall_args *a)

@@ -364,7 +364,8 @@ static long host_do_rename(struct task *t, struct vnode *odir,
 	struct vnode *src, *dst;
 	long rc;
 
-	if (odir->kind != ndir->kind || odir->mnt != ndir->mnt)
+	if (odir->kind != ndir->kind || odir->mnt != ndir->mnt ||
+	    !vfs_same_mount(odir, ndir))
 		return -EXDEV;
 	if (flags & RENAME_EXCHANGE)
 		return -EINVAL;
@@ -373,6 +374,10 @@ static long host_do_rename(struct task *t, struct vnode *odir,
 		rc = vfs_resolve(t, AT_FDCWD, full, 0, &src);
 	if (rc < 0)
 		return rc;
+	if (S_ISDIR(src->mode) && vfs_mounts_below(src->path)) {
+		vnode_put(src);
+		return -EBUSY;
+	}
 	rc = vfs_child_path(ndir, nname, full, sizeof(full));
 	if (rc == 0 && vfs_resolve(t, AT_FDCWD, full, 0, &dst) == 0) {
 		if (flags & RENAME_NOREPLACE)
@@ -407,7 +412,7 @@ static bool rename_same_fs(struct vnode *a, struct vnode *b)
 static bool read_only_dir(struct vnode *dir)
 {
 	if (dir->kind == VN_GOFER)
-		return ovl_readonly();
+		return ovl_readonly() || vfs_bound_ro(dir);
 	return dir->kind == VN_TMPFS && tmpfs_readonly(dir);
 }
 
@@ -462,7 +467,7 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 		vnode_put(ndir);
 		return rc;
 	}
-	if (!rename_same_fs(odir, ndir))
+	if (!rename_same_fs(odir, ndir) || !vfs_same_mount(odir, ndir))
 		rc = -EXDEV;
 	else if (read_only_dir(odir) || read_only_dir(ndir))
 		rc = -EROFS;
@@ -486,6 +491,12 @@ static long do_rename(struct task *t, int ofd, uint64_t uold, int nfd,
 		rc = -ENOTDIR;
 	if (rc == 0 && !S_ISDIR(src->mode) && (otr || (!exchange && ntr)))
 		rc = -ENOTDIR;
+	/* A directory with a mount below it stays where it is (mounts are
+	 * kept by path: one would stay behind). */
+	if (rc == 0 &&
+	    ((S_ISDIR(src->mode) && vfs_mounts_below(src->path)) ||
+	     (exchange && S_ISDIR(dst->mode) && vfs_mounts_below(dst->path))))
+		rc = -EBUSY;
 	/* Neither may move below itself: the source below the source, or
 	 * the target over a directory the source is in. */
 	if (rc == 0 && S_ISDIR(src->mode) && at_or_below(ndir->path, src->path))
@@ -655,6 +666,12 @@ static long do_link(struct task *t, int ofd, uint64_t uold, int nfd,
 		return rc == -EINVAL ? -EEXIST : rc;
 	}
 	rc = name_exists(t, dir, name) ? -EEXIST : may_write_in(t, dir);
+	/* Linux's order: the new name's mount read-only, then another
+	 * mount than the file's. */
+	if (rc == 0 && read_only_dir(dir))
+		rc = -EROFS;
+	if (rc == 0 && !vfs_same_mount(target, dir))
+		rc = -EXDEV;
 	if (rc == 0 && S_ISDIR(target->mode))
 		rc = -EPERM;
 	if (rc == 0 && (dir->kind == VN_HOST || target->kind == VN_HOST)) {

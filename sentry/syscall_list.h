@@ -53,6 +53,12 @@ EMU(chdir, sys_chdir, FULL, "s", "")
 EMU(fchdir, sys_fchdir, FULL, "F", "")
 EMU(readlink, sys_readlink, FULL, "spu", "")
 EMU(umask, sys_umask, FULL, "o", "")
+EMU(mount, sys_mount, NONE_HANDLED, "ssxxp",
+    "EPERM, as for a process without CAP_SYS_ADMIN: the mount table is fixed at setup")
+EMU(umount2, sys_umount2, NONE_HANDLED, "sx",
+    "EPERM, as for a process without CAP_SYS_ADMIN: the mount table is fixed at setup")
+EMU(pivot_root, sys_pivot_root, NONE_HANDLED, "ss",
+    "EPERM, as for a process without CAP_SYS_ADMIN: the mount table is fixed at setup")
 EMU(openat, sys_openat, FULL, "Fsfo", "")
 EMU(newfstatat, sys_newfstatat, FULL, "Fspx", "")
 EMU(readlinkat, sys_readlinkat, FULL, "Fspu", "")

@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "sentry/fs_dev.h"
 #include "sentry/fs_tmpfs.h"
 #include "sentry/overlay.h"
 #include "sentry/p9client.h"
@@ -244,18 +245,94 @@ static bool mount_hidden(size_t i)
 	for (size_t j = i + 1; j < nmounts; j++) {
 		size_t n = strlen(mounts[j].path);
 
+		/* A readonlyPaths bind is recursive: what was mounted below
+		 * it shows through it. */
+		if (mounts[j].kind == VMOUNT_BIND)
+			continue;
 		if (!strncmp(path, mounts[j].path, n) && path[n] == '/')
 			return true;
 	}
 	return false;
 }
 
+/* readonlyPaths binds made (vfs_bound_ro has nothing to look for without) */
+static size_t nbinds;
+
+/* The mount points of the sentry's own filesystems (mount_at). */
+static const char *const own_mounts[] = { "/proc", "/dev", "/tmp", "/dev/shm",
+					  "/dev/mqueue" };
+
+/* Is the canonical path p at or below the mount point m (n: its length)? */
+static bool at_or_under(const char *p, const char *m, size_t n)
+{
+	return !strncmp(p, m, n) && (p[n] == '/' || !p[n]);
+}
+
+/* The entry of the mount table that the canonical path lies in: the
+ * deepest mount point at or above it that is in view (the latest of those
+ * at one place). NULL: the rootfs, or one of the sentry's own. Clone
+ * mounts are part of the rootfs. Cost: one pass over the table (64). */
+static const struct vmount *mount_covering(const char *path)
+{
+	const struct vmount *best = NULL;
+	size_t blen = 0, i;
+
+	for (i = nmounts; i-- > 0;) {
+		size_t n = strlen(mounts[i].path);
+
+		if (mounts[i].mode != MNT_CLONE && n > blen &&
+		    at_or_under(path, mounts[i].path, n) && !mount_hidden(i)) {
+			best = &mounts[i];
+			blen = n;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(own_mounts); i++) {
+		size_t n = strlen(own_mounts[i]);
+
+		if (n > blen && at_or_under(path, own_mounts[i], n))
+			return NULL;
+	}
+	return best;
+}
+
+bool vfs_bound_ro(const struct vnode *vn)
+{
+	const struct vmount *m;
+
+	if (!nbinds)
+		return false;
+	m = mount_covering(vn->path);
+	return m && m->kind == VMOUNT_BIND;
+}
+
+bool vfs_host_readonly(const struct vnode *vn)
+{
+	return vn->mnt->mode != MNT_RW || vfs_bound_ro(vn);
+}
+
+bool vfs_mounts_below(const char *path)
+{
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < nmounts; i++)
+		if (mounts[i].mode != MNT_CLONE &&
+		    (!strcmp(path, "/") || (!strncmp(mounts[i].path, path, n) &&
+					    mounts[i].path[n] == '/')) &&
+		    !mount_hidden(i))
+			return true;
+	return false;
+}
+
+/* The vnode that a lookup of the canonical path finds mounted there, or
+ * NULL: nothing is, or a readonlyPaths bind is, whose lookups go on as
+ * before. */
 static struct vnode *mount_at(const char *path)
 {
 	size_t i;
 
 	for (i = nmounts; i-- > 0;)
 		if (mounts[i].mode != MNT_CLONE &&
+		    mounts[i].kind != VMOUNT_BIND &&
 		    !strcmp(mounts[i].path, path) && !mount_hidden(i))
 			return mounts[i].root;
 	if (!strcmp(path, "/proc"))
@@ -343,6 +420,7 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, bool noexec,
 	if (!vn)
 		return moat_error_set(err, ENOMEM, "mount `%s`", dst);
 	m->path = vn->path;
+	m->kind = VMOUNT_HOST;
 	m->mode = mode;
 	m->noexec = noexec;
 	m->source = NULL;
@@ -363,8 +441,105 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, bool noexec,
 void vfs_seal_tmpfs(void)
 {
 	for (size_t i = 0; i < nmounts; i++)
-		if (!mounts[i].p9 && mounts[i].mode == MNT_RO)
+		if (mounts[i].kind == VMOUNT_TMPFS && mounts[i].mode == MNT_RO)
 			tmpfs_set_readonly(mounts[i].root);
+}
+
+/* Is the canonical path a mount point of any kind (rename, unlink and
+ * rmdir of it: EBUSY)? */
+static bool mount_point_at(const char *path)
+{
+	if (mount_at(path))
+		return true;
+	for (size_t i = nmounts; i-- > 0;)
+		if (mounts[i].kind == VMOUNT_BIND &&
+		    !strcmp(mounts[i].path, path) && !mount_hidden(i))
+			return true;
+	return false;
+}
+
+/* A path of the sandbox for maskedPaths or readonlyPaths (what: the
+ * field): 1 and a reference in *out, 0 if nothing is there, or < 0 and
+ * err. The walk is the guest's, from the sandbox's "/" with symlinks
+ * followed, so a path never leads out of it. */
+static int oci_path(const char *what, const char *path, struct vnode **out,
+		    struct moat_error *err)
+{
+	int rc = vfs_resolve(NULL, AT_FDCWD, path, LOOKUP_FOLLOW, out);
+
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return moat_error_set(err, -rc, "%s: `%s`", what, path);
+	if (nmounts == VFS_MOUNTS_MAX) {
+		vnode_put(*out);
+		return moat_error_set(err, E2BIG,
+				      "%s: `%s`: more than %d mounts", what,
+				      path, VFS_MOUNTS_MAX);
+	}
+	return 1;
+}
+
+int vfs_mask_path(const char *path, struct moat_error *err)
+{
+	const char *what = "linux.maskedPaths";
+	struct vnode *vn, *root;
+	struct vmount *m;
+	int rc = oci_path(what, path, &vn, err);
+
+	if (rc <= 0)
+		return rc;
+	if (vn == top_vn) {
+		vnode_put(vn);
+		return moat_error_input(err, EBUSY, "%s: `%s` is the root",
+					what, path);
+	}
+	/* runc's maskPath: a bind of /dev/null, or where that cannot go (a
+	 * directory) a read-only tmpfs, empty. */
+	if (S_ISDIR(vn->mode)) {
+		root = tmpfs_new_root(vn->path, 01777);
+		if (root) {
+			tmpfs_set_readonly(root);
+			root->st.st_dev = VFS_DEV_MOUNT(nmounts);
+		}
+	} else {
+		root = devfs_null_at(vn->path);
+	}
+	vnode_put(vn);
+	if (!root)
+		return moat_error_set(err, ENOMEM, "%s: `%s`", what, path);
+	m = &mounts[nmounts++];
+	*m = (struct vmount){
+		.path = root->path,
+		.kind = S_ISDIR(root->mode) ? VMOUNT_TMPFS : VMOUNT_NULL,
+		.mode = S_ISDIR(root->mode) ? MNT_RO : MNT_RW,
+		.magic = TMPFS_MAGIC,
+		.dev = S_ISDIR(root->mode) ? root->st.st_dev : VFS_DEV_DEV,
+		.root = root
+	};
+	return 0;
+}
+
+int vfs_readonly_path(const char *path, struct moat_error *err)
+{
+	struct vnode *vn;
+	struct vmount *m;
+	int rc = oci_path("linux.readonlyPaths", path, &vn, err);
+
+	if (rc <= 0)
+		return rc;
+	if (vn == top_vn) {
+		vnode_put(vn);
+		ovl_set_readonly(); /* as root.readonly */
+		return 0;
+	}
+	m = &mounts[nmounts++];
+	*m = (struct vmount){ .path = xstrdup(vn->path),
+			      .kind = VMOUNT_BIND,
+			      .mode = MNT_RO };
+	nbinds++;
+	vnode_put(vn);
+	return 0;
 }
 
 int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
@@ -387,6 +562,7 @@ int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
 	vn->st.st_dev = VFS_DEV_MOUNT(nmounts);
 	m = &mounts[nmounts++];
 	m->path = vn->path;
+	m->kind = VMOUNT_TMPFS;
 	m->mode = ts->ro ? MNT_RO : MNT_RW;
 	m->noexec = ts->noexec;
 	m->source = ts->src;
@@ -662,10 +838,15 @@ static int readlink_for(struct task *t, struct vnode *vn, char *buf, size_t cap)
 	return vfs_readlink(vn, buf, cap);
 }
 
-/* The mount vn belongs to, named by its root vnode (RESOLVE_NO_XDEV
- * compares them). */
-static const struct vnode *mount_of(struct vnode *vn)
+/* The mount vn belongs to, named by its root vnode, or by its entry for
+ * a mask or a readonlyPaths bind (RESOLVE_NO_XDEV, link and rename
+ * compare them). */
+static const void *mount_of(struct vnode *vn)
 {
+	const struct vmount *m = mount_covering(vn->path);
+
+	if (m && (m->kind == VMOUNT_BIND || m->kind == VMOUNT_NULL))
+		return m;
 	switch (vn->kind) {
 	case VN_PROC:
 		return proc_vn;
@@ -699,6 +880,11 @@ static int link_allowed(struct vnode *vn, int flags)
 		return -ELOOP;
 	/* A magic link goes anywhere: no scope can be kept across it. */
 	return (flags & LOOKUP_SCOPED) ? -EXDEV : 0;
+}
+
+bool vfs_same_mount(struct vnode *a, struct vnode *b)
+{
+	return mount_of(a) == mount_of(b);
 }
 
 /* NO_XDEV: may the walk step from cur to next? */
@@ -1123,9 +1309,14 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 		return -EROFS; /* with the overlay, a write copies up */
 	if ((mask & W_OK) && vn->kind == VN_TMPFS && tmpfs_readonly(vn))
 		return -EROFS;
-	if ((mask & W_OK) && vn->kind == VN_HOST && vn->mnt->mode == MNT_RO)
+	if ((mask & W_OK) && vn->kind == VN_HOST && vfs_host_readonly(vn))
 		return -EROFS;
 	m = st.st_mode;
+	/* A read-only mount refuses writes to its files, not to its devices
+	 * (a masked file is /dev/null), as Linux's; tmpfs says it above. */
+	if ((mask & W_OK) && (S_ISREG(m) || S_ISDIR(m) || S_ISLNK(m)) &&
+	    vn->kind != VN_TMPFS && vfs_bound_ro(vn))
+		return -EROFS;
 	/* procfs files are never written (procfs_open: EACCES), by root
 	 * neither, as Linux's read-only sysctls refuse it. */
 	if ((mask & W_OK) && vn->kind == VN_PROC && S_ISREG(m))
@@ -1303,7 +1494,29 @@ size_t vfs_mount_table(struct vfs_mount_info *out, size_t cap)
 		unsigned long f = ST_NODEV | (m->noexec ? ST_NOEXEC : 0);
 		char super[64] = "";
 
-		if (m->mode == MNT_CLONE) {
+		if (m->kind == VMOUNT_BIND) {
+			/* a readonlyPaths bind of the path over itself: the
+			 * filesystem it is in, read-only here */
+			size_t k = n;
+			for (size_t j = 0; j < n; j++) {
+				size_t l = strlen(t[j].path);
+				if (!strcmp(t[j].path, "/") ||
+				    (!strncmp(m->path, t[j].path, l) &&
+				     (m->path[l] == '/' || !m->path[l])))
+					k = j;
+			}
+			if (k == n)
+				continue;
+			add_entry(t, &n, m->path, t[k].dev, t[k].fstype,
+				  t[k].source,
+				  (t[k].flags & ~MNT_ALWAYS) | ST_RDONLY,
+				  t[k].magic, t[k].super);
+		} else if (m->kind == VMOUNT_NULL) {
+			/* a masked file: /dev/null bound over it, as runc
+			 * masks one */
+			add_entry(t, &n, m->path, VFS_DEV_DEV, "tmpfs", "tmpfs",
+				  0, TMPFS_MAGIC, "mode=755");
+		} else if (m->mode == MNT_CLONE) {
 			/* part of the rootfs's overlay, read-only with it */
 			add_entry(t, &n, m->path, m->dev, "overlay", "overlay",
 				  f | (rootro ? ST_RDONLY : 0),
@@ -1360,11 +1573,28 @@ int vfs_mount_of(struct vnode *vn, struct vfs_mount_info *out)
 			return rc;
 		dev = st.st_dev;
 	}
-	for (i = n; i-- > 0;)
-		if (t[i].dev == dev)
-			break;
-	/* A file renamed into a clone from the rest of the rootfs keeps the
+	/* Among the mounts of that device (a readonlyPaths bind shares its
+	 * filesystem's, a masked file /dev's), the latest whose mount point
+	 * the path is at or under; else the latest of the device: a file
+	 * renamed into a clone from the rest of the rootfs keeps the
 	 * rootfs's device, as a file of the same overlay. */
+	size_t best = n, best_len = 0, last = n;
+	for (i = n; i-- > 0;) {
+		size_t l = strlen(t[i].path);
+
+		if (t[i].dev != dev)
+			continue;
+		if (last == n)
+			last = i;
+		if ((best == n || l > best_len) &&
+		    (!strcmp(t[i].path, "/") ||
+		     (!strncmp(vn->path, t[i].path, l) &&
+		      (vn->path[l] == '/' || !vn->path[l])))) {
+			best = i;
+			best_len = l;
+		}
+	}
+	i = best < n ? best : last;
 	*out = t[i < n ? i : 0];
 	return 0;
 }
@@ -1410,8 +1640,9 @@ int vfs_statfs(struct vnode *vn, struct statfs *st)
 	st->f_type = m.magic;
 	/* ST_VALID: Linux sets it on every statfs (calculate_f_flags) */
 	st->f_flags = m.flags | 0x20;
-	/* a file an OCI bundle binds read-only, copied into the overlay */
-	if (vn->kind == VN_TMPFS && tmpfs_readonly(vn))
+	/* a file an OCI bundle binds read-only, copied into the overlay;
+	 * anything under a readonlyPaths bind */
+	if ((vn->kind == VN_TMPFS && tmpfs_readonly(vn)) || vfs_bound_ro(vn))
 		st->f_flags |= ST_RDONLY;
 	return 0;
 }
@@ -1517,7 +1748,7 @@ int vfs_resolve_parent_flags(struct task *t, int dirfd, const char *path,
 		}
 	}
 	if (join_path(full, sizeof(full), d->path, name) == 0 &&
-	    mount_at(full)) {
+	    mount_point_at(full)) {
 		vnode_put(d);
 		return -EBUSY;
 	}

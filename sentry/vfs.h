@@ -56,8 +56,20 @@ enum mnt_mode {
 #define VFS_DEV_SHM makedev(0, 0x31)
 #define VFS_DEV_MOUNT(i) makedev(0, 0x40 + (unsigned)(i)) /* mounts[i] */
 
+/* What a mount-table entry is. */
+enum vmount_kind {
+	VMOUNT_HOST, /* a host directory, a gofer's tree (mode: ro, rw, clone) */
+	VMOUNT_TMPFS, /* a tmpfs of its own (p9 NULL); a masked directory too */
+	VMOUNT_NULL,  /* a masked file (linux.maskedPaths): /dev/null over it */
+	/* linux.readonlyPaths: the path bound over itself, read-only, as
+	 * runc's `mount --rbind P P` then a read-only remount of P alone:
+	 * root NULL, since lookups go on below as before (vfs_bound_ro) */
+	VMOUNT_BIND,
+};
+
 struct vmount {
 	char *path; /* canonical guest path of the mount point */
+	enum vmount_kind kind;
 	enum mnt_mode mode;
 	bool noexec;	    /* execve EACCES, mmap PROT_EXEC EPERM */
 	const char *source; /* tmpfs: the mount's source as given, or NULL */
@@ -130,6 +142,30 @@ struct tmpfs_spec;
 int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err);
 /* The end of setup: the ro ones among them become read-only. */
 void vfs_seal_tmpfs(void);
+/* OCI linux.maskedPaths (after the mounts and readonlyPaths, as runc):
+ * path, resolved in the sandbox with its symlinks followed, gets an empty
+ * read-only tmpfs over it if it is a directory, /dev/null if it is
+ * anything else. A path that does not exist is no error, as runc's. 0, or
+ * -1 and err (a path through a non-directory, ENOTDIR, as runc's; "/"). */
+int vfs_mask_path(const char *path, struct moat_error *err);
+/* OCI linux.readonlyPaths: path, resolved as above, becomes a read-only
+ * bind of itself (VMOUNT_BIND): EROFS for any change at or under it, but
+ * for mounts made over it before, which keep their own mode (runc's
+ * read-only remount is not recursive). "/" makes the rootfs read-only.
+ * Missing: no error. 0, or -1 and err. */
+int vfs_readonly_path(const char *path, struct moat_error *err);
+/* Is vn at or under a readonlyPaths bind, not in a mount made over it?
+ * (Each filesystem's write paths ask, through their read-only checks.) */
+bool vfs_bound_ro(const struct vnode *vn);
+/* A host directory's vnode (VN_HOST) that takes no change: its mount is
+ * ro, or it lies under a readonlyPaths bind. */
+bool vfs_host_readonly(const struct vnode *vn);
+/* Do a and b lie in one mount (link(2) and rename(2) need it: EXDEV)? */
+bool vfs_same_mount(struct vnode *a, struct vnode *b);
+/* Is there a mount point strictly below the canonical directory path?
+ * Mounts are kept by path, so such a directory is not renamed (EBUSY):
+ * its mounts, a mask among them, would stay where it was. */
+bool vfs_mounts_below(const char *path);
 /* The 9P client of a gofer-served vnode (the rootfs's, or its mount's). */
 struct p9_client *vn_p9(const struct vnode *vn);
 /* Close every mount's client (at exit). */

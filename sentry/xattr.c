@@ -156,7 +156,7 @@ static long do_change(struct task *t, struct vnode *vn, uint64_t uname,
 		rc = -EINVAL;
 	if (rc == 0 && !remove && size > XATTR_VALUE_MAX)
 		rc = -E2BIG;
-	if (rc == 0 && vn->kind == VN_HOST && vn->mnt->mode != MNT_RW)
+	if (rc == 0 && vn->kind == VN_HOST && vfs_host_readonly(vn))
 		rc = -EROFS;
 	if (rc == 0 && !stored(t, name))
 		rc = is_trusted(name) ? -EPERM : -EOPNOTSUPP;

@@ -239,6 +239,28 @@ same for pid 1"
 	assert_eq "$want" "$OUT" "every mount, as stat and statvfs see it: $ERR"
 }
 
+# The guest's mount table is fixed: mount, umount2 and pivot_root fail as
+# for a process without CAP_SYS_ADMIN (they were ENOSYS), each after the
+# checks Linux makes first. tests/e2e/guest_mount.c prints the same
+# natively, as nobody, and inside.
+t_mount_syscalls_as_unprivileged_linux()
+{
+	local want
+	gcc -O1 -o "$E2E_TMP/guest_mount" "$HERE/guest_mount.c" ||
+		fail "cannot build guest_mount.c"
+	chmod 755 "$E2E_TMP/guest_mount"
+	if [ "$(id -u)" = 0 ]; then
+		capture native setpriv --reuid=65534 --regid=65534 --clear-groups \
+			--inh-caps=-all --bounding-set=-all "$E2E_TMP/guest_mount"
+	else
+		capture native "$E2E_TMP/guest_mount"
+	fi
+	want=$OUT
+	assert_contains "$want" "umount2 /tmp: EPERM" "the native run worked"
+	capture moat do -- "$E2E_TMP/guest_mount"
+	assert_eq "$want" "$OUT" "each errno as Linux's: $ERR"
+}
+
 run_test ro_reads_and_every_write_is_erofs t_ro_reads_and_every_write_is_erofs
 run_test default_mode_is_ro t_default_mode_is_ro
 run_test rw_writes_reach_the_host t_rw_writes_reach_the_host
@@ -249,3 +271,4 @@ run_test mount_point_is_listed t_mount_point_is_listed
 run_test bad_mount_arguments t_bad_mount_arguments
 run_test mount_under_home t_mount_under_home
 run_test mount_table_is_the_sandboxs t_mount_table_is_the_sandboxs
+run_test mount_syscalls_as_unprivileged_linux t_mount_syscalls_as_unprivileged_linux

@@ -40,13 +40,44 @@ try:
     open("/dev/tty")
 except OSError as e:
     print("no ctty", e.errno)'
-	assert_eq "/dev/pts/0 True ['0']
+	assert_eq "/dev/pts/0 True ['0', 'ptmx']
 b'line\n'
 b'line\r\nout\r\n'
 b'ab'
 b'child /dev/pts/1 True True\r\n'
 EIO
 no ctty 6" "$OUT" "openpty, canonical and raw reads, echo, forkpty's controlling terminal"
+}
+
+# /dev/ptmx is a link to pts/ptmx, as in runc's containers and on hosts
+# that mount devpts with newinstance: posix_openpt(3) opens it through
+# the link, and /dev/pts/ptmx itself is a master too.
+t_ptmx_is_a_link_to_pts()
+{
+	cat >"$E2E_TMP/ptmx.py" <<'PY'
+import ctypes, os, stat
+libc = ctypes.CDLL(None)
+libc.ptsname.restype = ctypes.c_char_p
+print(os.readlink("/dev/ptmx"), stat.S_ISLNK(os.lstat("/dev/ptmx").st_mode))
+st = os.stat("/dev/pts/ptmx")
+print(oct(stat.S_IMODE(st.st_mode)), stat.S_ISCHR(st.st_mode),
+      os.major(st.st_rdev), os.minor(st.st_rdev))
+for path in ("/dev/ptmx", "/dev/pts/ptmx"):
+    m = libc.posix_openpt(os.O_RDWR | os.O_NOCTTY)
+    if path != "/dev/ptmx":
+        os.close(m)
+        m = os.open(path, os.O_RDWR | os.O_NOCTTY)
+    libc.grantpt(m), libc.unlockpt(m)
+    name = libc.ptsname(m).decode()
+    s = os.open(name, os.O_RDWR | os.O_NOCTTY)
+    os.write(s, b"hi\n")
+    print(path, name.startswith("/dev/pts/"), os.read(m, 10))
+PY
+	capture moat do -- $PY "$E2E_TMP/ptmx.py"
+	assert_eq "pts/ptmx True
+0o666 True 5 2
+/dev/ptmx True b'hi\r\n'
+/dev/pts/ptmx True b'hi\r\n'" "$OUT" "/dev/ptmx links to pts/ptmx; both open a master: $ERR"
 }
 
 # A master written to while its slave reads nothing: the input queue fills
@@ -199,6 +230,7 @@ b'line\r\nbg\r\n'" "$OUT" "background reads that cannot stop fail EIO; an ignore
 
 run_test interactive_bash t_interactive_bash
 run_test guest_ptys t_guest_ptys
+run_test ptmx_is_a_link_to_pts t_ptmx_is_a_link_to_pts
 run_test pty_full_input_queue_drops_lines t_pty_full_input_queue_drops_lines
 run_test pty_freed_ctty_is_not_reused t_pty_freed_ctty_is_not_reused
 run_test pty_background_read_eio t_pty_background_read_eio

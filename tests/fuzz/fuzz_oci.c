@@ -7,7 +7,9 @@
  * A refusal must say why, naming the file; an accepted config must hold
  * what moat relies on: a root path, a first argument, an absolute
  * canonical cwd and mount destinations, rlimits with soft <= hard, bind
- * mounts with a source. Violations abort().
+ * mounts with a source, masked and read-only paths absolute and shorter
+ * than PATH_MAX (the sentry resolves them as they are). Violations
+ * abort().
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,6 +66,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (c.mounts[i].kind == OCI_MNT_BIND &&
 			    (!c.mounts[i].src || c.mounts[i].src[0] != '/'))
 				abort();
+		}
+		for (int k = 0; k < 2; k++) {
+			char **v = k ? c.readonly_paths : c.masked_paths;
+
+			for (i = 0; v && v[i]; i++)
+				if (v[i][0] != '/' || strlen(v[i]) >= 4095)
+					abort();
 		}
 		for (i = 0; i < c.nannotations; i++)
 			if (!c.annotations[i].key || !c.annotations[i].value)

@@ -392,6 +392,29 @@ Test(oci, ping_group_range)
 		     "two group ids");
 }
 
+Test(oci, masked_and_readonly_paths)
+{
+	cr_assert_eq(parse_with(", \"linux\": {\"maskedPaths\": [\"/etc/a\", "
+				"\"rel/b\"], \"readonlyPaths\": [\"/ro\"]}"),
+		     0, "%s", err.msg);
+	cr_assert_str_eq(cfg.masked_paths[0], "/etc/a");
+	cr_assert_str_eq(cfg.masked_paths[1], "/rel/b",
+			 "taken from /, as runc");
+	cr_assert_null(cfg.masked_paths[2]);
+	cr_assert_str_eq(cfg.readonly_paths[0], "/ro");
+	cr_assert_null(cfg.readonly_paths[1]);
+	cr_assert_eq(parse_with(", \"linux\": {\"maskedPaths\": []}"), 0, "%s",
+		     err.msg);
+	cr_assert_null(cfg.masked_paths[0]);
+	cr_assert_null(cfg.readonly_paths, "none given: NULL");
+	refused_with(", \"linux\": {\"maskedPaths\": [\"/a\", 3]}",
+		     "linux.maskedPaths[1]: a string expected");
+	refused_with(", \"linux\": {\"readonlyPaths\": [\"\"]}",
+		     "linux.readonlyPaths[0]: an empty path");
+	refused_with(", \"linux\": {\"readonlyPaths\": \"/a\"}",
+		     "linux.readonlyPaths: a list of strings expected");
+}
+
 Test(oci, resources_of_the_wrong_type)
 {
 	refused_with(", \"linux\": {\"resources\": {\"memory\": null}}",
