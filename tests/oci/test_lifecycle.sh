@@ -490,6 +490,71 @@ t_an_ended_container_is_stopped()
 	done
 }
 
+# kill KILL, then at once state and delete, 200 times over (two loops at
+# once, no sleeps): the state is stopped from the kill's return on, never
+# running again nor creating, every state and delete answers (a sentry
+# ending closes the connections it has not served: no SIGPIPE death), and
+# nothing is left of any of them afterwards.
+t_kill_then_delete_at_once()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root pids=$E2E_TMP/pids p cg hogs
+	make_bundle "$b" '["sh","-c","sleep 60 & sleep 60 & sleep 60 & wait"]' || fail "bundle"
+	hammer()
+	{
+		local loop=$1 n=$2 i id out rc st j
+		for i in $(seq "$n"); do
+			id=k$loop-$i
+			moat --root "$root" create --bundle "$b" "$id" || { echo "create $id failed"; continue; }
+			sed -n 's/^.*"pid": *\([0-9]*\).*$/\1/p' "$root/$id/state.json" >>"$pids.$loop"
+			moat --root "$root" start "$id" || echo "start $id failed"
+			moat --root "$root" kill "$id" KILL || echo "kill $id failed"
+			for j in 1 2 3; do
+				out=$(moat --root "$root" state "$id" 2>&1)
+				rc=$?
+				st=$(sed -n 's/^ *"status": "\(.*\)",*$/\1/p' <<<"$out")
+				[ "$rc" = 0 ] && [ "$st" = stopped ] ||
+					echo "state $id after kill ($j): rc=$rc status=$st: $out"
+			done
+			out=$(moat --root "$root" delete "$id" 2>&1) ||
+				echo "delete $id right after kill: rc=$? $out"
+		done
+	}
+	# two busy host processes: the sandboxes' ends compete for the CPUs,
+	# as on a loaded node, which widens every window between them
+	timeout 120 sh -c 'while :; do :; done' &
+	hogs=$!
+	timeout 120 sh -c 'while :; do :; done' &
+	hogs="$hogs $!"
+	hammer 1 67 >"$E2E_TMP/hammer1" 2>&1 &
+	p=$!
+	hammer 2 67 >"$E2E_TMP/hammer2" 2>&1 &
+	p="$p $!"
+	hammer 3 66 >"$E2E_TMP/hammer3" 2>&1
+	wait $p
+	kill $hogs 2>/dev/null
+	assert_eq "" "$(cat "$E2E_TMP"/hammer? | head -20)" "every kill, state and delete as they should be"
+	assert_eq 200 "$(cat "$pids".? | wc -l)" "200 containers ran"
+	assert_eq "" "$(ls -A "$root")" "no state left"
+	for _ in $(seq 100); do
+		kill -0 $(cat "$pids".?) 2>/dev/null || break
+		sleep 0.05
+	done
+	for p in $(cat "$pids".?); do
+		kill -0 "$p" 2>/dev/null && fail "daemon $p outlived its delete"
+		pgrep -P "$p" >/dev/null && fail "a child of daemon $p outlived its delete"
+	done
+	for _ in $(seq 100); do
+		cg=$(for p in $(cat "$pids".?); do
+			find /sys/fs/cgroup/*/ -maxdepth 3 -name "moat-$p" 2>/dev/null
+		done)
+		[ -z "$cg" ] && break
+		sleep 0.1
+	done
+	assert_eq "" "$cg" "cgroups removed"
+	grep -q "$root" /proc/self/mountinfo && fail "a mount is left"
+	return 0
+}
+
 t_malformed_bundles()
 {
 	local b=$E2E_TMP/b root=$E2E_TMP/root
@@ -901,6 +966,7 @@ run_test one_name_one_sandbox t_one_name_one_sandbox
 run_test run_passes_signals_on t_run_passes_signals_on
 run_test state_survives_a_crash_of_create t_state_survives_a_crash_of_create
 run_test an_ended_container_is_stopped t_an_ended_container_is_stopped
+run_test kill_then_delete_at_once t_kill_then_delete_at_once
 run_test malformed_bundles t_malformed_bundles
 run_test delete_frees_everything t_delete_frees_everything
 run_test console_socket t_console_socket
