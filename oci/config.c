@@ -2,12 +2,18 @@
 #include "oci/config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -879,6 +885,35 @@ static int parse_resources(struct parser *p, json_object *o,
 	return 0;
 }
 
+/* The namespace types, as config.json names them and as setns and
+ * NS_GET_NSTYPE do. */
+static const struct {
+	const char *name;
+	int nstype;
+} ns_types[] = {
+	{ "pid", CLONE_NEWPID },       { "network", CLONE_NEWNET },
+	{ "mount", CLONE_NEWNS },      { "ipc", CLONE_NEWIPC },
+	{ "uts", CLONE_NEWUTS },       { "user", CLONE_NEWUSER },
+	{ "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME },
+};
+
+static const char *ns_type_name(int nstype)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ns_types); i++)
+		if (ns_types[i].nstype == nstype)
+			return ns_types[i].name;
+	return "unknown";
+}
+
+/* CLONE_NEW* of a type name that parse_namespaces accepted. */
+static int ns_type_of(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ns_types); i++)
+		if (!strcmp(ns_types[i].name, name))
+			return ns_types[i].nstype;
+	return 0;
+}
+
 static int parse_namespaces(struct parser *p, json_object *o,
 			    struct oci_config *c)
 {
@@ -952,6 +987,21 @@ static int parse_namespaces(struct parser *p, json_object *o,
 				c->netns =
 					xstrdup(json_object_get_string(path));
 			pop(p);
+			if (!rc) {
+				struct oci_nspath *np;
+
+				np = realloc(c->nspaths,
+					     (c->nnspaths + 1) * sizeof(*np));
+				if (!np)
+					abort();
+				c->nspaths = np;
+				np = &c->nspaths[c->nnspaths++];
+				np->nstype =
+					ns_type_of(json_object_get_string(t));
+				np->index = i;
+				np->path =
+					xstrdup(json_object_get_string(path));
+			}
 		}
 		pop(p);
 		if (rc < 0)
@@ -1346,10 +1396,48 @@ fail:
 	return -1;
 }
 
+/* What path is, when it is no namespace file of type nstype: NULL when
+ * it is one, else a reason into why. The file is opened O_PATH first, so
+ * that a FIFO or a device at the path is never opened for reading; only
+ * a file of nsfs is, to ask its type (NS_GET_NSTYPE). */
+static const char *ns_file_mismatch(const char *path, int nstype, char *why,
+				    size_t cap)
+{
+	cleanup_close int fd = open(path, O_PATH | O_CLOEXEC), nsfd = -1;
+	char self[64];
+	struct statfs sfs;
+	struct stat st;
+	int t;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0) {
+		snprintf(why, cap, "%s", strerror(errno));
+		return why;
+	}
+	if (sfs.f_type != NSFS_MAGIC) {
+		snprintf(why, cap, "not a namespace file (%s)",
+			 file_type_name(st.st_mode));
+		return why;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	nsfd = open(self, O_RDONLY | O_CLOEXEC);
+	t = nsfd < 0 ? -1 : ioctl(nsfd, NS_GET_NSTYPE);
+	if (t < 0) {
+		snprintf(why, cap, "the namespace's type: %s", strerror(errno));
+		return why;
+	}
+	if (t != nstype) {
+		snprintf(why, cap, "a namespace of type %s, not %s",
+			 ns_type_name(t), ns_type_name(nstype));
+		return why;
+	}
+	return NULL;
+}
+
 int oci_config_load(const char *bundle, struct oci_config *out,
 		    struct moat_error *err)
 {
 	cleanup_free char *path = NULL, *buf = NULL;
+	struct jdoc d = { NULL, 0, "config.json", err };
 	struct stat st;
 	size_t len;
 
@@ -1365,6 +1453,22 @@ int oci_config_load(const char *bundle, struct oci_config *out,
 			       "config.json: root.path `%s`", out->root);
 		oci_config_free(out);
 		return -1;
+	}
+	d.text = buf;
+	d.len = len;
+	for (size_t i = 0; i < out->nnspaths; i++) {
+		const struct oci_nspath *np = &out->nspaths[i];
+		struct jstep at[4] = { { "linux", 0 },
+				       { "namespaces", 0 },
+				       { NULL, np->index },
+				       { "path", 0 } };
+		char why[160];
+
+		if (ns_file_mismatch(np->path, np->nstype, why, sizeof(why))) {
+			jdoc_error(&d, at, 4, "`%s`: %s", np->path, why);
+			oci_config_free(out);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -1405,6 +1509,9 @@ void oci_config_free(struct oci_config *c)
 	cred_free(&c->cred);
 	free(c->upstream_ca);
 	free(c->netns);
+	for (i = 0; i < c->nnspaths; i++)
+		free(c->nspaths[i].path);
+	free(c->nspaths);
 	memset(c, 0, sizeof(*c));
 }
 

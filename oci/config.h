@@ -123,6 +123,14 @@ struct oci_config {
 	int timeout_s;	   /* dev.moat.timeout */
 	/* linux.namespaces: the network namespace's path, or NULL */
 	char *netns;
+	/* linux.namespaces entries that name a path, for oci_config_load to
+	 * check on the host: each must be a namespace file of its type */
+	struct oci_nspath {
+		int nstype;   /* CLONE_NEW* */
+		size_t index; /* in linux.namespaces, for the message */
+		char *path;
+	} * nspaths;
+	size_t nnspaths;
 	/* linux.sysctl: net.ipv4.ping_group_range, the one the sentry has */
 	bool ping_range;
 	gid_t ping_lo, ping_hi;
@@ -134,7 +142,8 @@ struct oci_config {
 int oci_config_parse(const char *text, size_t len, const char *bundle_dir,
 		     struct oci_config *out, struct moat_error *err);
 /* bundle_dir/config.json, read and parsed; the rootfs must be a
- * directory. */
+ * directory, and each namespace path a namespace file of its entry's
+ * type (as runc's setns with the type would insist). */
 int oci_config_load(const char *bundle_dir, struct oci_config *out,
 		    struct moat_error *err);
 void oci_config_free(struct oci_config *c);

@@ -1,6 +1,7 @@
 /* tests/unit/oci/test_config.c: config.json (oci/config.c). */
 #include <criterion/criterion.h>
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -209,6 +210,12 @@ Test(oci, namespaces)
 				"\"mount\"}]}"),
 		     0, "%s", err.msg);
 	cr_assert_str_eq(cfg.netns, "/var/run/netns/pod");
+	/* kept for oci_config_load, which checks it is a network
+	 * namespace's file (the parser looks at no host path) */
+	cr_assert_eq(cfg.nnspaths, 1);
+	cr_assert_eq(cfg.nspaths[0].nstype, CLONE_NEWNET);
+	cr_assert_eq(cfg.nspaths[0].index, 1);
+	cr_assert_str_eq(cfg.nspaths[0].path, "/var/run/netns/pod");
 	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"network\"}, "
 		     "{\"type\": \"mount\"}, {\"type\": \"ipc\"}, {\"type\": "
 		     "\"uts\"}]}",
