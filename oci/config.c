@@ -22,11 +22,16 @@
 #include "sentry/limits.h"
 
 #define DEPTH 8
+/* Warnings kept of one document; past them, only counted (a config of
+ * 4 MiB could hold a hundred thousand unknown properties). */
+#define WARN_MAX 16
 
 struct parser {
 	struct jdoc d;
 	struct jstep path[DEPTH];
 	size_t depth;
+	char *warnings; /* lines, moved to what is parsed */
+	size_t nwarnings;
 };
 
 static void push_key(struct parser *p, const char *key)
@@ -59,6 +64,47 @@ static int bad(struct parser *p, const char *fmt, ...)
 	va_end(ap);
 	return jdoc_error(&p->d, p->path, p->depth < DEPTH ? p->depth : DEPTH,
 			  "%s", what);
+}
+
+/* A property the runtime spec does not define, at the current path: the
+ * spec says a runtime must not fail on one ("Extensibility"), so it is
+ * ignored with a warning, never silently. Returns 0. */
+static int unknown(struct parser *p)
+{
+	char where[192];
+	char *w = NULL;
+
+	if (p->nwarnings++ >= WARN_MAX)
+		return 0;
+	jdoc_where(&p->d, p->path, p->depth < DEPTH ? p->depth : DEPTH, where,
+		   sizeof(where));
+	if (asprintf(&w, "%s%s: unknown property, ignored\n",
+		     p->warnings ? p->warnings : "", where) < 0)
+		abort();
+	free(p->warnings);
+	p->warnings = w;
+	return 0;
+}
+
+/* The warnings, for the caller to own (NULL: none). */
+static char *take_warnings(struct parser *p)
+{
+	char *w = p->warnings;
+
+	if (p->nwarnings > WARN_MAX) {
+		char *more = NULL;
+
+		if (asprintf(&more,
+			     "%s%s: %zu more unknown properties "
+			     "ignored\n",
+			     w, p->d.origin, p->nwarnings - WARN_MAX) < 0)
+			abort();
+		free(w);
+		w = more;
+	}
+	p->warnings = NULL;
+	p->nwarnings = 0;
+	return w;
 }
 
 /* ---- typed values -------------------------------------------------------- */
@@ -158,14 +204,47 @@ static void strv_free(char **v)
 	free(v);
 }
 
-/* Fields the sandbox gives already (config.h): accepted, recorded in
- * state, never changing what runs. */
 static bool in_list(const char *key, const char *const *list)
 {
 	for (; *list; list++)
 		if (!strcmp(key, *list))
 			return true;
 	return false;
+}
+
+/* Fields the sandbox gives already (config.h): accepted and never
+ * changing what runs, but of the type the spec gives them, as a runtime
+ * that reads them would insist (null: as if absent, as Go's decoder
+ * takes it). The list ends with a NULL key. */
+struct recorded {
+	const char *key;
+	json_type type;
+};
+
+static const struct recorded *recorded_field(const char *key,
+					     const struct recorded *list)
+{
+	for (; list->key; list++)
+		if (!strcmp(key, list->key))
+			return list;
+	return NULL;
+}
+
+static int check_recorded(struct parser *p, json_object *v,
+			  const struct recorded *r)
+{
+	static const char *const names[] = {
+		[json_type_boolean] = "true or false",
+		[json_type_int] = "an integer",
+		[json_type_object] = "an object",
+		[json_type_array] = "a list",
+		[json_type_string] = "a string",
+	};
+
+	if (json_object_is_type(v, json_type_null) ||
+	    json_object_is_type(v, r->type))
+		return 0;
+	return bad(p, "%s expected", names[r->type]);
 }
 
 /* Canonical absolute path: no ".", "..", repeated or trailing "/".
@@ -258,7 +337,7 @@ static int parse_rlimit(struct parser *p, json_object *o, struct oci_rlimit *r)
 			rc = get_u64(p, val, &r->hard);
 			have_hard = true;
 		} else {
-			rc = bad(p, "unknown field (type, soft, hard)");
+			rc = unknown(p);
 		}
 		pop(p);
 		if (rc < 0)
@@ -273,7 +352,10 @@ static int parse_rlimit(struct parser *p, json_object *o, struct oci_rlimit *r)
 
 static int parse_user(struct parser *p, json_object *o, struct oci_process *pr)
 {
-	static const char *const recorded[] = { "username", NULL };
+	static const struct recorded recorded[] = {
+		{ "username", json_type_string }, { NULL, 0 }
+	};
+	const struct recorded *r;
 	int64_t v = 0;
 
 	if (want_type(p, o, json_type_object, "an object") < 0)
@@ -312,9 +394,10 @@ static int parse_user(struct parser *p, json_object *o, struct oci_process *pr)
 				pop(p);
 				pr->gids[pr->ngids++] = (gid_t)v;
 			}
-		} else if (!in_list(key, recorded)) {
-			rc = bad(p, "unknown field (uid, gid, umask, "
-				    "additionalGids, username)");
+		} else if ((r = recorded_field(key, recorded))) {
+			rc = check_recorded(p, val, r);
+		} else {
+			rc = unknown(p);
 		}
 		pop(p);
 		if (rc < 0)
@@ -328,12 +411,19 @@ static int parse_process_obj(struct parser *p, json_object *o,
 {
 	/* Given by the sandbox already: no guest process holds a host
 	 * capability, a host LSM label or a host oom score (docs/oci.md). */
-	static const char *const recorded[] = {
-		"capabilities",	   "apparmorProfile",
-		"selinuxLabel",	   "oomScoreAdj",
-		"ioPriority",	   "scheduler",
-		"execCPUAffinity", NULL
+	static const struct recorded recorded[] = {
+		{ "capabilities", json_type_object },
+		{ "apparmorProfile", json_type_string },
+		{ "selinuxLabel", json_type_string },
+		{ "oomScoreAdj", json_type_int },
+		{ "ioPriority", json_type_object },
+		{ "scheduler", json_type_object },
+		{ "execCPUAffinity", json_type_object },
+		{ NULL, 0 }
 	};
+	/* the spec's, for Windows only */
+	static const char *const refused[] = { "commandLine", NULL };
+	const struct recorded *r;
 	bool have_cwd = false;
 
 	if (want_type(p, o, json_type_object, "an object") < 0)
@@ -398,6 +488,19 @@ static int parse_process_obj(struct parser *p, json_object *o,
 			if (!rc)
 				rc = get_int(p, w, 0, 65535, &v);
 			pr->console_cols = (unsigned)v;
+			if (!rc) {
+				/* an object, checked above */
+				json_object_object_foreach(val, ck, cv)
+				{
+					(void)cv;
+					if (strcmp(ck, "height") &&
+					    strcmp(ck, "width")) {
+						push_key(p, ck);
+						unknown(p);
+						pop(p);
+					}
+				}
+			}
 		} else if (!strcmp(key, "rlimits")) {
 			size_t i, n;
 
@@ -414,8 +517,12 @@ static int parse_process_obj(struct parser *p, json_object *o,
 					&pr->rlimits[pr->nrlimits++]);
 				pop(p);
 			}
-		} else if (!in_list(key, recorded)) {
+		} else if ((r = recorded_field(key, recorded))) {
+			rc = check_recorded(p, val, r);
+		} else if (in_list(key, refused)) {
 			rc = bad(p, "not supported by moat");
+		} else {
+			rc = unknown(p);
 		}
 		pop(p);
 		if (rc < 0)
@@ -435,6 +542,7 @@ void oci_process_free(struct oci_process *pr)
 	free(pr->cwd);
 	free(pr->gids);
 	free(pr->rlimits);
+	free(pr->warnings);
 	memset(pr, 0, sizeof(*pr));
 }
 
@@ -450,6 +558,7 @@ int oci_process_parse(const char *text, size_t len, const char *origin,
 		return -1;
 	rc = parse_process_obj(&p, root, &pr);
 	json_object_put(root);
+	pr.warnings = take_warnings(&p);
 	if (rc < 0) {
 		oci_process_free(&pr);
 		return -1;
@@ -605,10 +714,13 @@ static int parse_mount(struct parser *p, json_object *o, struct oci_mount *m)
 			rc = get_str(p, val, &src);
 		else if (!strcmp(key, "options"))
 			opts = val;
-		else if (strcmp(key, "uidMappings") &&
-			 strcmp(key, "gidMappings"))
-			rc = bad(p, "unknown field (destination, type, source, "
-				    "options)");
+		else if (!strcmp(key, "uidMappings") ||
+			 !strcmp(key, "gidMappings"))
+			rc = check_recorded(
+				p, val,
+				&(struct recorded){ key, json_type_array });
+		else
+			rc = unknown(p);
 		pop(p);
 		if (rc < 0)
 			goto out;
@@ -732,7 +844,7 @@ static int parse_hook(struct parser *p, json_object *o, struct oci_hook *h)
 			rc = get_int(p, val, 1, 86400, &v);
 			h->timeout = (int)v;
 		} else {
-			rc = bad(p, "unknown field (path, args, env, timeout)");
+			rc = unknown(p);
 		}
 		pop(p);
 		if (rc < 0)
@@ -760,10 +872,17 @@ static int parse_hooks(struct parser *p, json_object *o, struct oci_config *c)
 			/* createContainer and startContainer run in the
 			 * container's namespaces, where no host binary can
 			 * run. */
-			rc = bad(p, "not supported by moat (prestart, "
-				    "createRuntime, poststart, poststop)");
+			if (!strcmp(key, "createContainer") ||
+			    !strcmp(key, "startContainer"))
+				rc = bad(p, "not supported by moat (prestart, "
+					    "createRuntime, poststart, "
+					    "poststop)");
+			else
+				rc = unknown(p);
 			pop(p);
-			return rc;
+			if (rc < 0)
+				return rc;
+			continue;
 		}
 		rc = want_type(p, val, json_type_array, "a list of hooks");
 		n = rc ? 0 : json_object_array_length(val);
@@ -787,6 +906,32 @@ static int parse_hooks(struct parser *p, json_object *o, struct oci_config *c)
 static int parse_resources(struct parser *p, json_object *o,
 			   struct oci_config *c)
 {
+	/* the spec's, given by the sandbox already */
+	static const struct recorded memory_recorded[] = {
+		{ "swap", json_type_int },
+		{ "reservation", json_type_int },
+		{ "swappiness", json_type_int },
+		{ "disableOOMKiller", json_type_boolean },
+		{ "useHierarchy", json_type_boolean },
+		{ "checkBeforeUpdate", json_type_boolean },
+		{ NULL, 0 }
+	};
+	static const struct recorded cpu_recorded[] = {
+		{ "shares", json_type_int },
+		{ "cpus", json_type_string },
+		{ "mems", json_type_string },
+		{ NULL, 0 }
+	};
+	/* the spec's, that moat does not honour */
+	static const char *const memory_refused[] = { "kernel", "kernelTCP",
+						      NULL };
+	static const char *const cpu_refused[] = { "burst", "realtimeRuntime",
+						   "realtimePeriod", "idle",
+						   NULL };
+	static const char *const refused[] = { "blockIO", "hugepageLimits",
+					       "network", "rdma",
+					       "unified", NULL };
+	const struct recorded *r;
 	int64_t quota = 0, period = 0;
 
 	if (want_type(p, o, json_type_object, "an object") < 0)
@@ -813,13 +958,13 @@ static int parse_resources(struct parser *p, json_object *o,
 					int64_t l;
 					rc = get_int(p, mv, -1, INT64_MAX, &l);
 					c->memory = l > 0 ? (uint64_t)l : 0;
-				} else if (strcmp(mk, "swap") &&
-					   strcmp(mk, "reservation") &&
-					   strcmp(mk, "disableOOMKiller") &&
-					   strcmp(mk, "useHierarchy") &&
-					   strcmp(mk, "swappiness") &&
-					   strcmp(mk, "checkBeforeUpdate")) {
+				} else if ((r = recorded_field(
+						    mk, memory_recorded))) {
+					rc = check_recorded(p, mv, r);
+				} else if (in_list(mk, memory_refused)) {
 					rc = bad(p, "not supported by moat");
+				} else {
+					rc = unknown(p);
 				}
 				pop(p);
 				if (rc < 0)
@@ -838,7 +983,7 @@ static int parse_resources(struct parser *p, json_object *o,
 					rc = get_int(p, pv, -1, 1000000,
 						     &c->pids);
 				else
-					rc = bad(p, "unknown field (limit)");
+					rc = unknown(p);
 				pop(p);
 				if (rc < 0)
 					break;
@@ -860,17 +1005,21 @@ static int parse_resources(struct parser *p, json_object *o,
 				else if (!strcmp(ck, "period"))
 					rc = get_int(p, cv, 0, 1000000,
 						     &period);
-				else if (strcmp(ck, "shares") &&
-					 strcmp(ck, "cpus") &&
-					 strcmp(ck, "mems"))
+				else if ((r = recorded_field(ck, cpu_recorded)))
+					rc = check_recorded(p, cv, r);
+				else if (in_list(ck, cpu_refused))
 					rc = bad(p, "not supported by moat");
+				else
+					rc = unknown(p);
 				pop(p);
 				if (rc < 0)
 					break;
 			}
-		} else {
+		} else if (in_list(key, refused)) {
 			rc = bad(p, "not supported by moat (devices, memory, "
 				    "pids, cpu)");
+		} else {
+			rc = unknown(p);
 		}
 		pop(p);
 		if (rc < 0)
@@ -961,7 +1110,7 @@ static int parse_namespaces(struct parser *p, json_object *o,
 				rc = want_type(p, val, json_type_string,
 					       "a string");
 			} else {
-				rc = bad(p, "unknown field (type, path)");
+				rc = unknown(p);
 			}
 			pop(p);
 			if (rc < 0)
@@ -1055,13 +1204,23 @@ static int parse_sysctl(struct parser *p, json_object *o, struct oci_config *c)
 static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 {
 	/* Given by the sandbox already (docs/oci.md). */
-	static const char *const recorded[] = {
-		"maskedPaths",	     "readonlyPaths",
-		"seccomp",	     "uidMappings",
-		"gidMappings",	     "cgroupsPath",
-		"rootfsPropagation", "mountLabel",
-		"personality",	     NULL
+	static const struct recorded recorded[] = {
+		{ "maskedPaths", json_type_array },
+		{ "readonlyPaths", json_type_array },
+		{ "seccomp", json_type_object },
+		{ "uidMappings", json_type_array },
+		{ "gidMappings", json_type_array },
+		{ "cgroupsPath", json_type_string },
+		{ "rootfsPropagation", json_type_string },
+		{ "mountLabel", json_type_string },
+		{ "personality", json_type_object },
+		{ NULL, 0 }
 	};
+	/* the spec's, that moat does not honour (docs/oci.md) */
+	static const char *const refused[] = { "intelRdt", "netDevices",
+					       "memoryPolicy", "timeOffsets",
+					       NULL };
+	const struct recorded *r;
 	int rc = 0;
 
 	if (want_type(p, o, json_type_object, "an object") < 0)
@@ -1081,8 +1240,12 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 				rc = bad(p, "not supported by moat");
 		} else if (!strcmp(key, "sysctl"))
 			rc = parse_sysctl(p, val, c);
-		else if (!in_list(key, recorded))
+		else if ((r = recorded_field(key, recorded)))
+			rc = check_recorded(p, val, r);
+		else if (in_list(key, refused))
 			rc = bad(p, "not supported by moat");
+		else
+			rc = unknown(p);
 		pop(p);
 		if (rc < 0)
 			return -1;
@@ -1268,7 +1431,7 @@ static int parse_root(struct parser *p, json_object *o, struct oci_config *c,
 		else if (!strcmp(key, "readonly"))
 			rc = get_bool(p, val, &c->root_ro);
 		else
-			rc = bad(p, "unknown field (path, readonly)");
+			rc = unknown(p);
 		pop(p);
 		if (rc < 0)
 			goto out;
@@ -1290,7 +1453,7 @@ int oci_config_parse(const char *text, size_t len, const char *bundle,
 		     struct oci_config *out, struct moat_error *err)
 {
 	static const char *const refused_top[] = { "solaris", "windows", "vm",
-						   "zos", NULL };
+						   "zos",     "freebsd", NULL };
 	struct parser p = { .d = { text, len, "config.json", err } };
 	struct oci_config c = { 0 };
 	json_object *root, *v;
@@ -1344,7 +1507,7 @@ int oci_config_parse(const char *text, size_t len, const char *bundle,
 			rc = bad(&p, "not a Linux container: not supported "
 				     "by moat");
 		} else {
-			rc = bad(&p, "unknown field");
+			rc = unknown(&p);
 		}
 		pop(&p);
 		if (rc < 0)
@@ -1388,10 +1551,12 @@ int oci_config_parse(const char *text, size_t len, const char *bundle,
 				goto fail;
 			}
 	json_object_put(root);
+	c.warnings = take_warnings(&p);
 	*out = c;
 	return 0;
 fail:
 	json_object_put(root);
+	free(take_warnings(&p));
 	oci_config_free(&c);
 	return -1;
 }
@@ -1512,6 +1677,7 @@ void oci_config_free(struct oci_config *c)
 	for (i = 0; i < c->nnspaths; i++)
 		free(c->nspaths[i].path);
 	free(c->nspaths);
+	free(c->warnings);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -8,8 +8,11 @@
  *    always has its own namespaces, a synthetic /proc, /sys and /dev, no
  *    host capability and no host syscall (capabilities, maskedPaths,
  *    readonlyPaths, seccomp, apparmor/selinux labels, uid mappings);
- *  - refused: anything else, with a message naming the field and its
- *    line ("config.json:9: linux.intelRdt: not supported by moat").
+ *  - refused: any other property of the runtime spec, with a message
+ *    naming the field and its line ("config.json:9: linux.intelRdt: not
+ *    supported by moat"); a known property of the wrong JSON type too;
+ *  - unknown (no property of the runtime spec): ignored, as the spec
+ *    requires, with a warning naming it (oci_config.warnings).
  * Nothing is silently ignored.
  */
 #ifndef MOAT_OCI_CONFIG_H
@@ -90,6 +93,9 @@ struct oci_process {
 	size_t nrlimits;
 	bool no_new_privileges;
 	unsigned console_rows, console_cols; /* consoleSize, 0: none */
+	/* oci_process_parse: its unknown properties, one line each
+	 * ("p.json:3: user.bogus: unknown property, ignored\n"), or NULL */
+	char *warnings;
 };
 
 struct oci_config {
@@ -134,6 +140,10 @@ struct oci_config {
 	/* linux.sysctl: net.ipv4.ping_group_range, the one the sentry has */
 	bool ping_range;
 	gid_t ping_lo, ping_hi;
+	/* the properties the runtime spec does not define, ignored: one
+	 * line each ("config.json:9: process.bogus: unknown property,
+	 * ignored\n"), for the caller to show; NULL: none */
+	char *warnings;
 };
 
 /* Parse and check text (len bytes) as the config.json of the bundle at

@@ -555,6 +555,48 @@ t_kill_then_delete_at_once()
 	return 0
 }
 
+# The runtime spec: a runtime must not fail on a property it does not
+# know (config.md, Extensibility). Each is ignored, with a warning naming
+# it on stderr and in --log; runc takes the same config. A known property
+# of the wrong type is still an error naming it.
+t_unknown_properties_are_warned_of()
+{
+	local b=$E2E_TMP/bu root=$E2E_TMP/root f
+	make_bundle "$b" '["sh","-c","echo ran"]' \
+		'c["unknownTop"]="x"' \
+		'c["process"]["unknownProcess"]={"deep":[1]}' \
+		'c["process"]["user"]["unknownUser"]=1' \
+		'c["root"]["unknownRoot"]=True' \
+		'c["mounts"][0]["unknownMount"]=1' \
+		'c["linux"]["unknownLinux"]=[]' \
+		'c["linux"]["resources"]={"unknownResources":1,"pids":{"limit":100,"unknownPids":1}}' \
+		'c["linux"]["namespaces"][0]["unknownNamespace"]=1' \
+		'c["hooks"]={"prestart":[{"path":"/bin/true","unknownHook":1}],"unknownHooks":[]}' \
+		'c["annotations"]={"org.example.unknown.key":"v"}' || fail "bundle"
+	capture moat --root "$root" --log "$E2E_TMP/u.log" run --bundle "$b" u1
+	assert_eq 0 "$STATUS" "a config with unknown properties runs: $ERR"
+	assert_eq "ran" "$OUT" "its process ran"
+	for f in unknownTop process.unknownProcess process.user.unknownUser \
+		root.unknownRoot 'mounts[0].unknownMount' linux.unknownLinux \
+		linux.resources.unknownResources linux.resources.pids.unknownPids \
+		'linux.namespaces[0].unknownNamespace' 'hooks.prestart[0].unknownHook' \
+		hooks.unknownHooks; do
+		assert_match "$ERR" "moat: warning: config.json:[0-9]+: ${f//[/\\[}: unknown property, ignored" "a warning names $f"
+		assert_contains "$(cat "$E2E_TMP/u.log")" "level=warning msg=\"config.json:" "--log has the warnings"
+	done
+	assert_eq 11 "$(grep -c 'moat: warning:' <<<"$ERR")" "one warning each, none for the annotation"
+	if [ -n "$RUNC" ]; then
+		capture "$RUNC" --root "$E2E_TMP/runc-root" run --bundle "$b" u1
+		assert_eq 0 "$STATUS" "runc takes the same config: $ERR"
+	fi
+	make_bundle "$b" '["true"]' 'c["process"]["apparmorProfile"]=7' || fail "bundle"
+	capture moat --root "$root" create --bundle "$b" u2
+	assert_ne 0 "$STATUS" "a known property of the wrong type"
+	assert_contains "$ERR" "process.apparmorProfile: a string expected" "names it"
+	[ -e "$root/u2" ] && fail "state left behind"
+	return 0
+}
+
 t_malformed_bundles()
 {
 	local b=$E2E_TMP/b root=$E2E_TMP/root
@@ -967,6 +1009,7 @@ run_test run_passes_signals_on t_run_passes_signals_on
 run_test state_survives_a_crash_of_create t_state_survives_a_crash_of_create
 run_test an_ended_container_is_stopped t_an_ended_container_is_stopped
 run_test kill_then_delete_at_once t_kill_then_delete_at_once
+run_test unknown_properties_are_warned_of t_unknown_properties_are_warned_of
 run_test malformed_bundles t_malformed_bundles
 run_test delete_frees_everything t_delete_frees_everything
 run_test console_socket t_console_socket
