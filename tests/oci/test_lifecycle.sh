@@ -133,6 +133,73 @@ PY
 	moat --root "$root" delete --force st1 || fail "delete"
 }
 
+# The state of the runtime spec in each status moat reports: ociVersion,
+# id, status, bundle always; pid the daemon's while it lives (creating,
+# created, running, paused), 0 once stopped, as runc prints it; the
+# annotations. The same members as runc's in each status.
+t_state_json_in_each_status()
+{
+	local b=$E2E_TMP/bs root=$E2E_TMP/root st out pid=0 i
+	make_bundle "$b" '["sleep","30"]' \
+		'c["annotations"]={"org.example.k":"v"}' \
+		'c["mounts"]+=[{"destination":"/m%d"%i,"type":"bind","source":"'"$E2E_TMP"'/dsrc","options":["rbind","ro"]} for i in range(60)]' || fail "bundle"
+	# sixty directories bound in, a gofer each: a create long enough to
+	# be seen at work
+	mkdir -p "$E2E_TMP/dsrc"
+	check_state()
+	{
+		python3 - "$1" "$2" "$b" "${3:-}" <<'PY' || fail "state JSON while $2: $1"
+import json, os, sys
+s, want, b, other = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+assert s["ociVersion"].startswith("1."), s
+assert s["id"] == "sj1" and s["status"] == want, s
+assert s["bundle"] == os.path.realpath(b), s
+assert s["annotations"] == {"org.example.k": "v"}, s
+if want == "stopped":
+    assert s["pid"] == 0, s
+else:
+    assert s["pid"] > 0 and os.path.exists("/proc/%d" % s["pid"]), s
+if other:
+    assert set(s) == set(json.loads(other)), (sorted(s), sorted(json.loads(other)))
+PY
+	}
+	runc_state()
+	{
+		[ -n "$RUNC" ] && "$RUNC" --root "$E2E_TMP/runc-root" state sj1 2>/dev/null
+	}
+	moat --root "$root" create --bundle "$b" sj1 &
+	pid=$!
+	for i in $(seq 400); do
+		out=$(moat --root "$root" state sj1 2>/dev/null) || continue
+		st=$(sed -n 's/^ *"status": "\(.*\)",*$/\1/p' <<<"$out")
+		[ "$st" = creating ] && break
+		[ "$st" = created ] && break
+		sleep 0.005
+	done
+	[ "$st" = creating ] && check_state "$out" creating && echo "creating seen" >&2
+	wait $pid || fail "create"
+	[ "$st" = creating ] || echo "(creating was not seen: the create was too quick)"
+	[ -n "$RUNC" ] && { "$RUNC" --root "$E2E_TMP/runc-root" create --bundle "$b" sj1 || fail "runc create"; }
+	check_state "$(moat --root "$root" state sj1)" created "$(runc_state)"
+	moat --root "$root" start sj1 || fail "start"
+	[ -n "$RUNC" ] && "$RUNC" --root "$E2E_TMP/runc-root" start sj1
+	check_state "$(moat --root "$root" state sj1)" running "$(runc_state)"
+	moat --root "$root" pause sj1 || fail "pause"
+	[ -n "$RUNC" ] && "$RUNC" --root "$E2E_TMP/runc-root" pause sj1
+	check_state "$(moat --root "$root" state sj1)" paused "$(runc_state)"
+	moat --root "$root" resume sj1 || fail "resume"
+	moat --root "$root" kill sj1 KILL || fail "kill"
+	if [ -n "$RUNC" ]; then
+		"$RUNC" --root "$E2E_TMP/runc-root" resume sj1
+		"$RUNC" --root "$E2E_TMP/runc-root" kill sj1 KILL
+		wait_status "$RUNC" "$E2E_TMP/runc-root" sj1 stopped
+	fi
+	check_state "$(moat --root "$root" state sj1)" stopped "$(runc_state)"
+	moat --root "$root" delete sj1 || fail "delete"
+	[ -n "$RUNC" ] && "$RUNC" --root "$E2E_TMP/runc-root" delete sj1
+	return 0
+}
+
 t_exec()
 {
 	local b=$E2E_TMP/b root=$E2E_TMP/root pid
@@ -993,6 +1060,7 @@ PY
 
 run_test lifecycle_matches_runc t_lifecycle_matches_runc
 run_test state_json t_state_json
+run_test state_json_in_each_status t_state_json_in_each_status
 run_test exec t_exec
 run_test exec_at_the_pids_limit t_exec_at_the_pids_limit
 run_test exec_exit_status_via_subreaper t_exec_exit_status_via_subreaper
