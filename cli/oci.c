@@ -167,6 +167,22 @@ static int fail(const char *fmt, ...)
 	return 1;
 }
 
+/* Warnings, one a line (a parser's: config.json's unknown properties),
+ * each on stderr and in --log; NULL: none. */
+static void warn_lines(const char *lines)
+{
+	char msg[1024];
+
+	for (const char *l = lines; l && *l;) {
+		size_t n = strcspn(l, "\n");
+
+		snprintf(msg, sizeof(msg), "%.*s", (int)n, l);
+		fprintf(stderr, "moat: warning: %s\n", msg);
+		log_line("warning", msg);
+		l += n + (l[n] == '\n');
+	}
+}
+
 static void debug(const char *fmt, ...) MOAT_PRINTF(1, 2);
 static void debug(const char *fmt, ...)
 {
@@ -1031,6 +1047,7 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 	if (oci_config_load(bundle, &l->c, &err) < 0)
 		return fail("%s", err.msg);
 	warn_caps(&l->c.process);
+	warn_lines(l->c.warnings);
 	if (l->c.process.terminal && !l->console_socket && !l->own_terminal)
 		return fail("process.terminal is true: --console-socket is "
 			    "required");
@@ -2225,6 +2242,7 @@ static int cmd_exec(int argc, char **argv)
 		    oci_process_parse(text, len, process_file, &pr, &err) < 0)
 			return fail("--process: %s", err.msg);
 		warn_caps(&pr);
+		warn_lines(pr.warnings);
 	} else {
 		/* The container's own process, with the command and the
 		 * options given here (as runc builds it). */

@@ -123,23 +123,45 @@ unsigned jdoc_line(const struct jdoc *d, const struct jstep *path, size_t n)
 	return line_of(d->text, locate(d->text, d->len, path, n));
 }
 
-int jdoc_error(const struct jdoc *d, const struct jstep *path, size_t n,
-	       const char *fmt, ...)
+/* "a.b[2]" into name (cap bytes, cut to fit). */
+static void field_name(const struct jstep *path, size_t n, char *name,
+		       size_t cap)
 {
-	char name[128] = "", what[384];
 	size_t i, o = 0;
-	va_list ap;
 
-	for (i = 0; i < n && o < sizeof(name); i++) {
-		int w = path[i].key ?
-				snprintf(name + o, sizeof(name) - o, "%s%s",
-					 i ? "." : "", path[i].key) :
-				snprintf(name + o, sizeof(name) - o, "[%zu]",
-					 path[i].index);
+	name[0] = 0;
+	for (i = 0; i < n && o < cap; i++) {
+		int w = path[i].key ? snprintf(name + o, cap - o, "%s%s",
+					       i ? "." : "", path[i].key) :
+				      snprintf(name + o, cap - o, "[%zu]",
+					       path[i].index);
 		if (w < 0)
 			break;
 		o += (size_t)w;
 	}
+}
+
+size_t jdoc_where(const struct jdoc *d, const struct jstep *path, size_t n,
+		  char *out, size_t cap)
+{
+	char name[128];
+	int w;
+
+	field_name(path, n, name, sizeof(name));
+	w = snprintf(out, cap, "%s:%u%s%s", d->origin, jdoc_line(d, path, n),
+		     n ? ": " : "", name);
+	if (w < 0)
+		return 0;
+	return (size_t)w < cap ? (size_t)w : cap - 1;
+}
+
+int jdoc_error(const struct jdoc *d, const struct jstep *path, size_t n,
+	       const char *fmt, ...)
+{
+	char name[128], what[384];
+	va_list ap;
+
+	field_name(path, n, name, sizeof(name));
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);

@@ -33,6 +33,11 @@ int jdoc_parse(struct jdoc *d, size_t max, json_object **out);
  * returns -EINVAL. */
 int jdoc_error(const struct jdoc *d, const struct jstep *path, size_t n,
 	       const char *fmt, ...) MOAT_PRINTF(4, 5);
+/* "origin:LINE: a.b[2]" for the field at path[0..n) into out (cap
+ * bytes, cut to fit); its length. For a message that is no error (a
+ * warning). */
+size_t jdoc_where(const struct jdoc *d, const struct jstep *path, size_t n,
+		  char *out, size_t cap);
 /* The line of the field at path[0..n) (or of its closest enclosing one). */
 unsigned jdoc_line(const struct jdoc *d, const struct jstep *path, size_t n);
 /* A regular file of at most max bytes, NUL-terminated, into *buf (the

@@ -2,12 +2,18 @@
 #include "oci/config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -16,12 +22,17 @@
 #include "sentry/limits.h"
 
 #define DEPTH 8
+/* Warnings kept of one document; past them, only counted (a config of
+ * 4 MiB could hold a hundred thousand unknown properties). */
+#define WARN_MAX 16
 
 struct parser {
 	struct jdoc d;
 	struct jstep path[DEPTH];
 	size_t depth;
 	bool caps_unknown_full; /* process.caps_unknown holds enough */
+	char *warnings; /* lines, moved to what is parsed */
+	size_t nwarnings;
 };
 
 static void push_key(struct parser *p, const char *key)
@@ -54,6 +65,47 @@ static int bad(struct parser *p, const char *fmt, ...)
 	va_end(ap);
 	return jdoc_error(&p->d, p->path, p->depth < DEPTH ? p->depth : DEPTH,
 			  "%s", what);
+}
+
+/* A property the runtime spec does not define, at the current path: the
+ * spec says a runtime must not fail on one ("Extensibility"), so it is
+ * ignored with a warning, never silently. Returns 0. */
+static int unknown(struct parser *p)
+{
+	char where[192];
+	char *w = NULL;
+
+	if (p->nwarnings++ >= WARN_MAX)
+		return 0;
+	jdoc_where(&p->d, p->path, p->depth < DEPTH ? p->depth : DEPTH, where,
+		   sizeof(where));
+	if (asprintf(&w, "%s%s: unknown property, ignored\n",
+		     p->warnings ? p->warnings : "", where) < 0)
+		abort();
+	free(p->warnings);
+	p->warnings = w;
+	return 0;
+}
+
+/* The warnings, for the caller to own (NULL: none). */
+static char *take_warnings(struct parser *p)
+{
+	char *w = p->warnings;
+
+	if (p->nwarnings > WARN_MAX) {
+		char *more = NULL;
+
+		if (asprintf(&more,
+			     "%s%s: %zu more unknown properties "
+			     "ignored\n",
+			     w, p->d.origin, p->nwarnings - WARN_MAX) < 0)
+			abort();
+		free(w);
+		w = more;
+	}
+	p->warnings = NULL;
+	p->nwarnings = 0;
+	return w;
 }
 
 /* ---- typed values -------------------------------------------------------- */
@@ -153,14 +205,47 @@ static void strv_free(char **v)
 	free(v);
 }
 
-/* Fields the sandbox gives already (config.h): accepted, recorded in
- * state, never changing what runs. */
 static bool in_list(const char *key, const char *const *list)
 {
 	for (; *list; list++)
 		if (!strcmp(key, *list))
 			return true;
 	return false;
+}
+
+/* Fields the sandbox gives already (config.h): accepted and never
+ * changing what runs, but of the type the spec gives them, as a runtime
+ * that reads them would insist (null: as if absent, as Go's decoder
+ * takes it). The list ends with a NULL key. */
+struct recorded {
+	const char *key;
+	json_type type;
+};
+
+static const struct recorded *recorded_field(const char *key,
+					     const struct recorded *list)
+{
+	for (; list->key; list++)
+		if (!strcmp(key, list->key))
+			return list;
+	return NULL;
+}
+
+static int check_recorded(struct parser *p, json_object *v,
+			  const struct recorded *r)
+{
+	static const char *const names[] = {
+		[json_type_boolean] = "true or false",
+		[json_type_int] = "an integer",
+		[json_type_object] = "an object",
+		[json_type_array] = "a list",
+		[json_type_string] = "a string",
+	};
+
+	if (json_object_is_type(v, json_type_null) ||
+	    json_object_is_type(v, r->type))
+		return 0;
+	return bad(p, "%s expected", names[r->type]);
 }
 
 /* Canonical absolute path: no ".", "..", repeated or trailing "/".
@@ -253,7 +338,7 @@ static int parse_rlimit(struct parser *p, json_object *o, struct oci_rlimit *r)
 			rc = get_u64(p, val, &r->hard);
 			have_hard = true;
 		} else {
-			rc = bad(p, "unknown field (type, soft, hard)");
+			rc = unknown(p);
 		}
 		pop(p);
 		if (rc < 0)
@@ -268,7 +353,10 @@ static int parse_rlimit(struct parser *p, json_object *o, struct oci_rlimit *r)
 
 static int parse_user(struct parser *p, json_object *o, struct oci_process *pr)
 {
-	static const char *const recorded[] = { "username", NULL };
+	static const struct recorded recorded[] = {
+		{ "username", json_type_string }, { NULL, 0 }
+	};
+	const struct recorded *r;
 	int64_t v = 0;
 
 	if (want_type(p, o, json_type_object, "an object") < 0)
@@ -307,9 +395,10 @@ static int parse_user(struct parser *p, json_object *o, struct oci_process *pr)
 				pop(p);
 				pr->gids[pr->ngids++] = (gid_t)v;
 			}
-		} else if (!in_list(key, recorded)) {
-			rc = bad(p, "unknown field (uid, gid, umask, "
-				    "additionalGids, username)");
+		} else if ((r = recorded_field(key, recorded))) {
+			rc = check_recorded(p, val, r);
+		} else {
+			rc = unknown(p);
 		}
 		pop(p);
 		if (rc < 0)
@@ -427,13 +516,18 @@ static int parse_process_obj(struct parser *p, json_object *o,
 {
 	/* Given by the sandbox already: no guest process holds a host
 	 * LSM label or a host oom score (docs/oci.md). */
-	static const char *const recorded[] = { "apparmorProfile",
-						"selinuxLabel",
-						"oomScoreAdj",
-						"ioPriority",
-						"scheduler",
-						"execCPUAffinity",
-						NULL };
+	static const struct recorded recorded[] = {
+		{ "apparmorProfile", json_type_string },
+		{ "selinuxLabel", json_type_string },
+		{ "oomScoreAdj", json_type_int },
+		{ "ioPriority", json_type_object },
+		{ "scheduler", json_type_object },
+		{ "execCPUAffinity", json_type_object },
+		{ NULL, 0 }
+	};
+	/* the spec's, for Windows only */
+	static const char *const refused[] = { "commandLine", NULL };
+	const struct recorded *r;
 	bool have_cwd = false;
 
 	if (want_type(p, o, json_type_object, "an object") < 0)
@@ -500,6 +594,19 @@ static int parse_process_obj(struct parser *p, json_object *o,
 			if (!rc)
 				rc = get_int(p, w, 0, 65535, &v);
 			pr->console_cols = (unsigned)v;
+			if (!rc) {
+				/* an object, checked above */
+				json_object_object_foreach(val, ck, cv)
+				{
+					(void)cv;
+					if (strcmp(ck, "height") &&
+					    strcmp(ck, "width")) {
+						push_key(p, ck);
+						unknown(p);
+						pop(p);
+					}
+				}
+			}
 		} else if (!strcmp(key, "rlimits")) {
 			size_t i, n;
 
@@ -516,8 +623,12 @@ static int parse_process_obj(struct parser *p, json_object *o,
 					&pr->rlimits[pr->nrlimits++]);
 				pop(p);
 			}
-		} else if (!in_list(key, recorded)) {
+		} else if ((r = recorded_field(key, recorded))) {
+			rc = check_recorded(p, val, r);
+		} else if (in_list(key, refused)) {
 			rc = bad(p, "not supported by moat");
+		} else {
+			rc = unknown(p);
 		}
 		pop(p);
 		if (rc < 0)
@@ -538,6 +649,7 @@ void oci_process_free(struct oci_process *pr)
 	free(pr->gids);
 	free(pr->rlimits);
 	free(pr->caps_unknown);
+	free(pr->warnings);
 	memset(pr, 0, sizeof(*pr));
 }
 
@@ -553,6 +665,7 @@ int oci_process_parse(const char *text, size_t len, const char *origin,
 		return -1;
 	rc = parse_process_obj(&p, root, &pr);
 	json_object_put(root);
+	pr.warnings = take_warnings(&p);
 	if (rc < 0) {
 		oci_process_free(&pr);
 		return -1;
@@ -711,10 +824,13 @@ static int parse_mount(struct parser *p, json_object *o, struct oci_mount *m)
 			rc = get_str(p, val, &src);
 		else if (!strcmp(key, "options"))
 			opts = val;
-		else if (strcmp(key, "uidMappings") &&
-			 strcmp(key, "gidMappings"))
-			rc = bad(p, "unknown field (destination, type, source, "
-				    "options)");
+		else if (!strcmp(key, "uidMappings") ||
+			 !strcmp(key, "gidMappings"))
+			rc = check_recorded(
+				p, val,
+				&(struct recorded){ key, json_type_array });
+		else
+			rc = unknown(p);
 		pop(p);
 		if (rc < 0)
 			goto out;
@@ -840,7 +956,7 @@ static int parse_hook(struct parser *p, json_object *o, struct oci_hook *h)
 			rc = get_int(p, val, 1, 86400, &v);
 			h->timeout = (int)v;
 		} else {
-			rc = bad(p, "unknown field (path, args, env, timeout)");
+			rc = unknown(p);
 		}
 		pop(p);
 		if (rc < 0)
@@ -868,10 +984,17 @@ static int parse_hooks(struct parser *p, json_object *o, struct oci_config *c)
 			/* createContainer and startContainer run in the
 			 * container's namespaces, where no host binary can
 			 * run. */
-			rc = bad(p, "not supported by moat (prestart, "
-				    "createRuntime, poststart, poststop)");
+			if (!strcmp(key, "createContainer") ||
+			    !strcmp(key, "startContainer"))
+				rc = bad(p, "not supported by moat (prestart, "
+					    "createRuntime, poststart, "
+					    "poststop)");
+			else
+				rc = unknown(p);
 			pop(p);
-			return rc;
+			if (rc < 0)
+				return rc;
+			continue;
 		}
 		rc = want_type(p, val, json_type_array, "a list of hooks");
 		n = rc ? 0 : json_object_array_length(val);
@@ -895,6 +1018,32 @@ static int parse_hooks(struct parser *p, json_object *o, struct oci_config *c)
 static int parse_resources(struct parser *p, json_object *o,
 			   struct oci_config *c)
 {
+	/* the spec's, given by the sandbox already */
+	static const struct recorded memory_recorded[] = {
+		{ "swap", json_type_int },
+		{ "reservation", json_type_int },
+		{ "swappiness", json_type_int },
+		{ "disableOOMKiller", json_type_boolean },
+		{ "useHierarchy", json_type_boolean },
+		{ "checkBeforeUpdate", json_type_boolean },
+		{ NULL, 0 }
+	};
+	static const struct recorded cpu_recorded[] = {
+		{ "shares", json_type_int },
+		{ "cpus", json_type_string },
+		{ "mems", json_type_string },
+		{ NULL, 0 }
+	};
+	/* the spec's, that moat does not honour */
+	static const char *const memory_refused[] = { "kernel", "kernelTCP",
+						      NULL };
+	static const char *const cpu_refused[] = { "burst", "realtimeRuntime",
+						   "realtimePeriod", "idle",
+						   NULL };
+	static const char *const refused[] = { "blockIO", "hugepageLimits",
+					       "network", "rdma",
+					       "unified", NULL };
+	const struct recorded *r;
 	int64_t quota = 0, period = 0;
 
 	if (want_type(p, o, json_type_object, "an object") < 0)
@@ -921,13 +1070,13 @@ static int parse_resources(struct parser *p, json_object *o,
 					int64_t l;
 					rc = get_int(p, mv, -1, INT64_MAX, &l);
 					c->memory = l > 0 ? (uint64_t)l : 0;
-				} else if (strcmp(mk, "swap") &&
-					   strcmp(mk, "reservation") &&
-					   strcmp(mk, "disableOOMKiller") &&
-					   strcmp(mk, "useHierarchy") &&
-					   strcmp(mk, "swappiness") &&
-					   strcmp(mk, "checkBeforeUpdate")) {
+				} else if ((r = recorded_field(
+						    mk, memory_recorded))) {
+					rc = check_recorded(p, mv, r);
+				} else if (in_list(mk, memory_refused)) {
 					rc = bad(p, "not supported by moat");
+				} else {
+					rc = unknown(p);
 				}
 				pop(p);
 				if (rc < 0)
@@ -946,7 +1095,7 @@ static int parse_resources(struct parser *p, json_object *o,
 					rc = get_int(p, pv, -1, 1000000,
 						     &c->pids);
 				else
-					rc = bad(p, "unknown field (limit)");
+					rc = unknown(p);
 				pop(p);
 				if (rc < 0)
 					break;
@@ -968,17 +1117,21 @@ static int parse_resources(struct parser *p, json_object *o,
 				else if (!strcmp(ck, "period"))
 					rc = get_int(p, cv, 0, 1000000,
 						     &period);
-				else if (strcmp(ck, "shares") &&
-					 strcmp(ck, "cpus") &&
-					 strcmp(ck, "mems"))
+				else if ((r = recorded_field(ck, cpu_recorded)))
+					rc = check_recorded(p, cv, r);
+				else if (in_list(ck, cpu_refused))
 					rc = bad(p, "not supported by moat");
+				else
+					rc = unknown(p);
 				pop(p);
 				if (rc < 0)
 					break;
 			}
-		} else {
+		} else if (in_list(key, refused)) {
 			rc = bad(p, "not supported by moat (devices, memory, "
 				    "pids, cpu)");
+		} else {
+			rc = unknown(p);
 		}
 		pop(p);
 		if (rc < 0)
@@ -990,6 +1143,35 @@ static int parse_resources(struct parser *p, json_object *o,
 		if (c->cpus > 4096) /* as --cpus: more than any host has */
 			c->cpus = 4096;
 	}
+	return 0;
+}
+
+/* The namespace types, as config.json names them and as setns and
+ * NS_GET_NSTYPE do. */
+static const struct {
+	const char *name;
+	int nstype;
+} ns_types[] = {
+	{ "pid", CLONE_NEWPID },       { "network", CLONE_NEWNET },
+	{ "mount", CLONE_NEWNS },      { "ipc", CLONE_NEWIPC },
+	{ "uts", CLONE_NEWUTS },       { "user", CLONE_NEWUSER },
+	{ "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME },
+};
+
+static const char *ns_type_name(int nstype)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ns_types); i++)
+		if (ns_types[i].nstype == nstype)
+			return ns_types[i].name;
+	return "unknown";
+}
+
+/* CLONE_NEW* of a type name that parse_namespaces accepted. */
+static int ns_type_of(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ns_types); i++)
+		if (!strcmp(ns_types[i].name, name))
+			return ns_types[i].nstype;
 	return 0;
 }
 
@@ -1040,7 +1222,7 @@ static int parse_namespaces(struct parser *p, json_object *o,
 				rc = want_type(p, val, json_type_string,
 					       "a string");
 			} else {
-				rc = bad(p, "unknown field (type, path)");
+				rc = unknown(p);
 			}
 			pop(p);
 			if (rc < 0)
@@ -1066,6 +1248,21 @@ static int parse_namespaces(struct parser *p, json_object *o,
 				c->netns =
 					xstrdup(json_object_get_string(path));
 			pop(p);
+			if (!rc) {
+				struct oci_nspath *np;
+
+				np = realloc(c->nspaths,
+					     (c->nnspaths + 1) * sizeof(*np));
+				if (!np)
+					abort();
+				c->nspaths = np;
+				np = &c->nspaths[c->nnspaths++];
+				np->nstype =
+					ns_type_of(json_object_get_string(t));
+				np->index = i;
+				np->path =
+					xstrdup(json_object_get_string(path));
+			}
 		}
 		pop(p);
 		if (rc < 0)
@@ -1157,12 +1354,21 @@ static int parse_paths(struct parser *p, json_object *v, char ***out)
 static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 {
 	/* Given by the sandbox already (docs/oci.md). */
-	static const char *const recorded[] = {
-		"seccomp",	     "uidMappings",
-		"gidMappings",	     "cgroupsPath",
-		"rootfsPropagation", "mountLabel",
-		"personality",	     NULL
+	static const struct recorded recorded[] = {
+		{ "seccomp", json_type_object },
+		{ "uidMappings", json_type_array },
+		{ "gidMappings", json_type_array },
+		{ "cgroupsPath", json_type_string },
+		{ "rootfsPropagation", json_type_string },
+		{ "mountLabel", json_type_string },
+		{ "personality", json_type_object },
+		{ NULL, 0 }
 	};
+	/* the spec's, that moat does not honour (docs/oci.md) */
+	static const char *const refused[] = { "intelRdt", "netDevices",
+					       "memoryPolicy", "timeOffsets",
+					       NULL };
+	const struct recorded *r;
 	int rc = 0;
 
 	if (want_type(p, o, json_type_object, "an object") < 0)
@@ -1186,8 +1392,12 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 			rc = parse_paths(p, val, &c->masked_paths);
 		else if (!strcmp(key, "readonlyPaths"))
 			rc = parse_paths(p, val, &c->readonly_paths);
-		else if (!in_list(key, recorded))
+		else if ((r = recorded_field(key, recorded)))
+			rc = check_recorded(p, val, r);
+		else if (in_list(key, refused))
 			rc = bad(p, "not supported by moat");
+		else
+			rc = unknown(p);
 		pop(p);
 		if (rc < 0)
 			return -1;
@@ -1373,7 +1583,7 @@ static int parse_root(struct parser *p, json_object *o, struct oci_config *c,
 		else if (!strcmp(key, "readonly"))
 			rc = get_bool(p, val, &c->root_ro);
 		else
-			rc = bad(p, "unknown field (path, readonly)");
+			rc = unknown(p);
 		pop(p);
 		if (rc < 0)
 			goto out;
@@ -1395,7 +1605,7 @@ int oci_config_parse(const char *text, size_t len, const char *bundle,
 		     struct oci_config *out, struct moat_error *err)
 {
 	static const char *const refused_top[] = { "solaris", "windows", "vm",
-						   "zos", NULL };
+						   "zos",     "freebsd", NULL };
 	struct parser p = { .d = { text, len, "config.json", err } };
 	struct oci_config c = { 0 };
 	json_object *root, *v;
@@ -1449,7 +1659,7 @@ int oci_config_parse(const char *text, size_t len, const char *bundle,
 			rc = bad(&p, "not a Linux container: not supported "
 				     "by moat");
 		} else {
-			rc = bad(&p, "unknown field");
+			rc = unknown(&p);
 		}
 		pop(&p);
 		if (rc < 0)
@@ -1493,18 +1703,58 @@ int oci_config_parse(const char *text, size_t len, const char *bundle,
 				goto fail;
 			}
 	json_object_put(root);
+	c.warnings = take_warnings(&p);
 	*out = c;
 	return 0;
 fail:
 	json_object_put(root);
+	free(take_warnings(&p));
 	oci_config_free(&c);
 	return -1;
+}
+
+/* What path is, when it is no namespace file of type nstype: NULL when
+ * it is one, else a reason into why. The file is opened O_PATH first, so
+ * that a FIFO or a device at the path is never opened for reading; only
+ * a file of nsfs is, to ask its type (NS_GET_NSTYPE). */
+static const char *ns_file_mismatch(const char *path, int nstype, char *why,
+				    size_t cap)
+{
+	cleanup_close int fd = open(path, O_PATH | O_CLOEXEC), nsfd = -1;
+	char self[64];
+	struct statfs sfs;
+	struct stat st;
+	int t;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0) {
+		snprintf(why, cap, "%s", strerror(errno));
+		return why;
+	}
+	if (sfs.f_type != NSFS_MAGIC) {
+		snprintf(why, cap, "not a namespace file (%s)",
+			 file_type_name(st.st_mode));
+		return why;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	nsfd = open(self, O_RDONLY | O_CLOEXEC);
+	t = nsfd < 0 ? -1 : ioctl(nsfd, NS_GET_NSTYPE);
+	if (t < 0) {
+		snprintf(why, cap, "the namespace's type: %s", strerror(errno));
+		return why;
+	}
+	if (t != nstype) {
+		snprintf(why, cap, "a namespace of type %s, not %s",
+			 ns_type_name(t), ns_type_name(nstype));
+		return why;
+	}
+	return NULL;
 }
 
 int oci_config_load(const char *bundle, struct oci_config *out,
 		    struct moat_error *err)
 {
 	cleanup_free char *path = NULL, *buf = NULL;
+	struct jdoc d = { NULL, 0, "config.json", err };
 	struct stat st;
 	size_t len;
 
@@ -1520,6 +1770,22 @@ int oci_config_load(const char *bundle, struct oci_config *out,
 			       "config.json: root.path `%s`", out->root);
 		oci_config_free(out);
 		return -1;
+	}
+	d.text = buf;
+	d.len = len;
+	for (size_t i = 0; i < out->nnspaths; i++) {
+		const struct oci_nspath *np = &out->nspaths[i];
+		struct jstep at[4] = { { "linux", 0 },
+				       { "namespaces", 0 },
+				       { NULL, np->index },
+				       { "path", 0 } };
+		char why[160];
+
+		if (ns_file_mismatch(np->path, np->nstype, why, sizeof(why))) {
+			jdoc_error(&d, at, 4, "`%s`: %s", np->path, why);
+			oci_config_free(out);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -1562,6 +1828,10 @@ void oci_config_free(struct oci_config *c)
 	free(c->netns);
 	strv_free(c->masked_paths);
 	strv_free(c->readonly_paths);
+	for (i = 0; i < c->nnspaths; i++)
+		free(c->nspaths[i].path);
+	free(c->nspaths);
+	free(c->warnings);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -9,8 +9,11 @@
  *    always has its own namespaces, a synthetic /proc, /sys and /dev, no
  *    host capability and no host syscall (seccomp,
  *    apparmor/selinux labels, uid mappings);
- *  - refused: anything else, with a message naming the field and its
- *    line ("config.json:9: linux.intelRdt: not supported by moat").
+ *  - refused: any other property of the runtime spec, with a message
+ *    naming the field and its line ("config.json:9: linux.intelRdt: not
+ *    supported by moat"); a known property of the wrong JSON type too;
+ *  - unknown (no property of the runtime spec): ignored, as the spec
+ *    requires, with a warning naming it (oci_config.warnings).
  * Nothing is silently ignored.
  */
 #ifndef MOAT_OCI_CONFIG_H
@@ -99,6 +102,9 @@ struct oci_process {
 	struct cap_sets caps;
 	char *caps_unknown; /* names left out, ", "-joined; NULL: none */
 	unsigned console_rows, console_cols; /* consoleSize, 0: none */
+	/* oci_process_parse: its unknown properties, one line each
+	 * ("p.json:3: user.bogus: unknown property, ignored\n"), or NULL */
+	char *warnings;
 };
 
 struct oci_config {
@@ -137,9 +143,21 @@ struct oci_config {
 	 * after the mounts, as runc applies them */
 	char **masked_paths;
 	char **readonly_paths;
+	/* linux.namespaces entries that name a path, for oci_config_load to
+	 * check on the host: each must be a namespace file of its type */
+	struct oci_nspath {
+		int nstype;   /* CLONE_NEW* */
+		size_t index; /* in linux.namespaces, for the message */
+		char *path;
+	} * nspaths;
+	size_t nnspaths;
 	/* linux.sysctl: net.ipv4.ping_group_range, the one the sentry has */
 	bool ping_range;
 	gid_t ping_lo, ping_hi;
+	/* the properties the runtime spec does not define, ignored: one
+	 * line each ("config.json:9: process.bogus: unknown property,
+	 * ignored\n"), for the caller to show; NULL: none */
+	char *warnings;
 };
 
 /* Parse and check text (len bytes) as the config.json of the bundle at
@@ -148,7 +166,8 @@ struct oci_config {
 int oci_config_parse(const char *text, size_t len, const char *bundle_dir,
 		     struct oci_config *out, struct moat_error *err);
 /* bundle_dir/config.json, read and parsed; the rootfs must be a
- * directory. */
+ * directory, and each namespace path a namespace file of its entry's
+ * type (as runc's setns with the type would insist). */
 int oci_config_load(const char *bundle_dir, struct oci_config *out,
 		    struct moat_error *err);
 void oci_config_free(struct oci_config *c);

@@ -663,11 +663,25 @@ static void policy_set(int fd, const char *text, size_t len)
 	answer(fd, "ok\n");
 }
 
+/* A SIGKILL was delivered to the first process (kill KILL, alone or with
+ * all): it can run no instruction more, and its death, and with it the
+ * others', is only the event loop's next turn away. The container counts
+ * as stopped from here, so that `moat kill ID KILL` followed by `moat
+ * state ID` or `moat delete ID` never sees it running (delete waits for
+ * the daemon itself). */
+static bool init_killed;
+
+/* Has the container's first process ended, or been killed? */
+static bool init_ended(void)
+{
+	return S->init_exited || S->killed_created || init_killed;
+}
+
 static const char *status(void)
 {
 	if (S->created)
 		return "created";
-	if (S->init_exited || S->killed_created)
+	if (init_ended())
 		return "stopped";
 	return S->paused ? "paused" : "running";
 }
@@ -781,7 +795,7 @@ static void pause_resume(int fd, bool pause)
 {
 	int rc;
 
-	if (S->created || S->init_exited) {
+	if (S->created || init_ended()) {
 		answer(fd, pause ? "error: container is not running\n" :
 				   "error: container is not paused\n");
 		return;
@@ -880,7 +894,7 @@ static void handle(int fd, char *line)
 		kill_created(fd, sig);
 		return;
 	}
-	if (S->init_exited) {
+	if (init_ended()) {
 		answer(fd, "error: container not running\n");
 		return;
 	}
@@ -920,6 +934,8 @@ static void handle(int fd, char *line)
 		}
 	}
 	n = all || pid > 0 ? deliver(sig, pid) : 0;
+	if (sig == SIGKILL && (all || pid == 1) && n)
+		init_killed = true;
 	audit_log("\"event\":\"control-kill\",\"signal\":%d,\"processes\":%d",
 		  sig, n);
 	answer(fd, n ? "ok\n" : "error: no such process\n");
@@ -1043,7 +1059,7 @@ static bool exec_start(int i)
 		/* the last slots stay for kill, state, ps, pause... */
 		answer(clients[i].fd, "error: exec: too many at once\n");
 		rc = -1;
-	} else if (S->created || S->init_exited || S->paused) {
+	} else if (S->created || init_ended() || S->paused) {
 		snprintf(msg, sizeof(msg),
 			 "error: cannot exec in a container that is %s\n",
 			 status());
@@ -1403,9 +1419,18 @@ ssize_t control_call(const char *full, const void *req, size_t len, bool framed,
 	if (fd < 0)
 		return fd;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (write_all(fd, req, len) < 0) {
-		close(fd);
-		return -EPIPE;
+	/* MSG_NOSIGNAL: a sentry that is ending closes the connections it
+	 * has not served yet, and the caller (moat state, delete) must live
+	 * to tell a stopped container from that, not die of SIGPIPE */
+	for (size_t off = 0; off < len;) {
+		r = send(fd, (const char *)req + off, len - off, MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			close(fd);
+			return -EPIPE;
+		}
+		off += (size_t)r;
 	}
 	r = control_read_reply(fd, framed, reply, timeout_s * 1000);
 	close(fd);

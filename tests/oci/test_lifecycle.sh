@@ -133,6 +133,73 @@ PY
 	moat --root "$root" delete --force st1 || fail "delete"
 }
 
+# The state of the runtime spec in each status moat reports: ociVersion,
+# id, status, bundle always; pid the daemon's while it lives (creating,
+# created, running, paused), 0 once stopped, as runc prints it; the
+# annotations. The same members as runc's in each status.
+t_state_json_in_each_status()
+{
+	local b=$E2E_TMP/bs root=$E2E_TMP/root st out pid=0 i
+	make_bundle "$b" '["sleep","30"]' \
+		'c["annotations"]={"org.example.k":"v"}' \
+		'c["mounts"]+=[{"destination":"/m%d"%i,"type":"bind","source":"'"$E2E_TMP"'/dsrc","options":["rbind","ro"]} for i in range(60)]' || fail "bundle"
+	# sixty directories bound in, a gofer each: a create long enough to
+	# be seen at work
+	mkdir -p "$E2E_TMP/dsrc"
+	check_state()
+	{
+		python3 - "$1" "$2" "$b" "${3:-}" <<'PY' || fail "state JSON while $2: $1"
+import json, os, sys
+s, want, b, other = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+assert s["ociVersion"].startswith("1."), s
+assert s["id"] == "sj1" and s["status"] == want, s
+assert s["bundle"] == os.path.realpath(b), s
+assert s["annotations"] == {"org.example.k": "v"}, s
+if want == "stopped":
+    assert s["pid"] == 0, s
+else:
+    assert s["pid"] > 0 and os.path.exists("/proc/%d" % s["pid"]), s
+if other:
+    assert set(s) == set(json.loads(other)), (sorted(s), sorted(json.loads(other)))
+PY
+	}
+	runc_state()
+	{
+		[ -n "$RUNC" ] && "$RUNC" --root "$E2E_TMP/runc-root" state sj1 2>/dev/null
+	}
+	moat --root "$root" create --bundle "$b" sj1 &
+	pid=$!
+	for i in $(seq 400); do
+		out=$(moat --root "$root" state sj1 2>/dev/null) || continue
+		st=$(sed -n 's/^ *"status": "\(.*\)",*$/\1/p' <<<"$out")
+		[ "$st" = creating ] && break
+		[ "$st" = created ] && break
+		sleep 0.005
+	done
+	[ "$st" = creating ] && check_state "$out" creating && echo "creating seen" >&2
+	wait $pid || fail "create"
+	[ "$st" = creating ] || echo "(creating was not seen: the create was too quick)"
+	[ -n "$RUNC" ] && { "$RUNC" --root "$E2E_TMP/runc-root" create --bundle "$b" sj1 || fail "runc create"; }
+	check_state "$(moat --root "$root" state sj1)" created "$(runc_state)"
+	moat --root "$root" start sj1 || fail "start"
+	[ -n "$RUNC" ] && "$RUNC" --root "$E2E_TMP/runc-root" start sj1
+	check_state "$(moat --root "$root" state sj1)" running "$(runc_state)"
+	moat --root "$root" pause sj1 || fail "pause"
+	[ -n "$RUNC" ] && "$RUNC" --root "$E2E_TMP/runc-root" pause sj1
+	check_state "$(moat --root "$root" state sj1)" paused "$(runc_state)"
+	moat --root "$root" resume sj1 || fail "resume"
+	moat --root "$root" kill sj1 KILL || fail "kill"
+	if [ -n "$RUNC" ]; then
+		"$RUNC" --root "$E2E_TMP/runc-root" resume sj1
+		"$RUNC" --root "$E2E_TMP/runc-root" kill sj1 KILL
+		wait_status "$RUNC" "$E2E_TMP/runc-root" sj1 stopped
+	fi
+	check_state "$(moat --root "$root" state sj1)" stopped "$(runc_state)"
+	moat --root "$root" delete sj1 || fail "delete"
+	[ -n "$RUNC" ] && "$RUNC" --root "$E2E_TMP/runc-root" delete sj1
+	return 0
+}
+
 t_exec()
 {
 	local b=$E2E_TMP/b root=$E2E_TMP/root pid
@@ -488,6 +555,113 @@ t_an_ended_container_is_stopped()
 		assert_eq stopped "$(oci_status "$MOAT" "$root" st$i)" "killed while created (run $i)"
 		moat --root "$root" delete st$i || fail "delete $i"
 	done
+}
+
+# kill KILL, then at once state and delete, 200 times over (two loops at
+# once, no sleeps): the state is stopped from the kill's return on, never
+# running again nor creating, every state and delete answers (a sentry
+# ending closes the connections it has not served: no SIGPIPE death), and
+# nothing is left of any of them afterwards.
+t_kill_then_delete_at_once()
+{
+	local b=$E2E_TMP/b root=$E2E_TMP/root pids=$E2E_TMP/pids p cg hogs
+	make_bundle "$b" '["sh","-c","sleep 60 & sleep 60 & sleep 60 & wait"]' || fail "bundle"
+	hammer()
+	{
+		local loop=$1 n=$2 i id out rc st j
+		for i in $(seq "$n"); do
+			id=k$loop-$i
+			moat --root "$root" create --bundle "$b" "$id" || { echo "create $id failed"; continue; }
+			sed -n 's/^.*"pid": *\([0-9]*\).*$/\1/p' "$root/$id/state.json" >>"$pids.$loop"
+			moat --root "$root" start "$id" || echo "start $id failed"
+			moat --root "$root" kill "$id" KILL || echo "kill $id failed"
+			for j in 1 2 3; do
+				out=$(moat --root "$root" state "$id" 2>&1)
+				rc=$?
+				st=$(sed -n 's/^ *"status": "\(.*\)",*$/\1/p' <<<"$out")
+				[ "$rc" = 0 ] && [ "$st" = stopped ] ||
+					echo "state $id after kill ($j): rc=$rc status=$st: $out"
+			done
+			out=$(moat --root "$root" delete "$id" 2>&1) ||
+				echo "delete $id right after kill: rc=$? $out"
+		done
+	}
+	# two busy host processes: the sandboxes' ends compete for the CPUs,
+	# as on a loaded node, which widens every window between them
+	timeout 120 sh -c 'while :; do :; done' &
+	hogs=$!
+	timeout 120 sh -c 'while :; do :; done' &
+	hogs="$hogs $!"
+	hammer 1 67 >"$E2E_TMP/hammer1" 2>&1 &
+	p=$!
+	hammer 2 67 >"$E2E_TMP/hammer2" 2>&1 &
+	p="$p $!"
+	hammer 3 66 >"$E2E_TMP/hammer3" 2>&1
+	wait $p
+	kill $hogs 2>/dev/null
+	assert_eq "" "$(cat "$E2E_TMP"/hammer? | head -20)" "every kill, state and delete as they should be"
+	assert_eq 200 "$(cat "$pids".? | wc -l)" "200 containers ran"
+	assert_eq "" "$(ls -A "$root")" "no state left"
+	for _ in $(seq 100); do
+		kill -0 $(cat "$pids".?) 2>/dev/null || break
+		sleep 0.05
+	done
+	for p in $(cat "$pids".?); do
+		kill -0 "$p" 2>/dev/null && fail "daemon $p outlived its delete"
+		pgrep -P "$p" >/dev/null && fail "a child of daemon $p outlived its delete"
+	done
+	for _ in $(seq 100); do
+		cg=$(for p in $(cat "$pids".?); do
+			find /sys/fs/cgroup/*/ -maxdepth 3 -name "moat-$p" 2>/dev/null
+		done)
+		[ -z "$cg" ] && break
+		sleep 0.1
+	done
+	assert_eq "" "$cg" "cgroups removed"
+	grep -q "$root" /proc/self/mountinfo && fail "a mount is left"
+	return 0
+}
+
+# The runtime spec: a runtime must not fail on a property it does not
+# know (config.md, Extensibility). Each is ignored, with a warning naming
+# it on stderr and in --log; runc takes the same config. A known property
+# of the wrong type is still an error naming it.
+t_unknown_properties_are_warned_of()
+{
+	local b=$E2E_TMP/bu root=$E2E_TMP/root f
+	make_bundle "$b" '["sh","-c","echo ran"]' \
+		'c["unknownTop"]="x"' \
+		'c["process"]["unknownProcess"]={"deep":[1]}' \
+		'c["process"]["user"]["unknownUser"]=1' \
+		'c["root"]["unknownRoot"]=True' \
+		'c["mounts"][0]["unknownMount"]=1' \
+		'c["linux"]["unknownLinux"]=[]' \
+		'c["linux"]["resources"]={"unknownResources":1,"pids":{"limit":100,"unknownPids":1}}' \
+		'c["linux"]["namespaces"][0]["unknownNamespace"]=1' \
+		'c["hooks"]={"prestart":[{"path":"/bin/true","unknownHook":1}],"unknownHooks":[]}' \
+		'c["annotations"]={"org.example.unknown.key":"v"}' || fail "bundle"
+	capture moat --root "$root" --log "$E2E_TMP/u.log" run --bundle "$b" u1
+	assert_eq 0 "$STATUS" "a config with unknown properties runs: $ERR"
+	assert_eq "ran" "$OUT" "its process ran"
+	for f in unknownTop process.unknownProcess process.user.unknownUser \
+		root.unknownRoot 'mounts[0].unknownMount' linux.unknownLinux \
+		linux.resources.unknownResources linux.resources.pids.unknownPids \
+		'linux.namespaces[0].unknownNamespace' 'hooks.prestart[0].unknownHook' \
+		hooks.unknownHooks; do
+		assert_match "$ERR" "moat: warning: config.json:[0-9]+: ${f//[/\\[}: unknown property, ignored" "a warning names $f"
+		assert_contains "$(cat "$E2E_TMP/u.log")" "level=warning msg=\"config.json:" "--log has the warnings"
+	done
+	assert_eq 11 "$(grep -c 'moat: warning:' <<<"$ERR")" "one warning each, none for the annotation"
+	if [ -n "$RUNC" ]; then
+		capture "$RUNC" --root "$E2E_TMP/runc-root" run --bundle "$b" u1
+		assert_eq 0 "$STATUS" "runc takes the same config: $ERR"
+	fi
+	make_bundle "$b" '["true"]' 'c["process"]["apparmorProfile"]=7' || fail "bundle"
+	capture moat --root "$root" create --bundle "$b" u2
+	assert_ne 0 "$STATUS" "a known property of the wrong type"
+	assert_contains "$ERR" "process.apparmorProfile: a string expected" "names it"
+	[ -e "$root/u2" ] && fail "state left behind"
+	return 0
 }
 
 t_malformed_bundles()
@@ -886,6 +1060,7 @@ PY
 
 run_test lifecycle_matches_runc t_lifecycle_matches_runc
 run_test state_json t_state_json
+run_test state_json_in_each_status t_state_json_in_each_status
 run_test exec t_exec
 run_test exec_at_the_pids_limit t_exec_at_the_pids_limit
 run_test exec_exit_status_via_subreaper t_exec_exit_status_via_subreaper
@@ -901,6 +1076,8 @@ run_test one_name_one_sandbox t_one_name_one_sandbox
 run_test run_passes_signals_on t_run_passes_signals_on
 run_test state_survives_a_crash_of_create t_state_survives_a_crash_of_create
 run_test an_ended_container_is_stopped t_an_ended_container_is_stopped
+run_test kill_then_delete_at_once t_kill_then_delete_at_once
+run_test unknown_properties_are_warned_of t_unknown_properties_are_warned_of
 run_test malformed_bundles t_malformed_bundles
 run_test delete_frees_everything t_delete_frees_everything
 run_test console_socket t_console_socket

@@ -14,6 +14,7 @@ PEERNS=moat-peer-$$
 SUB=10.206.$(($$ % 200 + 20))
 PEER=$SUB.2
 PORT=8089
+RUNC=$(command -v runc || true)
 
 ns_cleanup()
 {
@@ -108,7 +109,45 @@ t_other_namespaces_cannot_be_joined()
 	assert_contains "$ERR" "joining an existing pid namespace" "says why"
 }
 
+# A network namespace's path must be one: a namespace file of that type
+# (runc's setns with CLONE_NEWNET refuses any other), named with its field
+# at create, whatever the sandbox's link (none here, which uses no path).
+t_a_namespace_path_must_be_of_its_type()
+{
+	local root=$E2E_TMP/root what path want
+	mkdir -p "$E2E_TMP/adir" && echo x >"$E2E_TMP/afile"
+	while IFS='|' read -r what path want; do
+		make_bundle "$E2E_TMP/bt" '["true"]' \
+			'c["linux"]["namespaces"][1]={"type":"network","path":"'"$path"'"}' || fail "bundle"
+		capture moat --root "$root" create --bundle "$E2E_TMP/bt" t1
+		assert_ne 0 "$STATUS" "$what: refused"
+		assert_contains "$ERR" "linux.namespaces[1].path: \`$path\`: $want" "$what: says why, naming the field"
+		[ -e "$root/t1" ] && fail "$what: state left behind"
+		if [ -n "$RUNC" ]; then
+			timeout 20 "$RUNC" --root "$E2E_TMP/runc-root" create --bundle "$E2E_TMP/bt" t1 >/dev/null 2>&1 </dev/null &&
+				fail "$what: runc takes it"
+			"$RUNC" --root "$E2E_TMP/runc-root" delete --force t1 >/dev/null 2>&1
+		fi
+	done <<END
+an ipc namespace|/proc/self/ns/ipc|a namespace of type ipc, not network
+a pid namespace|/proc/$$/ns/pid|a namespace of type pid, not network
+a mount namespace|/proc/self/ns/mnt|a namespace of type mount, not network
+a regular file|$E2E_TMP/afile|not a namespace file (a regular file)
+a directory|$E2E_TMP/adir|not a namespace file (a directory)
+a device|/dev/null|not a namespace file (a character device)
+nothing|$E2E_TMP/nothing|No such file or directory
+END
+	# a network namespace's file is taken, by /proc or by its bind mount
+	for path in /proc/self/ns/net "/var/run/netns/$POD"; do
+		make_bundle "$E2E_TMP/bt" '["true"]' \
+			'c["linux"]["namespaces"][1]={"type":"network","path":"'"$path"'"}' || fail "bundle"
+		capture moat --root "$root" run --bundle "$E2E_TMP/bt" t2
+		assert_eq 0 "$STATUS" "$path: a network namespace: $ERR"
+	done
+}
+
 run_test tap_in_the_pods_namespace t_tap_in_the_pods_namespace
 run_test slirp_in_the_pods_namespace t_slirp_in_the_pods_namespace
 run_test other_namespaces_cannot_be_joined t_other_namespaces_cannot_be_joined
+run_test a_namespace_path_must_be_of_its_type t_a_namespace_path_must_be_of_its_type
 e2e_done
