@@ -31,7 +31,7 @@ struct parser {
 	struct jstep path[DEPTH];
 	size_t depth;
 	bool caps_unknown_full; /* process.caps_unknown holds enough */
-	char *warnings; /* lines, moved to what is parsed */
+	char *warnings;		/* lines, moved to what is parsed */
 	size_t nwarnings;
 };
 

@@ -358,7 +358,7 @@ Test(oci, known_properties_of_the_wrong_type_are_refused)
 		     "\"user\": {\"username\": 1}}",
 		     "process.user.username: a string expected");
 	refused_with(", \"linux\": {\"maskedPaths\": \"/proc/kcore\"}",
-		     "linux.maskedPaths: a list expected");
+		     "linux.maskedPaths: a list of strings expected");
 	refused_with(", \"linux\": {\"cgroupsPath\": 1}",
 		     "linux.cgroupsPath: a string expected");
 	refused_with(", \"linux\": {\"seccomp\": []}",
