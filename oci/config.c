@@ -1321,6 +1321,9 @@ static int parse_paths(struct parser *p, json_object *v, char ***out)
 {
 	char **a = NULL;
 
+	/* null is as if absent, as Go's decoder (runc's) takes it */
+	if (!v)
+		return 0;
 	if (get_strv(p, v, &a) < 0)
 		return -1;
 	for (size_t i = 0; a[i]; i++) {
