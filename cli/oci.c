@@ -674,6 +674,9 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	o->files = xcalloc(c->nmounts + 1, sizeof(*o->files));
 	o->tmpfs = xcalloc(c->nmounts + 1, sizeof(*o->tmpfs));
 	o->order = xcalloc(c->nmounts + 1, sizeof(*o->order));
+	/* /sys is the sentry's sysfs only where config.json mounts one, as
+	 * runc mounts only what the config lists. */
+	o->no_sysfs = true;
 	for (i = 0; i < c->nmounts; i++) {
 		struct oci_mount *m = &c->mounts[i];
 		struct stat st;
@@ -696,6 +699,8 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 		}
 		if (m->kind == OCI_MNT_SYNTH && !strcmp(m->dst, "/dev/shm"))
 			o->shm_noexec = m->noexec;
+		if (m->kind == OCI_MNT_SYNTH && !strcmp(m->dst, "/sys"))
+			o->no_sysfs = false;
 		if (m->kind != OCI_MNT_BIND)
 			continue; /* the sentry's own */
 		real = realpath(m->src, NULL);

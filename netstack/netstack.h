@@ -40,6 +40,12 @@ enum net_mode {
 #define NS_ADDR6 "fec0::15"
 #define NS_PREFIX6 "fec0::"
 #define NS_GATEWAY6 "fec0::2"
+/* eth0's MAC address: the sandbox's own, fixed (qemu's slirp default),
+ * never the host's. */
+#define NS_MAC                                                                 \
+	{                                                                      \
+		0x52, 0x54, 0x00, 0x12, 0x34, 0x56                             \
+	}
 #define NS_MTU 1500 /* what the guest is told, and sizes its datagrams by */
 /* The link between lwIP and slirp is a socketpair, not a wire: frames as
  * large as TCP segments of 32 KiB cut the per-frame work 20-fold (as

@@ -409,7 +409,7 @@ int netstack_ctl_wait(int timeout_ms)
 
 static err_t nif_init(struct netif *nif)
 {
-	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+	static const uint8_t mac[6] = NS_MAC;
 
 	nif->name[0] = 'e';
 	nif->name[1] = 't';

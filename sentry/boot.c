@@ -379,11 +379,11 @@ static int install_file(const struct file_spec *fs, struct moat_error *err)
 					      fs->src, fs->dst);
 			said = true;
 		} else if (vn->kind == VN_PROC || vn->kind == VN_DEV ||
-			   vn->kind == VN_MQUEUE) {
+			   vn->kind == VN_MQUEUE || vn->kind == VN_SYS) {
 			rc = moat_error_input(err, EPERM,
 					      "mount `%s` at %s: that is `%s`, "
-					      "in the sandbox's own /proc or "
-					      "/dev",
+					      "in the sandbox's own /proc, "
+					      "/dev or /sys",
 					      fs->src, fs->dst, vn->path);
 			said = true;
 		} else {

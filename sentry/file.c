@@ -568,6 +568,8 @@ int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 		return tmpfs_open(t, vn, flags, out);
 	case VN_MQUEUE:
 		return mqueuefs_open(t, vn, flags, out);
+	case VN_SYS:
+		return sysfs_open(t, vn, flags, out);
 	}
 	return -ENXIO;
 }

@@ -81,7 +81,7 @@ size_t mount_format(char *buf, size_t cap, const struct vfs_mount_info *m,
 		put_escaped(&o, m->fstype);
 		puts_(&o, " ");
 		put_escaped(&o, m->source);
-		puts_(&o, " rw");
+		puts_(&o, m->super_ro ? " ro" : " rw");
 		if (m->super[0]) {
 			puts_(&o, ",");
 			puts_(&o, m->super);

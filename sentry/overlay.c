@@ -312,6 +312,7 @@ int ovl_write_dir(struct vnode *dir, struct vnode **udir)
 	case VN_DEV:
 	case VN_MQUEUE: /* queues are made and removed by mqueuefs_* alone */
 		return -EPERM;
+	case VN_SYS:  /* mounted read-only */
 	case VN_HOST: /* a host directory: ro, or rw (sentry/fs_host.c) */
 		return -EROFS;
 	}
@@ -345,6 +346,7 @@ int ovl_write_target(struct vnode *vn, struct vnode **uvn)
 	case VN_DEV:
 	case VN_MQUEUE:
 		return -EPERM;
+	case VN_SYS:
 	case VN_HOST: /* a host directory: ro, or rw (sentry/fs_host.c) */
 		return -EROFS;
 	}

@@ -281,6 +281,9 @@ struct sentry_opts {
 	int exit_fd;
 	bool rootfs_ro;
 	bool shm_noexec; /* OCI: /dev/shm's "noexec" */
+	/* OCI: config.json mounts no sysfs at /sys, so the sandbox has none
+	 * (the rootfs's /sys shows); moat do always has one. */
+	bool no_sysfs;
 	struct file_spec {
 		char *src; /* host file */
 		char *dst; /* canonical guest path */

@@ -1736,7 +1736,7 @@ static void nl_link(struct nlbuf *nb, const struct nlmsghdr *req, int flags,
 		.ifi_index = 1,
 		.ifi_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING | IFF_LOWER_UP,
 	};
-	unsigned mtu = 65536, txq = 1000;
+	unsigned mtu = LO_MTU, txq = 1000;
 	unsigned char zero[6] = { 0 }, oper = 0 /* IF_OPER_UNKNOWN */;
 
 	nl_put(nb, RTM_NEWLINK, flags, req, &ifi, sizeof(ifi), portid);
@@ -1783,7 +1783,7 @@ static void nl_link_eth(struct nlbuf *nb, const struct nlmsghdr *req, int flags,
 			     IFF_MULTICAST | IFF_LOWER_UP,
 	};
 	unsigned mtu = NS_MTU, txq = 1000;
-	unsigned char mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+	unsigned char mac[6] = NS_MAC;
 	unsigned char bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	unsigned char oper = 6 /* IF_OPER_UP */;
 
@@ -1992,7 +1992,7 @@ static long if_ioctl(struct task *t, unsigned long cmd, uint64_t arg)
 		ifr.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
 		break;
 	case SIOCGIFMTU:
-		ifr.ifr_mtu = 65536;
+		ifr.ifr_mtu = LO_MTU;
 		break;
 	case SIOCGIFADDR:
 	case SIOCGIFNETMASK: {

@@ -402,6 +402,10 @@ static long open_tmpfile(struct task *t, int dirfd, const char *path, int flags,
 		vnode_put(dir);
 		return -ENOTDIR;
 	}
+	if (dir->kind == VN_SYS) { /* a read-only mount, first */
+		vnode_put(dir);
+		return -EROFS;
+	}
 	if (dir->kind == VN_HOST || dir->kind == VN_PROC ||
 	    dir->kind == VN_DEV || dir->kind == VN_MQUEUE) {
 		vnode_put(dir);

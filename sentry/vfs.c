@@ -17,6 +17,7 @@
 #include "sentry/fs_tmpfs.h"
 #include "sentry/overlay.h"
 #include "sentry/p9client.h"
+#include "sentry/sysfs.h"
 
 #define MAX_SYMLINKS 40
 #define DCACHE_BUCKETS 4096
@@ -39,6 +40,9 @@ static bool walk_cached_only;
  * that paths start from, the merged one. */
 static struct vnode *root_vn, *top_vn, *proc_vn, *dev_vn, *tmp_vn, *shm_vn,
 	*mq_vn;
+/* sysfs at /sys; NULL when an OCI bundle's config mounts none there (the
+ * rootfs's /sys shows, as under runc). */
+static struct vnode *sys_vn;
 
 /* `--mount`s, in the order given (a later one may sit inside an earlier). */
 #define VFS_MOUNTS_MAX 64
@@ -218,6 +222,13 @@ int vfs_init(uint32_t rootfid, struct moat_error *err)
 	proc_vn = procfs_root();
 	dev_vn = devfs_root();
 	mq_vn = mqueuefs_root();
+	if (!S->opts.no_sysfs) {
+		/* while the host's /sys is still in view (THP) */
+		sysfs_init();
+		sys_vn = sysfs_root();
+		if (!sys_vn)
+			return moat_error_set(err, ENOMEM, "vfs");
+	}
 	/* Writable scratch space that never reaches the host's disk. */
 	tmp_vn = tmpfs_new_root("/tmp", 01777);
 	shm_vn = tmpfs_new_root("/dev/shm", 01777);
@@ -259,8 +270,8 @@ static bool mount_hidden(size_t i)
 static size_t nbinds;
 
 /* The mount points of the sentry's own filesystems (mount_at). */
-static const char *const own_mounts[] = { "/proc", "/dev", "/tmp", "/dev/shm",
-					  "/dev/mqueue" };
+static const char *const own_mounts[] = { "/proc",    "/dev",	     "/tmp",
+					  "/dev/shm", "/dev/mqueue", "/sys" };
 
 /* Is the canonical path p at or below the mount point m (n: its length)? */
 static bool at_or_under(const char *p, const char *m, size_t n)
@@ -289,6 +300,8 @@ static const struct vmount *mount_covering(const char *path)
 	for (i = 0; i < ARRAY_SIZE(own_mounts); i++) {
 		size_t n = strlen(own_mounts[i]);
 
+		if (!sys_vn && !strcmp(own_mounts[i], "/sys"))
+			continue;
 		if (n > blen && at_or_under(path, own_mounts[i], n))
 			return NULL;
 	}
@@ -345,6 +358,8 @@ static struct vnode *mount_at(const char *path)
 		return shm_vn;
 	if (!strcmp(path, "/dev/mqueue"))
 		return mq_vn;
+	if (!strcmp(path, "/sys"))
+		return sys_vn;
 	return NULL;
 }
 
@@ -372,7 +387,7 @@ static int mount_point(const char *dst, const struct stat *last,
 	if (vn == top_vn)
 		rc = -EBUSY;
 	else if (vn->kind == VN_PROC || vn->kind == VN_DEV ||
-		 vn->kind == VN_MQUEUE)
+		 vn->kind == VN_MQUEUE || vn->kind == VN_SYS)
 		rc = -EPERM;
 	/* A clone is grafted into the rootfs's overlay (vfs_lower_lookup). */
 	else if (last && vn->kind != VN_GOFER &&
@@ -384,7 +399,7 @@ static int mount_point(const char *dst, const struct stat *last,
 	return moat_error_input(
 		err, -rc, "mount point `%s` is `%s`, %s", dst, canon,
 		rc == -EBUSY ? "the root" :
-		rc == -EPERM ? "in the sandbox's own /proc or /dev" :
+		rc == -EPERM ? "in the sandbox's own /proc, /dev or /sys" :
 			       "not in the rootfs (a clone mount is grafted "
 			       "into it)");
 }
@@ -747,6 +762,8 @@ static int lookup_child(struct task *t, struct vnode *dir, const char *name,
 		return tmpfs_lookup(dir, name, out);
 	case VN_MQUEUE:
 		return mqueuefs_lookup(dir, name, out);
+	case VN_SYS:
+		return sysfs_vn_lookup(dir, name, out);
 	}
 	return -ENOENT;
 }
@@ -811,6 +828,8 @@ int vfs_readlink(struct vnode *vn, char *buf, size_t cap)
 		return procfs_readlink(NULL, vn, buf, cap);
 	if (vn->kind == VN_TMPFS)
 		return tmpfs_readlink(vn, buf, cap);
+	if (vn->kind == VN_SYS)
+		return sysfs_readlink(vn, buf, cap);
 	if (vn->kind == VN_DEV) {
 		/* devfs symlinks keep their target in link */
 		if (!vn->link)
@@ -854,6 +873,8 @@ static const void *mount_of(struct vnode *vn)
 		return dev_vn;
 	case VN_MQUEUE:
 		return mq_vn;
+	case VN_SYS:
+		return sys_vn;
 	case VN_TMPFS:
 		/* The overlay's upper layer and the rootfs are one mount to
 		 * the guest, as overlayfs is. */
@@ -1292,6 +1313,8 @@ int vfs_stat(struct vnode *vn, struct stat *st)
 		return tmpfs_stat(vn, st);
 	case VN_MQUEUE:
 		return mqueuefs_stat(vn, st);
+	case VN_SYS:
+		return sysfs_stat(vn, st);
 	}
 	return -EINVAL;
 }
@@ -1310,6 +1333,10 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 	if ((mask & W_OK) && vn->kind == VN_TMPFS && tmpfs_readonly(vn))
 		return -EROFS;
 	if ((mask & W_OK) && vn->kind == VN_HOST && vfs_host_readonly(vn))
+		return -EROFS;
+	/* sysfs is mounted read-only, as runc mounts it: EROFS, before the
+	 * mode is looked at (its superblock is read-only too) */
+	if ((mask & W_OK) && vn->kind == VN_SYS)
 		return -EROFS;
 	m = st.st_mode;
 	/* A read-only mount refuses writes to its files, not to its devices
@@ -1487,6 +1514,12 @@ size_t vfs_mount_table(struct vfs_mount_info *out, size_t cap)
 		  NULL);
 	add_entry(t, &n, "/dev/mqueue", VFS_DEV_MQUEUE, "mqueue", "mqueue",
 		  ST_NODEV | ST_NOEXEC, MQUEUE_MAGIC, NULL);
+	/* runc's default: ro,nosuid,nodev,noexec, its superblock ro */
+	if (sys_vn) {
+		add_entry(t, &n, "/sys", VFS_DEV_SYS, "sysfs", "sysfs",
+			  ST_RDONLY | ST_NODEV | ST_NOEXEC, SYSFS_MAGIC, NULL);
+		t[n - 1].super_ro = true;
+	}
 	add_entry(t, &n, "/tmp", VFS_DEV_TMP, "tmpfs", "tmpfs", ST_NODEV,
 		  TMPFS_MAGIC, NULL);
 	for (size_t i = 0; i < nmounts && n < ARRAY_SIZE(t); i++) {
@@ -1567,6 +1600,8 @@ int vfs_mount_of(struct vnode *vn, struct vfs_mount_info *out)
 		dev = VFS_DEV_PROC;
 	} else if (vn->kind == VN_MQUEUE) {
 		dev = VFS_DEV_MQUEUE;
+	} else if (vn->kind == VN_SYS) {
+		dev = VFS_DEV_SYS;
 	} else {
 		int rc = vfs_stat(vn, &st);
 		if (rc < 0)
@@ -1632,6 +1667,7 @@ int vfs_statfs(struct vnode *vn, struct statfs *st)
 	case VN_PROC:
 	case VN_DEV:
 	case VN_MQUEUE:
+	case VN_SYS:
 		st->f_bsize = 4096;
 		st->f_namelen = 255;
 		st->f_frsize = 4096;

@@ -32,6 +32,7 @@ enum vn_kind {
 	VN_TMPFS, /* tmpfs in the sentry's memory (sentry/fs_tmpfs.c) */
 	VN_HOST,  /* a host directory bound ro or rw (sentry/fs_host.c) */
 	VN_MQUEUE, /* /dev/mqueue and its POSIX message queues (sentry/mqueue.c) */
+	VN_SYS,	   /* sysfs, read-only (sentry/fs_sys.c, sentry/sysfs.c) */
 };
 
 /* `--mount SRC:DST:MODE`: a host directory, served by a gofer of its own
@@ -52,6 +53,7 @@ enum mnt_mode {
 #define VFS_DEV_DEV makedev(0, 5)
 #define VFS_DEV_PTS makedev(0, 0x18)
 #define VFS_DEV_MQUEUE makedev(0, 0x2a)
+#define VFS_DEV_SYS makedev(0, 0x15)
 #define VFS_DEV_TMP makedev(0, 0x30)
 #define VFS_DEV_SHM makedev(0, 0x31)
 #define VFS_DEV_MOUNT(i) makedev(0, 0x40 + (unsigned)(i)) /* mounts[i] */
@@ -246,7 +248,8 @@ int vfs_statfs(struct vnode *vn, struct statfs *st);
 /* ---- the mount table ----------------------------------------------------
  *
  * Every mount the guest sees, in the order it was made: the root, /proc,
- * /dev, /dev/pts, /dev/shm, /dev/mqueue, /tmp, then the `--mount`s and an
+ * /dev, /dev/pts, /dev/shm, /dev/mqueue, /sys (but for an OCI bundle that
+ * mounts no sysfs), /tmp, then the `--mount`s and an
  * OCI bundle's tmpfs and directory binds (a mount hidden under a later one
  * is still listed, as on Linux). /proc/<pid>/mountinfo, /proc/mounts and
  * statfs's f_flags are made from it, so they cannot disagree with what the
@@ -267,6 +270,7 @@ struct vfs_mount_info {
 	 * writable and a read-only one made so after setup, as runc remounts
 	 * it: its superblock says rw. */
 	char super[64];
+	bool super_ro; /* but sysfs's, mounted ro from the start: ro */
 };
 #define VFS_MOUNTS_TABLE_MAX (64 + 7)
 /* Fill out (cap entries) with the table; returns how many there are. The
@@ -442,6 +446,7 @@ bool file_is_stream_socket(struct file *f); /* SOCK_STREAM: unix or TCP */
 /* The socket layer's limits, as /proc/sys/net shows them. */
 #define USOCK_BUF 212992 /* every socket's buffer: net.core.[rw]mem_* */
 #define BACKLOG_MAX 4096 /* listen() clamps to it: net.core.somaxconn */
+#define LO_MTU 65536	 /* lo's, as netlink, SIOCGIFMTU and /sys say it */
 /* The ports a bind to port 0 and an autobind take, the sandbox's sockets
  * among themselves (net.ipv4.ip_local_port_range, Linux's default). */
 #define EPHEMERAL_LO 32768
@@ -494,6 +499,16 @@ struct vnode *devfs_root(void);
 int devfs_lookup(struct vnode *dir, const char *name, struct vnode **out);
 int devfs_stat(struct vnode *vn, struct stat *st);
 int devfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
+
+/* sysfs at /sys (sentry/fs_sys.c): its root (made at vfs_init), the
+ * lookup of one name in a directory of it (a new vnode, the caller's),
+ * its stat, its links' targets, and its opens (read-only: a write is
+ * EROFS, a directory's EISDIR). */
+struct vnode *sysfs_root(void);
+int sysfs_vn_lookup(struct vnode *dir, const char *name, struct vnode **out);
+int sysfs_stat(struct vnode *vn, struct stat *st);
+int sysfs_readlink(struct vnode *vn, char *buf, size_t cap);
+int sysfs_open(struct task *t, struct vnode *vn, int flags, struct file **out);
 
 /* The mqueue filesystem at /dev/mqueue (sentry/mqueue.c): its root, and
  * the queues as files. create makes a queue with the default attributes
