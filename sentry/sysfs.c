@@ -124,15 +124,17 @@ static int put_cpulist(const cpu_set_t *set, char *buf, size_t cap)
 	return (int)len;
 }
 
-/* "3", "00000001,00000000" as Linux's cpumap files print a set: 32-bit
- * words, the highest first, as many bits as the highest CPU needs (Linux
- * pads to nr_cpu_ids, which would say how many CPUs the host has). */
+/* "3", "100,00000001" as Linux's cpumap files print a set: 32-bit words,
+ * the highest first, as many bits as the sandbox's highest CPU needs, for
+ * every mask alike (Linux pads to nr_cpu_ids, which would say how many
+ * CPUs the host has). */
 static int put_cpumap(const cpu_set_t *set, char *buf, size_t cap)
 {
+	cpu_set_t all = cpus_of_sandbox();
 	int nbits = 1, words, w, len = 0;
 
 	for (int i = 0; i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, set))
+		if (CPU_ISSET(i, &all))
 			nbits = i + 1;
 	words = (nbits + 31) / 32;
 	for (w = words - 1; w >= 0; w--) {

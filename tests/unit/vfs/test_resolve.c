@@ -849,12 +849,12 @@ TR(mount_table_agrees_with_stat_and_statfs)
 	struct vfs_mount_info t[VFS_MOUNTS_TABLE_MAX], m;
 	size_t n = vfs_mount_table(t, VFS_MOUNTS_TABLE_MAX);
 	const char *want[] = { "/",	   "/proc",	  "/dev", "/dev/pts",
-			       "/dev/shm", "/dev/mqueue", "/tmp" };
+			       "/dev/shm", "/dev/mqueue", "/sys", "/tmp" };
 	struct vnode *vn;
 	struct statfs sf;
 	struct stat st;
 
-	cr_assert_eq(n, 7, "the sentry's own mounts");
+	cr_assert_eq(n, 8, "the sentry's own mounts");
 	cr_assert_eq(t[0].id, 1);
 	cr_assert_eq(t[0].parent, 1, "the root is its own parent");
 	for (size_t i = 0; i < n; i++) {
@@ -875,7 +875,13 @@ TR(mount_table_agrees_with_stat_and_statfs)
 		vnode_put(vn);
 	}
 	cr_assert_eq(t[3].parent, 3, "/dev/pts is in /dev");
-	cr_assert_eq(t[6].parent, 1, "/tmp is in /");
+	cr_assert_eq(t[6].parent, 1, "/sys is in /");
+	cr_assert_eq(t[7].parent, 1, "/tmp is in /");
+	cr_assert_str_eq(t[6].fstype, "sysfs");
+	cr_assert_eq((uint32_t)t[6].magic, 0x62656572u);
+	cr_assert_eq(t[6].flags & (ST_RDONLY | ST_NOEXEC | ST_NODEV),
+		     ST_RDONLY | ST_NOEXEC | ST_NODEV, "ro,nodev,noexec");
+	cr_assert(t[6].super_ro, "its superblock is ro too");
 	vn = must("/a/b/f");
 	cr_assert_eq(vfs_stat(vn, &st), 0);
 	cr_assert_eq(st.st_dev, t[0].dev, "a rootfs file is in the root mount");
