@@ -229,6 +229,7 @@ t_mount_table_is_the_sandboxs()
 /dev/pts devpts devpts rw,nosuid,noexec,relatime
 /dev/shm tmpfs shm rw,nosuid,nodev,relatime
 /dev/mqueue mqueue mqueue rw,nosuid,nodev,noexec,relatime
+/sys sysfs sysfs ro,nosuid,nodev,noexec,relatime
 /tmp tmpfs tmpfs rw,nosuid,nodev,relatime
 /w $fs none ro,nosuid,nodev,relatime
 /w2 $fs none rw,nosuid,nodev,relatime

@@ -272,8 +272,8 @@ PY
 t_mount_table_of_a_bundle()
 {
 	# The config's mounts, each in /proc/self/mountinfo in its order with
-	# its type, source, ro and noexec, as runc lists them (the sentry has
-	# no /sys: the bundle mounts none). A fixed table had none of them
+	# its type, source, ro and noexec, as runc lists them (the bundle
+	# mounts no sysfs, so there is none). A fixed table had none of them
 	# and a root that was never ro.
 	local b=$E2E_TMP/table root=$E2E_TMP/root-table src=$E2E_TMP/table-src want fs
 	mkdir -p "$src"
