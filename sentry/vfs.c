@@ -1297,6 +1297,16 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 					cur = next;
 					break;
 				}
+				/* A file with more of the path after it:
+				 * ENOTDIR, before any search permission
+				 * on it is asked (Linux: "/proc/self/fd/N/.."
+				 * of a file). */
+				if ((!last || trailing) &&
+				    !S_ISDIR(mf->vn->mode)) {
+					vnode_put(next);
+					rc = -ENOTDIR;
+					goto fail;
+				}
 				vnode_put(next);
 				vnode_put(cur);
 				walk_unwind(up, &nup);
