@@ -692,6 +692,7 @@ static const struct {
 	{ "sysfs", "/sys", OCI_MNT_SYNTH },
 	{ "tmpfs", "/dev", OCI_MNT_SYNTH },
 	{ "devpts", "/dev/pts", OCI_MNT_SYNTH },
+	{ "tmpfs", "/dev/shm", OCI_MNT_SYNTH },
 	{ "mqueue", "/dev/mqueue", OCI_MNT_IGNORE },
 	{ "cgroup", "/sys/fs/cgroup", OCI_MNT_IGNORE },
 	{ "cgroup2", "/sys/fs/cgroup", OCI_MNT_IGNORE },
@@ -1694,10 +1695,15 @@ int oci_config_parse(const char *text, size_t len, const char *bundle,
 		free(m->src);
 		m->src = abs;
 	}
+	/* A mount may go over one of the sentry's own (containerd binds the
+	 * pod's shm over the tmpfs at /dev/shm: the bind is on top, as under
+	 * runc), not over another of the bundle's. */
 	for (i = 0; i < c.nmounts; i++)
 		for (size_t j = 0; j < i; j++)
 			if (c.mounts[i].kind != OCI_MNT_SYNTH &&
 			    c.mounts[i].kind != OCI_MNT_IGNORE &&
+			    c.mounts[j].kind != OCI_MNT_SYNTH &&
+			    c.mounts[j].kind != OCI_MNT_IGNORE &&
 			    !strcmp(c.mounts[i].dst, c.mounts[j].dst)) {
 				struct jstep mp[3] = { { "mounts", 0 },
 						       { NULL, i },
