@@ -671,7 +671,6 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	}
 	o->nrlimits = c->process.nrlimits;
 	o->mounts = xcalloc(c->nmounts + 1, sizeof(*o->mounts));
-	o->files = xcalloc(c->nmounts + 1, sizeof(*o->files));
 	o->tmpfs = xcalloc(c->nmounts + 1, sizeof(*o->tmpfs));
 	o->order = xcalloc(c->nmounts + 1, sizeof(*o->order));
 	for (i = 0; i < c->nmounts; i++) {
@@ -706,19 +705,15 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 					      "source `%s`",
 					      i, m->src);
 		}
-		if (S_ISDIR(st.st_mode)) {
+		/* A directory or a regular file: a gofer of its own
+		 * serves it, ro or rw (sentry/boot.c start_mount). */
+		if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
 			o->mounts[o->nmounts].src = real;
 			o->mounts[o->nmounts].dst = m->dst;
 			o->mounts[o->nmounts].mode = m->ro ? MNT_RO : MNT_RW;
 			o->mounts[o->nmounts].noexec = m->noexec;
 			o->order[o->norder++] =
 				(struct mount_order){ MOUNT_DIR, o->nmounts++ };
-		} else if (S_ISREG(st.st_mode)) {
-			o->files[o->nfiles].src = real;
-			o->files[o->nfiles].ro = m->ro;
-			o->files[o->nfiles].dst = m->dst;
-			o->order[o->norder++] =
-				(struct mount_order){ MOUNT_FILE, o->nfiles++ };
 		} else {
 			/* A FIFO, socket or device would need the host's
 			 * node itself in the guest, which the sentry's VFS
@@ -1001,10 +996,7 @@ static void opts_free(struct sentry_opts *o, const struct oci_config *c)
 
 	for (i = 0; i < o->nmounts; i++)
 		free(o->mounts[i].src);
-	for (i = 0; i < o->nfiles; i++)
-		free(o->files[i].src);
 	free(o->mounts);
-	free(o->files);
 	free(o->tmpfs);
 	free(o->order);
 	free(o->rlimits);

@@ -693,7 +693,6 @@ static const struct {
 	{ "tmpfs", "/dev", OCI_MNT_SYNTH },
 	{ "devpts", "/dev/pts", OCI_MNT_SYNTH },
 	{ "tmpfs", "/dev/shm", OCI_MNT_SYNTH },
-	{ "bind", "/dev/shm", OCI_MNT_SYNTH },
 	{ "mqueue", "/dev/mqueue", OCI_MNT_IGNORE },
 	{ "cgroup", "/sys/fs/cgroup", OCI_MNT_IGNORE },
 	{ "cgroup2", "/sys/fs/cgroup", OCI_MNT_IGNORE },
@@ -885,8 +884,12 @@ static int parse_mount(struct parser *p, json_object *o, struct oci_mount *m)
 			rc = bad(p, "source: required for a bind mount");
 			goto out;
 		}
+		/* In /dev, a bind goes over or beside devfs's nodes
+		 * (kubelet's /dev/termination-log, an engine's /dev/shm);
+		 * /proc and /sys are the sandbox's own, and no engine binds
+		 * there. */
 		if (!strcmp(m->dst, "/") || under(m->dst, "/proc") ||
-		    under(m->dst, "/dev") || under(m->dst, "/sys")) {
+		    !strcmp(m->dst, "/dev") || under(m->dst, "/sys")) {
 			push_key(p, "destination");
 			rc = bad(p,
 				 "a bind mount at %s is not supported by "
@@ -897,12 +900,12 @@ static int parse_mount(struct parser *p, json_object *o, struct oci_mount *m)
 			goto out;
 		}
 		m->src = xstrdup(src);
-		m->kind = OCI_MNT_BIND; /* or FILE: decided at create */
+		m->kind = OCI_MNT_BIND; /* a directory or a file */
 		goto out;
 	}
 	if (!strcmp(m->type, "tmpfs")) {
 		if (!strcmp(m->dst, "/") || under(m->dst, "/proc") ||
-		    under(m->dst, "/dev") || under(m->dst, "/sys")) {
+		    !strcmp(m->dst, "/dev") || under(m->dst, "/sys")) {
 			push_key(p, "destination");
 			rc = bad(p, "a tmpfs at %s is not supported by moat",
 				 m->dst);
@@ -1692,10 +1695,15 @@ int oci_config_parse(const char *text, size_t len, const char *bundle,
 		free(m->src);
 		m->src = abs;
 	}
+	/* A mount may go over one of the sentry's own (containerd binds the
+	 * pod's shm over the tmpfs at /dev/shm: the bind is on top, as under
+	 * runc), not over another of the bundle's. */
 	for (i = 0; i < c.nmounts; i++)
 		for (size_t j = 0; j < i; j++)
 			if (c.mounts[i].kind != OCI_MNT_SYNTH &&
 			    c.mounts[i].kind != OCI_MNT_IGNORE &&
+			    c.mounts[j].kind != OCI_MNT_SYNTH &&
+			    c.mounts[j].kind != OCI_MNT_IGNORE &&
 			    !strcmp(c.mounts[i].dst, c.mounts[j].dst)) {
 				struct jstep mp[3] = { { "mounts", 0 },
 						       { NULL, i },

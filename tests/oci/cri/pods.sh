@@ -14,8 +14,8 @@
 # nothing of it may be left: processes, mounts, cgroups, state.
 #
 # Not yet in `make test` (tests/e2e/run.sh runs tests/oci/test_*.sh): the
-# moat handler fails at the first workload container (issue 13: a bind
-# mount at /dev/termination-log, then a pod's containers in one sandbox).
+# moat handler fails at the first workload container (issue 13: a pod's
+# containers in one sandbox).
 # Run it by hand: bash tests/oci/cri/pods.sh
 . "$(dirname "$0")/../../e2e/lib.sh"
 
