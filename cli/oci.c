@@ -139,20 +139,6 @@ static void log_line(const char *level, const char *msg)
 }
 
 /* An error of the command: on stderr and in --log. Returns 1. */
-/* A capability name moat does not know: left out, as runc leaves it. */
-static void warn_caps(const struct oci_process *pr)
-{
-	char msg[1024];
-
-	if (!pr->caps_unknown)
-		return;
-	snprintf(msg, sizeof(msg),
-		 "ignoring unknown capabilities in process.capabilities: %s",
-		 pr->caps_unknown);
-	fprintf(stderr, "moat: warning: %s\n", msg);
-	log_line("warning", msg);
-}
-
 static int fail(const char *fmt, ...) MOAT_PRINTF(1, 2);
 static int fail(const char *fmt, ...)
 {
@@ -1038,7 +1024,6 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 		return fail("bundle `%s`: %s", l->bundle, strerror(errno));
 	if (oci_config_load(bundle, &l->c, &err) < 0)
 		return fail("%s", err.msg);
-	warn_caps(&l->c.process);
 	warn_lines(l->c.warnings);
 	if (l->c.process.terminal && !l->console_socket && !l->own_terminal)
 		return fail("process.terminal is true: --console-socket is "
@@ -2233,7 +2218,6 @@ static int cmd_exec(int argc, char **argv)
 				   &err) < 0 ||
 		    oci_process_parse(text, len, process_file, &pr, &err) < 0)
 			return fail("--process: %s", err.msg);
-		warn_caps(&pr);
 		warn_lines(pr.warnings);
 	} else {
 		/* The container's own process, with the command and the

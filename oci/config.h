@@ -99,7 +99,6 @@ struct oci_process {
 	 * has_caps false: none given, the process keeps root's */
 	bool has_caps;
 	struct cap_sets caps;
-	char *caps_unknown; /* names left out, ", "-joined; NULL: none */
 	unsigned console_rows, console_cols; /* consoleSize, 0: none */
 	/* oci_process_parse: its unknown properties, one line each
 	 * ("p.json:3: user.bogus: unknown property, ignored\n"), or NULL */
