@@ -139,20 +139,6 @@ static void log_line(const char *level, const char *msg)
 }
 
 /* An error of the command: on stderr and in --log. Returns 1. */
-/* A capability name moat does not know: left out, as runc leaves it. */
-static void warn_caps(const struct oci_process *pr)
-{
-	char msg[1024];
-
-	if (!pr->caps_unknown)
-		return;
-	snprintf(msg, sizeof(msg),
-		 "ignoring unknown capabilities in process.capabilities: %s",
-		 pr->caps_unknown);
-	fprintf(stderr, "moat: warning: %s\n", msg);
-	log_line("warning", msg);
-}
-
 static int fail(const char *fmt, ...) MOAT_PRINTF(1, 2);
 static int fail(const char *fmt, ...)
 {
@@ -671,7 +657,6 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	}
 	o->nrlimits = c->process.nrlimits;
 	o->mounts = xcalloc(c->nmounts + 1, sizeof(*o->mounts));
-	o->files = xcalloc(c->nmounts + 1, sizeof(*o->files));
 	o->tmpfs = xcalloc(c->nmounts + 1, sizeof(*o->tmpfs));
 	o->order = xcalloc(c->nmounts + 1, sizeof(*o->order));
 	/* /sys is the sentry's sysfs only where config.json mounts one, as
@@ -711,19 +696,15 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 					      "source `%s`",
 					      i, m->src);
 		}
-		if (S_ISDIR(st.st_mode)) {
+		/* A directory or a regular file: a gofer of its own
+		 * serves it, ro or rw (sentry/boot.c start_mount). */
+		if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
 			o->mounts[o->nmounts].src = real;
 			o->mounts[o->nmounts].dst = m->dst;
 			o->mounts[o->nmounts].mode = m->ro ? MNT_RO : MNT_RW;
 			o->mounts[o->nmounts].noexec = m->noexec;
 			o->order[o->norder++] =
 				(struct mount_order){ MOUNT_DIR, o->nmounts++ };
-		} else if (S_ISREG(st.st_mode)) {
-			o->files[o->nfiles].src = real;
-			o->files[o->nfiles].ro = m->ro;
-			o->files[o->nfiles].dst = m->dst;
-			o->order[o->norder++] =
-				(struct mount_order){ MOUNT_FILE, o->nfiles++ };
 		} else {
 			/* A FIFO, socket or device would need the host's
 			 * node itself in the guest, which the sentry's VFS
@@ -1006,10 +987,7 @@ static void opts_free(struct sentry_opts *o, const struct oci_config *c)
 
 	for (i = 0; i < o->nmounts; i++)
 		free(o->mounts[i].src);
-	for (i = 0; i < o->nfiles; i++)
-		free(o->files[i].src);
 	free(o->mounts);
-	free(o->files);
 	free(o->tmpfs);
 	free(o->order);
 	free(o->rlimits);
@@ -1051,7 +1029,6 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 		return fail("bundle `%s`: %s", l->bundle, strerror(errno));
 	if (oci_config_load(bundle, &l->c, &err) < 0)
 		return fail("%s", err.msg);
-	warn_caps(&l->c.process);
 	warn_lines(l->c.warnings);
 	if (l->c.process.terminal && !l->console_socket && !l->own_terminal)
 		return fail("process.terminal is true: --console-socket is "
@@ -2246,7 +2223,6 @@ static int cmd_exec(int argc, char **argv)
 				   &err) < 0 ||
 		    oci_process_parse(text, len, process_file, &pr, &err) < 0)
 			return fail("--process: %s", err.msg);
-		warn_caps(&pr);
 		warn_lines(pr.warnings);
 	} else {
 		/* The container's own process, with the command and the

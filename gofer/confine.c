@@ -265,8 +265,56 @@ static int setattr_tree(int tree, struct mount_attr *attr, unsigned extra)
 			    attr, sizeof(*attr));
 }
 
+/* Step 5 for a file: a new "/" to pivot into, since a file cannot be
+ * one. An empty tmpfs of the gofer's own, stacked on "/", gets one empty
+ * file, GOFER_FILE_NAME, and the file's bind (tree) is moved onto it;
+ * then the tmpfs is made read-only (not recursively: the bind keeps its
+ * own mode). The gofer's namespace then holds the one host file and
+ * nothing beside it: its host siblings were never bound. Returns the
+ * tmpfs's fd (its root), or -1 and err. */
+static int file_root(const char *root, int tree, struct moat_error *err)
+{
+	struct mount_attr ro = {
+		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+	};
+	cleanup_close int fs = -1, mnt = -1, f = -1;
+
+	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return moat_error_set(err, errno, "gofer: fsopen tmpfs");
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0555", 0) <
+		    0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) <
+		    0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return moat_error_set(err, errno, "gofer: make a tmpfs");
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+			   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				   MOUNT_ATTR_NOEXEC);
+	if (mnt < 0)
+		return moat_error_set(err, errno, "gofer: mount a tmpfs");
+	if (syscall(SYS_move_mount, mnt, "", AT_FDCWD, "/",
+		    MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return moat_error_set(err, errno, "gofer: attach a tmpfs");
+	f = openat(mnt, GOFER_FILE_NAME,
+		   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (f < 0)
+		return moat_error_set(err, errno, "gofer: mount point of `%s`",
+				      root);
+	close(take_fd(&f)); /* open for writing, it would keep the tmpfs rw */
+	if (syscall(SYS_move_mount, tree, "", mnt, GOFER_FILE_NAME,
+		    MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return moat_error_set(err, errno, "gofer: attach `%s`", root);
+	if (syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH, &ro,
+		    sizeof(ro)) < 0)
+		return moat_error_set(err, errno,
+				      "gofer: make its tmpfs read-only");
+	return take_fd(&mnt);
+}
+
 int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
-		  struct moat_error *err)
+		  bool *is_file, struct moat_error *err)
 {
 	struct mount_attr attr = {
 		/* nodev: a device node in the tree must not open hardware;
@@ -280,6 +328,7 @@ int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
 	cleanup_close int tree = -1;
 	cleanup_close int fd = -1;
 	pid_t parent = getppid();
+	struct stat st;
 
 	/* 1. A private mount namespace: the bind and pivot_root below must
 	 * change only the gofer's view of the host, never the host's. */
@@ -309,12 +358,17 @@ int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
 				    (writable ? AT_RECURSIVE : 0));
 	if (tree < 0)
 		return moat_error_set(err, errno, "gofer: bind `%s`", root);
+	if (fstat(tree, &st) < 0)
+		return moat_error_set(err, errno, "gofer: stat `%s`", root);
+	/* A directory, or one regular file: anything else would be a way to
+	 * a host device, FIFO or socket. */
+	*is_file = S_ISREG(st.st_mode);
+	if (!*is_file && !S_ISDIR(st.st_mode))
+		return moat_error_input(err, EPERM,
+					"gofer: `%s` is neither a directory "
+					"nor a regular file",
+					root);
 	if (expect_set) {
-		struct stat st;
-
-		if (fstat(tree, &st) < 0)
-			return moat_error_set(err, errno, "gofer: stat `%s`",
-					      root);
 		if (st.st_dev != expect_dev || st.st_ino != expect_ino)
 			return moat_error_input(err, ESTALE,
 						"gofer: `%s` changed while the "
@@ -338,9 +392,17 @@ int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
 			return moat_error_set(
 				err, errno, "gofer: make `%s` writable", root);
 	}
-	if (syscall(SYS_move_mount, tree, "", AT_FDCWD, root,
-		    MOVE_MOUNT_F_EMPTY_PATH) < 0)
+	if (*is_file) {
+		int top = file_root(root, tree, err);
+
+		if (top < 0)
+			return -1;
+		close(tree);
+		tree = top;
+	} else if (syscall(SYS_move_mount, tree, "", AT_FDCWD, root,
+			   MOVE_MOUNT_F_EMPTY_PATH) < 0) {
 		return moat_error_set(err, errno, "gofer: attach `%s`", root);
+	}
 
 	/* 5. Enter it, and make it "/": pivot_root(".", ".") stacks the old
 	 * root on top of the new one, and the lazy unmount takes it and every
@@ -469,7 +531,7 @@ static int parse_expect(const char *s)
 
 static void usage(void)
 {
-	fputs("usage: moat gofer --root DIR --fd N [--as UID:GID] "
+	fputs("usage: moat gofer --root DIR|FILE --fd N [--as UID:GID] "
 	      "[--expect DEV:INO] [--rw|--store]\n",
 	      stderr);
 }
@@ -480,7 +542,7 @@ int gofer_main(int argc, char **argv)
 	cleanup_close int rootfd = -1;
 	const char *root = NULL;
 	const char *fdarg = NULL;
-	bool writable = false, store = false;
+	bool writable = false, store = false, is_file = false;
 	struct stat st;
 	int sock = -1;
 	int i = 1, ret;
@@ -539,16 +601,22 @@ int gofer_main(int argc, char **argv)
 		sock = moved;
 	}
 
-	if (gofer_confine(root, sock, writable, &rootfd, &err) < 0) {
+	if (gofer_confine(root, sock, writable, &rootfd, &is_file, &err) < 0) {
 		/* stderr is gone once step 6 ran; print only if it is still
 		 * the descriptor we were given. */
 		if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
 			fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
-	ret = gofer_serve(sock, rootfd,
-			  store	   ? GOFER_STORE :
-			  writable ? GOFER_WRITABLE :
-				     0);
+	if (is_file)
+		ret = gofer_serve_file(sock, rootfd, GOFER_FILE_NAME,
+				       store	? GOFER_STORE :
+				       writable ? GOFER_WRITABLE :
+						  0);
+	else
+		ret = gofer_serve(sock, rootfd,
+				  store	   ? GOFER_STORE :
+				  writable ? GOFER_WRITABLE :
+					     0);
 	return ret < 0 ? 3 : 0;
 }

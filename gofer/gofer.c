@@ -19,6 +19,14 @@
  *    other files via parent + name) read-only, checks that the result is
  *    the very inode the fid named (else ESTALE: something renamed it in
  *    between), and donates the fd. The gofer keeps no open file.
+ *  - A file gofer (gofer_new_file: a bind mount of one host file) has that
+ *    file as its attach root, kept as a directory + name like any other
+ *    file fid, so that it is reopened the same way. Its directory is
+ *    never a fid: nothing walks from a file (ENOTDIR), and every request
+ *    that names a directory fid (create, remove, rename, link, readdir)
+ *    finds none. Confined (gofer/confine.c), that directory is an empty,
+ *    read-only tmpfs with the file's bind mount as its only entry, so the
+ *    host file's siblings are not in the gofer's namespace at all.
  */
 #include "gofer/gofer.h"
 
@@ -60,6 +68,10 @@ struct gofer_file {
 	dev_t dev;
 	ino_t ino;
 	mode_t mode;
+	/* The root of a file gofer: a mount point of its directory (the bind
+	 * mount of the file), reopened through its name there without
+	 * RESOLVE_NO_XDEV. Only gofer_new_file sets it. */
+	bool bound;
 };
 
 struct gofer_fid {
@@ -84,6 +96,10 @@ struct gofer_fid {
 
 struct gofer {
 	struct gofer_file *root;
+	/* A file gofer's: the directory its root file is reopened in, and
+	 * the file's name there; NULL for a directory gofer. */
+	struct gofer_file *rootdir;
+	char *rootname;
 	bool writable;	/* GOFER_WRITABLE: the write side is served */
 	bool store;	/* GOFER_STORE: only flat regular files */
 	uint32_t msize; /* negotiated; P9_MAX_MSIZE before Tversion */
@@ -171,8 +187,17 @@ static int file_open(int dirfd, const char *name, struct gofer_file **out)
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->mode = st.st_mode;
+	f->bound = false;
 	*out = f;
 	return 0;
+}
+
+/* How a fid's file is reopened by name in its directory: as it was
+ * walked, except that a file gofer's root is itself a mount point. */
+static uint64_t name_resolve(const struct gofer_file *f)
+{
+	return f->bound ? GOFER_RESOLVE & ~(uint64_t)RESOLVE_NO_XDEV :
+			  GOFER_RESOLVE;
 }
 
 static uint8_t qid_type_of_mode(mode_t mode)
@@ -322,35 +347,101 @@ size_t gofer_nfids(const struct gofer *g)
 
 /* ---- session ------------------------------------------------------------ */
 
-int gofer_new(struct gofer **out, int rootfd, unsigned flags)
+static struct gofer *gofer_alloc(unsigned flags)
 {
-	struct gofer *g;
-	int ret;
+	struct gofer *g = calloc(1, sizeof(*g));
 
-	g = calloc(1, sizeof(*g));
 	if (!g)
-		return -ENOMEM;
+		return NULL;
 	g->msize = P9_MAX_MSIZE;
 	g->store = (flags & GOFER_STORE) != 0;
 	g->writable = (flags & GOFER_WRITABLE) != 0 || g->store;
 	g->dents = malloc(GOFER_DENTS_MAX);
 	if (!g->dents) {
 		free(g);
-		return -ENOMEM;
+		return NULL;
 	}
+	return g;
+}
+
+int gofer_new(struct gofer **out, int rootfd, unsigned flags)
+{
+	struct gofer *g = gofer_alloc(flags);
+	int ret;
+
+	if (!g)
+		return -ENOMEM;
 	/* "." beneath rootfd: a fresh O_PATH handle on the directory itself,
 	 * whatever mode rootfd was opened with. */
 	ret = file_open(rootfd, ".", &g->root);
 	if (ret == 0 && !S_ISDIR(g->root->mode))
 		ret = -ENOTDIR;
 	if (ret < 0) {
-		file_unref(g->root);
-		free(g->dents);
-		free(g);
+		gofer_free(g);
 		return ret;
 	}
 	*out = g;
 	return 0;
+}
+
+int gofer_new_file(struct gofer **out, int dirfd, const char *name,
+		   unsigned flags)
+{
+	cleanup_close int fd = -1;
+	struct gofer *g;
+	struct stat st;
+	int ret;
+
+	/* A store is a directory of flat files, never one file. */
+	if (flags & GOFER_STORE)
+		return -EINVAL;
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
+		return -EINVAL;
+	g = gofer_alloc(flags);
+	if (!g)
+		return -ENOMEM;
+	g->rootname = strdup(name);
+	ret = g->rootname ? file_open(dirfd, ".", &g->rootdir) : -ENOMEM;
+	if (ret == 0 && !S_ISDIR(g->rootdir->mode))
+		ret = -ENOTDIR;
+	if (ret < 0)
+		goto fail;
+	/* The one place a mount is crossed on purpose: the file's bind
+	 * mount, the only entry of its directory. Still beneath it, and
+	 * never through a symlink. */
+	fd = sys_openat2(g->rootdir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			 GOFER_RESOLVE & ~(uint64_t)RESOLVE_NO_XDEV);
+	if (fd < 0) {
+		ret = fd;
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	/* Regular files only: a directory has gofer_new, and a FIFO, socket
+	 * or device would be a channel to something else on the host. */
+	if (!S_ISREG(st.st_mode)) {
+		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EPERM;
+		goto fail;
+	}
+	g->root = malloc(sizeof(*g->root));
+	if (!g->root) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	g->root->fd = take_fd(&fd);
+	g->root->refs = 1;
+	g->root->dev = st.st_dev;
+	g->root->ino = st.st_ino;
+	g->root->mode = st.st_mode;
+	g->root->bound = true;
+	*out = g;
+	return 0;
+fail:
+	gofer_free(g);
+	return ret;
 }
 
 void gofer_free(struct gofer *g)
@@ -359,6 +450,8 @@ void gofer_free(struct gofer *g)
 		return;
 	fids_clear(g);
 	file_unref(g->root);
+	file_unref(g->rootdir);
+	free(g->rootname);
 	free(g->dents);
 	free(g);
 }
@@ -418,6 +511,16 @@ static int h_attach(struct gofer *g, const struct p9_msg *m,
 	f = fid_alloc(m->u.tattach.fid);
 	if (!f)
 		return -ENOMEM;
+	/* A file root is reopened by its name in its directory, as every
+	 * file walked to is. */
+	if (g->rootname) {
+		f->name = strdup(g->rootname);
+		if (!f->name) {
+			fid_free(f);
+			return -ENOMEM;
+		}
+		f->dir = file_ref(g->rootdir);
+	}
 	f->file = file_ref(g->root);
 	fid_insert(g, f);
 	return 0;
@@ -577,7 +680,8 @@ static int h_lopen(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 	if (S_ISDIR(f->file->mode))
 		fd = sys_openat2(f->file->fd, ".", oflags, GOFER_RESOLVE);
 	else if (f->dir && f->name)
-		fd = sys_openat2(f->dir->fd, f->name, oflags, GOFER_RESOLVE);
+		fd = sys_openat2(f->dir->fd, f->name, oflags,
+				 name_resolve(f->file));
 	else
 		return -EBADF;
 	if (fd < 0)
@@ -1236,6 +1340,9 @@ static int h_link(struct gofer *g, const struct p9_msg *m, struct gofer_out *o)
 		return -EPERM;
 	if (!f->dir || !f->name)
 		return -EPERM;
+	/* A file gofer's root is a mount of its own: no link leaves it. */
+	if (f->file->bound)
+		return -EXDEV;
 	/* By name (AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH), then
 	 * check it is still the file the fid names. */
 	if (fstatat(f->dir->fd, f->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -1261,7 +1368,7 @@ static int reopen(struct gofer_fid *f, int flags)
 		fd = sys_openat2(f->dir->fd, f->name,
 				 flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
 					 O_NOCTTY,
-				 GOFER_RESOLVE);
+				 name_resolve(f->file));
 	else
 		return -EINVAL;
 	if (fd < 0)
@@ -1516,16 +1623,13 @@ static int send_reply(int sock, const uint8_t *buf, size_t len, int fd)
 	return 0;
 }
 
-int gofer_serve(int sockfd, int rootfd, unsigned flags)
+/* The framing loop; g is freed at the end. */
+static int serve(int sockfd, struct gofer *g)
 {
-	struct gofer *g = NULL;
 	cleanup_free uint8_t *req = NULL;
 	cleanup_free uint8_t *reply = NULL;
 	int ret;
 
-	ret = gofer_new(&g, rootfd, flags);
-	if (ret < 0)
-		return ret;
 	req = malloc(P9_MAX_MSIZE);
 	reply = malloc(P9_MAX_MSIZE);
 	if (!req || !reply) {
@@ -1570,4 +1674,20 @@ int gofer_serve(int sockfd, int rootfd, unsigned flags)
 	}
 	gofer_free(g);
 	return ret;
+}
+
+int gofer_serve(int sockfd, int rootfd, unsigned flags)
+{
+	struct gofer *g = NULL;
+	int ret = gofer_new(&g, rootfd, flags);
+
+	return ret < 0 ? ret : serve(sockfd, g);
+}
+
+int gofer_serve_file(int sockfd, int dirfd, const char *name, unsigned flags)
+{
+	struct gofer *g = NULL;
+	int ret = gofer_new_file(&g, dirfd, name, flags);
+
+	return ret < 0 ? ret : serve(sockfd, g);
 }

@@ -1,6 +1,7 @@
 /* gofer/gofer.h: the gofer, moat's only process that opens host files.
  *
- * It serves one directory tree, read-only unless started --rw, over 9P2000.L (prot/p9.h) on a
+ * It serves one directory tree, or one regular file (a file bind mount),
+ * read-only unless started --rw, over 9P2000.L (prot/p9.h) on a
  * SOCK_STREAM socket, framed by the 9P size[4] field. Every opened host fd is
  * donated to the sentry with SCM_RIGHTS on the Rlopen reply, so reads and
  * mmaps need no round trip. See docs/gofer.md for the protocol subset and the
@@ -23,7 +24,7 @@
 
 struct gofer; /* opaque: fid table and session state of one connection */
 
-/* `moat gofer --root DIR --fd N`. argv[0] is ignored, and a leading "gofer"
+/* `moat gofer --root DIR|FILE --fd N`. argv[0] is ignored, and a leading "gofer"
  * word is skipped, so the CLI may pass either its own argv or argv+1.
  * Returns the process exit status: 0 when the sentry hung up cleanly, 1 on
  * a setup error (reported on stderr while it is still open), 2 on a usage
@@ -35,10 +36,13 @@ int gofer_main(int argc, char **argv);
  * pivot_root'ed into a read-only, non-recursive bind of `root`, holds only
  * `sockfd` and the returned *rootfd (an O_PATH fd of the new "/"), has no
  * capabilities and no_new_privs, dies with its parent, and runs under the
- * serving seccomp filter. On failure err says which step failed; the
- * process may then be half-confined and should exit. */
+ * serving seccomp filter. A `root` that is a regular file: the new "/" is
+ * an empty read-only tmpfs whose one entry, GOFER_FILE_NAME, is the bind
+ * of that file (read-only unless writable), and *is_file is set. On
+ * failure err says which step failed; the process may then be
+ * half-confined and should exit. */
 int gofer_confine(const char *root, int sockfd, bool writable, int *rootfd,
-		  struct moat_error *err);
+		  bool *is_file, struct moat_error *err);
 
 /* Install only the serving-loop seccomp filter (part of gofer_confine;
  * exposed for tests). read/write/sendmsg are allowed on sockfd only. */
@@ -50,6 +54,17 @@ int gofer_seccomp_install(int sockfd, bool writable, struct moat_error *err);
  * error (size field < 7 or > msize: the stream cannot be resynchronised),
  * -ENOMEM, or the -errno of a failed socket read/write. */
 int gofer_serve(int sockfd, int rootfd, unsigned flags);
+
+/* The same for a bind mount of one regular file: the attach root is the
+ * file `name` in directory dirfd (confined, the file's bind mount there,
+ * gofer/confine.c), never the directory. Walks from it fail ENOTDIR, so
+ * nothing else of dirfd is ever served; Tlopen reopens exactly that inode
+ * (ESTALE if the name now holds another). -EISDIR for a directory, -EPERM
+ * for a FIFO, socket or device, -EINVAL with GOFER_STORE. */
+int gofer_serve_file(int sockfd, int dirfd, const char *name, unsigned flags);
+
+/* The name of a confined file gofer's one file in its "/". */
+#define GOFER_FILE_NAME "file"
 
 /* Serve the write side of 9P2000.L too (Tlcreate, Tmkdir, Tsymlink, Tmknod
  * of FIFOs and regular files, Tunlinkat, Trenameat, Tlink, Tsetattr,
@@ -65,6 +80,9 @@ int gofer_serve(int sockfd, int rootfd, unsigned flags);
 /* Session state for gofer_handle. gofer_new dups rootfd (the caller keeps
  * its own); gofer_free clunks every fid. -errno on failure. */
 int gofer_new(struct gofer **out, int rootfd, unsigned flags);
+/* A file gofer's session (see gofer_serve_file); dirfd is not kept. */
+int gofer_new_file(struct gofer **out, int dirfd, const char *name,
+		   unsigned flags);
 void gofer_free(struct gofer *g);
 
 /* Handle one complete request req[0..len) (size[4] included) and write one

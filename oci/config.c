@@ -30,8 +30,7 @@ struct parser {
 	struct jdoc d;
 	struct jstep path[DEPTH];
 	size_t depth;
-	bool caps_unknown_full; /* process.caps_unknown holds enough */
-	char *warnings;		/* lines, moved to what is parsed */
+	char *warnings; /* lines, moved to what is parsed */
 	size_t nwarnings;
 };
 
@@ -67,24 +66,36 @@ static int bad(struct parser *p, const char *fmt, ...)
 			  "%s", what);
 }
 
-/* A property the runtime spec does not define, at the current path: the
- * spec says a runtime must not fail on one ("Extensibility"), so it is
- * ignored with a warning, never silently. Returns 0. */
-static int unknown(struct parser *p)
+/* Something ignored at the current path, never silently: a warning
+ * line (WARN_MAX of them, then a count). Returns 0. */
+static int warn_at(struct parser *p, const char *fmt, ...) MOAT_PRINTF(2, 3);
+static int warn_at(struct parser *p, const char *fmt, ...)
 {
-	char where[192];
+	char where[192], what[256];
 	char *w = NULL;
+	va_list ap;
 
 	if (p->nwarnings++ >= WARN_MAX)
 		return 0;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
 	jdoc_where(&p->d, p->path, p->depth < DEPTH ? p->depth : DEPTH, where,
 		   sizeof(where));
-	if (asprintf(&w, "%s%s: unknown property, ignored\n",
-		     p->warnings ? p->warnings : "", where) < 0)
+	if (asprintf(&w, "%s%s: %s\n", p->warnings ? p->warnings : "", where,
+		     what) < 0)
 		abort();
 	free(p->warnings);
 	p->warnings = w;
 	return 0;
+}
+
+/* A property the runtime spec does not define: the spec says a runtime
+ * must not fail on one ("Extensibility"), so it is ignored, with a
+ * warning. Returns 0. */
+static int unknown(struct parser *p)
+{
+	return warn_at(p, "unknown property, ignored");
 }
 
 /* The warnings, for the caller to own (NULL: none). */
@@ -96,8 +107,8 @@ static char *take_warnings(struct parser *p)
 		char *more = NULL;
 
 		if (asprintf(&more,
-			     "%s%s: %zu more unknown properties "
-			     "ignored\n",
+			     "%s%s: %zu more warnings of unknown "
+			     "properties or capabilities\n",
 			     w, p->d.origin, p->nwarnings - WARN_MAX) < 0)
 			abort();
 		free(w);
@@ -408,10 +419,9 @@ static int parse_user(struct parser *p, json_object *o, struct oci_process *pr)
 }
 
 /* One list of capability names: its bits. A name moat does not know is
- * left out and kept in pr->caps_unknown for a warning, as runc does
- * ("ignoring unknown or unavailable capabilities"). */
-static int parse_cap_list(struct parser *p, json_object *v,
-			  struct oci_process *pr, uint64_t *out)
+ * left out, with a warning, as runc does ("ignoring unknown or
+ * unavailable capabilities"). */
+static int parse_cap_list(struct parser *p, json_object *v, uint64_t *out)
 {
 	size_t i, n;
 
@@ -430,30 +440,13 @@ static int parse_cap_list(struct parser *p, json_object *v,
 			pop(p);
 			return rc;
 		}
-		pop(p);
 		name = json_object_get_string(e);
 		cap = cap_from_name(name);
-		if (cap >= 0) {
+		if (cap >= 0)
 			*out |= 1ULL << cap;
-			continue;
-		}
-		/* bounded: a config of a million names stays linear */
-		if (p->caps_unknown_full)
-			continue;
-		if (pr->caps_unknown && strlen(pr->caps_unknown) > 1024) {
-			p->caps_unknown_full = true;
-			continue;
-		}
-		if (pr->caps_unknown && !strstr(pr->caps_unknown, name)) {
-			char *j = NULL;
-
-			if (asprintf(&j, "%s, %s", pr->caps_unknown, name) < 0)
-				abort();
-			free(pr->caps_unknown);
-			pr->caps_unknown = j;
-		} else if (!pr->caps_unknown) {
-			pr->caps_unknown = xstrdup(name);
-		}
+		else /* bounded: WARN_MAX lines, then a count */
+			warn_at(p, "unknown capability `%.64s`, ignored", name);
+		pop(p);
 	}
 	return 0;
 }
@@ -484,10 +477,9 @@ static int parse_caps(struct parser *p, json_object *o, struct oci_process *pr)
 		push_key(p, key);
 		for (size_t i = 0; sets[i]; i++)
 			if (!strcmp(key, sets[i]))
-				rc = parse_cap_list(p, val, pr, dst[i]);
+				rc = parse_cap_list(p, val, dst[i]);
 		if (rc < 0 && !in_list(key, sets))
-			rc = bad(p, "unknown field (bounding, effective, "
-				    "inheritable, permitted, ambient)");
+			rc = unknown(p);
 		pop(p);
 		if (rc < 0)
 			return -1;
@@ -648,7 +640,6 @@ void oci_process_free(struct oci_process *pr)
 	free(pr->cwd);
 	free(pr->gids);
 	free(pr->rlimits);
-	free(pr->caps_unknown);
 	free(pr->warnings);
 	memset(pr, 0, sizeof(*pr));
 }
@@ -693,7 +684,6 @@ static const struct {
 	{ "tmpfs", "/dev", OCI_MNT_SYNTH },
 	{ "devpts", "/dev/pts", OCI_MNT_SYNTH },
 	{ "tmpfs", "/dev/shm", OCI_MNT_SYNTH },
-	{ "bind", "/dev/shm", OCI_MNT_SYNTH },
 	{ "mqueue", "/dev/mqueue", OCI_MNT_IGNORE },
 	{ "cgroup", "/sys/fs/cgroup", OCI_MNT_IGNORE },
 	{ "cgroup2", "/sys/fs/cgroup", OCI_MNT_IGNORE },
@@ -885,8 +875,12 @@ static int parse_mount(struct parser *p, json_object *o, struct oci_mount *m)
 			rc = bad(p, "source: required for a bind mount");
 			goto out;
 		}
+		/* In /dev, a bind goes over or beside devfs's nodes
+		 * (kubelet's /dev/termination-log, an engine's /dev/shm);
+		 * /proc and /sys are the sandbox's own, and no engine binds
+		 * there. */
 		if (!strcmp(m->dst, "/") || under(m->dst, "/proc") ||
-		    under(m->dst, "/dev") || under(m->dst, "/sys")) {
+		    !strcmp(m->dst, "/dev") || under(m->dst, "/sys")) {
 			push_key(p, "destination");
 			rc = bad(p,
 				 "a bind mount at %s is not supported by "
@@ -897,12 +891,12 @@ static int parse_mount(struct parser *p, json_object *o, struct oci_mount *m)
 			goto out;
 		}
 		m->src = xstrdup(src);
-		m->kind = OCI_MNT_BIND; /* or FILE: decided at create */
+		m->kind = OCI_MNT_BIND; /* a directory or a file */
 		goto out;
 	}
 	if (!strcmp(m->type, "tmpfs")) {
 		if (!strcmp(m->dst, "/") || under(m->dst, "/proc") ||
-		    under(m->dst, "/dev") || under(m->dst, "/sys")) {
+		    !strcmp(m->dst, "/dev") || under(m->dst, "/sys")) {
 			push_key(p, "destination");
 			rc = bad(p, "a tmpfs at %s is not supported by moat",
 				 m->dst);
@@ -1692,10 +1686,15 @@ int oci_config_parse(const char *text, size_t len, const char *bundle,
 		free(m->src);
 		m->src = abs;
 	}
+	/* A mount may go over one of the sentry's own (containerd binds the
+	 * pod's shm over the tmpfs at /dev/shm: the bind is on top, as under
+	 * runc), not over another of the bundle's. */
 	for (i = 0; i < c.nmounts; i++)
 		for (size_t j = 0; j < i; j++)
 			if (c.mounts[i].kind != OCI_MNT_SYNTH &&
 			    c.mounts[i].kind != OCI_MNT_IGNORE &&
+			    c.mounts[j].kind != OCI_MNT_SYNTH &&
+			    c.mounts[j].kind != OCI_MNT_IGNORE &&
 			    !strcmp(c.mounts[i].dst, c.mounts[j].dst)) {
 				struct jstep mp[3] = { { "mounts", 0 },
 						       { NULL, i },

@@ -32,8 +32,7 @@
 #define OCI_VERSION "1.1.0"	 /* the runtime-spec version moat implements */
 
 enum oci_mount_kind {
-	OCI_MNT_BIND,	/* a host directory: a gofer of its own */
-	OCI_MNT_FILE,	/* a host file: copied into the container at create */
+	OCI_MNT_BIND,	/* a host directory or file: a gofer of its own */
 	OCI_MNT_TMPFS,	/* the sentry's own tmpfs */
 	OCI_MNT_SYNTH,	/* /proc, /sys, /dev, /dev/pts, ...: the sentry's */
 	OCI_MNT_IGNORE, /* the sentry gives it already (cgroup, mqueue) */
@@ -100,7 +99,6 @@ struct oci_process {
 	 * has_caps false: none given, the process keeps root's */
 	bool has_caps;
 	struct cap_sets caps;
-	char *caps_unknown; /* names left out, ", "-joined; NULL: none */
 	unsigned console_rows, console_cols; /* consoleSize, 0: none */
 	/* oci_process_parse: its unknown properties, one line each
 	 * ("p.json:3: user.bogus: unknown property, ignored\n"), or NULL */

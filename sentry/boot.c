@@ -51,11 +51,19 @@ static pid_t start_gofer(const char *root, enum gofer_kind kind, int *sock_out,
 	struct stat st;
 	bool host_root;
 
-	/* Checked here for a clear message; the gofer checks again, confined. */
+	/* Checked here for a clear message; the gofer checks again, confined.
+	 * A mount's may be one regular file (a file bind mount); a FIFO,
+	 * socket or device would be the host's node itself, which the
+	 * sentry's VFS cannot serve. */
 	if (stat(root, &st) < 0)
 		return moat_error_set(err, errno, "gofer: open `%s`", root);
-	if (!S_ISDIR(st.st_mode))
+	if (S_ISREG(st.st_mode) && kind == GOFER_FOR_STORE)
 		return moat_error_set(err, ENOTDIR, "gofer: open `%s`", root);
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return moat_error_input(err, EINVAL,
+					"`%s` is %s: moat binds regular files "
+					"and directories only",
+					root, file_type_name(st.st_mode));
 	{
 		struct stat hroot;
 		host_root = stat("/", &hroot) == 0 &&
@@ -111,9 +119,11 @@ static pid_t start_gofer(const char *root, enum gofer_kind kind, int *sock_out,
 	return pid;
 }
 
-/* Each `--mount` gets a gofer of its own, confined to that directory
- * alone, writable only for `rw` (a `clone` tree is read from the host and
- * changed in the overlay). S->mount_gofers holds opts->nmounts. */
+/* Each `--mount` gets a gofer of its own, confined to that directory or
+ * that one file alone, writable only for `rw` (a `clone` tree is read
+ * from the host and changed in the overlay). A file's host changes are
+ * seen at once and the guest's writes reach the host, as through a bind
+ * mount of it. S->mount_gofers holds opts->nmounts. */
 static int start_mount(const struct sentry_opts *opts, size_t i,
 		       struct moat_error *err)
 {
@@ -268,163 +278,6 @@ static void home_prepare(const char *home)
 	}
 }
 
-/* A FIFO, socket or device of the image where a file is bound gives way
- * to the file, as the bind mount hides it under runc: the node leaves the
- * merged view (a whiteout over the rootfs's) and a regular file of mode
- * takes its place. 0 and *up, the new file; or -errno. */
-static int replace_node(struct vnode *vn, mode_t mode, struct vnode **up)
-{
-	char dir[PATH_MAX];
-	struct vnode *pdir, *udir, *old;
-	const char *base;
-	char *slash;
-	int rc;
-
-	snprintf(dir, sizeof(dir), "%s", vn->path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return -EINVAL;
-	base = vn->path + (slash - dir) + 1;
-	if (slash == dir)
-		slash[1] = 0;
-	else
-		*slash = 0;
-	rc = vfs_resolve(NULL, AT_FDCWD, dir, 0, &pdir); /* canonical */
-	if (rc < 0)
-		return rc;
-	rc = ovl_write_dir(pdir, &udir);
-	vnode_put(pdir);
-	if (rc < 0)
-		return rc;
-	if (tmpfs_lookup(udir, base, &old) == 0) {
-		vnode_put(old);
-		rc = tmpfs_unlink(NULL, udir, base, false);
-	}
-	if (rc == 0)
-		rc = ovl_hide_lower(udir, base);
-	if (rc == 0)
-		rc = tmpfs_create(NULL, udir, base, mode, up);
-	vnode_put(udir);
-	return rc;
-}
-
-/* An OCI bind mount of a host file: its contents, copied into the
- * container at setup (docs/oci.md: later changes on the host are not
- * seen). At most 1 MiB: these are /etc/hosts, /etc/resolv.conf and the
- * like. A FIFO, socket or device cannot be copied: the CLI refuses one
- * (cli/oci.c), and one put there since is refused here. The path is
- * resolved once, to an O_PATH fd (a link the bundle names is followed,
- * as runc does): the type is that fd's, and only a regular file is
- * opened, through the fd, so that a node swapped in after the check
- * (a FIFO that would stall the start, a device, a link elsewhere) is
- * never opened. */
-static int install_file(const struct file_spec *fs, struct moat_error *err)
-{
-	cleanup_free char *data = NULL, *dir = NULL;
-	cleanup_close int fd = -1, pfd = -1;
-	struct vnode *dvn = NULL, *vn = NULL, *up = NULL;
-	const char *name = strrchr(fs->dst, '/') + 1;
-	struct stat st, ost;
-	struct file *f;
-	int64_t off = 0;
-	bool said = false;
-	ssize_t n;
-	int rc;
-
-	pfd = open(fs->src, O_PATH | O_CLOEXEC);
-	if (pfd < 0 || fstat(pfd, &st) < 0)
-		return moat_error_set(err, errno, "mount `%s`", fs->src);
-	if (S_ISREG(st.st_mode)) {
-		char self[64];
-
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-		fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0 || fstat(fd, &ost) < 0)
-			return moat_error_set(err, errno, "mount `%s`",
-					      fs->src);
-		if (ost.st_dev != st.st_dev || ost.st_ino != st.st_ino)
-			return moat_error_input(err, ESTALE,
-						"mount `%s`: it changed while "
-						"the sandbox started",
-						fs->src);
-		st = ost;
-	}
-	if (!S_ISREG(st.st_mode))
-		return moat_error_input(err, EINVAL,
-					"mount `%s`: it is %s: moat binds "
-					"regular files and directories only",
-					fs->src, file_type_name(st.st_mode));
-	if (st.st_size > (1 << 20))
-		return moat_error_input(err, EFBIG,
-					"mount `%s`: a file bound in may "
-					"hold 1 MiB at most",
-					fs->src);
-	data = xmalloc((size_t)st.st_size + 1);
-	n = read_all(fd, data, (size_t)st.st_size);
-	if (n < 0)
-		return moat_error_set(err, (int)-n, "mount `%s`", fs->src);
-	dir = xstrdup(fs->dst);
-	dir[name - 1 - fs->dst] = 0;
-	rc = vfs_mkdir_p(dir[0] ? dir : "/", NULL, &dvn);
-	if (rc == 0 &&
-	    vfs_resolve(NULL, AT_FDCWD, fs->dst, LOOKUP_FOLLOW, &vn) == 0) {
-		if (S_ISREG(vn->mode)) {
-			rc = ovl_write_target(vn, &up);
-		} else if (S_ISDIR(vn->mode)) {
-			/* As Linux: a file binds over a file only. */
-			rc = moat_error_input(err, EISDIR,
-					      "mount `%s` at %s: the image has "
-					      "a directory there, and a file "
-					      "binds only over a file",
-					      fs->src, fs->dst);
-			said = true;
-		} else if (vn->kind == VN_PROC || vn->kind == VN_DEV ||
-			   vn->kind == VN_MQUEUE || vn->kind == VN_SYS) {
-			rc = moat_error_input(err, EPERM,
-					      "mount `%s` at %s: that is `%s`, "
-					      "in the sandbox's own /proc, "
-					      "/dev or /sys",
-					      fs->src, fs->dst, vn->path);
-			said = true;
-		} else {
-			rc = replace_node(vn, st.st_mode & 0777, &up);
-		}
-	} else if (rc == 0) {
-		struct vnode *udir = NULL;
-		rc = ovl_write_dir(dvn, &udir);
-		if (rc == 0)
-			rc = tmpfs_create(NULL, udir, name, st.st_mode & 0777,
-					  &up);
-		if (udir)
-			vnode_put(udir);
-	}
-	if (rc == 0)
-		rc = vfs_open(NULL, up, O_WRONLY | O_TRUNC, &f);
-	if (rc == 0) {
-		if (f->ops->write(NULL, f, data, (size_t)n, &off) != n)
-			rc = -EIO;
-		file_put(f);
-	}
-	/* A read-only bind: EROFS; a writable one stays writable under a
-	 * read-only root, as a bind mount does. */
-	if (rc == 0 && fs->ro)
-		tmpfs_set_readonly(up);
-	else if (rc == 0)
-		tmpfs_set_writable(up);
-	if (dvn)
-		vnode_put(dvn);
-	if (vn)
-		vnode_put(vn);
-	if (up)
-		vnode_put(up);
-	if (said)
-		return -1; /* err says why */
-	if (rc < 0)
-		return moat_error_set(err, -rc, "mount `%s` at %s", fs->src,
-				      fs->dst);
-	return 0;
-}
-
 /* One mount of a bundle's, of whichever kind. */
 static int apply_mount(const struct sentry_opts *opts,
 		       const struct mount_order *o, struct moat_error *err)
@@ -434,8 +287,6 @@ static int apply_mount(const struct sentry_opts *opts,
 		return start_mount(opts, o->i, err);
 	case MOUNT_TMPFS:
 		return vfs_add_tmpfs(&opts->tmpfs[o->i], err);
-	case MOUNT_FILE:
-		return install_file(&opts->files[o->i], err);
 	}
 	return moat_error_set(err, EINVAL, "mount of kind %d", (int)o->kind);
 }
@@ -967,9 +818,6 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 		hosts_add_hostname();
 		if (net_setup(opts, err) < 0)
 			return -1;
-		for (size_t i = 0; i < opts->nfiles; i++)
-			if (install_file(&opts->files[i], err) < 0)
-				return -1;
 	}
 	/* After every mount, readonlyPaths before maskedPaths, as runc:
 	 * a mask inside a read-only path is still made. */

@@ -247,9 +247,8 @@ static bool same_dir(const char *dir, const struct stat *dst, const char *msrc)
 /* A `file:` source is whited out in the guest's view of the rootfs
  * (broker_write_ca) under its one name. Refused when the guest's tree has
  * another way to it: a hard link (a name elsewhere that no whiteout
- * covers), a --mount (or a bundle's bind) of it or of a directory above
- * it, a file copied into the tree from it, or a --rootfs (a bundle's
- * root) above it, which shows it under another name than its host one.
+ * covers), a --mount (or a bundle's bind) of it (a file bind mount) or
+ * of a directory above it, or a --rootfs (a bundle's root) above it, which shows it under another name than its host one.
  * real is the source's path with its links resolved; stat alone is used
  * (`moat secret set` checks here under the sentry's seccomp filter). */
 static int real_source_elsewhere(const struct sentry_opts *opts,
@@ -257,7 +256,7 @@ static int real_source_elsewhere(const struct sentry_opts *opts,
 				 struct moat_error *err)
 {
 	char dir[PATH_MAX];
-	struct stat st, ds, fs, rs, hs;
+	struct stat st, ds, rs, hs;
 	bool own_root, in_root = false;
 
 	if (stat(real, &st) < 0)
@@ -274,15 +273,6 @@ static int real_source_elsewhere(const struct sentry_opts *opts,
 					"another name",
 					c->name, c->src,
 					(uintmax_t)st.st_nlink);
-	for (size_t i = 0; i < opts->nfiles; i++)
-		if (stat(opts->files[i].src, &fs) == 0 &&
-		    fs.st_dev == st.st_dev && fs.st_ino == st.st_ino)
-			return moat_error_input(err, EPERM,
-						"--secret %s: file:%s is "
-						"copied into the guest's tree "
-						"at %s",
-						c->name, c->src,
-						opts->files[i].dst);
 	snprintf(dir, sizeof(dir), "%s", real);
 	for (;;) {
 		const struct stat *cur = &st;

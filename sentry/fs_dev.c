@@ -2,7 +2,11 @@
  *
  * A fixed set of nodes served entirely by the sentry: the memory devices
  * (null, zero, full, random, urandom), the fd links into /proc/self, two
- * empty directories, and /dev/pts with its ptmx (/dev/ptmx links there). No host device is ever opened: random bytes come from
+ * empty directories, and /dev/pts with its ptmx (/dev/ptmx links there).
+ * Mounts directly in /dev (a bundle's bind of a file at
+ * /dev/termination-log, a tmpfs at /dev/x) are found by the VFS before
+ * devfs is asked (sentry/vfs.c mount_at), and listed after its nodes. No
+ * host device is ever opened: random bytes come from
  * getrandom(2) in the sentry.
  *
  * The root is allocated once and never freed; every other lookup returns a
@@ -170,6 +174,15 @@ static unsigned char dtype(mode_t m)
 	return DT_REG;
 }
 
+/* A mount directly in /dev (vfs_dev_mounts), as a listing entry. */
+static bool emit_mount(void *ctx, const char *name, mode_t mode)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	return dirent_emit(ctx, path_ino(path), dtype(mode), name);
+}
+
 static long dev_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 {
 	struct vnode *vn = f->vn;
@@ -204,8 +217,10 @@ static long dev_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 			 dev_ents[i].name);
 		if (!dirent_emit(s, path_ino(path), dtype(dev_ents[i].mode),
 				 dev_ents[i].name))
-			break;
+			goto out;
 	}
+	/* then what is mounted in /dev besides (a bound termination-log) */
+	vfs_dev_mounts(emit_mount, s);
 out:
 	f->dir_index = s->index;
 	return (long)s->len;

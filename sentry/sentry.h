@@ -216,7 +216,9 @@ struct task {
 	struct task *hash_next;
 };
 
-/* `--mount SRC:DST[:ro|rw|clone]` (mode: enum mnt_mode, sentry/vfs.h) */
+/* `--mount SRC:DST[:ro|rw|clone]` (mode: enum mnt_mode, sentry/vfs.h), and
+ * an OCI bundle's bind mounts: SRC a directory, or (ro or rw, not clone) a
+ * regular file, each served by a gofer of its own. */
 struct mount_spec {
 	char *src; /* absolute host path, symlinks resolved */
 	char *dst; /* canonical guest path */
@@ -270,7 +272,7 @@ struct sentry_opts {
 	/* As an OCI runtime (cli/oci.c): the control socket's path (NULL:
 	 * name's in control_dir, sentry/control.c); hold the first process until a
 	 * "start" request, and say "ok\n" on ready_fd (> 2) once it waits;
-	 * a read-only rootfs; files copied into the rootfs at setup; tmpfs
+	 * a read-only rootfs; tmpfs
 	 * mounts; the first process's identity and rlimits; cgroups for
 	 * stats and pause even without limits. */
 	const char *control_addr;
@@ -284,12 +286,6 @@ struct sentry_opts {
 	/* OCI: config.json mounts no sysfs at /sys, so the sandbox has none
 	 * (the rootfs's /sys shows); moat do always has one. */
 	bool no_sysfs;
-	struct file_spec {
-		char *src; /* host file */
-		char *dst; /* canonical guest path */
-		bool ro;
-	} * files;
-	size_t nfiles;
 	struct tmpfs_spec {
 		char *dst;
 		uint64_t size; /* (the sandbox's --disk budget bounds all) */
@@ -302,14 +298,14 @@ struct sentry_opts {
 	} * tmpfs;
 	size_t ntmpfs;
 	/* OCI: every mount in its config.json's order, each an entry of
-	 * mounts, tmpfs or files. A later mount goes onto or into an earlier
-	 * one, as runc makes them: tmpfs /d then a bind at a link to /d is
-	 * the bind. NULL (moat do): mounts, then tmpfs, then files. */
+	 * mounts (MOUNT_DIR: a bind, of a directory or a file) or tmpfs. A
+	 * later mount goes onto or into an earlier one, as runc makes them:
+	 * tmpfs /d then a bind at a link to /d is the bind. NULL (moat do):
+	 * mounts, then tmpfs. */
 	struct mount_order {
 		enum {
 			MOUNT_DIR,
-			MOUNT_TMPFS,
-			MOUNT_FILE
+			MOUNT_TMPFS
 		} kind;
 		size_t i;
 	} * order;

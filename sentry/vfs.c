@@ -363,6 +363,74 @@ static struct vnode *mount_at(const char *path)
 	return NULL;
 }
 
+/* The directory of path (canonical, absolute, not "/") into dir, its last
+ * component into name (NAME_MAX + 1 bytes). 0 or -ENAMETOOLONG. */
+static int split_path(const char *path, char dir[PATH_MAX], char *name)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dl = (size_t)(slash - path);
+
+	if (strlen(slash + 1) > NAME_MAX || dl >= PATH_MAX)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, dl);
+	dir[dl ? dl : 1] = 0;
+	if (!dl)
+		dir[0] = '/';
+	strcpy(name, slash + 1);
+	return 0;
+}
+
+/* A mount point directly in the sandbox's /dev: nothing is made there
+ * (devfs has a fixed set of nodes); the mount shadows the node of that
+ * name, or adds one, and `ls /dev` lists it (vfs_dev_mounts). dir: the
+ * mount is of a directory, which may go over devfs's own directories
+ * (/dev/shm, the sentry's tmpfs, is no devfs node) but not over a
+ * device; a file over a device only. Never over a symlink (/dev/fd, ...)
+ * or /dev/pts, the sentry's ptys. 0, or -errno. */
+static int dev_mount_point(const char *name, bool dir)
+{
+	struct vnode *vn;
+	bool isdir;
+	int rc;
+
+	if (!strcmp(name, "pts"))
+		return -EPERM;
+	rc = devfs_lookup(dev_vn, name, &vn);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	isdir = S_ISDIR(vn->mode);
+	rc = S_ISLNK(vn->mode) ? -EPERM :
+	     isdir && !dir     ? -EISDIR :
+	     !isdir && dir     ? -ENOTDIR :
+				 0;
+	vnode_put(vn);
+	return rc;
+}
+
+bool vfs_dev_mounts(bool (*emit)(void *ctx, const char *name, mode_t mode),
+		    void *ctx)
+{
+	for (size_t i = 0; i < nmounts; i++) {
+		const char *p = mounts[i].path;
+		struct vnode *vn;
+
+		/* The mount a lookup finds there (the last at that path, and
+		 * not hidden), once a name; devfs lists its own names. */
+		if (strncmp(p, "/dev/", 5) || strchr(p + 5, '/') ||
+		    mount_at(p) != mounts[i].root)
+			continue;
+		if (devfs_lookup(dev_vn, p + 5, &vn) == 0) {
+			vnode_put(vn);
+			continue;
+		}
+		if (!emit(ctx, p + 5, mounts[i].root->mode))
+			return false;
+	}
+	return true;
+}
+
 /* The mount point of dst, made if the rootfs lacks it: its canonical path
  * in canon, which is where the mount goes. A symlink on the way has been
  * followed (vfs_mkdir_p), so the mount is where a guest's walk of dst
@@ -370,8 +438,33 @@ static struct vnode *mount_at(const char *path)
 static int mount_point(const char *dst, const struct stat *last,
 		       char canon[PATH_MAX], struct moat_error *err)
 {
+	char dir[PATH_MAX], name[NAME_MAX + 1];
 	struct vnode *vn;
-	int rc = vfs_mkdir_p(dst, last, &vn);
+	int rc;
+
+	/* Directly in /dev: a mount point of devfs's (none is made). */
+	if (!last && strcmp(dst, "/") && split_path(dst, dir, name) == 0 &&
+	    vfs_mkdir_p(dir, NULL, &vn) == 0) {
+		bool in_dev = vn == dev_vn;
+
+		vnode_put(vn);
+		if (in_dev) {
+			rc = dev_mount_point(name, true);
+			if (rc < 0)
+				return moat_error_input(
+					err, -rc,
+					"mount point `%s` is /dev/%s, %s", dst,
+					name,
+					rc == -ENOTDIR ?
+						"a device of the sandbox's "
+						"own /dev: a directory "
+						"mounts only over a directory" :
+						"of the sandbox's own /dev");
+			snprintf(canon, PATH_MAX, "/dev/%s", name);
+			return 0;
+		}
+	}
+	rc = vfs_mkdir_p(dst, last, &vn);
 
 	/* The guest's /proc and /dev are the sentry's own, where nothing
 	 * can be made (ovl_write_dir) or mounted; an image's symlink may
@@ -404,6 +497,135 @@ static int mount_point(const char *dst, const struct stat *last,
 			       "into it)");
 }
 
+/* A FIFO, socket or device of the image where a file is bound gives way
+ * to a file, as the bind mount hides it under runc: the node leaves the
+ * merged view (a whiteout over the rootfs's) and a regular file of mode
+ * takes its place, so that listings of the directory say what a lookup
+ * (the mount) finds. 0, or -errno. */
+static int replace_node(struct vnode *udir, const char *name, mode_t mode)
+{
+	struct vnode *old, *up = NULL;
+	int rc = 0;
+
+	if (tmpfs_lookup(udir, name, &old) == 0) {
+		vnode_put(old);
+		rc = tmpfs_unlink(NULL, udir, name, false);
+	}
+	if (rc == 0)
+		rc = ovl_hide_lower(udir, name);
+	if (rc == 0)
+		rc = tmpfs_create(NULL, udir, name, mode, &up);
+	vnode_put(up);
+	return rc;
+}
+
+/* The mount point of a file bind mount at dst, a file: an image's file is
+ * kept (the mount hides it), a missing one made empty in the overlay or
+ * the tmpfs it is in, a FIFO, socket or device replaced (replace_node).
+ * A symlink at dst is followed inside the sandbox, as runc's securejoin
+ * follows it: the mount goes where it leads (a dangling one's target is
+ * made). Directly in /dev nothing is made (dev_mount_point). Over a
+ * directory, refused, as Linux refuses it. canon: where the mount goes.
+ * 0, or -1 and err. */
+static int file_mount_point(const char *dst, mode_t mode, char canon[PATH_MAX],
+			    struct moat_error *err)
+{
+	char path[PATH_MAX], dir[PATH_MAX], name[NAME_MAX + 1];
+	struct vnode *dvn = NULL, *vn = NULL, *udir = NULL;
+	const char *why = NULL;
+	int links = 0, rc;
+
+	snprintf(path, sizeof(path), "%s", dst);
+	for (;;) {
+		char target[PATH_MAX];
+		int n;
+
+		rc = split_path(path, dir, name);
+		if (rc == 0)
+			rc = vfs_mkdir_p(dir, NULL, &dvn);
+		if (rc == 0)
+			rc = vfs_child_path(dvn, name, canon, PATH_MAX);
+		if (rc < 0)
+			goto out;
+		if (dvn == dev_vn) {
+			rc = dev_mount_point(name, false);
+			if (rc < 0)
+				why = "in the sandbox's own /dev, where a file "
+				      "binds over a device or a new name only";
+			goto out;
+		}
+		if (dvn->kind == VN_PROC || dvn->kind == VN_DEV ||
+		    dvn->kind == VN_MQUEUE || dvn->kind == VN_SYS) {
+			rc = -EPERM;
+			why = "in the sandbox's own /proc, /dev or /sys";
+			goto out;
+		}
+		rc = vfs_resolve(NULL, AT_FDCWD, canon, 0, &vn);
+		if (rc < 0 || !S_ISLNK(vn->mode))
+			break;
+		n = ++links > MAX_SYMLINKS || procfs_is_magic(vn) ?
+			    -ELOOP :
+			    vfs_readlink(vn, target, sizeof(target));
+		vnode_put(vn);
+		vn = NULL;
+		if (n <= 0) {
+			rc = n < 0 ? n : -ENOENT;
+			goto out;
+		}
+		/* Relative to the link's directory, or from the sandbox's "/";
+		 * vfs_mkdir_p makes the rest canonical. */
+		rc = target[0] == '/' ?
+			     snprintf(path, sizeof(path), "%s", target) :
+			     snprintf(path, sizeof(path), "%s/%s",
+				      strcmp(dvn->path, "/") ? dvn->path : "",
+				      target);
+		vnode_put(dvn);
+		dvn = NULL;
+		if (rc < 0 || (size_t)rc >= sizeof(path)) {
+			rc = -ENAMETOOLONG;
+			goto out;
+		}
+		/* "a/../b" is walked by vfs_mkdir_p; a target that ends in
+		 * "/", "." or ".." names a directory. */
+		name[0] = 0;
+		split_path(path, dir, name);
+		if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) {
+			rc = -EISDIR;
+			why = "a link in the image leads to a directory, and "
+			      "a file binds only over a file";
+			snprintf(canon, PATH_MAX, "%s", path);
+			goto out;
+		}
+	}
+	if (rc == 0 && S_ISDIR(vn->mode)) {
+		rc = -EISDIR;
+		why = "the image has a directory there, and a file binds only "
+		      "over a file";
+	} else if (rc == 0 && (vn->kind == VN_PROC || vn->kind == VN_DEV ||
+			       vn->kind == VN_MQUEUE || vn->kind == VN_SYS)) {
+		rc = -EPERM;
+		why = "in the sandbox's own /proc, /dev or /sys";
+	} else if (rc == 0 && !S_ISREG(vn->mode)) {
+		rc = ovl_write_dir(dvn, &udir);
+		if (rc == 0)
+			rc = replace_node(udir, name, mode & 0777);
+	} else if (rc == -ENOENT) {
+		rc = ovl_write_dir(dvn, &udir);
+		if (rc == 0)
+			rc = tmpfs_create(NULL, udir, name, mode & 0777, &vn);
+	}
+out:
+	vnode_put(vn);
+	vnode_put(udir);
+	vnode_put(dvn);
+	if (rc == 0)
+		return 0;
+	if (why)
+		return moat_error_input(err, -rc, "mount point `%s` (`%s`): %s",
+					dst, canon, why);
+	return moat_error_set(err, -rc, "mount point `%s`", dst);
+}
+
 int vfs_add_mount(const char *dst, enum mnt_mode mode, bool noexec,
 		  struct p9_client *p9, uint32_t rootfid,
 		  struct moat_error *err)
@@ -428,8 +650,20 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, bool noexec,
 	if (rc < 0)
 		return moat_error_set(err, -rc, "mount `%s`: statfs", dst);
 	st.st_dev = m->dev = VFS_DEV_MOUNT(nmounts);
-	if (mount_point(dst, mode == MNT_CLONE ? &st : NULL, canon, err) < 0)
+	/* A bind of one host file (its gofer's root is that file): a file
+	 * as its mount point. Never a clone: only a tree is grafted. */
+	if (!S_ISDIR(st.st_mode)) {
+		if (mode == MNT_CLONE || !S_ISREG(st.st_mode))
+			return moat_error_input(err, EINVAL,
+						"mount `%s`: only a directory "
+						"is cloned",
+						dst);
+		if (file_mount_point(dst, st.st_mode, canon, err) < 0)
+			return -1;
+	} else if (mount_point(dst, mode == MNT_CLONE ? &st : NULL, canon,
+			       err) < 0) {
 		return -1;
+	}
 	vn = vnode_new(mode == MNT_CLONE ? VN_GOFER : VN_HOST, st.st_mode,
 		       canon);
 	if (!vn)
@@ -1083,6 +1317,16 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 					vnode_put(cur);
 					cur = next;
 					break;
+				}
+				/* A file with more of the path after it:
+				 * ENOTDIR, before any search permission
+				 * on it is asked (Linux: "/proc/self/fd/N/.."
+				 * of a file). */
+				if ((!last || trailing) &&
+				    !S_ISDIR(mf->vn->mode)) {
+					vnode_put(next);
+					rc = -ENOTDIR;
+					goto fail;
 				}
 				vnode_put(next);
 				vnode_put(cur);

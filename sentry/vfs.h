@@ -126,10 +126,20 @@ int vfs_init(uint32_t rootfid, struct moat_error *err);
  * client is the mount's from now on. A
  * mount point missing from the rootfs is made in the overlay, so that
  * listings of its parent show it; the mount goes where dst resolves
- * (symlinks followed inside the sandbox, vfs_mkdir_p). */
+ * (symlinks followed inside the sandbox, vfs_mkdir_p). The gofer's root
+ * may be a regular file (a file bind mount, not MNT_CLONE): its mount
+ * point is then a file, and a lookup of that path finds the host file.
+ * Directly in /dev nothing is made: the mount shadows devfs's node of
+ * that name, or adds one (vfs_dev_mounts). */
 int vfs_add_mount(const char *dst, enum mnt_mode mode, bool noexec,
 		  struct p9_client *p9, uint32_t rootfid,
 		  struct moat_error *err);
+/* The mounts directly in /dev (a file bound at /dev/termination-log, a
+ * tmpfs at /dev/x) that are no devfs node of their own: emit(ctx, name,
+ * mode) for each, in mount order, until it returns false (then false).
+ * devfs's listing of /dev ends with them. */
+bool vfs_dev_mounts(bool (*emit)(void *ctx, const char *name, mode_t mode),
+		    void *ctx);
 /* Make directory path exist in the merged view (setup: mount points,
  * copied files), in one walk from the sandbox's "/" that follows symlinks
  * inside the sandbox and makes what is missing (a dangling link's target

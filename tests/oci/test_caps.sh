@@ -204,7 +204,7 @@ t_config_errors_and_unknown_names()
 	# An unknown name is left out with a warning, as runc does.
 	caps_bundle "$b" 0 True "{'bounding':['CAP_CHOWN','CAP_NOT_YET'],'permitted':['CAP_CHOWN'],'effective':['CAP_CHOWN']}" show
 	run_both "$b" caps-unknown
-	assert_contains "$ERR" "ignoring unknown capabilities in process.capabilities: CAP_NOT_YET" "warned"
+	assert_contains "$ERR" "process.capabilities.bounding[1]: unknown capability \`CAP_NOT_YET\`, ignored" "warned"
 	assert_eq "bset-read 0000000000000001 ambient-is-set 0000000000000000 past-last 22" \
 		"$(line bset-read)" "the known one is there"
 }

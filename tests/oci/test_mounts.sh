@@ -343,6 +343,152 @@ t_mount_table_agrees_with_stat_in_a_bundle()
 	assert_contains "$OUT" "none ro,nosuid,nodev,noexec,relatime" "a ro noexec bind"
 }
 
+# live_setup DIR: the host side of t_file_binds_are_mounts_not_copies:
+# files kubelet binds (a termination log, an etc-hosts-like file, one
+# bound read-only, one the host will replace by rename) and a configMap-
+# like directory of symlinks into a timestamped directory.
+live_setup()
+{
+	local d=$1
+	rm -rf "$d"
+	mkdir -p "$d/cfg/..2026_a"
+	: >"$d/tl"
+	echo host-v1 >"$d/hn"
+	echo keep >"$d/ro"
+	echo old >"$d/repl"
+	echo v1 >"$d/cfg/..2026_a/token"
+	ln -s ..2026_a "$d/cfg/..data"
+	ln -s ..data/token "$d/cfg/token"
+	chmod 666 "$d/tl" "$d/hn" "$d/ro" "$d/repl"
+	chmod -R a+rX "$d"
+}
+
+# live_run RUNTIME ROOT BUNDLE ID DIR: run the container and, once it has
+# written its termination message, change the files as kubelet does: a
+# rewrite in place, a configMap update (the `..data` link swapped by an
+# atomic rename), and a file replaced by rename. The container's output
+# is in $OUT.
+live_run()
+{
+	local rt=$1 root=$2 b=$3 id=$4 d=$5 pid i
+	timeout -k 5 60 "$rt" --root "$root" run --bundle "$b" "$id" >"$d.out" 2>&1 &
+	pid=$!
+	for i in $(seq 300); do
+		grep -q from-guest "$d/tl" && break
+		sleep 0.1
+	done
+	grep -q from-guest "$d/tl" || fail "$rt: the container's write never reached the host file: $(cat "$d.out")"
+	echo host-v2 >"$d/hn"
+	echo new >"$d/repl.tmp"
+	mv "$d/repl.tmp" "$d/repl"
+	mkdir "$d/cfg/..2026_b"
+	echo v2 >"$d/cfg/..2026_b/token"
+	chmod -R a+rX "$d/cfg"
+	ln -s ..2026_b "$d/cfg/..data_tmp"
+	mv -T "$d/cfg/..data_tmp" "$d/cfg/..data"
+	rm -rf "$d/cfg/..2026_a"
+	wait $pid
+	STATUS=$?
+	OUT=$(cat "$d.out")
+}
+
+t_file_binds_are_mounts_not_copies()
+{
+	# kubelet binds /dev/termination-log rw and reads the message from the
+	# host file; it binds /etc/hosts and friends, and directories of
+	# symlinks (configMap, secret, projected token volumes) that it
+	# updates in place. A file bind was a copy made at create: the
+	# container's writes never reached the host, and the host's changes
+	# were never seen. A file replaced on the host by rename is not seen
+	# under runc either (the bind holds the old inode).
+	local b=$E2E_TMP/live d=$E2E_TMP/live-host root=$E2E_TMP/root-live want
+	make_bundle "$b" '["sh","-c","w() { i=0; until grep -q $2 $1; do i=$((i+1)); [ $i -gt 300 ] && echo timeout $1 && exit 1; sleep 0.1; done; }; cat /etc/hostname /cfg/token /etc/repl; echo from-guest > /dev/termination-log; w /etc/hostname host-v2; cat /etc/hostname; w /cfg/token v2; cat /cfg/token; ls -a /cfg; readlink /cfg/..data; cat /etc/repl; echo x > /etc/ro-file; cat /etc/ro-file; stat -c %F /dev/termination-log; ls /dev | grep termination"]' \
+		"c['mounts'].append({'destination':'/dev/termination-log','type':'bind','source':'$d/tl','options':['rbind','rprivate','rw']})" \
+		"c['mounts'].append({'destination':'/etc/hostname','type':'bind','source':'$d/hn','options':['rbind','rprivate','rw']})" \
+		"c['mounts'].append({'destination':'/etc/ro-file','type':'bind','source':'$d/ro','options':['rbind','rprivate','ro']})" \
+		"c['mounts'].append({'destination':'/etc/repl','type':'bind','source':'$d/repl','options':['rbind','ro']})" \
+		"c['mounts'].append({'destination':'/cfg','type':'bind','source':'$d/cfg','options':['rbind','rprivate','ro']})" ||
+		fail "bundle"
+	want="host-v1
+v1
+old
+host-v2
+v2
+.
+..
+..2026_b
+..data
+token
+..2026_b
+old
+sh: can't create /etc/ro-file: Read-only file system
+keep
+regular file
+termination-log"
+	live_setup "$d"
+	live_run "$MOAT" "$root" "$b" live1 "$d"
+	assert_eq 0 "$STATUS" "the container ran"
+	assert_eq "$want" "$OUT" "writes reach the host, host changes are seen"
+	assert_eq from-guest "$(cat "$d/tl")" "the termination message is in the host file"
+	assert_eq keep "$(cat "$d/ro")" "the ro file is unchanged"
+	[ ! -e "$b/rootfs/dev/termination-log" ] && [ ! -e "$b/rootfs/etc/ro-file" ] ||
+		fail "the image was changed"
+	if [ -n "$RUNC" ]; then
+		live_setup "$d"
+		live_run "$RUNC" "$E2E_TMP/runc-root" "$b" live1 "$d"
+		assert_eq "$want" "$OUT" "runc says the same"
+		assert_eq from-guest "$(cat "$d/tl")" "runc: the message is in the host file"
+	fi
+}
+
+t_mounts_in_dev()
+{
+	# In /dev, mounts go beside or over devfs's nodes, as kubelet's
+	# termination log and an engine's /dev/shm do: a file, a directory, a
+	# tmpfs, and /dev/shm a bind of the host's. /dev itself, /proc and
+	# /sys stay the sandbox's own.
+	local b=$E2E_TMP/indev root=$E2E_TMP/root-indev d=$E2E_TMP/indev-host want
+	mkdir -p "$d/dir" "$d/shm"
+	echo in-dir >"$d/dir/f"
+	echo file >"$d/f"
+	chmod -R a+rwX "$d"
+	make_bundle "$b" '["sh","-c","cat /dev/myfile /dev/mydir/f; echo shm > /dev/shm/seg; echo t > /dev/mytmp/t && cat /dev/mytmp/t; ls /dev | grep my; stat -c %F /dev/myfile /dev/mydir /dev/mytmp"]' \
+		"c['mounts']=[m for m in c['mounts'] if m['destination']!='/dev/shm']" \
+		"c['mounts'].append({'destination':'/dev/myfile','type':'bind','source':'$d/f','options':['rbind','ro']})" \
+		"c['mounts'].append({'destination':'/dev/mydir','type':'bind','source':'$d/dir','options':['rbind','ro']})" \
+		"c['mounts'].append({'destination':'/dev/mytmp','type':'tmpfs','source':'tmpfs','options':['mode=755']})" \
+		"c['mounts'].append({'destination':'/dev/shm','type':'bind','source':'$d/shm','options':['rbind','rw']})" ||
+		fail "bundle"
+	want="file
+in-dir
+t
+mydir
+myfile
+mytmp
+regular file
+directory
+directory"
+	capture timeout -k 5 30 "$MOAT" --root "$root" run --bundle "$b" indev1
+	assert_eq 0 "$STATUS" "started: $ERR"
+	assert_eq "$want" "$OUT" "mounts in /dev"
+	assert_eq shm "$(cat "$d/shm/seg")" "/dev/shm is the host's directory"
+	if [ -n "$RUNC" ]; then
+		rm -f "$d/shm/seg"
+		capture timeout -k 5 30 "$RUNC" --root "$E2E_TMP/runc-root" run --bundle "$b" indev1
+		assert_eq "$want" "$OUT" "runc says the same"
+		assert_eq shm "$(cat "$d/shm/seg")" "runc: /dev/shm is the host's directory"
+	fi
+	for dst in /dev /proc/x /sys/x; do
+		make_bundle "$b.bad" '["true"]' \
+			"c['mounts'].append({'destination':'$dst','type':'bind','source':'$d/dir','options':['rbind']})" ||
+			fail "bundle"
+		capture moat --root "$root" create --bundle "$b.bad" indev2
+		assert_ne 0 "$STATUS" "a bind at $dst: refused"
+		assert_contains "$ERR" "a bind mount at $dst is not supported by moat" "$dst: says why"
+		no_leftovers "$root" indev2
+	done
+}
+
 run_test deep_mount_destinations t_deep_mount_destinations
 run_test bind_sources_that_are_not_files t_bind_sources_that_are_not_files
 run_test file_bound_over_an_image_fifo_socket_or_device t_file_bound_over_an_image_fifo_socket_or_device
@@ -351,4 +497,6 @@ run_test mount_point_through_a_link_of_4095_bytes t_mount_point_through_a_link_o
 run_test mounts_are_made_in_config_order t_mounts_are_made_in_config_order
 run_test mount_table_of_a_bundle t_mount_table_of_a_bundle
 run_test mount_table_agrees_with_stat_in_a_bundle t_mount_table_agrees_with_stat_in_a_bundle
+run_test file_binds_are_mounts_not_copies t_file_binds_are_mounts_not_copies
+run_test mounts_in_dev t_mounts_in_dev
 e2e_done

@@ -14,8 +14,8 @@
 # nothing of it may be left: processes, mounts, cgroups, state.
 #
 # Not yet in `make test` (tests/e2e/run.sh runs tests/oci/test_*.sh): the
-# moat handler fails at the first workload container (issue 13: a bind
-# mount at /dev/termination-log, then a pod's containers in one sandbox).
+# moat handler fails at the first workload container (issue 13: a pod's
+# containers in one sandbox).
 # Run it by hand: bash tests/oci/cri/pods.sh
 . "$(dirname "$0")/../../e2e/lib.sh"
 
@@ -166,8 +166,9 @@ run_pod()
 }
 
 # container H NAME SCRIPT: CreateContainer and StartContainer, with the
-# mounts kubelet gives every container: the pod's emptyDir at /data and its
-# termination-log file; CID is its id.
+# mounts kubelet gives every container (the pod's emptyDir at /data and its
+# termination-log file) and its namespaces (the pod's network and IPC, a
+# pid namespace of its own: no shareProcessNamespace); CID is its id.
 container()
 {
 	local h=$1 name=$2 script=$3 vol=$CRI/vol/$1
@@ -179,7 +180,8 @@ container()
 		\"metadata\":{\"name\":\"$name\"},\"image\":{\"image\":\"localhost/moat-bb:1\"},
 		\"command\":[\"/bin/sh\",\"-c\",$script],\"logPath\":\"$name.log\",
 		\"mounts\":[{\"containerPath\":\"/data\",\"hostPath\":\"$vol/empty\"},
-		{\"containerPath\":\"/dev/termination-log\",\"hostPath\":\"$vol/$name.termlog\"}]}}"
+		{\"containerPath\":\"/dev/termination-log\",\"hostPath\":\"$vol/$name.termlog\"}],
+		\"linux\":{\"securityContext\":{\"namespaceOptions\":{\"network\":\"POD\",\"pid\":\"CONTAINER\",\"ipc\":\"POD\"}}}}}"
 	assert_eq 0 "$STATUS" "CreateContainer $name under $h: $ERR"
 	CID=$(jget containerId)
 	cri StartContainer "{\"containerId\":\"$CID\"}"

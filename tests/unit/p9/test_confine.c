@@ -78,8 +78,8 @@ static void kend(void)
 TestSuite(p9_confine, .init = ksetup, .fini = kteardown);
 #define T(name) P9T_TEST(p9_confine, name, kend)
 
-/* Start `moat gofer --root root --fd N` and connect the client. */
-static void start_gofer(const char *root)
+/* Start `moat gofer --root root --fd N [--rw]` and connect the client. */
+static void start_gofer_mode(const char *root, bool rw)
 {
 	struct moat_error err = { 0 };
 	int sv[2];
@@ -89,16 +89,23 @@ static void start_gofer(const char *root)
 	cr_assert_geq(kpid, 0);
 	if (kpid == 0) {
 		char fdstr[16];
-		char *argv[] = { "moat", "gofer", "--root", (char *)root,
-				 "--fd", fdstr,	  NULL };
+		char *argv[] = {
+			"moat", "gofer", "--root",	     (char *)root,
+			"--fd", fdstr,	 rw ? "--rw" : NULL, NULL
+		};
 
 		close(sv[0]);
 		snprintf(fdstr, sizeof(fdstr), "%d", sv[1]);
-		_exit(gofer_main(6, argv));
+		_exit(gofer_main(rw ? 7 : 6, argv));
 	}
 	close(sv[1]);
 	cr_assert_eq(p9c_open(&kc, sv[0], &kroot, NULL, &err), 0, "%s",
 		     err.msg);
+}
+
+static void start_gofer(const char *root)
+{
+	start_gofer_mode(root, false);
 }
 
 static void read_status(pid_t pid, const char *key, char *val, size_t cap)
@@ -272,6 +279,118 @@ T(root_slash_hides_proc_sys_dev)
 	cr_assert_gt(read(fd, buf, sizeof(buf)), 0);
 	close(fd);
 	assert_clean_exit();
+}
+
+/* A file bind mount's gofer: its root is the one file, reopened on that
+ * inode, writable only --rw; nothing beside it is reachable, by walk,
+ * by fd, or in the gofer's namespace. */
+static void file_gofer_checks(bool rw)
+{
+	char path[128], buf[64] = { 0 }, target[256];
+	struct statvfs sv;
+	struct p9_qid q;
+	struct stat st, hst;
+	uint32_t f, c;
+	int fd = -1;
+	struct dirent *e;
+	DIR *d;
+
+	cr_assert(P9T_PATH(path, "%s/file.txt", ktree));
+	start_gofer_mode(path, rw);
+	cr_assert_eq(p9c_getattr(kc, kroot, &st), 0);
+	cr_assert_eq(stat(path, &hst), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(st.st_ino, hst.st_ino, "the root is the host file");
+	/* nothing is walked from a file, "..", a sibling or otherwise */
+	cr_assert_eq(p9c_walk1(kc, kroot, "..", &f, &q), -EINVAL);
+	cr_assert_eq(p9c_walk1(kc, kroot, "dir", &f, &q), -ENOTDIR);
+	cr_assert_eq(p9c_walk1(kc, kroot, "file.txt", &f, &q), -ENOTDIR);
+	cr_assert_lt(p9c_readdir(kc, kroot, 0, buf, sizeof(buf)), 0);
+	cr_assert_eq(p9c_clone(kc, kroot, &c), 0);
+	cr_assert_eq(p9c_lopen(kc, c, O_RDONLY, &fd), 0);
+	cr_assert_eq(read(fd, buf, sizeof(buf) - 1),
+		     (ssize_t)strlen(P9T_FILE_DATA));
+	cr_assert_str_eq(buf, P9T_FILE_DATA);
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert_eq(st.st_ino, hst.st_ino);
+	cr_assert_eq(fstatvfs(fd, &sv), 0);
+	cr_assert(sv.f_flag & ST_NODEV);
+	cr_assert(sv.f_flag & ST_NOSUID);
+	cr_assert_eq(!!(sv.f_flag & ST_RDONLY), !rw);
+	close(fd);
+	fd = -1;
+	if (rw) {
+		cr_assert_eq(p9c_lopen(kc, c, O_WRONLY | O_TRUNC, &fd), 0);
+		cr_assert_eq(write(fd, "new\n", 4), 4);
+		close(fd);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		cr_assert_eq(read(fd, buf, sizeof(buf)), 4, "written through");
+		close(fd);
+		cr_assert_eq(p9c_fsync(kc, c, false), 0);
+	} else {
+		cr_assert_eq(p9c_lopen(kc, c, O_RDWR, &fd), -EROFS);
+		cr_assert_eq(p9c_lopen(kc, c, O_RDONLY | O_TRUNC, &fd), -EROFS);
+	}
+	/* the write side that needs a directory has none */
+	cr_assert_neq(p9c_unlinkat(kc, kroot, "file.txt", 0), 0);
+	cr_assert_neq(p9c_link(kc, kroot, kroot, "x"), 0);
+	cr_assert_eq(p9c_clunk(kc, c), 0);
+	/* and the gofer's own fds name only the file and its empty "/" */
+	snprintf(path, sizeof(path), "/proc/%d/fd", kpid);
+	d = opendir(path);
+	cr_assert_not_null(d);
+	while ((e = readdir(d))) {
+		char link[300];
+		ssize_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		cr_assert(P9T_PATH(link, "%s/%s", path, e->d_name));
+		len = readlink(link, target, sizeof(target) - 1);
+		cr_assert_gt(len, 0);
+		target[len] = '\0';
+		cr_assert(strncmp(target, "socket:", 7) == 0 ||
+				  !strcmp(target, "/") ||
+				  !strcmp(target, "/" GOFER_FILE_NAME),
+			  "unexpected gofer fd %s -> %s", e->d_name, target);
+	}
+	closedir(d);
+	assert_clean_exit();
+}
+
+T(serves_one_file_read_only)
+{
+	file_gofer_checks(false);
+}
+
+T(serves_one_file_read_write)
+{
+	file_gofer_checks(true);
+}
+
+T(refuses_a_fifo_root)
+{
+	char path[128];
+	char *argv[] = { "moat", "gofer", "--root", path, "--fd", "0", NULL };
+	int sv[2], status;
+	pid_t pid;
+
+	cr_assert(P9T_PATH(path, "%s/fifo", ktree));
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		char fdstr[16];
+
+		snprintf(fdstr, sizeof(fdstr), "%d", sv[1]);
+		argv[5] = fdstr;
+		_exit(gofer_main(6, argv));
+	}
+	close(sv[1]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status));
+	cr_assert_eq(WEXITSTATUS(status), 1, "setup error");
+	close(sv[0]);
 }
 
 T(usage_errors)

@@ -550,3 +550,101 @@ T(tiny_reply_buffer)
 	cr_assert_eq(d.type, P9_RLERROR);
 	cr_assert_eq(d.u.rlerror.ecode, EMSGSIZE);
 }
+
+/* A file gofer (gofer_new_file), unconfined: its root is the file, which
+ * nothing walks from; no request names its directory. */
+static void file_gofer(const char *name, unsigned flags)
+{
+	int dirfd = open(gtree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	cr_assert_geq(dirfd, 0);
+	gofer_free(g);
+	g = NULL;
+	cr_assert_eq(gofer_new_file(&g, dirfd, name, flags), 0);
+	close(dirfd);
+}
+
+T(file_gofer_roots_only_regular_files)
+{
+	int dirfd = open(gtree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct gofer *x = NULL;
+
+	cr_assert_geq(dirfd, 0);
+	cr_assert_eq(gofer_new_file(&x, dirfd, "dir", 0), -EISDIR);
+	cr_assert_eq(gofer_new_file(&x, dirfd, "fifo", 0), -EPERM);
+	cr_assert_eq(gofer_new_file(&x, dirfd, "link_in", 0), -EPERM);
+	cr_assert_eq(gofer_new_file(&x, dirfd, "..", 0), -EINVAL);
+	cr_assert_eq(gofer_new_file(&x, dirfd, "dir/inner.txt", 0), -EINVAL);
+	cr_assert_eq(gofer_new_file(&x, dirfd, "file.txt", GOFER_STORE),
+		     -EINVAL);
+	cr_assert_null(x);
+	close(dirfd);
+}
+
+T(file_gofer_serves_the_file_alone)
+{
+	struct p9_msg m = { .type = P9_TATTACH };
+	char buf[64] = { 0 };
+	int fd = -1;
+
+	file_gofer("file.txt", GOFER_WRITABLE);
+	version(65536);
+	m.u.tattach.fid = 0;
+	m.u.tattach.afid = P9_NOFID;
+	p9_str_set(&m.u.tattach.uname, "u");
+	p9_str_set(&m.u.tattach.aname, "");
+	cr_assert_eq(req(&m, NULL), P9_RATTACH);
+	cr_assert_eq(rep.u.rattach.qid.type, P9_QTFILE);
+	/* no walk from it: a sibling, "..", or the file's own name */
+	walk_msg(&m, 0, 1, "dir", NULL);
+	expect_err(&m, ENOTDIR);
+	walk_msg(&m, 0, 1, "..", NULL);
+	expect_err(&m, EINVAL);
+	walk_msg(&m, 0, 1, NULL, NULL);
+	cr_assert_eq(req(&m, NULL), P9_RWALK);
+	memset(&m, 0, sizeof(m));
+	m.type = P9_TLOPEN;
+	m.u.tlopen.fid = 1;
+	m.u.tlopen.flags = P9_DOTL_RDWR;
+	cr_assert_eq(req(&m, &fd), P9_RLOPEN);
+	cr_assert_eq(read(fd, buf, sizeof(buf)), strlen(P9T_FILE_DATA));
+	close(fd);
+	fid_msg(&m, P9_TREADDIR, 0);
+	expect_err(&m, ENOTDIR);
+	memset(&m, 0, sizeof(m));
+	m.type = P9_TUNLINKAT;
+	m.u.tunlinkat.dfid = 0;
+	p9_str_set(&m.u.tunlinkat.name, "file.txt");
+	expect_err(&m, ENOTDIR);
+	memset(&m, 0, sizeof(m));
+	m.type = P9_TLINK;
+	m.u.tlink.dfid = 0;
+	m.u.tlink.fid = 1;
+	p9_str_set(&m.u.tlink.name, "x");
+	expect_err(&m, ENOTDIR);
+}
+
+/* The file its name held when served is the one reopened: one renamed
+ * over it is another inode (confined, the bind keeps the first). */
+T(file_gofer_reopens_only_its_inode)
+{
+	struct p9_msg m = { .type = P9_TATTACH };
+	char a[128], b[128];
+
+	file_gofer("file.txt", 0);
+	version(65536);
+	m.u.tattach.fid = 0;
+	m.u.tattach.afid = P9_NOFID;
+	p9_str_set(&m.u.tattach.uname, "u");
+	p9_str_set(&m.u.tattach.aname, "");
+	cr_assert_eq(req(&m, NULL), P9_RATTACH);
+	snprintf(a, sizeof(a), "%s/file.txt", gtree);
+	snprintf(b, sizeof(b), "%s/...", gtree);
+	cr_assert_eq(rename(b, a), 0);
+	memset(&m, 0, sizeof(m));
+	m.type = P9_TLOPEN;
+	m.u.tlopen.fid = 0;
+	expect_err(&m, ESTALE);
+	m.u.tlopen.flags = P9_DOTL_WRONLY;
+	expect_err(&m, EROFS);
+}
