@@ -628,6 +628,15 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	o->ping_range = c->ping_range;
 	o->ping_lo = c->ping_lo;
 	o->ping_hi = c->ping_hi;
+	o->devices = xcalloc(c->ndevices + 1, sizeof(*o->devices));
+	for (i = 0; i < c->ndevices; i++)
+		o->devices[i] = (struct dev_spec){ .path = c->devices[i].path,
+						   .mode = c->devices[i].mode,
+						   .major = c->devices[i].major,
+						   .minor = c->devices[i].minor,
+						   .uid = c->devices[i].uid,
+						   .gid = c->devices[i].gid };
+	o->ndevices = c->ndevices;
 	o->rlimits = xcalloc(c->process.nrlimits + 1, sizeof(*o->rlimits));
 	for (i = 0; i < c->process.nrlimits; i++) {
 		o->rlimits[i].res = c->process.rlimits[i].resource;
@@ -973,6 +982,7 @@ static void opts_free(struct sentry_opts *o, const struct oci_config *c)
 	free(o->tmpfs);
 	free(o->order);
 	free(o->rlimits);
+	free(o->devices);
 	if (o->env != c->process.env)
 		free(o->env);
 	policy_free(&o->policy);

@@ -972,6 +972,153 @@ static int parse_namespaces(struct parser *p, json_object *o,
 	return 0;
 }
 
+/* Where under /dev a device may be: not /dev itself, nor in the sentry's
+ * own filesystems mounted there. NULL: it may; else why not. */
+static const char *device_place(const char *path)
+{
+	static const char *const mounted[] = { "/dev/pts", "/dev/shm",
+					       "/dev/mqueue", NULL };
+	size_t i, n;
+
+	if (strncmp(path, "/dev/", 5) || !path[5])
+		return "moat makes device nodes in the sandbox's /dev only "
+		       "(the rootfs and its overlay hold none)";
+	for (i = 0; mounted[i]; i++) {
+		n = strlen(mounted[i]);
+		if (!strncmp(path, mounted[i], n) &&
+		    (!path[n] || path[n] == '/'))
+			return "in a filesystem of its own, not devfs";
+	}
+	return NULL;
+}
+
+/* One entry of linux.devices, checked; fields as runc reads them. */
+static int parse_device(struct parser *p, json_object *o, struct oci_device *d)
+{
+	char *path = NULL, *type = NULL;
+	int64_t v;
+	int rc = 0;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	d->mode = 0666;
+	json_object_object_foreach(o, key, val)
+	{
+		push_key(p, key);
+		if (!strcmp(key, "path")) {
+			rc = get_str(p, val, &path);
+		} else if (!strcmp(key, "type")) {
+			rc = get_str(p, val, &type);
+		} else if (!strcmp(key, "major")) {
+			/* Linux's dev_t: 12 bits of major, 20 of minor */
+			rc = get_int(p, val, 0, 4095, &v);
+			d->major = (uint32_t)v;
+		} else if (!strcmp(key, "minor")) {
+			rc = get_int(p, val, 0, 0xfffff, &v);
+			d->minor = (uint32_t)v;
+		} else if (!strcmp(key, "fileMode")) {
+			/* permission bits; a type in it is the type field's
+			 * to say (runc masks it off too) */
+			rc = get_int(p, val, 0, 0xffffffff, &v);
+			d->mode = (mode_t)v & 07777;
+		} else if (!strcmp(key, "uid")) {
+			rc = get_int(p, val, 0, 0xfffffffe, &v);
+			d->uid = (uid_t)v;
+		} else if (!strcmp(key, "gid")) {
+			rc = get_int(p, val, 0, 0xfffffffe, &v);
+			d->gid = (gid_t)v;
+		} else {
+			rc = bad(p, "unknown field (path, type, major, minor, "
+				    "fileMode, uid, gid)");
+		}
+		pop(p);
+		if (rc < 0)
+			goto out;
+	}
+	if (!path) {
+		rc = bad(p, "path: required");
+		goto out;
+	}
+	if (!type) {
+		rc = bad(p, "type: required");
+		goto out;
+	}
+	push_key(p, "type");
+	if (!strcmp(type, "c") || !strcmp(type, "u"))
+		d->mode |= S_IFCHR;
+	else if (!strcmp(type, "b"))
+		d->mode |= S_IFBLK;
+	else if (!strcmp(type, "p"))
+		d->mode |= S_IFIFO;
+	else
+		rc = bad(p, "`%s`: not a device type (c, b, u, p)", type);
+	pop(p);
+	if (rc < 0)
+		goto out;
+	if (S_ISFIFO(d->mode))
+		d->major = d->minor = 0; /* a FIFO has no device number */
+	push_key(p, "path");
+	d->path = canon_abs(path);
+	if (!d->path) {
+		rc = bad(p, "`%s`: an absolute path without `..` expected",
+			 path);
+	} else {
+		const char *why = device_place(d->path);
+		if (why)
+			rc = bad(p, "`%s`: %s", path, why);
+	}
+	pop(p);
+out:
+	free(path);
+	free(type);
+	return rc;
+}
+
+/* linux.devices: each a node of the sandbox's devfs, with its type,
+ * number, mode and owner; opened, it is the sentry's own device of that
+ * number, or ENXIO (sentry/fs_dev.c). No host device is ever reached. */
+static int parse_devices(struct parser *p, json_object *o, struct oci_config *c)
+{
+	size_t i, j, n;
+
+	if (want_type(p, o, json_type_array, "a list of devices") < 0)
+		return -1;
+	n = json_object_array_length(o);
+	if (n > OCI_DEVICES_MAX)
+		return bad(p, "more than %d devices", OCI_DEVICES_MAX);
+	c->devices = xcalloc(n + 1, sizeof(*c->devices));
+	for (i = 0; i < n; i++) {
+		struct oci_device *d = &c->devices[i];
+		int rc;
+
+		push_idx(p, i);
+		rc = parse_device(p, json_object_array_get_idx(o, i), d);
+		c->ndevices = i + 1;
+		/* One node a path, and none inside another's: runc keeps
+		 * the first of two quietly, which is worse than saying. */
+		for (j = 0; !rc && j < i; j++) {
+			const char *a = c->devices[j].path, *b = d->path;
+			size_t la = strlen(a), lb = strlen(b);
+			size_t m = la < lb ? la : lb;
+
+			if (strncmp(a, b, m) ||
+			    (la != lb && (la > lb ? a : b)[m] != '/'))
+				continue;
+			push_key(p, "path");
+			rc = bad(p,
+				 la == lb ? "`%s`: also linux.devices[%zu]" :
+					    "`%s`: a device inside, or the "
+					    "directory of, linux.devices[%zu]",
+				 b, j);
+			pop(p);
+		}
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The sandbox's kernel is the sentry: of the sysctls, it has the ping
  * sockets' group range. */
 static int parse_sysctl(struct parser *p, json_object *o, struct oci_config *c)
@@ -1028,13 +1175,9 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 			rc = parse_resources(p, val, c);
 		else if (!strcmp(key, "namespaces"))
 			rc = parse_namespaces(p, val, c);
-		else if (!strcmp(key, "devices")) {
-			/* An empty list changes nothing; a host device is
-			 * out of the sandbox's reach. */
-			if (!json_object_is_type(val, json_type_array) ||
-			    json_object_array_length(val) != 0)
-				rc = bad(p, "not supported by moat");
-		} else if (!strcmp(key, "sysctl"))
+		else if (!strcmp(key, "devices"))
+			rc = parse_devices(p, val, c);
+		else if (!strcmp(key, "sysctl"))
 			rc = parse_sysctl(p, val, c);
 		else if (!in_list(key, recorded))
 			rc = bad(p, "not supported by moat");
@@ -1410,6 +1553,9 @@ void oci_config_free(struct oci_config *c)
 	cred_free(&c->cred);
 	free(c->upstream_ca);
 	free(c->netns);
+	for (i = 0; i < c->ndevices; i++)
+		free(c->devices[i].path);
+	free(c->devices);
 	memset(c, 0, sizeof(*c));
 }
 

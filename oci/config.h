@@ -73,6 +73,17 @@ struct oci_rlimit {
 	uint64_t soft, hard;
 };
 
+/* linux.devices: a node of the sandbox's /dev (sentry/fs_dev.c). */
+#define OCI_DEVICES_MAX 256
+struct oci_device {
+	char *path;  /* canonical, below /dev */
+	mode_t mode; /* S_IFCHR, S_IFBLK or S_IFIFO, and fileMode's
+			 * permission bits (default 0666, as runc's) */
+	uint32_t major, minor;
+	uid_t uid;
+	gid_t gid;
+};
+
 struct oci_annotation {
 	char *key, *value;
 };
@@ -125,6 +136,8 @@ struct oci_config {
 	int timeout_s;	   /* dev.moat.timeout */
 	/* linux.namespaces: the network namespace's path, or NULL */
 	char *netns;
+	struct oci_device *devices; /* linux.devices */
+	size_t ndevices;
 	/* linux.sysctl: net.ipv4.ping_group_range, the one the sentry has */
 	bool ping_range;
 	gid_t ping_lo, ping_hi;

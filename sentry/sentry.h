@@ -312,6 +312,16 @@ struct sentry_opts {
 	} * rlimits;
 	size_t nrlimits;
 	bool oci_cgroups;
+	/* OCI linux.devices: nodes of /dev (sentry/fs_dev.c), each opened
+	 * as the sentry's own device of its type and number, or ENXIO. */
+	struct dev_spec {
+		const char *path; /* canonical, below /dev */
+		mode_t mode;	  /* S_IFCHR, S_IFBLK or S_IFIFO | perms */
+		unsigned major, minor;
+		uid_t uid;
+		gid_t gid;
+	} * devices;
+	size_t ndevices;
 	bool ping_range;   /* net.ipv4.ping_group_range (default: everyone) */
 	const char *netns; /* OCI: a network namespace for slirp's or tap's
 			      host side (linux.namespaces path) */

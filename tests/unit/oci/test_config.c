@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "netstack/netstack.h"
 #include "oci/config.h"
@@ -178,8 +179,6 @@ Test(oci, unknown_fields_are_refused)
 		     "linux.intelRdt: not supported");
 	refused_with(", \"linux\": {\"resources\": {\"blockIO\": {}}}",
 		     "linux.resources.blockIO: not supported");
-	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/x\"}]}",
-		     "linux.devices: not supported");
 	refused_with(", \"linux\": {\"sysctl\": {\"kernel.shmmax\": \"1\"}}",
 		     "linux.sysctl.kernel.shmmax: not supported");
 	refused_with(", \"hooks\": {\"createContainer\": []}",
@@ -307,6 +306,70 @@ Test(oci, resources)
 	cr_assert_eq(cfg.memory, 512ULL << 20);
 	cr_assert_eq(cfg.pids, 64);
 	cr_assert_float_eq(cfg.cpus, 0.5, 1e-9);
+}
+
+Test(oci, devices)
+{
+	cr_assert_eq(
+		parse_with(", \"linux\": {\"devices\": [{\"path\": "
+			   "\"/dev/net/tun\", \"type\": \"c\", \"major\": "
+			   "10, \"minor\": 200, \"fileMode\": 8624, \"uid\": "
+			   "5, \"gid\": 6}, {\"path\": \"/dev//f\", \"type\": "
+			   "\"p\", \"major\": 8, \"minor\": 1}, {\"path\": "
+			   "\"/dev/u\", \"type\": \"u\", \"major\": 1, "
+			   "\"minor\": 3}]}"),
+		0, "%s", err.msg);
+	cr_assert_eq(cfg.ndevices, 3);
+	cr_assert_str_eq(cfg.devices[0].path, "/dev/net/tun");
+	/* fileMode's type bits are the type field's to say (runc's too) */
+	cr_assert_eq(cfg.devices[0].mode, S_IFCHR | 0660);
+	cr_assert_eq(cfg.devices[0].major, 10);
+	cr_assert_eq(cfg.devices[0].minor, 200);
+	cr_assert_eq(cfg.devices[0].uid, 5);
+	cr_assert_eq(cfg.devices[0].gid, 6);
+	cr_assert_str_eq(cfg.devices[1].path, "/dev/f");
+	cr_assert_eq(cfg.devices[1].mode, S_IFIFO | 0666);
+	cr_assert_eq(cfg.devices[1].major, 0); /* a FIFO has no number */
+	cr_assert_eq(cfg.devices[2].mode, S_IFCHR | 0666);
+
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/x\"}]}",
+		     "linux.devices[0]: type: required");
+	refused_with(", \"linux\": {\"devices\": [{\"type\": \"c\"}]}",
+		     "linux.devices[0]: path: required");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/x\", "
+		     "\"type\": \"q\"}]}",
+		     "linux.devices[0].type: `q`: not a device type");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/tmp/x\", "
+		     "\"type\": \"c\"}]}",
+		     "linux.devices[0].path: `/tmp/x`: moat makes device nodes "
+		     "in the sandbox's /dev only");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev\", "
+		     "\"type\": \"c\"}]}",
+		     "linux.devices[0].path: `/dev`");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"dev/x\", "
+		     "\"type\": \"c\"}]}",
+		     "linux.devices[0].path: `dev/x`: an absolute path");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": "
+		     "\"/dev/pts/9\", \"type\": \"c\"}]}",
+		     "`/dev/pts/9`: in a filesystem of its own");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": "
+		     "\"/dev/shm\", \"type\": \"c\"}]}",
+		     "`/dev/shm`: in a filesystem of its own");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/x\", "
+		     "\"type\": \"c\", \"major\": 4096}]}",
+		     "linux.devices[0].major: an integer from 0 to 4095");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/a\", "
+		     "\"type\": \"c\"}, {\"path\": \"/dev/a\", "
+		     "\"type\": \"b\"}]}",
+		     "linux.devices[1].path: `/dev/a`: also linux.devices[0]");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/a/b\", "
+		     "\"type\": \"c\"}, {\"path\": \"/dev/a\", "
+		     "\"type\": \"b\"}]}",
+		     "linux.devices[1].path: `/dev/a`: a device inside, or the "
+		     "directory of, linux.devices[0]");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/a\", "
+		     "\"type\": \"c\", \"bogus\": 1}]}",
+		     "linux.devices[0].bogus: unknown field");
 }
 
 Test(oci, ping_group_range)
