@@ -637,6 +637,19 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 						   .uid = c->devices[i].uid,
 						   .gid = c->devices[i].gid };
 	o->ndevices = c->ndevices;
+	o->uid_maps = xcalloc(c->nuid_maps + 1, sizeof(*o->uid_maps));
+	for (i = 0; i < c->nuid_maps; i++)
+		o->uid_maps[i] = (struct id_map){ c->uid_maps[i].inside,
+						  c->uid_maps[i].outside,
+						  c->uid_maps[i].count };
+	o->nuid_maps = c->nuid_maps;
+	o->gid_maps = xcalloc(c->ngid_maps + 1, sizeof(*o->gid_maps));
+	for (i = 0; i < c->ngid_maps; i++)
+		o->gid_maps[i] = (struct id_map){ c->gid_maps[i].inside,
+						  c->gid_maps[i].outside,
+						  c->gid_maps[i].count };
+	o->ngid_maps = c->ngid_maps;
+	o->oom_score_adj = c->process.oom_score_adj;
 	o->rlimits = xcalloc(c->process.nrlimits + 1, sizeof(*o->rlimits));
 	for (i = 0; i < c->process.nrlimits; i++) {
 		o->rlimits[i].res = c->process.rlimits[i].resource;
@@ -983,6 +996,8 @@ static void opts_free(struct sentry_opts *o, const struct oci_config *c)
 	free(o->order);
 	free(o->rlimits);
 	free(o->devices);
+	free(o->uid_maps);
+	free(o->gid_maps);
 	if (o->env != c->process.env)
 		free(o->env);
 	policy_free(&o->policy);

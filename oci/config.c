@@ -322,12 +322,13 @@ static int parse_process_obj(struct parser *p, json_object *o,
 {
 	/* Given by the sandbox already: no guest process holds a host
 	 * capability, a host LSM label or a host oom score (docs/oci.md). */
-	static const char *const recorded[] = {
-		"capabilities",	   "apparmorProfile",
-		"selinuxLabel",	   "oomScoreAdj",
-		"ioPriority",	   "scheduler",
-		"execCPUAffinity", NULL
-	};
+	static const char *const recorded[] = { "capabilities",
+						"apparmorProfile",
+						"selinuxLabel",
+						"ioPriority",
+						"scheduler",
+						"execCPUAffinity",
+						NULL };
 	bool have_cwd = false;
 
 	if (want_type(p, o, json_type_object, "an object") < 0)
@@ -392,6 +393,14 @@ static int parse_process_obj(struct parser *p, json_object *o,
 			if (!rc)
 				rc = get_int(p, w, 0, 65535, &v);
 			pr->console_cols = (unsigned)v;
+		} else if (!strcmp(key, "oomScoreAdj")) {
+			/* the sandbox's own, in /proc/<pid>/oom_score_adj:
+			 * the host's OOM killer sees the sandbox's cgroup */
+			int64_t v = 0;
+
+			rc = get_int(p, val, -1000, 1000, &v);
+			pr->oom_score_adj = (int)v;
+			pr->has_oom_score_adj = true;
 		} else if (!strcmp(key, "rlimits")) {
 			size_t i, n;
 
@@ -1119,6 +1128,76 @@ static int parse_devices(struct parser *p, json_object *o, struct oci_config *c)
 	return 0;
 }
 
+/* linux.uidMappings or gidMappings: what the sandbox's ids are, as its
+ * /proc/<pid>/uid_map and gid_map say. The sentry's ids are its own
+ * (sentry/hostids.h), so these map nothing on the host. */
+static int parse_idmaps(struct parser *p, json_object *o,
+			struct oci_idmap **out, size_t *nout)
+{
+	size_t i, n;
+
+	if (want_type(p, o, json_type_array, "a list of mappings") < 0)
+		return -1;
+	n = json_object_array_length(o);
+	if (n > OCI_IDMAPS_MAX)
+		return bad(p, "more than %d mappings (Linux's most)",
+			   OCI_IDMAPS_MAX);
+	free(*out);
+	*out = xcalloc(n + 1, sizeof(**out));
+	*nout = 0;
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(o, i);
+		struct oci_idmap *m = &(*out)[i];
+		bool seen[3] = { false, false, false };
+		int rc = 0;
+
+		push_idx(p, i);
+		if (want_type(p, e, json_type_object, "an object") < 0) {
+			pop(p);
+			return -1;
+		}
+		json_object_object_foreach(e, key, val)
+		{
+			int64_t v = 0;
+			int k = !strcmp(key, "containerID") ? 0 :
+				!strcmp(key, "hostID")	    ? 1 :
+				!strcmp(key, "size")	    ? 2 :
+							      -1;
+
+			push_key(p, key);
+			if (k < 0)
+				rc = bad(p, "unknown field (containerID, "
+					    "hostID, size)");
+			else
+				rc = get_int(p, val, k == 2 ? 1 : 0, 0xffffffff,
+					     &v);
+			if (k >= 0)
+				seen[k] = true;
+			if (k == 0)
+				m->inside = (uint32_t)v;
+			else if (k == 1)
+				m->outside = (uint32_t)v;
+			else if (k == 2)
+				m->count = (uint32_t)v;
+			pop(p);
+			if (rc < 0)
+				break;
+		}
+		if (!rc && !(seen[0] && seen[1] && seen[2]))
+			rc = bad(p, "%s: required",
+				 !seen[0] ? "containerID" :
+				 !seen[1] ? "hostID" :
+					    "size");
+		if (!rc && (uint64_t)m->inside + m->count > 0x100000000ULL)
+			rc = bad(p, "containerID + size past 4294967296");
+		pop(p);
+		if (rc < 0)
+			return -1;
+		*nout = i + 1;
+	}
+	return 0;
+}
+
 /* The sandbox's kernel is the sentry: of the sysctls, it has the ping
  * sockets' group range. */
 static int parse_sysctl(struct parser *p, json_object *o, struct oci_config *c)
@@ -1159,8 +1238,7 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 	/* Given by the sandbox already (docs/oci.md). */
 	static const char *const recorded[] = {
 		"maskedPaths",	     "readonlyPaths",
-		"seccomp",	     "uidMappings",
-		"gidMappings",	     "cgroupsPath",
+		"seccomp",	     "cgroupsPath",
 		"rootfsPropagation", "mountLabel",
 		"personality",	     NULL
 	};
@@ -1177,6 +1255,10 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 			rc = parse_namespaces(p, val, c);
 		else if (!strcmp(key, "devices"))
 			rc = parse_devices(p, val, c);
+		else if (!strcmp(key, "uidMappings"))
+			rc = parse_idmaps(p, val, &c->uid_maps, &c->nuid_maps);
+		else if (!strcmp(key, "gidMappings"))
+			rc = parse_idmaps(p, val, &c->gid_maps, &c->ngid_maps);
 		else if (!strcmp(key, "sysctl"))
 			rc = parse_sysctl(p, val, c);
 		else if (!in_list(key, recorded))
@@ -1556,6 +1638,8 @@ void oci_config_free(struct oci_config *c)
 	for (i = 0; i < c->ndevices; i++)
 		free(c->devices[i].path);
 	free(c->devices);
+	free(c->uid_maps);
+	free(c->gid_maps);
 	memset(c, 0, sizeof(*c));
 }
 

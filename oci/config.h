@@ -84,6 +84,12 @@ struct oci_device {
 	gid_t gid;
 };
 
+/* linux.uidMappings, gidMappings: what /proc/<pid>/uid_map shows. */
+#define OCI_IDMAPS_MAX 340 /* Linux's lines of a uid_map */
+struct oci_idmap {
+	uint32_t inside, outside, count; /* containerID, hostID, size */
+};
+
 struct oci_annotation {
 	char *key, *value;
 };
@@ -103,6 +109,8 @@ struct oci_process {
 	size_t nrlimits;
 	bool no_new_privileges;
 	unsigned console_rows, console_cols; /* consoleSize, 0: none */
+	bool has_oom_score_adj;		     /* oomScoreAdj */
+	int oom_score_adj;
 };
 
 struct oci_config {
@@ -138,6 +146,8 @@ struct oci_config {
 	char *netns;
 	struct oci_device *devices; /* linux.devices */
 	size_t ndevices;
+	struct oci_idmap *uid_maps, *gid_maps; /* linux.{uid,gid}Mappings */
+	size_t nuid_maps, ngid_maps;
 	/* linux.sysctl: net.ipv4.ping_group_range, the one the sentry has */
 	bool ping_range;
 	gid_t ping_lo, ping_hi;

@@ -731,6 +731,9 @@ static void proc_limits_from_opts(struct process *p)
 		}
 	if (o->set_umask)
 		p->umask = o->umask;
+	/* Set as runc sets it, from outside: the floor stays 0, so the
+	 * process may lower it again down to 0 (runc's containers can). */
+	p->oom_score_adj = o->oom_score_adj;
 }
 
 static void creds_set(struct creds *c, uid_t uid, gid_t gid,

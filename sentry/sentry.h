@@ -115,6 +115,11 @@ struct process {
 	 * are root's and only root may inspect it. Virtual: the host task's
 	 * own flag is never the guest's to change. */
 	bool nondumpable;
+	/* /proc/<pid>/oom_score_adj, and the least it may be lowered to
+	 * without CAP_SYS_RESOURCE (Linux's signal->oom_score_adj_min):
+	 * shown and kept, as Linux keeps them; the host's OOM killer sees the
+	 * sandbox's cgroup, not these. */
+	int oom_score_adj, oom_score_adj_min;
 	mode_t umask;
 	/* Scheduling as the guest set it (sentry/sys_misc.c): nice, policy
 	 * (SCHED_OTHER, BATCH or IDLE), and the CPU mask it asked for. */
@@ -322,6 +327,14 @@ struct sentry_opts {
 		gid_t gid;
 	} * devices;
 	size_t ndevices;
+	/* OCI linux.{uid,gid}Mappings, as /proc/<pid>/{uid,gid}_map shows
+	 * them (none: "0 0 4294967295", the initial namespace's), and
+	 * process.oomScoreAdj (/proc/<pid>/oom_score_adj). */
+	struct id_map {
+		uint32_t inside, outside, count;
+	} * uid_maps, *gid_maps;
+	size_t nuid_maps, ngid_maps;
+	int oom_score_adj;
 	bool ping_range;   /* net.ipv4.ping_group_range (default: everyone) */
 	const char *netns; /* OCI: a network namespace for slirp's or tap's
 			      host side (linux.namespaces path) */

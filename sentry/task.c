@@ -161,6 +161,8 @@ struct process *proc_new(struct process *parent)
 		p->sid = parent->sid;
 		p->cred = parent->cred;
 		p->nondumpable = parent->nondumpable;
+		p->oom_score_adj = parent->oom_score_adj;
+		p->oom_score_adj_min = parent->oom_score_adj_min;
 		p->umask = parent->umask;
 		p->nice = parent->nice;
 		p->ctty = parent->ctty;

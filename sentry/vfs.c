@@ -1126,9 +1126,10 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 	if ((mask & W_OK) && vn->kind == VN_HOST && vn->mnt->mode == MNT_RO)
 		return -EROFS;
 	m = st.st_mode;
-	/* procfs files are never written (procfs_open: EACCES), by root
-	 * neither, as Linux's read-only sysctls refuse it. */
-	if ((mask & W_OK) && vn->kind == VN_PROC && S_ISREG(m))
+	/* procfs files without a write bit are never written, by root
+	 * neither, as Linux's read-only sysctls refuse it; the others
+	 * (oom_score_adj) are their owner's and root's. */
+	if ((mask & W_OK) && vn->kind == VN_PROC && S_ISREG(m) && !(m & 0222))
 		return -EACCES;
 	if (c->fsuid == 0) {
 		/* root: everything but executing a file with no x bit */

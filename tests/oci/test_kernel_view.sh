@@ -85,7 +85,72 @@ t_devices_the_sandbox_cannot_make_are_refused()
 	assert_contains "$ERR" "linux.devices[0].path: \`/dev/pts/9\`: in a filesystem of its own" "says why"
 }
 
+t_oom_score_adj_and_id_maps_as_runc_shows_them()
+{
+	local b=$E2E_TMP/oom
+	# oomScoreAdj is where the process reads it, and it may raise it and
+	# lower it again to 0 but not below (runc's container lacks
+	# CAP_SYS_RESOURCE as moat's uid 1000 does); out of range or not a
+	# number is EINVAL; the id maps are the initial namespace's and
+	# written once.
+	make_bundle "$b" '["sh","-c","cat /proc/self/uid_map /proc/self/gid_map /proc/self/oom_score_adj; echo 5 > /proc/self/oom_score_adj; echo rc=$?; cat /proc/self/oom_score_adj; echo -5 > /proc/self/oom_score_adj; echo rc=$?; echo 1001 > /proc/self/oom_score_adj; echo rc=$?; echo \" 7 \" > /proc/self/oom_score_adj; echo rc=$?; cat /proc/$$/oom_score_adj; echo 8x > /proc/self/oom_score_adj; echo rc=$?; echo 0 > /proc/self/uid_map; echo rc=$?; stat -c \"%a %u\" /proc/self/oom_score_adj /proc/self/oom_score /proc/self/uid_map /proc/self/gid_map"]' \
+		"c['process']['oomScoreAdj']=100" \
+		"c['process']['user']={'uid':1000,'gid':1000}" || fail "bundle"
+	run_both oom "$b"
+	assert_eq "         0          0 4294967295
+         0          0 4294967295
+100
+rc=0
+5
+rc=1
+rc=1
+rc=0
+7
+rc=1
+rc=1
+644 1000
+444 1000
+644 1000
+644 1000" "$OUT_MOAT" "moat's /proc/self"
+	if [ -n "$RUNC" ]; then
+		assert_eq "$OUT_RUNC" "$OUT_MOAT" "the same as under runc"
+	fi
+
+	# oom_score: Linux's scale, (1000 + adj + rss share) * 2 / 3, and 0
+	# for -1000, which never is chosen.
+	make_bundle "$b" '["sh","-c","cat /proc/self/oom_score; echo -1000 > /proc/self/oom_score_adj && cat /proc/self/oom_score"]' \
+		"c['process']['oomScoreAdj']=100" || fail "bundle"
+	capture timeout -k 5 30 "$MOAT" --root "$E2E_TMP/moat-root" run --bundle "$b" oom2
+	assert_eq 0 "$STATUS" "ran: $ERR"
+	local first
+	first=$(head -1 <<<"$OUT")
+	[ "$first" -ge 733 ] && [ "$first" -le 800 ] || fail "oom_score with adj 100 is $first, not about 733"
+	assert_eq 0 "$(tail -1 <<<"$OUT")" "root may lower it to -1000: score 0"
+}
+
+t_id_maps_are_the_configs()
+{
+	local b=$E2E_TMP/maps
+	make_bundle "$b" '["sh","-c","cat /proc/self/uid_map /proc/1/gid_map"]' \
+		"c['linux']['namespaces'].append({'type':'user'})" \
+		"c['linux']['uidMappings']=[{'containerID':0,'hostID':1000,'size':2000}]" \
+		"c['linux']['gidMappings']=[{'containerID':0,'hostID':1000,'size':3000},{'containerID':5000,'hostID':9000,'size':1}]" ||
+		fail "bundle"
+	capture timeout -k 5 30 "$MOAT" --root "$E2E_TMP/moat-root" run --bundle "$b" maps
+	assert_eq 0 "$STATUS" "ran: $ERR"
+	assert_eq "         0       1000       2000
+         0       1000       3000
+      5000       9000          1" "$OUT" "as Linux prints them"
+	make_bundle "$b" '["true"]' \
+		"c['linux']['uidMappings']=[{'containerID':0,'hostID':1000}]" || fail "bundle"
+	capture "$MOAT" --root "$E2E_TMP/moat-root" create --bundle "$b" maps2
+	assert_eq 1 "$STATUS" "refused"
+	assert_contains "$ERR" "linux.uidMappings[0]: size: required" "names the field"
+}
+
 run_test devices_are_nodes_as_runc_makes_them t_devices_are_nodes_as_runc_makes_them
 run_test devices_open_as_the_sentrys_or_not_at_all t_devices_open_as_the_sentrys_or_not_at_all
 run_test devices_the_sandbox_cannot_make_are_refused t_devices_the_sandbox_cannot_make_are_refused
+run_test oom_score_adj_and_id_maps_as_runc_shows_them t_oom_score_adj_and_id_maps_as_runc_shows_them
+run_test id_maps_are_the_configs t_id_maps_are_the_configs
 e2e_done

@@ -308,6 +308,27 @@ Test(oci, resources)
 	cr_assert_float_eq(cfg.cpus, 0.5, 1e-9);
 }
 
+Test(oci, id_maps_and_oom_score_adj)
+{
+	cr_assert_eq(parse_with(
+			     ", \"linux\": {\"uidMappings\": [{"
+			     "\"containerID\": 0, \"hostID\": 1000, \"size\": "
+			     "2000}], \"gidMappings\": []}"),
+		     0, "%s", err.msg);
+	cr_assert_eq(cfg.nuid_maps, 1);
+	cr_assert_eq(cfg.uid_maps[0].outside, 1000);
+	cr_assert_eq(cfg.uid_maps[0].count, 2000);
+	cr_assert_eq(cfg.ngid_maps, 0);
+	refused_with(", \"linux\": {\"uidMappings\": [{\"containerID\": 0, "
+		     "\"hostID\": 0, \"size\": 0}]}",
+		     "linux.uidMappings[0].size: an integer from 1");
+	refused_with(", \"linux\": {\"gidMappings\": [{\"containerID\": "
+		     "4294967295, \"hostID\": 0, \"size\": 2}]}",
+		     "linux.gidMappings[0]: containerID + size past");
+	refused_with(", \"linux\": {\"gidMappings\": [{\"hostID\": 0}]}",
+		     "linux.gidMappings[0]: containerID: required");
+}
+
 Test(oci, devices)
 {
 	cr_assert_eq(
@@ -559,4 +580,15 @@ Test(oci, process_json)
 	cr_assert_eq(oci_process_parse(text, strlen(text), "p.json", &pr, &err),
 		     -1);
 	cr_assert(strstr(err.msg, "p.json:1: cwd: required"), "%s", err.msg);
+	text = "{\"args\": [\"ls\"], \"cwd\": \"/\", \"oomScoreAdj\": -7}";
+	cr_assert_eq(oci_process_parse(text, strlen(text), "p.json", &pr, &err),
+		     0, "%s", err.msg);
+	cr_assert(pr.has_oom_score_adj);
+	cr_assert_eq(pr.oom_score_adj, -7);
+	oci_process_free(&pr);
+	text = "{\"args\": [\"ls\"], \"cwd\": \"/\", \"oomScoreAdj\": 1001}";
+	cr_assert_eq(oci_process_parse(text, strlen(text), "p.json", &pr, &err),
+		     -1);
+	cr_assert(strstr(err.msg, "oomScoreAdj: an integer from -1000 to 1000"),
+		  "%s", err.msg);
 }
