@@ -650,6 +650,11 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 						  c->gid_maps[i].count };
 	o->ngid_maps = c->ngid_maps;
 	o->oom_score_adj = c->process.oom_score_adj;
+	o->sysctls = xcalloc(c->nsysctls + 1, sizeof(*o->sysctls));
+	for (i = 0; i < c->nsysctls; i++)
+		o->sysctls[i] = (struct sysctl_spec){ c->sysctls[i].name,
+						      c->sysctls[i].value };
+	o->nsysctls = c->nsysctls;
 	o->rlimits = xcalloc(c->process.nrlimits + 1, sizeof(*o->rlimits));
 	for (i = 0; i < c->process.nrlimits; i++) {
 		o->rlimits[i].res = c->process.rlimits[i].resource;
@@ -997,6 +1002,7 @@ static void opts_free(struct sentry_opts *o, const struct oci_config *c)
 	free(o->rlimits);
 	free(o->devices);
 	free(o->uid_maps);
+	free(o->sysctls);
 	free(o->gid_maps);
 	if (o->env != c->process.env)
 		free(o->env);

@@ -14,6 +14,7 @@
 #include "lib/jdoc.h"
 #include "netstack/netstack.h"
 #include "sentry/limits.h"
+#include "sentry/sysctl.h"
 
 #define DEPTH 8
 
@@ -1198,27 +1199,42 @@ static int parse_idmaps(struct parser *p, json_object *o,
 	return 0;
 }
 
-/* The sandbox's kernel is the sentry: of the sysctls, it has the ping
- * sockets' group range. */
+/* The sandbox's kernel is the sentry: of the sysctls, it honours those
+ * whose meaning it has (sentry/sysctl.h: System V IPC's and message
+ * queues' limits, shm_rmid_forced, the privileged ports) and the ping
+ * sockets' group range; each changes what the sentry does and what
+ * /proc/sys shows. The rest are refused, saying why. */
 static int parse_sysctl(struct parser *p, json_object *o, struct oci_config *c)
 {
+	size_t n;
+
 	if (want_type(p, o, json_type_object, "an object") < 0)
 		return -1;
+	n = (size_t)json_object_object_length(o);
+	c->sysctls = xcalloc(n + 1, sizeof(*c->sysctls));
 	json_object_object_foreach(o, key, val)
 	{
 		unsigned long lo, hi;
 		int rc = 0, end = 0;
+		char why[256];
 
 		push_key(p, key);
-		if (strcmp(key, "net.ipv4.ping_group_range"))
-			rc = bad(p, "not supported by moat (only "
-				    "net.ipv4.ping_group_range)");
-		else if (want_type(p, val, json_type_string, "a string") < 0)
+		if (want_type(p, val, json_type_string, "a string") < 0)
 			rc = -1;
-		else if (sscanf(json_object_get_string(val), "%lu %lu%n", &lo,
-				&hi, &end) != 2 ||
-			 json_object_get_string(val)[end] ||
-			 lo > 0xffffffffUL || hi > 0xffffffffUL)
+		else if (strcmp(key, "net.ipv4.ping_group_range")) {
+			if (sysctl_setting_check(key,
+						 json_object_get_string(val),
+						 why, sizeof(why)) < 0)
+				rc = bad(p, "%s", why);
+			else if (c->nsysctls < n) {
+				c->sysctls[c->nsysctls].name = xstrdup(key);
+				c->sysctls[c->nsysctls++].value =
+					xstrdup(json_object_get_string(val));
+			}
+		} else if (sscanf(json_object_get_string(val), "%lu %lu%n", &lo,
+				  &hi, &end) != 2 ||
+			   json_object_get_string(val)[end] ||
+			   lo > 0xffffffffUL || hi > 0xffffffffUL)
 			rc = bad(p, "`%s`: two group ids expected",
 				 json_object_get_string(val));
 		else {
@@ -1640,6 +1656,11 @@ void oci_config_free(struct oci_config *c)
 	free(c->devices);
 	free(c->uid_maps);
 	free(c->gid_maps);
+	for (i = 0; i < c->nsysctls; i++) {
+		free(c->sysctls[i].name);
+		free(c->sysctls[i].value);
+	}
+	free(c->sysctls);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -148,9 +148,14 @@ struct oci_config {
 	size_t ndevices;
 	struct oci_idmap *uid_maps, *gid_maps; /* linux.{uid,gid}Mappings */
 	size_t nuid_maps, ngid_maps;
-	/* linux.sysctl: net.ipv4.ping_group_range, the one the sentry has */
+	/* linux.sysctl: net.ipv4.ping_group_range, and the others the sentry
+	 * honours (sentry/sysctl.h), checked, in the config's order */
 	bool ping_range;
 	gid_t ping_lo, ping_hi;
+	struct oci_sysctl {
+		char *name, *value;
+	} * sysctls;
+	size_t nsysctls;
 };
 
 /* Parse and check text (len bytes) as the config.json of the bundle at

@@ -33,6 +33,7 @@
 #include "sentry/pty.h"
 #include "sentry/sentry.h"
 #include "sentry/store.h"
+#include "sentry/sysctl.h"
 #include "sentry/vfs.h"
 
 /* What a gofer may do to its tree: read it, write it (a `--mount ...:rw`),
@@ -833,6 +834,16 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	crash_handler_install("moat: sentry");
 	S = xcalloc(1, sizeof(*S));
 	S->opts = *opts;
+	/* linux.sysctl, checked when the config was read: the limits the
+	 * sentry enforces from the first process on */
+	for (size_t i = 0; i < opts->nsysctls; i++)
+		if (sysctl_setting_apply(opts->sysctls[i].name,
+					 opts->sysctls[i].value) < 0)
+			return moat_error_input(err, EINVAL,
+						"linux.sysctl.%s: `%s`: not a "
+						"setting the sandbox honours",
+						opts->sysctls[i].name,
+						opts->sysctls[i].value);
 	S->next_pid = 2;
 	S->boot_ns = now_ns();
 	S->debug = getenv("MOAT_DEBUG") != NULL;

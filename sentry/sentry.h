@@ -335,6 +335,12 @@ struct sentry_opts {
 	} * uid_maps, *gid_maps;
 	size_t nuid_maps, ngid_maps;
 	int oom_score_adj;
+	/* OCI linux.sysctl but ping_group_range: name and value, checked by
+	 * sysctl_setting_check, applied before the first process runs */
+	struct sysctl_spec {
+		const char *name, *value;
+	} * sysctls;
+	size_t nsysctls;
 	bool ping_range;   /* net.ipv4.ping_group_range (default: everyone) */
 	const char *netns; /* OCI: a network namespace for slirp's or tap's
 			      host side (linux.namespaces path) */

@@ -7,6 +7,7 @@
 . "$(dirname "$0")/lib_oci.sh"
 
 RUNC=$(command -v runc || true)
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 # run_both NAME BUNDLE: OUT_MOAT (and OUT_RUNC, when runc is here) from
 # `run` of BUNDLE under each; fails the case if one does not run.
@@ -148,9 +149,65 @@ t_id_maps_are_the_configs()
 	assert_contains "$ERR" "linux.uidMappings[0]: size: required" "names the field"
 }
 
+SYSCTLS='{"kernel.shmmax":"65536","kernel.shm_rmid_forced":"1","kernel.msgmnb":"4096","kernel.sem":"250 32000 100 128","fs.mqueue.msg_max":"5","net.ipv4.ip_unprivileged_port_start":"80","net.ipv4.ip_forward":"0"}'
+
+t_sysctls_change_behaviour_and_proc_sys()
+{
+	local b=$E2E_TMP/sysctl
+	# What /proc/sys shows, and what the limits do to a process that is
+	# not root: each set one is both, as under runc.
+	make_bundle "$b" '["sh","-c","for f in kernel/shmmax kernel/shm_rmid_forced kernel/msgmnb kernel/sem fs/mqueue/msg_max net/ipv4/ip_unprivileged_port_start net/ipv4/ip_forward; do echo $f $(cat /proc/sys/$f); done; /bin/sysctl_probe"]' \
+		"c['linux']['sysctl']=json.loads('$SYSCTLS')" \
+		"c['process']['user']={'uid':1000,'gid':1000}" || fail "bundle"
+	gcc -O1 -static -o "$b/rootfs/bin/sysctl_probe" "$HERE/sysctl_probe.c" ||
+		fail "cannot build sysctl_probe.c"
+	run_both sysctl "$b"
+	assert_eq "kernel/shmmax 65536
+kernel/shm_rmid_forced 1
+kernel/msgmnb 4096
+kernel/sem 250 32000 100 128
+fs/mqueue/msg_max 5
+net/ipv4/ip_unprivileged_port_start 80
+net/ipv4/ip_forward 0
+shmget 65536: ok
+shmget 65537: Invalid argument
+shmat: ok
+after shmdt: Invalid argument
+msg_qbytes: 4096
+semget 250: ok
+semget 251: Invalid argument
+mq_open: ok
+mq_maxmsg: 5
+mq_open maxmsg 6: Invalid argument
+bind 80: ok
+bind 79: Permission denied" "$OUT_MOAT" "moat's"
+	if [ -n "$RUNC" ]; then
+		assert_eq "$OUT_RUNC" "$OUT_MOAT" "the same as under runc"
+	fi
+}
+
+t_sysctls_the_sandbox_cannot_honour_are_refused()
+{
+	local b=$E2E_TMP/sysctlbad
+	make_bundle "$b" '["true"]' "c['linux']['sysctl']={'net.ipv4.ip_forward':'1'}" || fail "bundle"
+	capture "$MOAT" --root "$E2E_TMP/moat-root" create --bundle "$b" sb1
+	assert_eq 1 "$STATUS" "ip_forward=1: refused"
+	assert_contains "$ERR" "linux.sysctl.net.ipv4.ip_forward: not supported by moat: the sandbox's netstack never forwards packets" "says why"
+	make_bundle "$b" '["true"]' "c['linux']['sysctl']={'kernel.shmmax':'68719476736'}" || fail "bundle"
+	capture "$MOAT" --root "$E2E_TMP/moat-root" create --bundle "$b" sb2
+	assert_eq 1 "$STATUS" "above the sentry's bound: refused"
+	assert_contains "$ERR" "linux.sysctl.kernel.shmmax: \`68719476736\`: from 1 to 1073741824: the sentry holds" "says why"
+	make_bundle "$b" '["true"]' "c['linux']['sysctl']={'vm.swappiness':'1'}" || fail "bundle"
+	capture "$MOAT" --root "$E2E_TMP/moat-root" create --bundle "$b" sb3
+	assert_eq 1 "$STATUS" "unknown: refused"
+	assert_contains "$ERR" "linux.sysctl.vm.swappiness: not supported by moat (it honours" "names what it honours"
+}
+
 run_test devices_are_nodes_as_runc_makes_them t_devices_are_nodes_as_runc_makes_them
 run_test devices_open_as_the_sentrys_or_not_at_all t_devices_open_as_the_sentrys_or_not_at_all
 run_test devices_the_sandbox_cannot_make_are_refused t_devices_the_sandbox_cannot_make_are_refused
 run_test oom_score_adj_and_id_maps_as_runc_shows_them t_oom_score_adj_and_id_maps_as_runc_shows_them
 run_test id_maps_are_the_configs t_id_maps_are_the_configs
+run_test sysctls_change_behaviour_and_proc_sys t_sysctls_change_behaviour_and_proc_sys
+run_test sysctls_the_sandbox_cannot_honour_are_refused t_sysctls_the_sandbox_cannot_honour_are_refused
 e2e_done

@@ -179,8 +179,8 @@ Test(oci, unknown_fields_are_refused)
 		     "linux.intelRdt: not supported");
 	refused_with(", \"linux\": {\"resources\": {\"blockIO\": {}}}",
 		     "linux.resources.blockIO: not supported");
-	refused_with(", \"linux\": {\"sysctl\": {\"kernel.shmmax\": \"1\"}}",
-		     "linux.sysctl.kernel.shmmax: not supported");
+	refused_with(", \"linux\": {\"sysctl\": {\"vm.swappiness\": \"1\"}}",
+		     "linux.sysctl.vm.swappiness: not supported");
 	refused_with(", \"hooks\": {\"createContainer\": []}",
 		     "hooks.createContainer: not supported");
 }
@@ -391,6 +391,34 @@ Test(oci, devices)
 	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/a\", "
 		     "\"type\": \"c\", \"bogus\": 1}]}",
 		     "linux.devices[0].bogus: unknown field");
+}
+
+Test(oci, sysctl)
+{
+	cr_assert_eq(parse_with(", \"linux\": {\"sysctl\": {\"kernel.sem\": "
+				"\"250 32000 100 128\", \"kernel.shmmax\": "
+				"\"65536\", \"net.ipv4.ip_forward\": \"0\"}}"),
+		     0, "%s", err.msg);
+	cr_assert_eq(cfg.nsysctls, 3);
+	cr_assert_str_eq(cfg.sysctls[0].name, "kernel.sem");
+	cr_assert_str_eq(cfg.sysctls[1].value, "65536");
+	refused_with(", \"linux\": {\"sysctl\": {\"kernel.sem\": \"250 1\"}}",
+		     "linux.sysctl.kernel.sem: `250 1`: four numbers expected");
+	refused_with(
+		", \"linux\": {\"sysctl\": {\"kernel.sem\": "
+		"\"250 32000 501 128\"}}",
+		"`250 32000 501 128`: SEMOPM from 1 to 500: the sentry holds");
+	refused_with(", \"linux\": {\"sysctl\": {\"kernel.shmmax\": \"x\"}}",
+		     "linux.sysctl.kernel.shmmax: `x`: a number expected");
+	refused_with(", \"linux\": {\"sysctl\": {\"kernel.shmmax\": 5}}",
+		     "linux.sysctl.kernel.shmmax: a string expected");
+	refused_with(", \"linux\": {\"sysctl\": {\"net.ipv4.ip_forward\": "
+		     "\"1\"}}",
+		     "linux.sysctl.net.ipv4.ip_forward: not supported by moat: "
+		     "the sandbox's netstack never forwards packets");
+	refused_with(", \"linux\": {\"sysctl\": "
+		     "{\"net.ipv4.ip_local_port_range\": \"1024 65535\"}}",
+		     "lwIP");
 }
 
 Test(oci, ping_group_range)
