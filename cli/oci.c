@@ -649,6 +649,33 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	o->ping_range = c->ping_range;
 	o->ping_lo = c->ping_lo;
 	o->ping_hi = c->ping_hi;
+	o->devices = xcalloc(c->ndevices + 1, sizeof(*o->devices));
+	for (i = 0; i < c->ndevices; i++)
+		o->devices[i] = (struct dev_spec){ .path = c->devices[i].path,
+						   .mode = c->devices[i].mode,
+						   .major = c->devices[i].major,
+						   .minor = c->devices[i].minor,
+						   .uid = c->devices[i].uid,
+						   .gid = c->devices[i].gid };
+	o->ndevices = c->ndevices;
+	o->uid_maps = xcalloc(c->nuid_maps + 1, sizeof(*o->uid_maps));
+	for (i = 0; i < c->nuid_maps; i++)
+		o->uid_maps[i] = (struct id_map){ c->uid_maps[i].inside,
+						  c->uid_maps[i].outside,
+						  c->uid_maps[i].count };
+	o->nuid_maps = c->nuid_maps;
+	o->gid_maps = xcalloc(c->ngid_maps + 1, sizeof(*o->gid_maps));
+	for (i = 0; i < c->ngid_maps; i++)
+		o->gid_maps[i] = (struct id_map){ c->gid_maps[i].inside,
+						  c->gid_maps[i].outside,
+						  c->gid_maps[i].count };
+	o->ngid_maps = c->ngid_maps;
+	o->oom_score_adj = c->process.oom_score_adj;
+	o->sysctls = xcalloc(c->nsysctls + 1, sizeof(*o->sysctls));
+	for (i = 0; i < c->nsysctls; i++)
+		o->sysctls[i] = (struct sysctl_spec){ c->sysctls[i].name,
+						      c->sysctls[i].value };
+	o->nsysctls = c->nsysctls;
 	o->rlimits = xcalloc(c->process.nrlimits + 1, sizeof(*o->rlimits));
 	for (i = 0; i < c->process.nrlimits; i++) {
 		o->rlimits[i].res = c->process.rlimits[i].resource;
@@ -991,6 +1018,10 @@ static void opts_free(struct sentry_opts *o, const struct oci_config *c)
 	free(o->tmpfs);
 	free(o->order);
 	free(o->rlimits);
+	free(o->devices);
+	free(o->uid_maps);
+	free(o->sysctls);
+	free(o->gid_maps);
 	if (o->env != c->process.env)
 		free(o->env);
 	policy_free(&o->policy);

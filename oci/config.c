@@ -20,6 +20,7 @@
 #include "lib/jdoc.h"
 #include "netstack/netstack.h"
 #include "sentry/limits.h"
+#include "sentry/sysctl.h"
 
 #define DEPTH 8
 /* Warnings kept of one document; past them, only counted (a config of
@@ -511,7 +512,6 @@ static int parse_process_obj(struct parser *p, json_object *o,
 	static const struct recorded recorded[] = {
 		{ "apparmorProfile", json_type_string },
 		{ "selinuxLabel", json_type_string },
-		{ "oomScoreAdj", json_type_int },
 		{ "ioPriority", json_type_object },
 		{ "scheduler", json_type_object },
 		{ "execCPUAffinity", json_type_object },
@@ -599,6 +599,14 @@ static int parse_process_obj(struct parser *p, json_object *o,
 					}
 				}
 			}
+		} else if (!strcmp(key, "oomScoreAdj")) {
+			/* the sandbox's own, in /proc/<pid>/oom_score_adj:
+			 * the host's OOM killer sees the sandbox's cgroup */
+			int64_t v = 0;
+
+			rc = get_int(p, val, -1000, 1000, &v);
+			pr->oom_score_adj = (int)v;
+			pr->has_oom_score_adj = true;
 		} else if (!strcmp(key, "rlimits")) {
 			size_t i, n;
 
@@ -1272,27 +1280,259 @@ static int parse_namespaces(struct parser *p, json_object *o,
 	return 0;
 }
 
-/* The sandbox's kernel is the sentry: of the sysctls, it has the ping
- * sockets' group range. */
-static int parse_sysctl(struct parser *p, json_object *o, struct oci_config *c)
+/* Where under /dev a device may be: not /dev itself, nor in the sentry's
+ * own filesystems mounted there. NULL: it may; else why not. */
+static const char *device_place(const char *path)
 {
+	static const char *const mounted[] = { "/dev/pts", "/dev/shm",
+					       "/dev/mqueue", NULL };
+	size_t i, n;
+
+	if (strncmp(path, "/dev/", 5) || !path[5])
+		return "moat makes device nodes in the sandbox's /dev only "
+		       "(the rootfs and its overlay hold none)";
+	for (i = 0; mounted[i]; i++) {
+		n = strlen(mounted[i]);
+		if (!strncmp(path, mounted[i], n) &&
+		    (!path[n] || path[n] == '/'))
+			return "in a filesystem of its own, not devfs";
+	}
+	return NULL;
+}
+
+/* One entry of linux.devices, checked; fields as runc reads them. */
+static int parse_device(struct parser *p, json_object *o, struct oci_device *d)
+{
+	char *path = NULL, *type = NULL;
+	int64_t v;
+	int rc = 0;
+
 	if (want_type(p, o, json_type_object, "an object") < 0)
 		return -1;
+	d->mode = 0666;
+	json_object_object_foreach(o, key, val)
+	{
+		push_key(p, key);
+		if (!strcmp(key, "path")) {
+			rc = get_str(p, val, &path);
+		} else if (!strcmp(key, "type")) {
+			rc = get_str(p, val, &type);
+		} else if (!strcmp(key, "major")) {
+			/* Linux's dev_t: 12 bits of major, 20 of minor */
+			rc = get_int(p, val, 0, 4095, &v);
+			d->major = (uint32_t)v;
+		} else if (!strcmp(key, "minor")) {
+			rc = get_int(p, val, 0, 0xfffff, &v);
+			d->minor = (uint32_t)v;
+		} else if (!strcmp(key, "fileMode")) {
+			/* permission bits; a type in it is the type field's
+			 * to say (runc masks it off too) */
+			rc = get_int(p, val, 0, 0xffffffff, &v);
+			d->mode = (mode_t)v & 07777;
+		} else if (!strcmp(key, "uid")) {
+			rc = get_int(p, val, 0, 0xfffffffe, &v);
+			d->uid = (uid_t)v;
+		} else if (!strcmp(key, "gid")) {
+			rc = get_int(p, val, 0, 0xfffffffe, &v);
+			d->gid = (gid_t)v;
+		} else {
+			rc = bad(p, "unknown field (path, type, major, minor, "
+				    "fileMode, uid, gid)");
+		}
+		pop(p);
+		if (rc < 0)
+			goto out;
+	}
+	if (!path) {
+		rc = bad(p, "path: required");
+		goto out;
+	}
+	if (!type) {
+		rc = bad(p, "type: required");
+		goto out;
+	}
+	push_key(p, "type");
+	if (!strcmp(type, "c") || !strcmp(type, "u"))
+		d->mode |= S_IFCHR;
+	else if (!strcmp(type, "b"))
+		d->mode |= S_IFBLK;
+	else if (!strcmp(type, "p"))
+		d->mode |= S_IFIFO;
+	else
+		rc = bad(p, "`%s`: not a device type (c, b, u, p)", type);
+	pop(p);
+	if (rc < 0)
+		goto out;
+	if (S_ISFIFO(d->mode))
+		d->major = d->minor = 0; /* a FIFO has no device number */
+	push_key(p, "path");
+	d->path = canon_abs(path);
+	if (!d->path) {
+		rc = bad(p, "`%s`: an absolute path without `..` expected",
+			 path);
+	} else {
+		const char *why = device_place(d->path);
+		if (why)
+			rc = bad(p, "`%s`: %s", path, why);
+	}
+	pop(p);
+out:
+	free(path);
+	free(type);
+	return rc;
+}
+
+/* linux.devices: each a node of the sandbox's devfs, with its type,
+ * number, mode and owner; opened, it is the sentry's own device of that
+ * number, or ENXIO (sentry/fs_dev.c). No host device is ever reached. */
+static int parse_devices(struct parser *p, json_object *o, struct oci_config *c)
+{
+	size_t i, j, n;
+
+	if (want_type(p, o, json_type_array, "a list of devices") < 0)
+		return -1;
+	n = json_object_array_length(o);
+	if (n > OCI_DEVICES_MAX)
+		return bad(p, "more than %d devices", OCI_DEVICES_MAX);
+	c->devices = xcalloc(n + 1, sizeof(*c->devices));
+	for (i = 0; i < n; i++) {
+		struct oci_device *d = &c->devices[i];
+		int rc;
+
+		push_idx(p, i);
+		rc = parse_device(p, json_object_array_get_idx(o, i), d);
+		c->ndevices = i + 1;
+		/* One node a path, and none inside another's: runc keeps
+		 * the first of two quietly, which is worse than saying. */
+		for (j = 0; !rc && j < i; j++) {
+			const char *a = c->devices[j].path, *b = d->path;
+			size_t la = strlen(a), lb = strlen(b);
+			size_t m = la < lb ? la : lb;
+
+			if (strncmp(a, b, m) ||
+			    (la != lb && (la > lb ? a : b)[m] != '/'))
+				continue;
+			push_key(p, "path");
+			rc = bad(p,
+				 la == lb ? "`%s`: also linux.devices[%zu]" :
+					    "`%s`: a device inside, or the "
+					    "directory of, linux.devices[%zu]",
+				 b, j);
+			pop(p);
+		}
+		pop(p);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* linux.uidMappings or gidMappings: what the sandbox's ids are, as its
+ * /proc/<pid>/uid_map and gid_map say. The sentry's ids are its own
+ * (sentry/hostids.h), so these map nothing on the host. */
+static int parse_idmaps(struct parser *p, json_object *o,
+			struct oci_idmap **out, size_t *nout)
+{
+	size_t i, n;
+
+	if (want_type(p, o, json_type_array, "a list of mappings") < 0)
+		return -1;
+	n = json_object_array_length(o);
+	if (n > OCI_IDMAPS_MAX)
+		return bad(p, "more than %d mappings (Linux's most)",
+			   OCI_IDMAPS_MAX);
+	free(*out);
+	*out = xcalloc(n + 1, sizeof(**out));
+	*nout = 0;
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(o, i);
+		struct oci_idmap *m = &(*out)[i];
+		bool seen[3] = { false, false, false };
+		int rc = 0;
+
+		push_idx(p, i);
+		if (want_type(p, e, json_type_object, "an object") < 0) {
+			pop(p);
+			return -1;
+		}
+		json_object_object_foreach(e, key, val)
+		{
+			int64_t v = 0;
+			int k = !strcmp(key, "containerID") ? 0 :
+				!strcmp(key, "hostID")	    ? 1 :
+				!strcmp(key, "size")	    ? 2 :
+							      -1;
+
+			push_key(p, key);
+			if (k < 0)
+				rc = bad(p, "unknown field (containerID, "
+					    "hostID, size)");
+			else
+				rc = get_int(p, val, k == 2 ? 1 : 0, 0xffffffff,
+					     &v);
+			if (k >= 0)
+				seen[k] = true;
+			if (k == 0)
+				m->inside = (uint32_t)v;
+			else if (k == 1)
+				m->outside = (uint32_t)v;
+			else if (k == 2)
+				m->count = (uint32_t)v;
+			pop(p);
+			if (rc < 0)
+				break;
+		}
+		if (!rc && !(seen[0] && seen[1] && seen[2]))
+			rc = bad(p, "%s: required",
+				 !seen[0] ? "containerID" :
+				 !seen[1] ? "hostID" :
+					    "size");
+		if (!rc && (uint64_t)m->inside + m->count > 0x100000000ULL)
+			rc = bad(p, "containerID + size past 4294967296");
+		pop(p);
+		if (rc < 0)
+			return -1;
+		*nout = i + 1;
+	}
+	return 0;
+}
+
+/* The sandbox's kernel is the sentry: of the sysctls, it honours those
+ * whose meaning it has (sentry/sysctl.h: System V IPC's and message
+ * queues' limits, shm_rmid_forced, the privileged ports) and the ping
+ * sockets' group range; each changes what the sentry does and what
+ * /proc/sys shows. The rest are refused, saying why. */
+static int parse_sysctl(struct parser *p, json_object *o, struct oci_config *c)
+{
+	size_t n;
+
+	if (want_type(p, o, json_type_object, "an object") < 0)
+		return -1;
+	n = (size_t)json_object_object_length(o);
+	c->sysctls = xcalloc(n + 1, sizeof(*c->sysctls));
 	json_object_object_foreach(o, key, val)
 	{
 		unsigned long lo, hi;
 		int rc = 0, end = 0;
+		char why[256];
 
 		push_key(p, key);
-		if (strcmp(key, "net.ipv4.ping_group_range"))
-			rc = bad(p, "not supported by moat (only "
-				    "net.ipv4.ping_group_range)");
-		else if (want_type(p, val, json_type_string, "a string") < 0)
+		if (want_type(p, val, json_type_string, "a string") < 0)
 			rc = -1;
-		else if (sscanf(json_object_get_string(val), "%lu %lu%n", &lo,
-				&hi, &end) != 2 ||
-			 json_object_get_string(val)[end] ||
-			 lo > 0xffffffffUL || hi > 0xffffffffUL)
+		else if (strcmp(key, "net.ipv4.ping_group_range")) {
+			if (sysctl_setting_check(key,
+						 json_object_get_string(val),
+						 why, sizeof(why)) < 0)
+				rc = bad(p, "%s", why);
+			else if (c->nsysctls < n) {
+				c->sysctls[c->nsysctls].name = xstrdup(key);
+				c->sysctls[c->nsysctls++].value =
+					xstrdup(json_object_get_string(val));
+			}
+		} else if (sscanf(json_object_get_string(val), "%lu %lu%n", &lo,
+				  &hi, &end) != 2 ||
+			   json_object_get_string(val)[end] ||
+			   lo > 0xffffffffUL || hi > 0xffffffffUL)
 			rc = bad(p, "`%s`: two group ids expected",
 				 json_object_get_string(val));
 		else {
@@ -1353,8 +1593,6 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 	/* Given by the sandbox already (docs/oci.md). */
 	static const struct recorded recorded[] = {
 		{ "seccomp", json_type_object },
-		{ "uidMappings", json_type_array },
-		{ "gidMappings", json_type_array },
 		{ "cgroupsPath", json_type_string },
 		{ "rootfsPropagation", json_type_string },
 		{ "mountLabel", json_type_string },
@@ -1377,13 +1615,13 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 			rc = parse_resources(p, val, c);
 		else if (!strcmp(key, "namespaces"))
 			rc = parse_namespaces(p, val, c);
-		else if (!strcmp(key, "devices")) {
-			/* An empty list changes nothing; a host device is
-			 * out of the sandbox's reach. */
-			if (!json_object_is_type(val, json_type_array) ||
-			    json_object_array_length(val) != 0)
-				rc = bad(p, "not supported by moat");
-		} else if (!strcmp(key, "sysctl"))
+		else if (!strcmp(key, "devices"))
+			rc = parse_devices(p, val, c);
+		else if (!strcmp(key, "uidMappings"))
+			rc = parse_idmaps(p, val, &c->uid_maps, &c->nuid_maps);
+		else if (!strcmp(key, "gidMappings"))
+			rc = parse_idmaps(p, val, &c->gid_maps, &c->ngid_maps);
+		else if (!strcmp(key, "sysctl"))
 			rc = parse_sysctl(p, val, c);
 		else if (!strcmp(key, "maskedPaths"))
 			rc = parse_paths(p, val, &c->masked_paths);
@@ -1834,6 +2072,16 @@ void oci_config_free(struct oci_config *c)
 		free(c->nspaths[i].path);
 	free(c->nspaths);
 	free(c->warnings);
+	for (i = 0; i < c->ndevices; i++)
+		free(c->devices[i].path);
+	free(c->devices);
+	free(c->uid_maps);
+	free(c->gid_maps);
+	for (i = 0; i < c->nsysctls; i++) {
+		free(c->sysctls[i].name);
+		free(c->sysctls[i].value);
+	}
+	free(c->sysctls);
 	memset(c, 0, sizeof(*c));
 }
 

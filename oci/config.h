@@ -77,6 +77,23 @@ struct oci_rlimit {
 	uint64_t soft, hard;
 };
 
+/* linux.devices: a node of the sandbox's /dev (sentry/fs_dev.c). */
+#define OCI_DEVICES_MAX 256
+struct oci_device {
+	char *path;  /* canonical, below /dev */
+	mode_t mode; /* S_IFCHR, S_IFBLK or S_IFIFO, and fileMode's
+			 * permission bits (default 0666, as runc's) */
+	uint32_t major, minor;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* linux.uidMappings, gidMappings: what /proc/<pid>/uid_map shows. */
+#define OCI_IDMAPS_MAX 340 /* Linux's lines of a uid_map */
+struct oci_idmap {
+	uint32_t inside, outside, count; /* containerID, hostID, size */
+};
+
 struct oci_annotation {
 	char *key, *value;
 };
@@ -103,6 +120,8 @@ struct oci_process {
 	/* oci_process_parse: its unknown properties, one line each
 	 * ("p.json:3: user.bogus: unknown property, ignored\n"), or NULL */
 	char *warnings;
+	bool has_oom_score_adj; /* oomScoreAdj */
+	int oom_score_adj;
 };
 
 struct oci_config {
@@ -149,9 +168,18 @@ struct oci_config {
 		char *path;
 	} * nspaths;
 	size_t nnspaths;
-	/* linux.sysctl: net.ipv4.ping_group_range, the one the sentry has */
+	struct oci_device *devices; /* linux.devices */
+	size_t ndevices;
+	struct oci_idmap *uid_maps, *gid_maps; /* linux.{uid,gid}Mappings */
+	size_t nuid_maps, ngid_maps;
+	/* linux.sysctl: net.ipv4.ping_group_range, and the others the sentry
+	 * honours (sentry/sysctl.h), checked, in the config's order */
 	bool ping_range;
 	gid_t ping_lo, ping_hi;
+	struct oci_sysctl {
+		char *name, *value;
+	} * sysctls;
+	size_t nsysctls;
 	/* the properties the runtime spec does not define, ignored: one
 	 * line each ("config.json:9: process.bogus: unknown property,
 	 * ignored\n"), for the caller to show; NULL: none */

@@ -33,6 +33,7 @@
 #include "sentry/pty.h"
 #include "sentry/sentry.h"
 #include "sentry/store.h"
+#include "sentry/sysctl.h"
 #include "sentry/vfs.h"
 
 /* What a gofer may do to its tree: read it, write it (a `--mount ...:rw`),
@@ -582,6 +583,9 @@ static void proc_limits_from_opts(struct process *p)
 		}
 	if (o->set_umask)
 		p->umask = o->umask;
+	/* Set as runc sets it, from outside: the floor stays 0, so the
+	 * process may lower it again down to 0 (runc's containers can). */
+	p->oom_score_adj = o->oom_score_adj;
 }
 
 static void creds_set(struct creds *c, uid_t uid, gid_t gid,
@@ -681,6 +685,16 @@ static int boot_and_run(struct sentry_opts *opts, char **argv,
 	crash_handler_install("moat: sentry");
 	S = xcalloc(1, sizeof(*S));
 	S->opts = *opts;
+	/* linux.sysctl, checked when the config was read: the limits the
+	 * sentry enforces from the first process on */
+	for (size_t i = 0; i < opts->nsysctls; i++)
+		if (sysctl_setting_apply(opts->sysctls[i].name,
+					 opts->sysctls[i].value) < 0)
+			return moat_error_input(err, EINVAL,
+						"linux.sysctl.%s: `%s`: not a "
+						"setting the sandbox honours",
+						opts->sysctls[i].name,
+						opts->sysctls[i].value);
 	S->next_pid = 2;
 	S->boot_ns = now_ns();
 	S->debug = getenv("MOAT_DEBUG") != NULL;

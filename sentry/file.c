@@ -558,9 +558,7 @@ int vfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 		return gofer_open(vn, flags, out);
 	case VN_HOST:
 		return host_open(vn, flags, out);
-	case VN_PROC:
-		if ((flags & O_ACCMODE) != O_RDONLY && !S_ISDIR(vn->mode))
-			return -EACCES;
+	case VN_PROC: /* which files it writes is its own to say */
 		return procfs_open(t, vn, flags, out);
 	case VN_DEV:
 		return devfs_open(t, vn, flags, out);

@@ -9,6 +9,15 @@
  * host device is ever opened: random bytes come from
  * getrandom(2) in the sentry.
  *
+ * Besides them, the OCI config's linux.devices (S->opts.devices), with the
+ * directories their paths imply: each has the type, number, mode and owner
+ * the config gives it. Opened, a device is the sentry's own device of that
+ * type and number (c 1:3 is null wherever it is), else ENXIO, Linux's
+ * answer for a number no driver has; a FIFO is a FIFO. One of the config's
+ * replaces a fixed node of its name, as runc's mknod does, except the
+ * mounted directories (the config refuses those) and ptmx, which runc
+ * makes its symlink to pts/ptmx again afterwards.
+ *
  * The root is allocated once and never freed; every other lookup returns a
  * fresh vnode (refs=1) that the caller puts. Symlink targets are kept in
  * vn->link, where vfs_readlink() reads them; vnode_put frees them.
@@ -35,12 +44,86 @@ enum dev_kind {
 	DK_RANDOM,
 	DK_URANDOM,
 	DK_LINK,
-	DK_DIR,	 /* shm, mqueue: empty (their filesystems are mounted over) */
-	DK_PTS,	 /* /dev/pts: the live ptys */
-	DK_PTMX, /* a new pty's master */
-	DK_TTY,	 /* the caller's controlling terminal */
-	DK_PTY,	 /* /dev/pts/N (num: N) */
+	DK_DIR,	  /* shm, mqueue: empty (their filesystems are mounted over) */
+	DK_PTS,	  /* /dev/pts: the live ptys */
+	DK_PTMX,  /* a new pty's master */
+	DK_TTY,	  /* the caller's controlling terminal */
+	DK_PTY,	  /* /dev/pts/N (num: N) */
+	DK_UDEV,  /* a config device of no driver here: ENXIO */
+	DK_UFIFO, /* a config FIFO */
+	DK_UDIR,  /* a directory a config device's path implies */
 };
+
+/* Nodes from the config (linux.devices) have vn->pid = their index + 1:
+ * stat shows the config's mode, owner and number for them, whichever
+ * device pk says they open as. */
+static const struct dev_spec *vn_spec(const struct vnode *vn)
+{
+	if (vn->pid <= 0 || (size_t)vn->pid > S->opts.ndevices)
+		return NULL;
+	return &S->opts.devices[vn->pid - 1];
+}
+
+/* A FIFO's pipe, while anyone has it open (fifo_open), by device index. */
+static struct pipe **ufifos;
+
+/* The sentry's own device of d's type and number, as DK_*, with the
+ * number its vnode keeps in num (the minor: a pty's index). */
+static int spec_kind(const struct dev_spec *d, int *num)
+{
+	*num = (int)d->minor;
+	if (S_ISFIFO(d->mode))
+		return DK_UFIFO;
+	if (!S_ISCHR(d->mode))
+		return DK_UDEV; /* no block device here */
+	if (d->major == 1) {
+		switch (d->minor) {
+		case 3:
+			return DK_NULL;
+		case 5:
+			return DK_ZERO;
+		case 7:
+			return DK_FULL;
+		case 8:
+			return DK_RANDOM;
+		case 9:
+			return DK_URANDOM;
+		}
+	}
+	if (d->major == 5 && d->minor == 0)
+		return DK_TTY;
+	if (d->major == 5 && d->minor == 2)
+		return DK_PTMX;
+	if (d->major == 136) /* UNIX98_PTY_SLAVE_MAJOR: /dev/pts/N */
+		return DK_PTY;
+	return DK_UDEV;
+}
+
+/* Path of d below /dev ("net/tun"). */
+static const char *spec_rel(const struct dev_spec *d)
+{
+	return d->path + strlen("/dev/");
+}
+
+/* What the name rel (below /dev) is among the config's devices: the index
+ * of the device at rel (*is_dir false), or of one below it (*is_dir
+ * true), or -1. */
+static int spec_find(const char *rel, bool *is_dir)
+{
+	size_t i, n = strlen(rel);
+
+	for (i = 0; i < S->opts.ndevices; i++) {
+		const char *r = spec_rel(&S->opts.devices[i]);
+
+		if (strncmp(r, rel, n))
+			continue;
+		if (!r[n] || r[n] == '/') {
+			*is_dir = r[n] == '/';
+			return (int)i;
+		}
+	}
+	return -1;
+}
 
 struct dent {
 	const char *name;
@@ -171,6 +254,10 @@ static unsigned char dtype(mode_t m)
 		return DT_LNK;
 	if (S_ISCHR(m))
 		return DT_CHR;
+	if (S_ISBLK(m))
+		return DT_BLK;
+	if (S_ISFIFO(m))
+		return DT_FIFO;
 	return DT_REG;
 }
 
@@ -181,6 +268,47 @@ static bool emit_mount(void *ctx, const char *name, mode_t mode)
 
 	snprintf(path, sizeof(path), "/dev/%s", name);
 	return dirent_emit(ctx, path_ino(path), dtype(mode), name);
+}
+
+/* The config's nodes directly in dir (the root or a DK_UDIR), each name
+ * once. Cost: quadratic in the config's devices (OCI_DEVICES_MAX). */
+static void emit_specs(struct dirent_sink *s, struct vnode *dir)
+{
+	const char *drel = dir->pk == DK_ROOT ? "" :
+						dir->path + strlen("/dev/");
+	size_t dn = strlen(drel), i, j;
+	char path[PATH_MAX], name[NAME_MAX + 1];
+
+	for (i = 0; i < S->opts.ndevices; i++) {
+		const struct dev_spec *d = &S->opts.devices[i];
+		const char *r = spec_rel(d), *c;
+		bool seen = false, sub;
+		size_t n;
+
+		if (dn && (strncmp(r, drel, dn) || r[dn] != '/'))
+			continue;
+		c = dn ? r + dn + 1 : r;
+		n = strcspn(c, "/");
+		if (n > NAME_MAX)
+			continue;
+		if (!dn && n == 4 && !strncmp(c, "ptmx", 4))
+			continue; /* the fixed one stays (see the top) */
+		sub = c[n] == '/';
+		/* Said already, by an earlier device of that name? */
+		for (j = 0; j < i && !seen; j++) {
+			const char *q = spec_rel(&S->opts.devices[j]);
+			seen = !strncmp(q, r, (size_t)(c - r) + n) &&
+			       (!q[c - r + n] || q[c - r + n] == '/');
+		}
+		if (seen)
+			continue;
+		memcpy(name, c, n);
+		name[n] = 0;
+		snprintf(path, sizeof(path), "%s/%s", dir->path, name);
+		if (!dirent_emit(s, path_ino(path),
+				 sub ? DT_DIR : dtype(d->mode), name))
+			return;
+	}
 }
 
 static long dev_getdents(struct task *t, struct file *f, struct dirent_sink *s)
@@ -210,9 +338,14 @@ static long dev_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 		}
 		goto out;
 	}
-	if (vn->pk != DK_ROOT)
+	if (vn->pk != DK_ROOT && vn->pk != DK_UDIR)
 		goto out; /* shm is empty */
-	for (i = 0; i < ARRAY_SIZE(dev_ents); i++) {
+	for (i = 0; vn->pk == DK_ROOT && i < ARRAY_SIZE(dev_ents); i++) {
+		bool is_dir;
+
+		if (spec_find(dev_ents[i].name, &is_dir) >= 0 &&
+		    dev_ents[i].dk != DK_PTMX)
+			continue; /* the config's replaces it */
 		snprintf(path, sizeof(path), "%s/%s", vn->path,
 			 dev_ents[i].name);
 		if (!dirent_emit(s, path_ino(path), dtype(dev_ents[i].mode),
@@ -221,6 +354,7 @@ static long dev_getdents(struct task *t, struct file *f, struct dirent_sink *s)
 	}
 	/* then what is mounted in /dev besides (a bound termination-log) */
 	vfs_dev_mounts(emit_mount, s);
+	emit_specs(s, vn);
 out:
 	f->dir_index = s->index;
 	return (long)s->len;
@@ -248,6 +382,41 @@ struct vnode *devfs_root(void)
 		root->cached = true; /* lives as long as the sentry */
 	}
 	return root;
+}
+
+/* name in dir (the root or a DK_UDIR) among the config's devices: 0 and
+ * *out (a new vnode), or -ENOENT. */
+static int lookup_spec(struct vnode *dir, const char *name, struct vnode **out)
+{
+	char path[PATH_MAX];
+	const struct dev_spec *d;
+	struct vnode *vn;
+	bool is_dir = false;
+	int i, n, num;
+
+	if (dir->pk == DK_ROOT && !strcmp(name, "ptmx"))
+		return -ENOENT; /* the fixed one stays (see the top) */
+	n = snprintf(path, sizeof(path), "%s/%s", dir->path, name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	i = spec_find(path + strlen("/dev/"), &is_dir);
+	if (i < 0)
+		return -ENOENT;
+	d = &S->opts.devices[i];
+	/* A directory only the config's paths make: root's, 0755, as
+	 * runc's MkdirAll makes it. */
+	vn = vnode_new(VN_DEV, is_dir ? S_IFDIR | 0755 : d->mode, path);
+	if (!vn)
+		return -ENOMEM;
+	if (is_dir) {
+		vn->pk = DK_UDIR;
+	} else {
+		vn->pk = spec_kind(d, &num);
+		vn->num = num;
+		vn->pid = i + 1;
+	}
+	*out = vn;
+	return 0;
 }
 
 int devfs_lookup(struct vnode *dir, const char *name, struct vnode **out)
@@ -281,6 +450,11 @@ int devfs_lookup(struct vnode *dir, const char *name, struct vnode **out)
 		*out = vn;
 		return 0;
 	}
+	if (dir->pk == DK_ROOT || dir->pk == DK_UDIR) {
+		int rc = lookup_spec(dir, name, out);
+		if (rc != -ENOENT || dir->pk == DK_UDIR)
+			return rc;
+	}
 	if (dir->pk != DK_ROOT)
 		return -ENOENT;
 	for (i = 0; i < ARRAY_SIZE(dev_ents); i++)
@@ -311,6 +485,7 @@ int devfs_stat(struct vnode *vn, struct stat *st)
 {
 	/* Boot time, fixed at first use so timestamps do not jitter. */
 	static int64_t boot;
+	const struct dev_spec *d;
 	struct timespec now;
 
 	if (!boot) {
@@ -320,12 +495,18 @@ int devfs_stat(struct vnode *vn, struct stat *st)
 	}
 	memset(st, 0, sizeof(*st));
 	/* /dev/pts is a filesystem of its own, as devpts is */
-	st->st_dev = vn->pk == DK_PTS || vn->pk == DK_PTY ? VFS_DEV_PTS :
-							    VFS_DEV_DEV;
+	st->st_dev = (vn->pk == DK_PTS || vn->pk == DK_PTY) && !vn_spec(vn) ?
+			     VFS_DEV_PTS :
+			     VFS_DEV_DEV;
 	st->st_ino = path_ino(vn->path);
 	st->st_mode = vn->mode;
 	st->st_nlink = S_ISDIR(vn->mode) ? 2 : 1;
-	if (vn->pk == DK_PTY)
+	if ((d = vn_spec(vn))) {
+		st->st_uid = d->uid;
+		st->st_gid = d->gid;
+		if (!S_ISFIFO(d->mode))
+			st->st_rdev = makedev(d->major, d->minor);
+	} else if (vn->pk == DK_PTY)
 		st->st_rdev = makedev(136, (unsigned)vn->num);
 	else if (vn->pk == DK_PTMX)
 		st->st_rdev = makedev(5, 2);
@@ -350,6 +531,27 @@ int devfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 	/* Reached only with O_NOFOLLOW: the resolver follows symlinks. */
 	if (S_ISLNK(vn->mode))
 		return -ELOOP;
+	if ((flags & O_DIRECTORY) && !S_ISDIR(vn->mode))
+		return -ENOTDIR;
+	if (vn->pk == DK_UDEV)
+		return -ENXIO; /* chrdev_open/blkdev_open: no driver */
+	if (vn->pk == DK_UFIFO) {
+		int rc;
+
+		if (!ufifos) {
+			ufifos = calloc(S->opts.ndevices, sizeof(*ufifos));
+			if (!ufifos)
+				return -ENOMEM;
+		}
+		rc = fifo_open(t, &ufifos[vn->pid - 1], flags, &f);
+		if (rc == SYS_BLOCK && t && !t->fifo_vn)
+			t->fifo_vn = vnode_get(vn); /* see do_open */
+		if (rc < 0 || rc == SYS_BLOCK)
+			return rc;
+		f->vn = vnode_get(vn);
+		*out = f;
+		return 0;
+	}
 	if (vn->pk == DK_PTMX || vn->pk == DK_PTY || vn->pk == DK_TTY) {
 		int rc = vn->pk == DK_PTMX ?
 				 pty_open_master(t, flags, &f) :

@@ -67,6 +67,10 @@ enum proc_kind {
 	PK_PMOUNTS,
 	PK_MOUNTINFO,
 	PK_MOUNTSTATS,
+	PK_UID_MAP,
+	PK_GID_MAP,
+	PK_OOM_SCORE,
+	PK_OOM_SCORE_ADJ,
 };
 
 #define HOST_READ_MAX (16u << 20) /* bound on a host /proc file we copy */
@@ -100,15 +104,19 @@ static const struct pent pid_ents[] = {
 	{ "environ", PK_ENVIRON, S_IFREG | 0400 },
 	{ "exe", PK_EXE, S_IFLNK | 0777 },
 	{ "fd", PK_FD_DIR, S_IFDIR | 0500 },
+	{ "gid_map", PK_GID_MAP, S_IFREG | 0644 },
 	{ "maps", PK_MAPS, S_IFREG | 0444 },
 	{ "mountinfo", PK_MOUNTINFO, S_IFREG | 0444 },
 	{ "mounts", PK_PMOUNTS, S_IFREG | 0444 },
 	{ "mountstats", PK_MOUNTSTATS, S_IFREG | 0400 },
+	{ "oom_score", PK_OOM_SCORE, S_IFREG | 0444 },
+	{ "oom_score_adj", PK_OOM_SCORE_ADJ, S_IFREG | 0644 },
 	{ "root", PK_ROOTLINK, S_IFLNK | 0777 },
 	{ "stat", PK_PSTAT, S_IFREG | 0444 },
 	{ "statm", PK_STATM, S_IFREG | 0444 },
 	{ "status", PK_STATUS, S_IFREG | 0444 },
 	{ "task", PK_TASK_DIR, S_IFDIR | 0555 },
+	{ "uid_map", PK_UID_MAP, S_IFREG | 0644 },
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -957,6 +965,54 @@ static void gen_pstat(struct process *p, int tid, struct sbuf *b)
 	free(host.p);
 }
 
+/* /proc/<pid>/uid_map or gid_map: the OCI config's mappings, else the
+ * initial namespace's whole range, which is what the sandbox's ids are:
+ * its own, not a slice of the host's (a process never sees a host id). */
+static void gen_id_map(struct sbuf *b, const struct id_map *m, size_t n)
+{
+	size_t i;
+
+	if (!n) {
+		sb_printf(b, "%10u %10u %10u\n", 0u, 0u, 4294967295u);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		sb_printf(b, "%10u %10u %10u\n", m[i].inside, m[i].outside,
+			  m[i].count);
+}
+
+/* /proc/<pid>/oom_score: Linux's (6.x proc_oom_score): the badness of
+ * its resident pages in the sandbox's memory, plus oom_score_adj in
+ * thousandths of it, scaled into [0, 2000] and by 2/3. */
+static void gen_oom_score(struct process *p, struct sbuf *b)
+{
+	struct sbuf st = { 0 };
+	struct sysinfo si;
+	unsigned long long total = 0, rss = 0, size;
+	long long badness, points;
+
+	if (p->oom_score_adj == -1000) { /* OOM_SCORE_ADJ_MIN: never */
+		sb_puts(b, "0\n");
+		return;
+	}
+	if (sysinfo(&si) == 0)
+		total = ((unsigned long long)si.totalram + si.totalswap) *
+			(si.mem_unit ? si.mem_unit : 1);
+	if (S->opts.memory && (!total || S->opts.memory < total))
+		total = S->opts.memory;
+	total /= 4096;
+	if (!total)
+		total = 1;
+	if (read_host_pid(p, "statm", &st) == 0 && st.p &&
+	    sscanf(st.p, "%llu %llu", &size, &rss) != 2)
+		rss = 0;
+	free(st.p);
+	badness = (long long)rss +
+		  (long long)p->oom_score_adj * (long long)(total / 1000);
+	points = (1000 + badness * 1000 / (long long)total) * 2 / 3;
+	sb_printf(b, "%lld\n", points < 0 ? 0 : points);
+}
+
 /* /proc/<pid>/mountinfo, mounts and mountstats: the sentry's mount table
  * (vfs_mount_table), one line per mount. Every process has the same view. */
 static void gen_mount_table(struct sbuf *b, enum mount_style style)
@@ -1163,6 +1219,18 @@ static int generate(struct vnode *vn, struct process *p, struct sbuf *b)
 	case PK_MOUNTSTATS:
 		gen_mount_table(b, MOUNT_STYLE_MOUNTSTATS);
 		return b->oom ? -ENOMEM : 0;
+	case PK_UID_MAP:
+		gen_id_map(b, S->opts.uid_maps, S->opts.nuid_maps);
+		return 0;
+	case PK_GID_MAP:
+		gen_id_map(b, S->opts.gid_maps, S->opts.ngid_maps);
+		return 0;
+	case PK_OOM_SCORE:
+		gen_oom_score(p, b);
+		return 0;
+	case PK_OOM_SCORE_ADJ:
+		sb_printf(b, "%d\n", p->oom_score_adj);
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -1366,6 +1434,65 @@ out:
 		return rc;
 	return (long)s->len;
 }
+
+/* Linux's __set_oom_adj: a number from -1000 to 1000 (base 0, blanks
+ * around it; the first 12 bytes of the write count); lowering it below
+ * the floor needs CAP_SYS_RESOURCE, and a writer that has it sets the
+ * floor. The whole write is taken. */
+static long write_oom_score_adj(struct task *t, struct process *p,
+				const char *buf, size_t n)
+{
+	char tmp[13], *s, *end;
+	long v;
+	bool cap = creds_capable(&t->proc->cred, CAP_SYS_RESOURCE);
+
+	memset(tmp, 0, sizeof(tmp));
+	memcpy(tmp, buf, n < sizeof(tmp) - 1 ? n : sizeof(tmp) - 1);
+	for (s = tmp; *s == ' ' || (*s >= '\t' && *s <= '\r'); s++)
+		;
+	end = s + strlen(s);
+	while (end > s &&
+	       (end[-1] == ' ' || (end[-1] >= '\t' && end[-1] <= '\r')))
+		*--end = 0;
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || end == s || *end || v < -1000 || v > 1000)
+		return -EINVAL;
+	if (v < p->oom_score_adj_min && !cap)
+		return -EACCES;
+	p->oom_score_adj = (int)v;
+	if (cap)
+		p->oom_score_adj_min = (int)v;
+	return (long)n;
+}
+
+/* Writes to /proc/<pid> files: oom_score_adj's; a uid_map or gid_map is
+ * written once, before the namespace has a process, so never again. */
+static long proc_write(struct task *t, struct file *f, const void *buf,
+		       size_t n, int64_t *off)
+{
+	struct process *p = vn_proc(f->vn);
+
+	(void)off;
+	if (!p)
+		return -ESRCH;
+	switch (f->vn->pk) {
+	case PK_OOM_SCORE_ADJ:
+		return write_oom_score_adj(t, p, buf, n);
+	case PK_UID_MAP:
+	case PK_GID_MAP:
+		return -EPERM;
+	default:
+		return -EBADF;
+	}
+}
+
+static const struct file_ops proc_rw_ops = {
+	.read = data_read,
+	.write = proc_write,
+	.poll = proc_poll,
+	.stat = proc_fstat,
+};
 
 static const struct file_ops proc_data_ops = {
 	.read = data_read,
@@ -1632,7 +1759,8 @@ int procfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 	}
 	if (flags & O_DIRECTORY)
 		return -ENOTDIR;
-	if ((flags & O_ACCMODE) != O_RDONLY)
+	/* Writable: the 0644 files (vfs_access checked the owner). */
+	if ((flags & O_ACCMODE) != O_RDONLY && !(vn->mode & 0200))
 		return -EACCES;
 	if ((vn->pk == PK_ENVIRON || vn->pk == PK_MAPS) &&
 	    (rc = may_inspect(t, p)) < 0)
@@ -1644,7 +1772,7 @@ int procfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 		free(b.p);
 		return rc;
 	}
-	f = file_new(&proc_data_ops, flags);
+	f = file_new(vn->mode & 0200 ? &proc_rw_ops : &proc_data_ops, flags);
 	if (!f) {
 		free(b.p);
 		return -errno;

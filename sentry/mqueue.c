@@ -40,6 +40,7 @@
 #include "sentry/limits.h"
 #include "sentry/mqueue.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysctl.h"
 #include "sentry/vfs.h"
 
 #define MQ_PRIO_MAX 32768
@@ -261,18 +262,28 @@ static void unlink_queue(struct mqueue *q)
 static int queue_new(struct task *t, const char *name, mode_t mode,
 		     const struct kmq_attr *attr, struct mqueue **out)
 {
-	long maxmsg = attr ? attr->maxmsg : MQ_MSG_DEFAULT;
-	long msgsize = attr ? attr->msgsize : MQ_MSGSIZE_DEFAULT;
+	/* fs.mqueue.*: at most the constants, which bound the memory; the
+	 * defaults within the maxima (Linux's mqueue_get_inode) */
+	const struct sysctl_knobs *k = &sysctl_k;
+	long maxmsg = attr ? attr->maxmsg :
+			     (long)(k->mq_msg_default < k->mq_msg_max ?
+					    k->mq_msg_default :
+					    k->mq_msg_max);
+	long msgsize = attr ? attr->msgsize :
+			      (long)(k->mq_msgsize_default < k->mq_msgsize_max ?
+					     k->mq_msgsize_default :
+					     k->mq_msgsize_max);
 	const struct creds *c = &t->proc->cred;
 	struct mquser *u;
 	struct mqueue *q;
 	size_t charge;
 	uint32_t b;
 
-	if (nqueues >= MQ_QUEUES_MAX)
+	if ((unsigned long long)nqueues >= sysctl_k.mq_queues_max)
 		return -ENOSPC;
-	if (maxmsg <= 0 || msgsize <= 0 || maxmsg > MQ_MSG_MAX ||
-	    msgsize > MQ_MSGSIZE_MAX)
+	if (maxmsg <= 0 || msgsize <= 0 ||
+	    (unsigned long long)maxmsg > sysctl_k.mq_msg_max ||
+	    (unsigned long long)msgsize > sysctl_k.mq_msgsize_max)
 		return -EINVAL;
 	charge = (size_t)maxmsg * ((size_t)msgsize + MSG_HDR_BYTES) +
 		 (size_t)(maxmsg < MQ_PRIO_MAX ? maxmsg : MQ_PRIO_MAX) *

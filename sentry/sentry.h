@@ -127,6 +127,11 @@ struct process {
 	/* prctl(PR_SET_NO_NEW_PRIVS) or the OCI config's noNewPrivileges:
 	 * kept across fork and exec, never cleared. */
 	bool no_new_privs;
+	/* /proc/<pid>/oom_score_adj, and the least it may be lowered to
+	 * without CAP_SYS_RESOURCE (Linux's signal->oom_score_adj_min):
+	 * shown and kept, as Linux keeps them; the host's OOM killer sees the
+	 * sandbox's cgroup, not these. */
+	int oom_score_adj, oom_score_adj_min;
 	mode_t umask;
 	/* Scheduling as the guest set it (sentry/sys_misc.c): nice, policy
 	 * (SCHED_OTHER, BATCH or IDLE), and the CPU mask it asked for. */
@@ -333,6 +338,30 @@ struct sentry_opts {
 	} * rlimits;
 	size_t nrlimits;
 	bool oci_cgroups;
+	/* OCI linux.devices: nodes of /dev (sentry/fs_dev.c), each opened
+	 * as the sentry's own device of its type and number, or ENXIO. */
+	struct dev_spec {
+		const char *path; /* canonical, below /dev */
+		mode_t mode;	  /* S_IFCHR, S_IFBLK or S_IFIFO | perms */
+		unsigned major, minor;
+		uid_t uid;
+		gid_t gid;
+	} * devices;
+	size_t ndevices;
+	/* OCI linux.{uid,gid}Mappings, as /proc/<pid>/{uid,gid}_map shows
+	 * them (none: "0 0 4294967295", the initial namespace's), and
+	 * process.oomScoreAdj (/proc/<pid>/oom_score_adj). */
+	struct id_map {
+		uint32_t inside, outside, count;
+	} * uid_maps, *gid_maps;
+	size_t nuid_maps, ngid_maps;
+	int oom_score_adj;
+	/* OCI linux.sysctl but ping_group_range: name and value, checked by
+	 * sysctl_setting_check, applied before the first process runs */
+	struct sysctl_spec {
+		const char *name, *value;
+	} * sysctls;
+	size_t nsysctls;
 	bool ping_range;   /* net.ipv4.ping_group_range (default: everyone) */
 	const char *netns; /* OCI: a network namespace for slirp's or tap's
 			      host side (linux.namespaces path) */

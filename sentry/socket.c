@@ -55,6 +55,7 @@
 #include "sentry/limits.h"
 #include "sentry/overlay.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysctl.h"
 #include "sentry/vfs.h"
 
 #ifndef IFF_LOWER_UP
@@ -2626,7 +2627,7 @@ long sys_bind(struct task *t, struct syscall_args *a)
 	err = inet_check(u, &addr);
 	if (err < 0)
 		return err;
-	if (inet_port(&addr) && inet_port(&addr) < PORT_UNPRIV_START &&
+	if (inet_port(&addr) && inet_port(&addr) < sysctl_k.unpriv_port_start &&
 	    !creds_capable(&t->proc->cred, CAP_NET_BIND_SERVICE))
 		return -EACCES;
 	return inet_bind(u, &addr);

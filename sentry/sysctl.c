@@ -41,6 +41,8 @@ struct sysctl_node {
 	/* Writes the value and a newline into buf (cap bytes, as snprintf):
 	 * the length it wants. */
 	int (*show)(char *buf, size_t cap);
+	/* else, if set: a knob linux.sysctl may set (sysctl_k) */
+	const unsigned long long *var;
 };
 
 /* The directories, so that a line can name its own. */
@@ -57,6 +59,236 @@ enum {
 	D_NET_IPV4,
 	D_VM,
 };
+
+/* ---- what linux.sysctl may set ------------------------------------------- */
+
+struct sysctl_knobs sysctl_k = {
+	.shmmax = SHM_TOTAL,
+	.shmall = SHM_TOTAL / 4096,
+	.shmmni = IPC_OBJS_MAX,
+	.msgmax = MSG_MAX,
+	.msgmnb = MSG_QBYTES,
+	.msgmni = IPC_OBJS_MAX,
+	.sem = { SEM_NSEMS_MAX, SEM_TOTAL, SEM_NSOPS_MAX, IPC_OBJS_MAX },
+	.mq_queues_max = MQ_QUEUES_MAX,
+	.mq_msg_max = MQ_MSG_MAX,
+	.mq_msgsize_max = MQ_MSGSIZE_MAX,
+	.mq_msg_default = MQ_MSG_DEFAULT,
+	.mq_msgsize_default = MQ_MSGSIZE_DEFAULT,
+	.unpriv_port_start = PORT_UNPRIV_START,
+};
+
+/* One settable sysctl: n numbers (kernel.sem's four, else one), each
+ * from lo to hi. The his are the sentry's own bounds where it holds the
+ * objects in its memory (sysv.h, mqueue.h): a sysctl may lower them,
+ * never raise them, and says so. */
+struct knob {
+	const char *name;
+	unsigned long long *v;
+	int n;
+	unsigned long long lo[4], hi[4];
+	const char *why_hi;
+};
+
+#define IPC_WHY "the sentry holds the sandbox's System V IPC in its own memory"
+#define MQ_WHY "the sentry holds the sandbox's message queues in its own memory"
+
+static const struct knob knobs[] = {
+	{ "kernel.shmmax", &sysctl_k.shmmax, 1, { 1 }, { SHM_TOTAL }, IPC_WHY },
+	{ "kernel.shmall",
+	  &sysctl_k.shmall,
+	  1,
+	  { 1 },
+	  { SHM_TOTAL / 4096 },
+	  IPC_WHY },
+	{ "kernel.shmmni",
+	  &sysctl_k.shmmni,
+	  1,
+	  { 0 },
+	  { IPC_OBJS_MAX },
+	  IPC_WHY },
+	{ "kernel.shm_rmid_forced",
+	  &sysctl_k.shm_rmid_forced,
+	  1,
+	  { 0 },
+	  { 1 },
+	  NULL },
+	{ "kernel.msgmax",
+	  &sysctl_k.msgmax,
+	  1,
+	  { 0 },
+	  { MSG_QBYTES_ROOT },
+	  IPC_WHY },
+	{ "kernel.msgmnb",
+	  &sysctl_k.msgmnb,
+	  1,
+	  { 0 },
+	  { MSG_QBYTES_ROOT },
+	  IPC_WHY },
+	{ "kernel.msgmni",
+	  &sysctl_k.msgmni,
+	  1,
+	  { 0 },
+	  { IPC_OBJS_MAX },
+	  IPC_WHY },
+	{ "kernel.sem",
+	  sysctl_k.sem,
+	  4,
+	  { 1, 1, 1, 0 },
+	  { SEM_NSEMS_MAX, SEM_TOTAL, SEM_NSOPS_MAX, IPC_OBJS_MAX },
+	  IPC_WHY },
+	{ "fs.mqueue.queues_max",
+	  &sysctl_k.mq_queues_max,
+	  1,
+	  { 0 },
+	  { MQ_QUEUES_MAX },
+	  MQ_WHY },
+	{ "fs.mqueue.msg_max",
+	  &sysctl_k.mq_msg_max,
+	  1,
+	  { 1 },
+	  { MQ_MSG_MAX },
+	  MQ_WHY },
+	{ "fs.mqueue.msgsize_max",
+	  &sysctl_k.mq_msgsize_max,
+	  1,
+	  { 128 },
+	  { MQ_MSGSIZE_MAX },
+	  MQ_WHY },
+	{ "fs.mqueue.msg_default",
+	  &sysctl_k.mq_msg_default,
+	  1,
+	  { 1 },
+	  { MQ_MSG_MAX },
+	  MQ_WHY },
+	{ "fs.mqueue.msgsize_default",
+	  &sysctl_k.mq_msgsize_default,
+	  1,
+	  { 128 },
+	  { MQ_MSGSIZE_MAX },
+	  MQ_WHY },
+	{ "net.ipv4.ip_unprivileged_port_start",
+	  &sysctl_k.unpriv_port_start,
+	  1,
+	  { 0 },
+	  { 65535 },
+	  NULL },
+};
+
+/* Sysctls Linux has that the sandbox cannot honour, and why: refused by
+ * name, so that the message says more than "not supported". */
+static const struct {
+	const char *name, *why;
+} refused[] = {
+	{ "net.ipv4.ip_forward",
+	  "the sandbox's netstack never forwards packets: it has one "
+	  "interface besides loopback and routes nothing (0, what "
+	  "/proc/sys shows, is accepted)" },
+	{ "net.ipv4.ip_local_port_range",
+	  "the netstack's (lwIP's) own ports for outgoing connections are "
+	  "fixed when it is built" },
+	{ "net.ipv4.ip_local_reserved_ports",
+	  "the netstack's (lwIP's) own ports for outgoing connections are "
+	  "fixed when it is built" },
+	{ "net.ipv4.tcp_syncookies",
+	  "the netstack (lwIP) has no SYN cookies (0, what /proc/sys "
+	  "shows, is accepted)" },
+};
+
+static const struct knob *knob_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(knobs); i++)
+		if (!strcmp(knobs[i].name, name))
+			return &knobs[i];
+	return NULL;
+}
+
+/* value as k's numbers (blanks between, around; Linux's proc_doulongvec
+ * reads the same): 0, or -1 with why. */
+static int knob_parse(const struct knob *k, const char *value,
+		      unsigned long long out[4], char *why, size_t cap)
+{
+	const char *s = value;
+	int i;
+
+	for (i = 0; i < k->n; i++) {
+		char *end;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s < '0' || *s > '9') {
+			snprintf(why, cap, "`%s`: %s expected", value,
+				 k->n > 1 ? "four numbers" : "a number");
+			return -1;
+		}
+		errno = 0;
+		out[i] = strtoull(s, &end, 10);
+		if (errno || out[i] < k->lo[i] || out[i] > k->hi[i]) {
+			/* kernel.sem's numbers by their names */
+			static const char *const sem[] = { "SEMMSL ", "SEMMNS ",
+							   "SEMOPM ",
+							   "SEMMNI " };
+			bool past = k->why_hi && !errno && out[i] > k->hi[i];
+
+			snprintf(why, cap, "`%s`: %sfrom %llu to %llu%s%s",
+				 value, k->n > 1 ? sem[i] : "", k->lo[i],
+				 k->hi[i], past ? ": " : "",
+				 past ? k->why_hi : "");
+			return -1;
+		}
+		s = end;
+	}
+	while (*s == ' ' || *s == '\t' || *s == '\n')
+		s++;
+	if (*s) {
+		snprintf(why, cap, "`%s`: %s expected", value,
+			 k->n > 1 ? "four numbers" : "a number");
+		return -1;
+	}
+	return 0;
+}
+
+int sysctl_setting_check(const char *name, const char *value, char *why,
+			 size_t cap)
+{
+	unsigned long long v[4];
+	const struct knob *k = knob_of(name);
+	size_t i;
+
+	if (k)
+		return knob_parse(k, value, v, why, cap);
+	for (i = 0; i < ARRAY_SIZE(refused); i++) {
+		if (strcmp(refused[i].name, name))
+			continue;
+		if (!strcmp(value, "0") &&
+		    (!strcmp(name, "net.ipv4.ip_forward") ||
+		     !strcmp(name, "net.ipv4.tcp_syncookies")))
+			return 0; /* what the sandbox is */
+		snprintf(why, cap, "not supported by moat: %s", refused[i].why);
+		return -1;
+	}
+	snprintf(why, cap,
+		 "not supported by moat (it honours kernel.shm*, msg*, sem, "
+		 "fs.mqueue.*, net.ipv4.ip_unprivileged_port_start and "
+		 "net.ipv4.ping_group_range)");
+	return -1;
+}
+
+int sysctl_setting_apply(const char *name, const char *value)
+{
+	unsigned long long v[4];
+	const struct knob *k = knob_of(name);
+	char why[8];
+
+	if (!k)
+		return sysctl_setting_check(name, value, why, sizeof(why));
+	if (knob_parse(k, value, v, why, sizeof(why)) < 0)
+		return -1;
+	memcpy(k->v, v, (size_t)k->n * sizeof(v[0]));
+	return 0;
+}
 
 /* ---- values computed from the sandbox's state ---------------------------- */
 
@@ -160,8 +392,8 @@ static int show_uuid(char *buf, size_t cap)
 /* SEMMSL SEMMNS SEMOPM SEMMNI, tab-separated as Linux prints them. */
 static int show_sem(char *buf, size_t cap)
 {
-	return snprintf(buf, cap, "%d\t%d\t%d\t%d\n", SEM_NSEMS_MAX, SEM_TOTAL,
-			SEM_NSOPS_MAX, IPC_OBJS_MAX);
+	return snprintf(buf, cap, "%llu\t%llu\t%llu\t%llu\n", sysctl_k.sem[0],
+			sysctl_k.sem[1], sysctl_k.sem[2], sysctl_k.sem[3]);
 }
 
 /* Every port the sandbox picks by itself: its own sockets' (bind to port
@@ -244,6 +476,10 @@ static int show_mmap_min_addr(char *buf, size_t cap)
 	{                                                                      \
 		nm, par, S_IFREG | 0444, 0, NULL, f                            \
 	}
+#define SVAR(par, nm, v)                                                       \
+	{                                                                      \
+		nm, par, S_IFREG | 0444, 0, NULL, NULL, &sysctl_k.v            \
+	}
 
 /* The directories first, at their enum's index; files in any order after
  * them (the listing sorts). */
@@ -269,19 +505,19 @@ static const struct sysctl_node nodes[] = {
 	SNUM(D_FS_INOTIFY, "max_queued_events", INOTIFY_QUEUE_MAX),
 	SNUM(D_FS_INOTIFY, "max_user_instances", INOTIFY_INSTANCES_MAX),
 	SNUM(D_FS_INOTIFY, "max_user_watches", INOTIFY_WATCHES_MAX),
-	SNUM(D_FS_MQUEUE, "msg_default", MQ_MSG_DEFAULT),
-	SNUM(D_FS_MQUEUE, "msg_max", MQ_MSG_MAX),
-	SNUM(D_FS_MQUEUE, "msgsize_default", MQ_MSGSIZE_DEFAULT),
-	SNUM(D_FS_MQUEUE, "msgsize_max", MQ_MSGSIZE_MAX),
-	SNUM(D_FS_MQUEUE, "queues_max", MQ_QUEUES_MAX),
+	SVAR(D_FS_MQUEUE, "msg_default", mq_msg_default),
+	SVAR(D_FS_MQUEUE, "msg_max", mq_msg_max),
+	SVAR(D_FS_MQUEUE, "msgsize_default", mq_msgsize_default),
+	SVAR(D_FS_MQUEUE, "msgsize_max", mq_msgsize_max),
+	SVAR(D_FS_MQUEUE, "queues_max", mq_queues_max),
 
 	/* kernel: the sentry's uname, credentials, pids and SysV IPC */
 	SNUM(D_KERNEL, "cap_last_cap", MOAT_CAP_LAST),
 	SFN(D_KERNEL, "domainname", show_domainname),
 	SFN(D_KERNEL, "hostname", show_hostname),
-	SNUM(D_KERNEL, "msgmax", MSG_MAX),
-	SNUM(D_KERNEL, "msgmnb", MSG_QBYTES),
-	SNUM(D_KERNEL, "msgmni", IPC_OBJS_MAX),
+	SVAR(D_KERNEL, "msgmax", msgmax),
+	SVAR(D_KERNEL, "msgmnb", msgmnb),
+	SVAR(D_KERNEL, "msgmni", msgmni),
 	SNUM(D_KERNEL, "ngroups_max", CREDS_GROUPS_MAX),
 	SFN(D_KERNEL, "osrelease", show_osrelease),
 	SSTR(D_KERNEL, "ostype", "Linux"),
@@ -289,9 +525,10 @@ static const struct sysctl_node nodes[] = {
 	SNUM(D_KERNEL, "overflowuid", 65534), /* shows no unmapped id */
 	SNUM(D_KERNEL, "pid_max", PID_MAX),
 	SFN(D_KERNEL, "sem", show_sem),
-	SNUM(D_KERNEL, "shmall", SHM_TOTAL / 4096), /* pages */
-	SNUM(D_KERNEL, "shmmax", SHM_TOTAL),
-	SNUM(D_KERNEL, "shmmni", IPC_OBJS_MAX),
+	SVAR(D_KERNEL, "shmall", shmall), /* pages */
+	SVAR(D_KERNEL, "shmmax", shmmax),
+	SVAR(D_KERNEL, "shmmni", shmmni),
+	SVAR(D_KERNEL, "shm_rmid_forced", shm_rmid_forced),
 	SFN(D_KERNEL, "threads-max", show_threads_max),
 	SSTR(D_KERNEL, "version", MOAT_UTS_VERSION),
 	SFN(D_KERNEL_RANDOM, "boot_id", show_boot_id),
@@ -310,8 +547,10 @@ static const struct sysctl_node nodes[] = {
 	SNUM(D_NET_CORE, "wmem_default", USOCK_BUF),
 	SNUM(D_NET_CORE, "wmem_max", USOCK_BUF),
 	SFN(D_NET_IPV4, "ip_local_port_range", show_port_range),
-	SNUM(D_NET_IPV4, "ip_unprivileged_port_start", PORT_UNPRIV_START),
+	SNUM(D_NET_IPV4, "ip_forward", 0), /* it never forwards */
+	SVAR(D_NET_IPV4, "ip_unprivileged_port_start", unpriv_port_start),
 	SFN(D_NET_IPV4, "ping_group_range", show_ping_range),
+	SNUM(D_NET_IPV4, "tcp_syncookies", 0), /* lwIP has none */
 
 	/* vm: the host kernel's, which maps the guest's memory */
 	SFN(D_VM, "max_map_count", show_max_map_count),
@@ -388,6 +627,8 @@ int sysctl_read(int node, char *buf, size_t cap)
 		len = n->show(buf, cap);
 	else if (n->str)
 		len = snprintf(buf, cap, "%s\n", n->str);
+	else if (n->var)
+		len = snprintf(buf, cap, "%llu\n", *n->var);
 	else
 		len = snprintf(buf, cap, "%ld\n", n->num);
 	if (len < 0)

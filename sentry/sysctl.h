@@ -8,14 +8,44 @@
  *
  * A node is named by its index in the table; SYSCTL_ROOT is /proc/sys
  * itself. Nodes never change while the sentry runs. Every file is
- * read-only, mode 0444: the sandbox's limits are fixed when it starts, so
- * a write is EACCES, as Linux's to a read-only sysctl.
+ * read-only, mode 0444: the sandbox's limits are fixed when it starts (the
+ * OCI config's linux.sysctl sets some, sysctl_setting_apply), so a write
+ * is EACCES, as Linux's to a read-only sysctl.
  */
 #ifndef MOAT_SYSCTL_H
 #define MOAT_SYSCTL_H
 
 #include <stddef.h>
 #include <sys/types.h>
+
+/* The sysctls an OCI config may set (linux.sysctl), as the sentry
+ * enforces them and /proc/sys shows them: Linux's defaults, or the
+ * sentry's own bounds where those are lower. One set for the whole
+ * sandbox, fixed before its first process runs. */
+struct sysctl_knobs {
+	unsigned long long shmmax; /* kernel.shmmax: bytes of a segment */
+	unsigned long long shmall; /* kernel.shmall: pages of all */
+	unsigned long long shmmni; /* kernel.shmmni: segments */
+	unsigned long long shm_rmid_forced; /* kernel.shm_rmid_forced */
+	unsigned long long msgmax; /* kernel.msgmax: bytes of a message */
+	unsigned long long msgmnb; /* kernel.msgmnb: bytes of a queue */
+	unsigned long long msgmni; /* kernel.msgmni: queues */
+	unsigned long long sem[4]; /* kernel.sem: SEMMSL SEMMNS SEMOPM
+				       * SEMMNI */
+	unsigned long long mq_queues_max, mq_msg_max, mq_msgsize_max,
+		mq_msg_default, mq_msgsize_default; /* fs.mqueue.* */
+	/* net.ipv4.ip_unprivileged_port_start: a bind below it takes root */
+	unsigned long long unpriv_port_start;
+};
+extern struct sysctl_knobs sysctl_k;
+
+/* Whether linux.sysctl's name = value is one the sandbox honours: 0, or
+ * -1 with why (a sentence, into why of cap bytes). Touches nothing. */
+int sysctl_setting_check(const char *name, const char *value, char *why,
+			 size_t cap);
+/* Set name = value, checked by sysctl_setting_check: sysctl_k and
+ * /proc/sys from then on. 0, or -1 if it was not a valid setting. */
+int sysctl_setting_apply(const char *name, const char *value);
 
 #define SYSCTL_ROOT 0
 /* Room for any value's text, its newline and a NUL. */

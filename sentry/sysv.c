@@ -25,6 +25,7 @@
 #include "platform/platform.h"
 #include "sentry/limits.h"
 #include "sentry/syscalls.h"
+#include "sentry/sysctl.h"
 #include "sentry/sysv.h"
 #include "sentry/vfs.h"
 
@@ -170,7 +171,10 @@ static long ipc_get(struct task *t, enum ipc_kind k, key_t key, int flags,
 		if (!(flags & IPC_CREAT))
 			return -ENOENT;
 	}
-	if (count(k) >= IPC_OBJS_MAX)
+	/* kernel.shmmni, sem's SEMMNI, msgmni */
+	if ((unsigned long long)count(k) >= (k == K_SHM ? sysctl_k.shmmni :
+					     k == K_SEM ? sysctl_k.sem[3] :
+							  sysctl_k.msgmni))
 		return -ENOSPC;
 	o = calloc(1, sizeof(*o));
 	if (!o)
@@ -304,12 +308,14 @@ long sys_shmget(struct task *t, struct syscall_args *a)
 		return size > o->size ? -EINVAL : o->id;
 	/* Linux's newseg: a size past kernel.shmmax is EINVAL, one past
 	 * what kernel.shmall leaves ENOSPC. */
-	if (!size || size > SHM_TOTAL) {
+	if (!size || size > sysctl_k.shmmax) {
 		free(o);
 		return -EINVAL;
 	}
 	size = (size + 4095) & ~(size_t)4095;
-	if (size > SHM_TOTAL || shm_bytes + size > SHM_TOTAL) {
+	/* (shmall is at most SHM_TOTAL's pages: the sentry's bound) */
+	if (size / 4096 > sysctl_k.shmall ||
+	    (shm_bytes + size) / 4096 > sysctl_k.shmall) {
 		free(o);
 		return -ENOSPC;
 	}
@@ -421,8 +427,12 @@ static void detach(struct shmatt **pp)
 	natts--;
 	o->nattch--;
 	o->dtime = now_s();
-	if (o->removed && o->nattch == 0)
+	/* kernel.shm_rmid_forced: the last detach removes it (Linux's
+	 * shm_may_destroy) */
+	if ((o->removed || sysctl_k.shm_rmid_forced) && o->nattch == 0) {
+		o->removed = true;
 		free_obj(o);
+	}
 	free(at);
 }
 
@@ -498,8 +508,19 @@ void sysv_exec(struct process *p)
 
 void sysv_proc_gone(struct process *p)
 {
+	struct ipcobj *o, *next;
+
 	sysv_exec(p);
 	undo_apply(p); /* SEM_UNDO: at exit, not at exec */
+	/* kernel.shm_rmid_forced: what it made and no one has attached goes
+	 * with it (Linux's exit_shm) */
+	for (o = objs; sysctl_k.shm_rmid_forced && o; o = next) {
+		next = o->next;
+		if (o->kind == K_SHM && o->cpid == p->pid && o->nattch == 0) {
+			o->removed = true;
+			free_obj(o);
+		}
+	}
 }
 
 long sys_shmctl(struct task *t, struct syscall_args *a)
@@ -509,11 +530,11 @@ long sys_shmctl(struct task *t, struct syscall_args *a)
 	struct shmid_ds ds;
 
 	if (cmd == IPC_INFO || cmd == SHM_INFO) {
-		struct shminfo si = { .shmmax = SHM_TOTAL,
+		struct shminfo si = { .shmmax = sysctl_k.shmmax,
 				      .shmmin = 1,
-				      .shmmni = IPC_OBJS_MAX,
-				      .shmseg = IPC_OBJS_MAX,
-				      .shmall = SHM_TOTAL / 4096 };
+				      .shmmni = sysctl_k.shmmni,
+				      .shmseg = sysctl_k.shmmni,
+				      .shmall = sysctl_k.shmall };
 		if (task_write(t, a->a[2], &si, sizeof(si)) < 0)
 			return -EFAULT;
 		return next_id[K_SHM];
@@ -560,7 +581,7 @@ long sys_semget(struct task *t, struct syscall_args *a)
 	bool made;
 	long rc;
 
-	if (nsems < 0 || nsems > SEM_NSEMS_MAX)
+	if (nsems < 0 || (unsigned long long)nsems > sysctl_k.sem[0])
 		return -EINVAL;
 	rc = ipc_get(t, K_SEM, (key_t)a->a[0], (int)a->a[2], &o, &made);
 	if (rc < 0)
@@ -571,7 +592,8 @@ long sys_semget(struct task *t, struct syscall_args *a)
 		free(o);
 		return -EINVAL;
 	}
-	if (sem_total + nsems > SEM_TOTAL) {
+	if ((unsigned long long)sem_total + (unsigned long long)nsems >
+	    sysctl_k.sem[1]) {
 		free(o);
 		return -ENOSPC; /* as Linux past SEMMNS */
 	}
@@ -641,7 +663,8 @@ static long do_semop(struct task *t, int id, uint64_t usops, size_t nsops,
 
 	if (!o)
 		return t->block_started ? -EIDRM : -EINVAL;
-	if (!nsops || nsops > SEM_NSOPS_MAX)
+	/* (SEMOPM is at most SEM_NSOPS_MAX, sops' size) */
+	if (!nsops || nsops > sysctl_k.sem[2])
 		return nsops ? -E2BIG : -EINVAL;
 	if (task_read(t, usops, sops, sizeof(sops[0]) * nsops) < 0)
 		return -EFAULT;
@@ -725,10 +748,10 @@ long sys_semctl(struct task *t, struct syscall_args *a)
 	int i;
 
 	if (cmd == IPC_INFO || cmd == SEM_INFO) {
-		struct seminfo si = { .semmni = IPC_OBJS_MAX,
-				      .semmns = SEM_TOTAL,
-				      .semmsl = SEM_NSEMS_MAX,
-				      .semopm = SEM_NSOPS_MAX,
+		struct seminfo si = { .semmni = (int)sysctl_k.sem[3],
+				      .semmns = (int)sysctl_k.sem[1],
+				      .semmsl = (int)sysctl_k.sem[0],
+				      .semopm = (int)sysctl_k.sem[2],
 				      .semvmx = 32767 };
 		if (task_write(t, arg, &si, sizeof(si)) < 0)
 			return -EFAULT;
@@ -832,7 +855,7 @@ long sys_msgget(struct task *t, struct syscall_args *a)
 	if (rc < 0)
 		return rc;
 	if (made) {
-		o->qmax = MSG_QBYTES;
+		o->qmax = sysctl_k.msgmnb;
 		link_obj(o);
 	}
 	return o->id;
@@ -848,7 +871,7 @@ long sys_msgsnd(struct task *t, struct syscall_args *a)
 
 	if (!o)
 		return t->block_started ? -EIDRM : -EINVAL;
-	if (sz > MSG_MAX)
+	if (sz > sysctl_k.msgmax)
 		return -EINVAL;
 	if (may(t, o, false, true) < 0)
 		return -EACCES;
@@ -979,9 +1002,9 @@ long sys_msgctl(struct task *t, struct syscall_args *a)
 	struct msqid_ds ds;
 
 	if (cmd == IPC_INFO || cmd == MSG_INFO) {
-		struct msginfo mi = { .msgmax = MSG_MAX,
-				      .msgmnb = MSG_QBYTES,
-				      .msgmni = IPC_OBJS_MAX };
+		struct msginfo mi = { .msgmax = (int)sysctl_k.msgmax,
+				      .msgmnb = (int)sysctl_k.msgmnb,
+				      .msgmni = (int)sysctl_k.msgmni };
 		if (task_write(t, a->a[2], &mi, sizeof(mi)) < 0)
 			return -EFAULT;
 		return next_id[K_MSG];
@@ -1010,7 +1033,7 @@ long sys_msgctl(struct task *t, struct syscall_args *a)
 		long rc;
 		if (task_read(t, a->a[2], &ds, sizeof(ds)) < 0)
 			return -EFAULT;
-		if (ds.msg_qbytes > MSG_QBYTES &&
+		if (ds.msg_qbytes > sysctl_k.msgmnb &&
 		    !creds_capable(&t->proc->cred, CAP_SYS_RESOURCE))
 			return -EPERM;
 		rc = ipc_set(t, o, &ds.msg_perm);

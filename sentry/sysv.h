@@ -1,8 +1,10 @@
 /* sentry/sysv.h: the limits of System V IPC (sentry/sysv.c), as shmget,
  * semget, semop and msgsnd enforce them, IPC_INFO reports them and
  * /proc/sys/kernel shows them (read-only: the sandbox cannot change them).
- * Most are Linux's defaults; SHM_TOTAL bounds the whole of shared memory,
- * so a guest cannot fill the host's memory through it.
+ * They are the defaults of sysctl_k (sentry/sysctl.h), which an OCI
+ * config's linux.sysctl may lower but never raise: each is also the
+ * sentry's bound. Most are Linux's defaults; SHM_TOTAL bounds the whole of
+ * shared memory, so a guest cannot fill the host's memory through it.
  */
 #ifndef MOAT_SYSV_H
 #define MOAT_SYSV_H

@@ -162,6 +162,8 @@ struct process *proc_new(struct process *parent)
 		p->cred = parent->cred;
 		p->nondumpable = parent->nondumpable;
 		p->no_new_privs = parent->no_new_privs;
+		p->oom_score_adj = parent->oom_score_adj;
+		p->oom_score_adj_min = parent->oom_score_adj_min;
 		p->umask = parent->umask;
 		p->nice = parent->nice;
 		p->ctty = parent->ctty;

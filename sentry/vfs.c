@@ -1588,9 +1588,10 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 	if ((mask & W_OK) && (S_ISREG(m) || S_ISDIR(m) || S_ISLNK(m)) &&
 	    vn->kind != VN_TMPFS && vfs_bound_ro(vn))
 		return -EROFS;
-	/* procfs files are never written (procfs_open: EACCES), by root
-	 * neither, as Linux's read-only sysctls refuse it. */
-	if ((mask & W_OK) && vn->kind == VN_PROC && S_ISREG(m))
+	/* procfs files without a write bit are never written, by root
+	 * neither, as Linux's read-only sysctls refuse it; the others
+	 * (oom_score_adj) are their owner's and root's. */
+	if ((mask & W_OK) && vn->kind == VN_PROC && S_ISREG(m) && !(m & 0222))
 		return -EACCES;
 	if (st.st_uid == c->fsuid)
 		m >>= 6;

@@ -260,7 +260,7 @@ t_proc_sys_listing()
 {
 	capture moat do -- /bin/ls /proc/sys/kernel
 	assert_eq 0 "$STATUS" "ls /proc/sys/kernel exits 0"
-	assert_eq "cap_last_cap domainname hostname msgmax msgmnb msgmni ngroups_max osrelease ostype overflowgid overflowuid pid_max random sem shmall shmmax shmmni threads-max version yama" \
+	assert_eq "cap_last_cap domainname hostname msgmax msgmnb msgmni ngroups_max osrelease ostype overflowgid overflowuid pid_max random sem shm_rmid_forced shmall shmmax shmmni threads-max version yama" \
 		"$(tr '\n' ' ' <<<"$OUT" | sed 's/ $//')" "the kernel entries programs read"
 	capture moat do -- /bin/sh -c 'cd /proc/sys && find . | sort'
 	assert_eq 0 "$STATUS" "find /proc/sys exits 0"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "netstack/netstack.h"
 #include "oci/config.h"
@@ -412,10 +413,8 @@ Test(oci, known_properties_moat_refuses)
 		     "linux.intelRdt: not supported");
 	refused_with(", \"linux\": {\"resources\": {\"blockIO\": {}}}",
 		     "linux.resources.blockIO: not supported");
-	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/x\"}]}",
-		     "linux.devices: not supported");
-	refused_with(", \"linux\": {\"sysctl\": {\"kernel.shmmax\": \"1\"}}",
-		     "linux.sysctl.kernel.shmmax: not supported");
+	refused_with(", \"linux\": {\"sysctl\": {\"vm.swappiness\": \"1\"}}",
+		     "linux.sysctl.vm.swappiness: not supported");
 	refused_with(", \"hooks\": {\"createContainer\": []}",
 		     "hooks.createContainer: not supported");
 }
@@ -547,6 +546,119 @@ Test(oci, resources)
 	cr_assert_eq(cfg.memory, 512ULL << 20);
 	cr_assert_eq(cfg.pids, 64);
 	cr_assert_float_eq(cfg.cpus, 0.5, 1e-9);
+}
+
+Test(oci, id_maps_and_oom_score_adj)
+{
+	cr_assert_eq(parse_with(
+			     ", \"linux\": {\"uidMappings\": [{"
+			     "\"containerID\": 0, \"hostID\": 1000, \"size\": "
+			     "2000}], \"gidMappings\": []}"),
+		     0, "%s", err.msg);
+	cr_assert_eq(cfg.nuid_maps, 1);
+	cr_assert_eq(cfg.uid_maps[0].outside, 1000);
+	cr_assert_eq(cfg.uid_maps[0].count, 2000);
+	cr_assert_eq(cfg.ngid_maps, 0);
+	refused_with(", \"linux\": {\"uidMappings\": [{\"containerID\": 0, "
+		     "\"hostID\": 0, \"size\": 0}]}",
+		     "linux.uidMappings[0].size: an integer from 1");
+	refused_with(", \"linux\": {\"gidMappings\": [{\"containerID\": "
+		     "4294967295, \"hostID\": 0, \"size\": 2}]}",
+		     "linux.gidMappings[0]: containerID + size past");
+	refused_with(", \"linux\": {\"gidMappings\": [{\"hostID\": 0}]}",
+		     "linux.gidMappings[0]: containerID: required");
+}
+
+Test(oci, devices)
+{
+	cr_assert_eq(
+		parse_with(", \"linux\": {\"devices\": [{\"path\": "
+			   "\"/dev/net/tun\", \"type\": \"c\", \"major\": "
+			   "10, \"minor\": 200, \"fileMode\": 8624, \"uid\": "
+			   "5, \"gid\": 6}, {\"path\": \"/dev//f\", \"type\": "
+			   "\"p\", \"major\": 8, \"minor\": 1}, {\"path\": "
+			   "\"/dev/u\", \"type\": \"u\", \"major\": 1, "
+			   "\"minor\": 3}]}"),
+		0, "%s", err.msg);
+	cr_assert_eq(cfg.ndevices, 3);
+	cr_assert_str_eq(cfg.devices[0].path, "/dev/net/tun");
+	/* fileMode's type bits are the type field's to say (runc's too) */
+	cr_assert_eq(cfg.devices[0].mode, S_IFCHR | 0660);
+	cr_assert_eq(cfg.devices[0].major, 10);
+	cr_assert_eq(cfg.devices[0].minor, 200);
+	cr_assert_eq(cfg.devices[0].uid, 5);
+	cr_assert_eq(cfg.devices[0].gid, 6);
+	cr_assert_str_eq(cfg.devices[1].path, "/dev/f");
+	cr_assert_eq(cfg.devices[1].mode, S_IFIFO | 0666);
+	cr_assert_eq(cfg.devices[1].major, 0); /* a FIFO has no number */
+	cr_assert_eq(cfg.devices[2].mode, S_IFCHR | 0666);
+
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/x\"}]}",
+		     "linux.devices[0]: type: required");
+	refused_with(", \"linux\": {\"devices\": [{\"type\": \"c\"}]}",
+		     "linux.devices[0]: path: required");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/x\", "
+		     "\"type\": \"q\"}]}",
+		     "linux.devices[0].type: `q`: not a device type");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/tmp/x\", "
+		     "\"type\": \"c\"}]}",
+		     "linux.devices[0].path: `/tmp/x`: moat makes device nodes "
+		     "in the sandbox's /dev only");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev\", "
+		     "\"type\": \"c\"}]}",
+		     "linux.devices[0].path: `/dev`");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"dev/x\", "
+		     "\"type\": \"c\"}]}",
+		     "linux.devices[0].path: `dev/x`: an absolute path");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": "
+		     "\"/dev/pts/9\", \"type\": \"c\"}]}",
+		     "`/dev/pts/9`: in a filesystem of its own");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": "
+		     "\"/dev/shm\", \"type\": \"c\"}]}",
+		     "`/dev/shm`: in a filesystem of its own");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/x\", "
+		     "\"type\": \"c\", \"major\": 4096}]}",
+		     "linux.devices[0].major: an integer from 0 to 4095");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/a\", "
+		     "\"type\": \"c\"}, {\"path\": \"/dev/a\", "
+		     "\"type\": \"b\"}]}",
+		     "linux.devices[1].path: `/dev/a`: also linux.devices[0]");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/a/b\", "
+		     "\"type\": \"c\"}, {\"path\": \"/dev/a\", "
+		     "\"type\": \"b\"}]}",
+		     "linux.devices[1].path: `/dev/a`: a device inside, or the "
+		     "directory of, linux.devices[0]");
+	refused_with(", \"linux\": {\"devices\": [{\"path\": \"/dev/a\", "
+		     "\"type\": \"c\", \"bogus\": 1}]}",
+		     "linux.devices[0].bogus: unknown field");
+}
+
+Test(oci, sysctl)
+{
+	cr_assert_eq(parse_with(", \"linux\": {\"sysctl\": {\"kernel.sem\": "
+				"\"250 32000 100 128\", \"kernel.shmmax\": "
+				"\"65536\", \"net.ipv4.ip_forward\": \"0\"}}"),
+		     0, "%s", err.msg);
+	cr_assert_eq(cfg.nsysctls, 3);
+	cr_assert_str_eq(cfg.sysctls[0].name, "kernel.sem");
+	cr_assert_str_eq(cfg.sysctls[1].value, "65536");
+	refused_with(", \"linux\": {\"sysctl\": {\"kernel.sem\": \"250 1\"}}",
+		     "linux.sysctl.kernel.sem: `250 1`: four numbers expected");
+	refused_with(
+		", \"linux\": {\"sysctl\": {\"kernel.sem\": "
+		"\"250 32000 501 128\"}}",
+		"`250 32000 501 128`: SEMOPM from 1 to 500: the sentry holds");
+	refused_with(", \"linux\": {\"sysctl\": {\"kernel.shmmax\": \"x\"}}",
+		     "linux.sysctl.kernel.shmmax: `x`: a number expected");
+	refused_with(", \"linux\": {\"sysctl\": {\"kernel.shmmax\": 5}}",
+		     "linux.sysctl.kernel.shmmax: a string expected");
+	refused_with(", \"linux\": {\"sysctl\": {\"net.ipv4.ip_forward\": "
+		     "\"1\"}}",
+		     "linux.sysctl.net.ipv4.ip_forward: not supported by moat: "
+		     "the sandbox's netstack never forwards packets");
+	refused_with(", \"linux\": {\"sysctl\": "
+		     "{\"net.ipv4.ip_local_port_range\": \"1024 65535\"}}",
+		     "lwIP");
 }
 
 Test(oci, ping_group_range)
@@ -759,4 +871,15 @@ Test(oci, process_json)
 	cr_assert_eq(oci_process_parse(text, strlen(text), "p.json", &pr, &err),
 		     -1);
 	cr_assert(strstr(err.msg, "p.json:1: cwd: required"), "%s", err.msg);
+	text = "{\"args\": [\"ls\"], \"cwd\": \"/\", \"oomScoreAdj\": -7}";
+	cr_assert_eq(oci_process_parse(text, strlen(text), "p.json", &pr, &err),
+		     0, "%s", err.msg);
+	cr_assert(pr.has_oom_score_adj);
+	cr_assert_eq(pr.oom_score_adj, -7);
+	oci_process_free(&pr);
+	text = "{\"args\": [\"ls\"], \"cwd\": \"/\", \"oomScoreAdj\": 1001}";
+	cr_assert_eq(oci_process_parse(text, strlen(text), "p.json", &pr, &err),
+		     -1);
+	cr_assert(strstr(err.msg, "oomScoreAdj: an integer from -1000 to 1000"),
+		  "%s", err.msg);
 }
