@@ -157,9 +157,7 @@ static int parse_mount(const char *arg, struct sentry_opts *o)
 	if (!o->mounts)
 		abort();
 	m = &o->mounts[o->nmounts++];
-	m->src = p;
-	m->dst = strdup(dst);
-	m->mode = mm;
+	*m = (struct mount_spec){ .src = p, .dst = strdup(dst), .mode = mm };
 	if (!m->dst)
 		abort();
 	free(copy);

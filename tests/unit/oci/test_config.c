@@ -308,7 +308,7 @@ Test(oci, unknown_properties_are_warned_of_and_ignored)
 				"1, \"b5\": 1}}}"),
 		     0, "%s", err.msg);
 	for (int k = 1; k <= 5; k++) {
-		char b[8];
+		char b[16];
 
 		snprintf(b, sizeof(b), ".b%d:", k);
 		cr_assert(strstr(cfg.warnings, b), "`%s` lacks %s",
