@@ -1548,6 +1548,11 @@ long sys_pidfd_send_signal(struct task *t, struct syscall_args *a)
 		return sigqueue_to(t, p, NULL, sig, a->a[2]);
 	if (!p || p->exited)
 		return -ESRCH;
+	/* as kill(2): Linux's check_kill_permission, whatever names it */
+	if (may_signal(t, p, sig) < 0)
+		return -EPERM;
+	if (sig == 0)
+		return 0;
 	return send_signal_proc(p, sig, t->proc->pid);
 }
 

@@ -280,9 +280,25 @@ for mode in ("os", "io"):
 io raised" "$OUT" "the handler ran, and its exception ended the write"
 }
 
+# Giving up root gives up the right to signal root's processes, by any
+# name: kill(2), a pidfd, an open /proc/PID (pidfd_send_signal once sent
+# them whatever the sender was). The same lines as natively.
+t_pidfd_signal_asks_kill_permission()
+{
+	[ "$(id -u)" = 0 ] || { echo "skipped: the native run needs root to setresuid"; return 0; }
+	gcc -O1 -Wall -o "$E2E_TMP/pidfd_perm" "$HERE/pidfd_perm.c" || fail "cannot build pidfd_perm.c"
+	capture native "$E2E_TMP/pidfd_perm"
+	local want=$OUT
+	assert_contains "$want" "pidfd_send_signal(victim, SIGSTOP): Operation not permitted" "natively: EPERM"
+	assert_contains "$want" "victim alive" "natively: the victim lives"
+	capture moat do -- "$E2E_TMP/pidfd_perm"
+	assert_eq "$want" "$OUT" "the sandbox says what Linux says: $ERR"
+}
+
 run_test siginfo_of_a_sender_gone t_siginfo_of_a_sender_gone
 run_test pipe_write_interrupted_matches_native t_pipe_write_interrupted_matches_native
 run_test pipe_write_handler_raises t_pipe_write_handler_raises
+run_test pidfd_signal_asks_kill_permission t_pidfd_signal_asks_kill_permission
 run_test signalfd_matches_native t_signalfd_matches_native
 run_test ppoll_mask t_ppoll_mask
 run_test timerfd t_timerfd
