@@ -372,15 +372,24 @@ static void handle_stop(pid_t pid, int st)
 	plat_cont(pid, sig);
 }
 
-static void drain_waits(void)
+/* Stops handled in one turn of the loop at most: a guest whose threads
+ * keep stopping (dozens, each in a loop of trapped calls) never empties
+ * waitpid, and the loop must still come round to the control socket, the
+ * link, the broker and the deadlines. */
+#define WAITS_PER_TURN 64
+
+/* The stops waiting now, WAITS_PER_TURN at most: true if it stopped at
+ * that, with more maybe waiting. */
+static bool drain_waits(void)
 {
-	for (;;) {
+	for (int i = 0; i < WAITS_PER_TURN; i++) {
 		int st;
 		pid_t pid = waitpid(-1, &st, __WALL | WNOHANG);
 		if (pid <= 0)
-			return;
+			return false;
 		handle_stop(pid, st);
 	}
+	return true;
 }
 
 static int live_tasks(void)
@@ -451,7 +460,8 @@ int sentry_loop(void)
 		return -errno;
 	start_tick();
 	bool polled = true;
-	bool sig_ready = true; /* after a poll: did sfd say a SIGCHLD came? */
+	bool sig_ready = true;	 /* after a poll: did sfd say a SIGCHLD came? */
+	bool waits_left = false; /* drain_waits stopped at its budget */
 	uint64_t retried_gen = (uint64_t)-1;
 
 	for (;;) {
@@ -474,7 +484,7 @@ int sentry_loop(void)
 			while (plat_next_deferred(&dpid, &dst))
 				handle_stop(dpid, dst);
 		}
-		if (polled && sig_ready) {
+		if (polled && (sig_ready || waits_left)) {
 			/* After a poll, collect everything that happened. After
 			 * a blocking waitpid there is nothing more to collect
 			 * that the next waitpid would not return; after a poll
@@ -483,7 +493,9 @@ int sentry_loop(void)
 			 * read here is read before the waits it announces. */
 			while (read(sfd, si, sizeof(si)) == (ssize_t)sizeof(si))
 				;
-			drain_waits();
+			/* a SIGCHLD read here announced what is left: the
+			 * next turn drains it whatever sfd says */
+			waits_left = drain_waits();
 		}
 		polled = false;
 		if (S->fds_to_release)
@@ -572,6 +584,8 @@ int sentry_loop(void)
 					  (int)((next_deadline - now + 999999) /
 						1000000);
 		}
+		if (waits_left)
+			timeout = 0; /* a look at the rest, then more stops */
 		{
 			int pr = poll(pfds, (nfds_t)n, timeout);
 
