@@ -2255,6 +2255,16 @@ static int cmd_exec(int argc, char **argv)
 		    oci_process_parse(text, len, process_file, &pr, &err) < 0)
 			return fail("--process: %s", err.msg);
 		warn_lines(pr.warnings);
+		/* A process file without capabilities gets the container's,
+		 * as runc's exec takes them from the container's config, not
+		 * root's: a client never gains by leaving them out. */
+		if (!pr.has_caps) {
+			if (load_saved_config(&s, &c, &err) < 0)
+				return fail("%s", err.msg);
+			pr.has_caps = c.process.has_caps;
+			pr.caps = c.process.caps;
+			oci_config_free(&c);
+		}
 	} else {
 		/* The container's own process, with the command and the
 		 * options given here (as runc builds it). */

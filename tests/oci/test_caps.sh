@@ -167,6 +167,10 @@ json.dump({"args": ["/bin/capchk", "show"], "cwd": "/", "env": ["PATH=/bin"],
            "capabilities": {k: ["CAP_KILL"] for k in
                             ("bounding", "effective", "permitted", "inheritable", "ambient")}},
           open(sys.argv[1], "w"))
+# a process.json without capabilities: the container's, not root's all
+json.dump({"args": ["/bin/capchk", "show"], "cwd": "/", "env": ["PATH=/bin"],
+           "user": {"uid": 0, "gid": 0}},
+          open(sys.argv[1].replace("process.json", "nocaps.json"), "w"))
 PY
 	for rt in "$MOAT" $RUNC; do
 		root=$E2E_TMP/ex-root-$(basename "$rt")
@@ -178,6 +182,10 @@ PY
 		capture timeout -k 5 30 "$rt" --root "$root" exec caps-ex /bin/capchk show
 		assert_eq 0 "$STATUS" "$rt: exec"
 		out2=$OUT
+		capture timeout -k 5 30 "$rt" --root "$root" exec --process "$b/nocaps.json" caps-ex
+		assert_eq 0 "$STATUS" "$rt: exec --process without capabilities"
+		assert_eq "capget eff 0000000000000021 prm 0000000000000021 inh 0000000000000000" \
+			"$(printf '%s\n' "$OUT" | grep capget)" "$rt: a process.json without capabilities gets the config's, never more"
 		timeout 20 "$rt" --root "$root" delete --force caps-ex >/dev/null 2>&1
 		echo "$rt --process: $out1"
 		echo "$rt: $out2"
