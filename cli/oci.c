@@ -53,6 +53,7 @@
 #include "oci/config.h"
 #include "prot/control.h"
 #include "sentry/control.h"
+#include "sentry/limits.h"
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
 
@@ -324,6 +325,7 @@ struct cstate {
 	pid_t pid;
 	unsigned long long start;
 	json_object *annotations; /* owned */
+	json_object *cgroups;	  /* owned: moatCgroups, or NULL */
 	char ctl[PATH_MAX + 8];
 	int dirfd; /* ROOT/ID, owned; -1 when none */
 };
@@ -336,6 +338,7 @@ static void cstate_free(struct cstate *s)
 	free(s->created);
 	free(s->owner);
 	json_object_put(s->annotations);
+	json_object_put(s->cgroups);
 	if (s->dirfd >= 0)
 		close(s->dirfd);
 	memset(s, 0, sizeof(*s));
@@ -394,6 +397,9 @@ static int cstate_load(const char *id, struct cstate *s)
 		s->start = (unsigned long long)json_object_get_uint64(v);
 	if (json_object_object_get_ex(o, "annotations", &v))
 		s->annotations = json_object_get(v);
+	if (json_object_object_get_ex(o, "moatCgroups", &v) &&
+	    json_object_is_type(v, json_type_array))
+		s->cgroups = json_object_get(v);
 	ctl_name(id, s->ctl, sizeof(s->ctl));
 	json_object_put(o);
 	return 0;
@@ -643,6 +649,18 @@ static int opts_from_config(struct oci_config *c, struct sentry_opts *o,
 	o->set_umask = c->process.has_umask;
 	o->umask = c->process.umask;
 	o->oci_cgroups = true;
+	o->cgroups_path = c->cgroups_path;
+	o->cg = (struct oci_cg_res){
+		.memory_swap = c->memory_swap,
+		.memory_reservation = c->memory_reservation,
+		.swappiness = c->swappiness,
+		.disable_oom_killer = c->disable_oom_killer,
+		.cpu_shares = c->cpu_shares,
+		.cpu_quota = c->cpu_quota,
+		.cpu_period = c->cpu_period,
+		.cpuset_cpus = c->cpuset_cpus,
+		.cpuset_mems = c->cpuset_mems
+	};
 	o->netns = c->netns;
 	o->masked_paths = c->masked_paths;
 	o->readonly_paths = c->readonly_paths;
@@ -845,8 +863,12 @@ static char *now_rfc3339(void)
 }
 
 /* Written by the daemon itself, for its own pid, in its state directory
- * dirfd: 0600 (its annotations are the engine's), replaced whole. */
-static int write_state(int dirfd, const char *id, struct oci_config *c)
+ * dirfd: 0600 (its annotations are the engine's), replaced whole. With
+ * the sandbox's cgroup directories, for `delete` to remove (another
+ * process than the one that made them: a relative cgroupsPath is the
+ * creator's cgroup's). */
+static int write_state(int dirfd, const char *id, struct oci_config *c,
+		       char (*cgdirs)[PATH_MAX], int ncgdirs)
 {
 	cleanup_free char *created = now_rfc3339();
 	json_object *o = json_object_new_object(), *ann;
@@ -871,6 +893,10 @@ static int write_state(int dirfd, const char *id, struct oci_config *c)
 			ann, c->annotations[i].key,
 			json_object_new_string(c->annotations[i].value));
 	json_object_object_add(o, "annotations", ann);
+	ann = json_object_new_array();
+	for (int i = 0; i < ncgdirs; i++)
+		json_object_array_add(ann, json_object_new_string(cgdirs[i]));
+	json_object_object_add(o, "moatCgroups", ann);
 	text = json_object_to_json_string_ext(
 		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	rc = write_file_at(dirfd, "state.json", text, strlen(text), 0600);
@@ -902,6 +928,8 @@ static int copy_config(const char *bundle, int dirfd)
 
 struct launch {
 	const char *id, *bundle, *pid_file, *console_socket;
+	char (*cgdirs)[PATH_MAX]; /* the sandbox's cgroups (limits_oci_dirs) */
+	int ncgdirs;
 	bool detach;	     /* a session of its own (create, run -d) */
 	bool own_terminal;   /* run, in the foreground: this terminal */
 	struct oci_config c; /* out */
@@ -951,7 +979,7 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 	}
 	signal(SIGINT, SIG_DFL);
 	ready = fd_above_stdio(ready);
-	if (write_state(l->dirfd, l->id, &l->c) < 0) {
+	if (write_state(l->dirfd, l->id, &l->c, l->cgdirs, l->ncgdirs) < 0) {
 		dprintf(ready, "error: state of `%s`: %s\n", l->id,
 			strerror(errno));
 		_exit(125);
@@ -1037,6 +1065,8 @@ static int launch(struct launch *l)
 	int rc = launch_sandbox(l, &o);
 
 	opts_free(&o, &l->c);
+	free(l->cgdirs);
+	l->cgdirs = NULL;
 	return rc;
 }
 
@@ -1071,7 +1101,14 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 		*op = o;
 		return fail("%s", err.msg);
 	}
+	/* runc's default: the ID, relative to the runtime's cgroup. Where
+	 * it is, refused before anything is made. */
+	o.cgroups_path = l->c.cgroups_path ? l->c.cgroups_path : l->id;
 	*op = o; /* freed by launch(); o's arrays are shared */
+	l->cgdirs = xcalloc(LIMITS_MAX_CG, PATH_MAX);
+	l->ncgdirs = limits_oci_dirs(o.cgroups_path, l->cgdirs, &err);
+	if (l->ncgdirs < 0)
+		return fail("%s", err.msg);
 	root = root_dir(true);
 	if (root < 0)
 		return fail("%s", g.root_err.msg);
@@ -1363,6 +1400,15 @@ static int delete_container(struct cstate *s, bool force)
 			kill(s->pid, SIGKILL);
 			wait_gone(s, 10000);
 		}
+	}
+	/* The sandbox's cgroups, removed by its janitor as it ends, are
+	 * gone once delete returns, as runc's (its last processes may still
+	 * be dying: a second at most). */
+	for (size_t i = 0;
+	     s->cgroups && i < json_object_array_length(s->cgroups); i++) {
+		json_object *d = json_object_array_get_idx(s->cgroups, i);
+		if (json_object_is_type(d, json_type_string))
+			limits_oci_remove(json_object_get_string(d));
 	}
 	/* poststop failing is a warning: the container is gone anyway */
 	run_hooks(s, OCI_HOOK_POSTSTOP, "poststop", "stopped");

@@ -1017,28 +1017,38 @@ static int parse_hooks(struct parser *p, json_object *o, struct oci_config *c)
 
 /* ---- linux --------------------------------------------------------------- */
 
+/* linux.resources.cpu.cpus or .mems: a cpuset list ("0-3,7"), written as
+ * it is to cpuset.cpus or .mems, so only its characters pass (a newline
+ * would end the write early); "" is none. */
+static int get_cpuset(struct parser *p, json_object *v, char **out)
+{
+	const char *s;
+
+	if (want_type(p, v, json_type_string, "a string") < 0)
+		return -1;
+	s = json_object_get_string(v);
+	if (strspn(s, "0123456789,-") != strlen(s) || strlen(s) > 4096)
+		return bad(p, "a list of numbers and ranges (\"0-3,7\") "
+			      "expected");
+	free(*out);
+	*out = *s ? xstrdup(s) : NULL;
+	return 0;
+}
+
 static int parse_resources(struct parser *p, json_object *o,
 			   struct oci_config *c)
 {
-	/* the spec's, given by the sandbox already */
+	/* the spec's, given by the sandbox already; kernel and kernelTCP
+	 * are deprecated by the spec and by Linux 5.4, and runc 1.1 ignores
+	 * them too */
 	static const struct recorded memory_recorded[] = {
-		{ "swap", json_type_int },
-		{ "reservation", json_type_int },
-		{ "swappiness", json_type_int },
-		{ "disableOOMKiller", json_type_boolean },
 		{ "useHierarchy", json_type_boolean },
 		{ "checkBeforeUpdate", json_type_boolean },
-		{ NULL, 0 }
-	};
-	static const struct recorded cpu_recorded[] = {
-		{ "shares", json_type_int },
-		{ "cpus", json_type_string },
-		{ "mems", json_type_string },
+		{ "kernel", json_type_int },
+		{ "kernelTCP", json_type_int },
 		{ NULL, 0 }
 	};
 	/* the spec's, that moat does not honour */
-	static const char *const memory_refused[] = { "kernel", "kernelTCP",
-						      NULL };
 	static const char *const cpu_refused[] = { "burst", "realtimeRuntime",
 						   "realtimePeriod", "idle",
 						   NULL };
@@ -1068,15 +1078,27 @@ static int parse_resources(struct parser *p, json_object *o,
 			json_object_object_foreach(val, mk, mv)
 			{
 				push_key(p, mk);
-				if (!strcmp(mk, "limit")) {
-					int64_t l;
-					rc = get_int(p, mv, -1, INT64_MAX, &l);
-					c->memory = l > 0 ? (uint64_t)l : 0;
+				int64_t x = 0;
+				if (!mv) {
+					/* null: as if absent */
+				} else if (!strcmp(mk, "limit")) {
+					rc = get_int(p, mv, -1, INT64_MAX, &x);
+					c->memory = x > 0 ? (uint64_t)x : 0;
+				} else if (!strcmp(mk, "swap")) {
+					rc = get_int(p, mv, -1, INT64_MAX,
+						     &c->memory_swap);
+				} else if (!strcmp(mk, "reservation")) {
+					rc = get_int(p, mv, -1, INT64_MAX,
+						     &c->memory_reservation);
+				} else if (!strcmp(mk, "swappiness")) {
+					rc = get_int(p, mv, 0, 100,
+						     &c->swappiness);
+				} else if (!strcmp(mk, "disableOOMKiller")) {
+					rc = get_bool(p, mv,
+						      &c->disable_oom_killer);
 				} else if ((r = recorded_field(
 						    mk, memory_recorded))) {
 					rc = check_recorded(p, mv, r);
-				} else if (in_list(mk, memory_refused)) {
-					rc = bad(p, "not supported by moat");
 				} else {
 					rc = unknown(p);
 				}
@@ -1113,14 +1135,20 @@ static int parse_resources(struct parser *p, json_object *o,
 			json_object_object_foreach(val, ck, cv)
 			{
 				push_key(p, ck);
-				if (!strcmp(ck, "quota"))
+				if (!cv)
+					; /* null: as if absent */
+				else if (!strcmp(ck, "quota"))
 					rc = get_int(p, cv, -1, INT64_MAX,
 						     &quota);
 				else if (!strcmp(ck, "period"))
 					rc = get_int(p, cv, 0, 1000000,
 						     &period);
-				else if ((r = recorded_field(ck, cpu_recorded)))
-					rc = check_recorded(p, cv, r);
+				else if (!strcmp(ck, "shares"))
+					rc = get_u64(p, cv, &c->cpu_shares);
+				else if (!strcmp(ck, "cpus"))
+					rc = get_cpuset(p, cv, &c->cpuset_cpus);
+				else if (!strcmp(ck, "mems"))
+					rc = get_cpuset(p, cv, &c->cpuset_mems);
 				else if (in_list(ck, cpu_refused))
 					rc = bad(p, "not supported by moat");
 				else
@@ -1145,6 +1173,8 @@ static int parse_resources(struct parser *p, json_object *o,
 		if (c->cpus > 4096) /* as --cpus: more than any host has */
 			c->cpus = 4096;
 	}
+	c->cpu_quota = quota;
+	c->cpu_period = (uint64_t)period;
 	return 0;
 }
 
@@ -1593,7 +1623,6 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 	/* Given by the sandbox already (docs/oci.md). */
 	static const struct recorded recorded[] = {
 		{ "seccomp", json_type_object },
-		{ "cgroupsPath", json_type_string },
 		{ "rootfsPropagation", json_type_string },
 		{ "mountLabel", json_type_string },
 		{ "personality", json_type_object },
@@ -1623,6 +1652,8 @@ static int parse_linux(struct parser *p, json_object *o, struct oci_config *c)
 			rc = parse_idmaps(p, val, &c->gid_maps, &c->ngid_maps);
 		else if (!strcmp(key, "sysctl"))
 			rc = parse_sysctl(p, val, c);
+		else if (!strcmp(key, "cgroupsPath") && val)
+			rc = get_str(p, val, &c->cgroups_path);
 		else if (!strcmp(key, "maskedPaths"))
 			rc = parse_paths(p, val, &c->masked_paths);
 		else if (!strcmp(key, "readonlyPaths"))
@@ -1850,6 +1881,7 @@ int oci_config_parse(const char *text, size_t len, const char *bundle,
 	if (jdoc_parse(&p.d, OCI_CONFIG_MAX, &root) < 0)
 		return -1;
 	c.bundle = xstrdup(bundle);
+	c.swappiness = -1;
 	json_object_object_foreach(root, key, val)
 	{
 		push_key(&p, key);
@@ -2039,6 +2071,9 @@ void oci_config_free(struct oci_config *c)
 	free(c->bundle);
 	free(c->root);
 	free(c->hostname);
+	free(c->cgroups_path);
+	free(c->cpuset_cpus);
+	free(c->cpuset_mems);
 	oci_process_free(&c->process);
 	for (i = 0; i < c->nmounts; i++) {
 		free(c->mounts[i].dst);

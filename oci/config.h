@@ -140,6 +140,18 @@ struct oci_config {
 	uint64_t memory;
 	int64_t pids;
 	double cpus;
+	/* the rest of linux.resources that cgroups hold, written at
+	 * cgroupsPath as runc writes them (sentry/limits.c) */
+	int64_t memory_swap;	    /* memory+swap; 0: none, -1: unlimited */
+	int64_t memory_reservation; /* 0: none, -1: unlimited */
+	int64_t swappiness;	    /* -1: none */
+	bool disable_oom_killer;
+	uint64_t cpu_shares;		 /* 0: none */
+	int64_t cpu_quota;		 /* 0: none, -1: unlimited */
+	uint64_t cpu_period;		 /* 0: none */
+	char *cpuset_cpus, *cpuset_mems; /* NULL: none */
+	/* linux.cgroupsPath; NULL: none given (the container's ID, as runc) */
+	char *cgroups_path;
 	/* dev.moat.* annotations */
 	int net;	   /* enum net_mode */
 	char *allow;	   /* dev.moat.allow: comma-separated rules */

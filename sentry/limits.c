@@ -12,14 +12,15 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_CG 6
+#define MAX_CG LIMITS_MAX_CG
 #define CG_V2 "/sys/fs/cgroup"
 
 /* Each controller's cgroups of one sandbox (docs/limits.md, "Who is in
@@ -41,6 +42,10 @@ static struct cg {
 	char home[PATH_MAX]; /* the caller's cgroup: where janitors go back */
 	const char *ctl;     /* controller ("memory", "pids", "cpu", ...) */
 	bool v2; /* in the unified hierarchy: one cgroup, several entries */
+	/* At cgroupsPath: each part's inode (by enum cg_sub), so that the
+	 * janitor removes these directories and never a later container's
+	 * of the same path; 0: not checked (moat-PID is this sentry's). */
+	ino_t ino[3];
 } cgs[MAX_CG];
 static int ncgs;
 
@@ -50,7 +55,8 @@ enum cg_sub {
 	CG_SENTRY
 };
 
-/* The path of one of a sandbox cgroup's parts, in buf (PATH_MAX). */
+/* The path of one of a sandbox cgroup's parts, in buf (PATH_MAX); at
+ * cgroupsPath, PATH itself is moat-PID's part. */
 static const char *cg_part(const struct cg *c, enum cg_sub sub, char *buf)
 {
 	const char *tail = sub == CG_GUEST	     ? "/guest" :
@@ -282,6 +288,13 @@ static int make_cg(const char *ctl, struct moat_error *err)
 	struct cg *c = &cgs[ncgs];
 	int rc;
 
+	/* An OCI container's are at its cgroupsPath alone (oci_make_cgs). */
+	if (S->opts.oci_cgroups)
+		return moat_error_input(
+			err, ENOTSUP,
+			"limits: no %s cgroup hierarchy on this "
+			"host",
+			ctl);
 	if (unified())
 		return make_cg_v2(ctl, err);
 	rc = own_cgroup(ctl, c->home, sizeof(c->home));
@@ -302,6 +315,503 @@ static int make_cg(const char *ctl, struct moat_error *err)
 		return moat_error_set(err, errno, "limits: create cgroup `%s`",
 				      guest);
 	return 0;
+}
+
+/* ---- OCI: the cgroups at linux.cgroupsPath ------------------------------- *
+ *
+ * Where runc's cgroupfs driver puts a container's cgroup, kubelet and
+ * cAdvisor read it, so an OCI container's sandbox lives there: PATH (an
+ * absolute cgroupsPath below each hierarchy's root, a relative one below
+ * the runtime's own cgroup, v2: below its parent; none: the container's
+ * ID, relative) takes moat-PID's part, PATH/guest/ (v2: and
+ * PATH/sentry/) theirs. So PATH's memory.usage_in_bytes, cpuacct.usage,
+ * pids.current (v2: memory.current, cpu.stat, pids.current) are the whole
+ * sandbox's, and its limits are the container's.
+ *
+ * The path is the config's, so what it may name is bounded: no `..`, not
+ * the hierarchy's root, not the runtime's own cgroup nor an ancestor of
+ * it (moat would move itself, or write a container's limits onto the
+ * host's slices); each component is opened O_NOFOLLOW from the hierarchy's
+ * mount, must be a directory of that same cgroupfs and the caller's
+ * (root's: a user delegated a subtree could make or move cgroups under
+ * it), so once checked no one else can change what the path names. */
+
+/* The v1 controllers an OCI container's cgroups have (each that the host
+ * mounts), as runc joins them: named=systemd, net_cls and the like hold
+ * nothing of moat's. */
+static const char *const oci_ctls[] = { "memory",  "pids",   "cpu",
+					"cpuacct", "cpuset", "freezer",
+					"devices", "blkio" };
+/* v2: the controllers enabled down to PATH's children */
+static const char *const oci_ctls_v2[] = { "memory", "pids", "cpu", "cpuset" };
+
+#ifndef CGROUP_SUPER_MAGIC
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#endif
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+/* Whether word is one of list's comma-separated words. */
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && !strncmp(p, word, n))
+			return true;
+		p = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+/* The hierarchy of v1 controller ctl (NULL: v2's) in /proc/self/mountinfo:
+ * its mount point in mnt and the cgroup it shows in mroot (PATH_MAX
+ * each). 0 or -ENOENT. */
+static int cg_mount(const char *ctl, char *mnt, char *mroot)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int rc = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (rc && fgets(line, sizeof(line), f)) {
+		char root[PATH_MAX], point[PATH_MAX], type[64], super[1024];
+		const char *sep = strstr(line, " - ");
+		if (!sep ||
+		    sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) !=
+			    2 ||
+		    sscanf(sep + 3, "%63s %*s %1023s", type, super) != 2)
+			continue;
+		/* an escaped name (\040) is none of the kernel's mounts */
+		if (strchr(point, '\\') || strchr(root, '\\'))
+			continue;
+		if (ctl ? strcmp(type, "cgroup") || !has_word(super, ctl) :
+			  strcmp(type, "cgroup2"))
+			continue;
+		snprintf(mnt, PATH_MAX, "%s", point);
+		snprintf(mroot, PATH_MAX, "%s", root);
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}
+
+/* This process's cgroup of v1 controller ctl (NULL: v2's), as
+ * /proc/self/cgroup shows it, in out (PATH_MAX). 0 or -ENOENT. */
+static int own_cg(const char *ctl, char *out)
+{
+	char line[PATH_MAX + 256];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int rc = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (rc && fgets(line, sizeof(line), f)) {
+		char *ctls = strchr(line, ':'), *path;
+		if (!ctls || !(path = strchr(++ctls, ':')))
+			continue;
+		*path++ = 0;
+		path[strcspn(path, "\n")] = 0;
+		if (ctl ? !has_word(ctls, ctl) : *ctls)
+			continue;
+		snprintf(out, PATH_MAX, "%s", path);
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}
+
+/* Append path's components to rel ("a/b", no leading slash; PATH_MAX),
+ * refusing `..`. */
+static int add_components(char *rel, const char *path, const char *given,
+			  struct moat_error *err)
+{
+	char buf[PATH_MAX], *save = NULL, *c;
+	size_t n = strlen(rel);
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return moat_error_input(err, ENAMETOOLONG,
+					"linux.cgroupsPath `%s`: too long",
+					given);
+	for (c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, "."))
+			continue;
+		if (!strcmp(c, ".."))
+			return moat_error_input(err, EINVAL,
+						"linux.cgroupsPath `%s`: `..` "
+						"is not allowed",
+						given);
+		if (n + strlen(c) + 2 >= PATH_MAX - 16)
+			return moat_error_input(
+				err, ENAMETOOLONG,
+				"linux.cgroupsPath `%s`: too long", given);
+		n += (size_t)sprintf(rel + n, "%s%s", n ? "/" : "", c);
+	}
+	return 0;
+}
+
+/* One hierarchy's cgroup of the container: mount point, PATH below it
+ * (relative, no leading slash), and the caller's own cgroup below it. */
+struct oci_dir {
+	const char *ctl; /* NULL: v2 */
+	char mnt[PATH_MAX], rel[PATH_MAX], own[PATH_MAX];
+};
+
+/* Where cgroups_path is in the hierarchy of ctl (NULL: v2), as runc's
+ * cgroupfs driver puts it, and whether it may be used. 0, -ENOENT (no
+ * such hierarchy here), or -1 with err set. */
+static int oci_resolve(const char *ctl, const char *cgroups_path,
+		       struct oci_dir *d, struct moat_error *err)
+{
+	char mroot[PATH_MAX], own[PATH_MAX];
+	const char *base = "";
+	size_t n;
+
+	d->ctl = ctl;
+	d->rel[0] = 0;
+	if (cg_mount(ctl, d->mnt, mroot) < 0 || own_cg(ctl, own) < 0)
+		return -ENOENT;
+	/* own as seen below the mount (a mount of a subtree shows less) */
+	n = strcmp(mroot, "/") ? strlen(mroot) : 0;
+	if (n && !strncmp(own, mroot, n) && (!own[n] || own[n] == '/'))
+		memmove(own, own + n, strlen(own + n) + 1);
+	d->own[0] = 0;
+	if (add_components(d->own, own, cgroups_path, err) < 0)
+		return -1;
+	if (cgroups_path[0] != '/') {
+		/* v2: own's parent, as runc: own holds processes (the
+		 * runtime), so its children could have no controllers */
+		char *slash;
+		base = d->own;
+		if (!ctl) {
+			snprintf(own, sizeof(own), "%s", d->own);
+			slash = strrchr(own, '/');
+			if (slash)
+				*slash = 0;
+			else
+				own[0] = 0;
+			base = own;
+		}
+	}
+	snprintf(d->rel, sizeof(d->rel), "%s", base);
+	if (add_components(d->rel, cgroups_path, cgroups_path, err) < 0)
+		return -1;
+	n = strlen(d->rel);
+	/* PATH/guest and the like fit in PATH_MAX (struct cg's path) */
+	if (strlen(d->mnt) + n + 16 >= PATH_MAX)
+		return moat_error_input(err, ENAMETOOLONG,
+					"linux.cgroupsPath `%s`: too long",
+					cgroups_path);
+	if (!n)
+		return moat_error_input(err, EINVAL,
+					"linux.cgroupsPath `%s`: names the "
+					"root of the cgroup hierarchy",
+					cgroups_path);
+	if (!strncmp(d->own, d->rel, n) && (!d->own[n] || d->own[n] == '/'))
+		return moat_error_input(err, EINVAL,
+					"linux.cgroupsPath `%s`: names the "
+					"runtime's own cgroup (`/%s`) or one "
+					"of its ancestors",
+					cgroups_path, d->own);
+	return 0;
+}
+
+/* The hierarchies the container's cgroups are in: v2's alone on a v2
+ * host, else each of oci_ctls that the host mounts. Returns how many
+ * (into d[], LIMITS_MAX_CG at most) or -1 with err set. */
+static int oci_dirs(const char *cgroups_path, struct oci_dir *d,
+		    struct moat_error *err)
+{
+	int n = 0, rc;
+
+	if (unified()) {
+		rc = oci_resolve(NULL, cgroups_path, &d[0], err);
+		return rc == -ENOENT ? 0 : rc < 0 ? -1 : 1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(oci_ctls); i++) {
+		rc = oci_resolve(oci_ctls[i], cgroups_path, &d[n], err);
+		if (rc == -ENOENT)
+			continue;
+		if (rc < 0)
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+int limits_oci_dirs(const char *cgroups_path, char (*dirs)[PATH_MAX],
+		    struct moat_error *err)
+{
+	struct oci_dir *d = xcalloc(LIMITS_MAX_CG, sizeof(*d));
+	int n = oci_dirs(cgroups_path, d, err);
+
+	for (int i = 0; i < n; i++)
+		if (snprintf(dirs[i], PATH_MAX, "%s/%s", d[i].mnt, d[i].rel) >=
+		    PATH_MAX)
+			n = moat_error_input(err, ENAMETOOLONG,
+					     "linux.cgroupsPath `%s`: too long",
+					     cgroups_path);
+	free(d);
+	return n;
+}
+
+/* name's text in dirfd, at most cap-1 bytes, NUL-ended; -errno. */
+static ssize_t read_at(int dirfd, const char *name, char *buf, size_t cap)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, cap - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+static int write_at(int dirfd, const char *name, const char *val)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* A v1 cpuset cgroup starts with no CPUs and no memory nodes, and no
+ * task may join it so: child gets parent's, as runc does for each
+ * cgroup it makes. */
+static void cpuset_inherit(int parent, int child)
+{
+	static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
+	char buf[4096], cur[16];
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		if (read_at(child, files[i], cur, sizeof(cur)) >= 0 &&
+		    (!cur[0] || cur[0] == '\n') &&
+		    read_at(parent, files[i], buf, sizeof(buf)) > 0)
+			write_at(child, files[i], buf);
+}
+
+/* v2: every controller of oci_ctls_v2 that dirfd's cgroup has, enabled
+ * for its children (those it does not have are left out). */
+static void v2_enable(int dirfd)
+{
+	char on[32];
+
+	for (size_t i = 0; i < ARRAY_SIZE(oci_ctls_v2); i++) {
+		snprintf(on, sizeof(on), "+%s", oci_ctls_v2[i]);
+		write_at(dirfd, "cgroup.subtree_control", on);
+	}
+}
+
+/* Open (making what is missing) d's PATH, component by component from
+ * the hierarchy's mount, each O_NOFOLLOW, a directory of that cgroupfs
+ * and the caller's; then make its guest/ (v2: and sentry/), which no
+ * other sandbox may have made: two containers of one cgroupsPath would
+ * share their guests' limits and their reaper's cgroup. */
+static int oci_make_parts(const struct oci_dir *d, const char *given,
+			  bool made[3], ino_t ino[3], struct moat_error *err);
+
+/* ino: the inodes of PATH and its parts, by enum cg_sub */
+static int oci_make_dir(const struct oci_dir *d, const char *given,
+			ino_t ino[3], struct moat_error *err)
+{
+	char p[2 * PATH_MAX + 16];
+	bool made[3] = { false, false, false }; /* guest/, sentry/, PATH */
+	int rc = oci_make_parts(d, given, made, ino, err);
+
+	/* What this made of a cgroupsPath it then refused goes again, and
+	 * only that: another sandbox's guest/ made meanwhile stays. */
+	for (int i = 0; rc < 0 && i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/%s%s", d->mnt, d->rel,
+			 i == 0 ? "/guest" :
+			 i == 1 ? "/sentry" :
+				  "");
+		if (made[i])
+			rmdir(p);
+	}
+	return rc;
+}
+
+static int oci_make_parts(const struct oci_dir *d, const char *given,
+			  bool made_parts[3], ino_t ino[3],
+			  struct moat_error *err)
+{
+	char rel[PATH_MAX], *save = NULL, *c, procs[64];
+	const char *what = d->ctl ? d->ctl : "unified";
+	bool cpuset = d->ctl && !strcmp(d->ctl, "cpuset");
+	cleanup_close int fd = -1;
+	struct statfs sf;
+	struct stat root, st;
+
+	fd = open(d->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstatfs(fd, &sf) < 0 || fstat(fd, &root) < 0)
+		return moat_error_set(err, errno,
+				      "limits: cgroup hierarchy `%s`", d->mnt);
+	if (sf.f_type != (d->ctl ? CGROUP_SUPER_MAGIC : CGROUP2_SUPER_MAGIC))
+		return moat_error_input(err, EINVAL,
+					"limits: `%s` is no cgroup hierarchy",
+					d->mnt);
+	if (d->ctl == NULL)
+		v2_enable(fd);
+	snprintf(rel, sizeof(rel), "%s", d->rel);
+	for (c = strtok_r(rel, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		bool made = mkdirat(fd, c, 0755) == 0;
+		int next;
+		if (!made && errno != EEXIST)
+			return moat_error_set(err, errno,
+					      "linux.cgroupsPath `%s`: create "
+					      "`%s/%s` (%s)",
+					      given, d->mnt, d->rel, what);
+		next = openat(fd, c,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			return moat_error_input(
+				err, errno,
+				"linux.cgroupsPath `%s`: `%s` in `%s/%s` is "
+				"%s",
+				given, c, d->mnt, d->rel,
+				errno == ELOOP || errno == ENOTDIR ?
+					"not a directory (a symbolic link or "
+					"a file)" :
+					strerror(errno));
+		if (fstat(next, &st) < 0 || st.st_dev != root.st_dev ||
+		    st.st_uid != geteuid()) {
+			close(next);
+			return moat_error_input(
+				err, EPERM,
+				"linux.cgroupsPath `%s`: `%s` in `%s/%s` is "
+				"%s",
+				given, c, d->mnt, d->rel,
+				st.st_dev != root.st_dev ?
+					"on another file system" :
+					"another user's cgroup");
+		}
+		made_parts[2] = made;
+		if (made && cpuset)
+			cpuset_inherit(fd, next);
+		if (d->ctl == NULL)
+			v2_enable(next);
+		close(fd);
+		fd = next;
+	}
+	ino[CG_TOP] = st.st_ino;
+	/* Refused, as runc 1.2 does (1.1 warns): another container's, or
+	 * something of the host's, already there. */
+	if (read_at(fd, "cgroup.procs", procs, sizeof(procs)) > 0)
+		return moat_error_input(err, EBUSY,
+					"linux.cgroupsPath `%s`: `%s/%s` "
+					"already holds processes",
+					given, d->mnt, d->rel);
+	/* v1 lets no cpuset shrink below a child's: the config's first,
+	 * then guest/ has them from PATH */
+	for (int i = 0; cpuset && i < 2; i++) {
+		const char *val = i ? S->opts.cg.cpuset_mems :
+				      S->opts.cg.cpuset_cpus;
+		int rc = val ? write_at(fd, i ? "cpuset.mems" : "cpuset.cpus",
+					val) :
+			       0;
+		if (rc < 0)
+			return moat_error_set(err, -rc,
+					      "linux.resources.cpu.%s: write "
+					      "`%s` to `%s/%s/cpuset.%s`",
+					      i ? "mems" : "cpus", val, d->mnt,
+					      d->rel, i ? "mems" : "cpus");
+	}
+	for (int i = 0; i < (d->ctl ? 1 : 2); i++) {
+		const char *sub = i ? "sentry" : "guest";
+		int sfd;
+		if (mkdirat(fd, sub, 0700) == 0 &&
+		    fstatat(fd, sub, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			made_parts[i] = true;
+			ino[i ? CG_SENTRY : CG_GUEST] = st.st_ino;
+		} else
+			return errno == EEXIST ?
+				       moat_error_input(
+					       err, EBUSY,
+					       "linux.cgroupsPath `%s`: `%s/%s` "
+					       "is another sandbox's (it has "
+					       "%s/)",
+					       given, d->mnt, d->rel, sub) :
+				       moat_error_set(err, errno,
+						      "limits: create cgroup "
+						      "`%s/%s/%s`",
+						      d->mnt, d->rel, sub);
+		if (cpuset) {
+			sfd = openat(fd, sub,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					     O_CLOEXEC);
+			if (sfd >= 0) {
+				cpuset_inherit(fd, sfd);
+				close(sfd);
+			}
+		}
+	}
+	return 0;
+}
+
+/* Every hierarchy's cgroup of the container, made and kept in cgs[] for
+ * the rest of this file (v2: one entry per controller, one directory). */
+static int oci_make_cgs(const char *cgroups_path, struct moat_error *err)
+{
+	struct oci_dir *d = xcalloc(LIMITS_MAX_CG, sizeof(*d));
+	int n = oci_dirs(cgroups_path, d, err), rc = n < 0 ? -1 : 0;
+
+	for (int i = 0; i < n && !rc; i++) {
+		size_t nctl = d[i].ctl ? 1 : ARRAY_SIZE(oci_ctls_v2);
+		ino_t ino[3] = { 0, 0, 0 };
+		rc = oci_make_dir(&d[i], cgroups_path, ino, err);
+		for (size_t k = 0; !rc && k < nctl && ncgs < MAX_CG; k++) {
+			struct cg *c = &cgs[ncgs++];
+			snprintf(c->path, sizeof(c->path), "%s/%s", d[i].mnt,
+				 d[i].rel);
+			snprintf(c->home, sizeof(c->home), "%s%s%s", d[i].mnt,
+				 d[i].own[0] ? "/" : "", d[i].own);
+			c->ctl = d[i].ctl ? d[i].ctl : oci_ctls_v2[k];
+			c->v2 = !d[i].ctl;
+			memcpy(c->ino, ino, sizeof(c->ino));
+		}
+	}
+	free(d);
+	return rc;
+}
+
+void limits_oci_remove(const char *dir)
+{
+	char part[PATH_MAX + 16];
+	struct statfs sf;
+
+	/* only a cgroup: state.json's directory is root's, but a cgroupfs
+	 * rmdir is all this is for */
+	if (statfs(dir, &sf) < 0 || (sf.f_type != CGROUP_SUPER_MAGIC &&
+				     sf.f_type != CGROUP2_SUPER_MAGIC))
+		return;
+	/* The sandbox's last processes may still be dying (its janitor
+	 * removes the same): a short wait, a second at most. */
+	for (int tries = 0; tries < 40; tries++) {
+		bool busy = false;
+		for (int i = 0; i < 3; i++) {
+			snprintf(part, sizeof(part), "%s%s", dir,
+				 i == 0 ? "/guest" :
+				 i == 1 ? "/sentry" :
+					  "");
+			if (rmdir(part) < 0 && errno == EBUSY)
+				busy = true;
+		}
+		if (!busy)
+			break;
+		usleep(25000);
+	}
 }
 
 static struct cg *find_cg(const char *ctl)
@@ -446,9 +956,12 @@ void limits_heap_force(int64_t delta)
 	heap_held += (uint64_t)delta;
 }
 
+static void cg_val(char *v, size_t cap, int64_t x, bool v2);
+
 static int set_memory(uint64_t bytes, struct moat_error *err)
 {
-	char v[32], p[PATH_MAX + 32], part[PATH_MAX];
+	char v[32], sw[32], p[PATH_MAX + 32], part[PATH_MAX];
+	int64_t swap, extra = 0;
 	struct cg *c;
 	int rc;
 
@@ -460,11 +973,23 @@ static int set_memory(uint64_t bytes, struct moat_error *err)
 		       v);
 	if (rc < 0)
 		return moat_error_set(err, -rc, "limits: memory limit %s", v);
-	/* No swap beyond the limit, where the host has swap accounting. */
-	if (c->v2)
-		write_str(c->path, "memory.swap.max", "0");
-	else
-		write_str(c->path, "memory.memsw.limit_in_bytes", v);
+	/* No swap beyond the limit, where the host has swap accounting,
+	 * unless an OCI config says how much (memory and swap together, as
+	 * v1's memsw; v2's swap.max is the swap alone, as runc converts). */
+	swap = S->opts.oci_cgroups ? S->opts.cg.memory_swap : 0;
+	if (swap < 0 || (uint64_t)swap > bytes)
+		extra = swap < 0 ? -1 : (int64_t)((uint64_t)swap - bytes);
+	if (c->v2) {
+		cg_val(sw, sizeof(sw), extra, true);
+		rc = write_str(c->path, "memory.swap.max", sw);
+	} else {
+		cg_val(sw, sizeof(sw), extra < 0 ? -1 : (int64_t)bytes + extra,
+		       false);
+		rc = write_str(c->path, "memory.memsw.limit_in_bytes", sw);
+	}
+	if (rc < 0 && swap && rc != -ENOENT)
+		return moat_error_set(err, -rc,
+				      "linux.resources.memory.swap %s", sw);
 	/* The guests' own limit: the sandbox's less the sentry's share
 	 * (limits_heap_budget), which it keeps what guests make it hold
 	 * within. So the guests' own memory meets a limit in guest/, where
@@ -484,10 +1009,17 @@ static int set_memory(uint64_t bytes, struct moat_error *err)
 				      "limits: the guests' memory "
 				      "limit %s",
 				      v);
-	if (c->v2)
-		write_str(part, "memory.swap.max", "0");
-	else
-		write_str(part, "memory.memsw.limit_in_bytes", v);
+	if (c->v2) {
+		cg_val(sw, sizeof(sw), extra, true);
+		write_str(part, "memory.swap.max", sw);
+	} else {
+		cg_val(sw, sizeof(sw),
+		       extra < 0 ?
+			       -1 :
+			       (int64_t)(bytes - sentry_share(bytes)) + extra,
+		       false);
+		write_str(part, "memory.memsw.limit_in_bytes", sw);
+	}
 	/* Both have an "oom_kill N" line. v1 counts a kill in the
 	 * victim's cgroup alone, the guests' (only a guest can be one:
 	 * limits_attach_start); v2's counts add up to the parent. */
@@ -559,23 +1091,137 @@ static int set_cpus(double cpus, struct moat_error *err)
 	return 0;
 }
 
+/* A value for a cgroup file: -1 is v1's "no limit", v2's "max". */
+static void cg_val(char *v, size_t cap, int64_t x, bool v2)
+{
+	if (x < 0)
+		snprintf(v, cap, "%s", v2 ? "max" : "-1");
+	else
+		snprintf(v, cap, "%lld", (long long)x);
+}
+
+/* Write file of ctl's cgroup part sub; a failure names the config's field. */
+static int oci_write(const char *ctl, enum cg_sub sub, const char *file,
+		     const char *val, const char *field, struct moat_error *err)
+{
+	struct cg *c = find_cg(ctl);
+	char part[PATH_MAX];
+	int rc;
+
+	if (!c)
+		return moat_error_input(err, ENOTSUP,
+					"linux.resources.%s: no %s cgroup on "
+					"this host",
+					field, ctl);
+	rc = write_str(cg_part(c, sub, part), file, val);
+	if (rc < 0)
+		return moat_error_set(err, -rc,
+				      "linux.resources.%s: write `%s` to "
+				      "`%s/%s`",
+				      field, val, part, file);
+	return 0;
+}
+
+/* The rest of an OCI container's linux.resources, at cgroupsPath as runc
+ * writes them (v2: as runc converts them), before any process joins. The
+ * memory limit and the pids limit are set_memory's and set_pids'. The
+ * guests keep their share of the sandbox's CPU (docs/limits.md) whatever
+ * cpu.shares says of the sandbox among its siblings. */
+static int oci_limits(struct moat_error *err)
+{
+	const struct oci_cg_res *r = &S->opts.cg;
+	struct cg *cpu = find_cg("cpu"), *mem = find_cg("memory");
+	bool v2 = mem ? mem->v2 : cpu && cpu->v2;
+	char v[64];
+
+	if (r->memory_reservation) {
+		cg_val(v, sizeof(v), r->memory_reservation, v2);
+		if (oci_write("memory", CG_TOP,
+			      v2 ? "memory.low" : "memory.soft_limit_in_bytes",
+			      v, "memory.reservation", err) < 0)
+			return -1;
+	}
+	/* v2 has neither: runc leaves them there too */
+	if (!v2 && r->swappiness >= 0) {
+		cg_val(v, sizeof(v), r->swappiness, false);
+		if (oci_write("memory", CG_TOP, "memory.swappiness", v,
+			      "memory.swappiness", err) < 0 ||
+		    oci_write("memory", CG_GUEST, "memory.swappiness", v,
+			      "memory.swappiness", err) < 0)
+			return -1;
+	}
+	if (!v2 && r->disable_oom_killer &&
+	    (oci_write("memory", CG_TOP, "memory.oom_control", "1",
+		       "memory.disableOOMKiller", err) < 0 ||
+	     oci_write("memory", CG_GUEST, "memory.oom_control", "1",
+		       "memory.disableOOMKiller", err) < 0))
+		return -1;
+	if (r->cpu_shares) {
+		/* runc's conversion to v2's weight, 1 to 10000 */
+		uint64_t w = 1 + ((r->cpu_shares < 2 ? 2 : r->cpu_shares) - 2) *
+					 9999 / 262142;
+		snprintf(v, sizeof(v), "%llu",
+			 (unsigned long long)(v2 ? (w > 10000 ? 10000 : w) :
+						   r->cpu_shares));
+		if (oci_write("cpu", CG_TOP, v2 ? "cpu.weight" : "cpu.shares",
+			      v, "cpu.shares", err) < 0)
+			return -1;
+	}
+	if (v2 && (r->cpu_quota || r->cpu_period)) {
+		char q[32];
+		cg_val(q, sizeof(q), r->cpu_quota > 0 ? r->cpu_quota : -1,
+		       true);
+		snprintf(v, sizeof(v), "%s %llu", q,
+			 (unsigned long long)(r->cpu_period ? r->cpu_period :
+							      100000));
+		if (oci_write("cpu", CG_TOP, "cpu.max", v, "cpu.quota", err) <
+		    0)
+			return -1;
+	} else if (!v2) {
+		if (r->cpu_period) {
+			cg_val(v, sizeof(v), (int64_t)r->cpu_period, false);
+			if (oci_write("cpu", CG_TOP, "cpu.cfs_period_us", v,
+				      "cpu.period", err) < 0)
+				return -1;
+		}
+		if (r->cpu_quota) {
+			cg_val(v, sizeof(v), r->cpu_quota, false);
+			if (oci_write("cpu", CG_TOP, "cpu.cfs_quota_us", v,
+				      "cpu.quota", err) < 0)
+				return -1;
+		}
+	}
+	/* moat's own, not the config's: best effort, as for moat do */
+	if (cpu) {
+		char part[PATH_MAX];
+		write_str(cg_part(cpu, CG_GUEST, part),
+			  v2 ? "cpu.weight" : "cpu.shares", v2 ? "25" : "256");
+	}
+	/* The guests' cpuset is the sandbox's (v1: oci_make_dir's). */
+	for (int i = 0; v2 && i < 2; i++) {
+		const char *val = i ? r->cpuset_mems : r->cpuset_cpus;
+		const char *file = i ? "cpuset.mems" : "cpuset.cpus";
+		const char *field = i ? "cpu.mems" : "cpu.cpus";
+		if (val &&
+		    (oci_write("cpuset", CG_TOP, file, val, field, err) < 0 ||
+		     oci_write("cpuset", CG_GUEST, file, val, field, err) < 0))
+			return -1;
+	}
+	return 0;
+}
+
 int limits_setup(struct moat_error *err)
 {
 	struct sentry_opts *o = &S->opts;
 	struct moat_error why = { 0 };
 
-	/* An OCI container has these even without limits: `moat events`
-	 * reads them, `moat pause` freezes the guests with the freezer. */
+	/* An OCI container has them even without limits, at its
+	 * cgroupsPath: kubelet and cAdvisor read them, `moat events` too,
+	 * `moat pause` freezes the guests with the freezer. */
 	if (o->oci_cgroups) {
-		/* v1 controllers; a host without one (cgroup v2 only) has
-		 * no stats or pause from it, and the container still runs */
-		static const char *const ctls[] = { "memory", "pids", "cpuacct",
-						    "freezer" };
-		char probe[PATH_MAX];
-		for (size_t i = 0; i < ARRAY_SIZE(ctls); i++)
-			if (own_cgroup(ctls[i], probe, sizeof(probe)) == 0 &&
-			    make_cg(ctls[i], err) < 0)
-				return -1;
+		if (oci_make_cgs(o->cgroups_path, err) < 0 ||
+		    oci_limits(err) < 0)
+			return -1;
 	}
 
 	/* A default the host cannot apply (no cgroup may be made here: a
@@ -600,7 +1246,7 @@ int limits_setup(struct moat_error *err)
 	if (o->pids && set_pids(o->pids, o->pids_default ? &why : err) < 0 &&
 	    !o->pids_default)
 		return -1;
-	if (o->cpus > 0 && set_cpus(o->cpus, err) < 0)
+	if (o->cpus > 0 && !o->oci_cgroups && set_cpus(o->cpus, err) < 0)
 		return -1;
 	open_stat_files();
 	return 0;
@@ -900,11 +1546,17 @@ void limits_start_janitor(void)
 			if (!cgs[i].path[0])
 				continue;
 			for (size_t k = 0; k < ARRAY_SIZE(order); k++) {
+				ino_t ino = cgs[i].ino[order[k]];
+				struct stat st;
 				if (order[k] == CG_SENTRY && !cgs[i].v2)
 					continue;
-				if (rmdir(cg_part(&cgs[i], order[k], part)) <
-					    0 &&
-				    errno == EBUSY)
+				cg_part(&cgs[i], order[k], part);
+				/* at cgroupsPath: gone already (`delete`),
+				 * and maybe made again by a new container */
+				if (ino &&
+				    (stat(part, &st) < 0 || st.st_ino != ino))
+					continue;
+				if (rmdir(part) < 0 && errno == EBUSY)
 					busy = true;
 			}
 			if (busy)

@@ -21,8 +21,27 @@
 #ifndef MOAT_LIMITS_H
 #define MOAT_LIMITS_H
 
+#include <limits.h>
+
 #include "sentry/sentry.h"
 
+/* The most hierarchies a sandbox's cgroups are in (v1: one each). */
+#define LIMITS_MAX_CG 10
+/* An OCI container's cgroup directories (docs/limits.md), one for each
+ * hierarchy, for linux.cgroupsPath cgroups_path (the container's ID when
+ * the config has none) as runc's cgroupfs driver places it: absolute
+ * paths below each hierarchy's root, relative ones below this process's
+ * cgroup (v2: its parent). Nothing is made. Refused, with one message
+ * naming the field: `..`, the root, this process's cgroup or one of its
+ * ancestors. Returns how many were put in dirs (LIMITS_MAX_CG at most),
+ * or -1 with err set. */
+int limits_oci_dirs(const char *cgroups_path, char (*dirs)[PATH_MAX],
+		    struct moat_error *err);
+/* At `delete`: rmdir an OCI container's cgroup directory (one that
+ * limits_oci_dirs named) and its parts, waiting briefly for the
+ * sandbox's last processes; one that is not a cgroup, or that others'
+ * processes still use, is left. */
+void limits_oci_remove(const char *dir);
 /* Create the cgroups (setup code, before the reaper exists). */
 int limits_setup(struct moat_error *err);
 /* Put the reaper (and so every guest, its children) in the cgroups, in

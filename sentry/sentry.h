@@ -337,6 +337,9 @@ struct sentry_opts {
 		uint64_t cur, max;
 	} * rlimits;
 	size_t nrlimits;
+	/* An OCI container: its cgroups are at linux.cgroupsPath (the ID
+	 * when none is given, as runc), with the rest of linux.resources
+	 * (sentry/limits.c, docs/limits.md) */
 	bool oci_cgroups;
 	/* OCI linux.devices: nodes of /dev (sentry/fs_dev.c), each opened
 	 * as the sentry's own device of its type and number, or ENXIO. */
@@ -362,6 +365,17 @@ struct sentry_opts {
 		const char *name, *value;
 	} * sysctls;
 	size_t nsysctls;
+	const char *cgroups_path;
+	struct oci_cg_res {
+		int64_t memory_swap;	    /* 0: none, -1: unlimited */
+		int64_t memory_reservation; /* 0: none, -1: unlimited */
+		int64_t swappiness;	    /* -1: none */
+		bool disable_oom_killer;
+		uint64_t cpu_shares; /* 0: none */
+		int64_t cpu_quota;   /* 0: none, -1: unlimited */
+		uint64_t cpu_period; /* 0: none */
+		const char *cpuset_cpus, *cpuset_mems; /* NULL: none */
+	} cg;
 	bool ping_range;   /* net.ipv4.ping_group_range (default: everyone) */
 	const char *netns; /* OCI: a network namespace for slirp's or tap's
 			      host side (linux.namespaces path) */

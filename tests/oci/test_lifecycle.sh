@@ -179,6 +179,9 @@ PY
 	[ "$st" = creating ] && check_state "$out" creating && echo "creating seen" >&2
 	wait $pid || fail "create"
 	[ "$st" = creating ] || echo "(creating was not seen: the create was too quick)"
+	# runc's container of the same ID would have the same default
+	# cgroupsPath (the ID), which moat's holds: its own
+	python3 -c 'import json,sys; p=sys.argv[1]; c=json.load(open(p)); c["linux"]["cgroupsPath"]="runc-sj1-"+sys.argv[2]; json.dump(c,open(p,"w"))' "$b/config.json" $$
 	[ -n "$RUNC" ] && { "$RUNC" --root "$E2E_TMP/runc-root" create --bundle "$b" sj1 || fail "runc create"; }
 	check_state "$(moat --root "$root" state sj1)" created "$(runc_state)"
 	moat --root "$root" start sj1 || fail "start"
@@ -611,9 +614,8 @@ t_kill_then_delete_at_once()
 		pgrep -P "$p" >/dev/null && fail "a child of daemon $p outlived its delete"
 	done
 	for _ in $(seq 100); do
-		cg=$(for p in $(cat "$pids".?); do
-			find /sys/fs/cgroup/*/ -maxdepth 3 -name "moat-$p" 2>/dev/null
-		done)
+		# at each container's cgroupsPath: its ID, below moat's cgroup
+		cg=$(find /sys/fs/cgroup/*/ -maxdepth 4 -name "k[123]-*" 2>/dev/null)
 		[ -z "$cg" ] && break
 		sleep 0.1
 	done

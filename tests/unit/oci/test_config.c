@@ -401,9 +401,6 @@ Test(oci, known_properties_moat_refuses)
 		     "process.commandLine: not supported");
 	refused_with(", \"linux\": {\"netDevices\": {}}",
 		     "linux.netDevices: not supported");
-	refused_with(", \"linux\": {\"resources\": {\"memory\": "
-		     "{\"kernel\": 1}}}",
-		     "linux.resources.memory.kernel: not supported");
 	refused_with(", \"linux\": {\"resources\": {\"cpu\": "
 		     "{\"realtimeRuntime\": 1}}}",
 		     "linux.resources.cpu.realtimeRuntime: not supported");
@@ -546,6 +543,42 @@ Test(oci, resources)
 	cr_assert_eq(cfg.memory, 512ULL << 20);
 	cr_assert_eq(cfg.pids, 64);
 	cr_assert_float_eq(cfg.cpus, 0.5, 1e-9);
+	cr_assert_eq(cfg.cpu_quota, 50000);
+	cr_assert_eq(cfg.cpu_period, 100000);
+	cr_assert_eq(cfg.cpu_shares, 1024);
+	cr_assert_eq(cfg.swappiness, -1, "none given");
+	cr_assert_null(cfg.cgroups_path);
+}
+
+/* What runc writes at cgroupsPath, and the path itself, are kept for the
+ * sentry (sentry/limits.c); kernel memory is accepted and ignored, as by
+ * runc 1.1. */
+Test(oci, cgroups_path_and_the_rest_of_resources)
+{
+	cr_assert_eq(
+		parse_with(", \"linux\": {\"cgroupsPath\": "
+			   "\"/k8s.io/abc\", \"resources\": {\"memory\": "
+			   "{\"limit\": 1048576, \"swap\": 2097152, "
+			   "\"reservation\": -1, \"swappiness\": 10, "
+			   "\"disableOOMKiller\": true, \"kernel\": 1, "
+			   "\"kernelTCP\": 1}, \"cpu\": {\"cpus\": \"0-1,3\", "
+			   "\"mems\": \"0\", \"shares\": null}}}"),
+		0, "%s", err.msg);
+	cr_assert_str_eq(cfg.cgroups_path, "/k8s.io/abc");
+	cr_assert_eq(cfg.memory_swap, 2097152);
+	cr_assert_eq(cfg.memory_reservation, -1);
+	cr_assert_eq(cfg.swappiness, 10);
+	cr_assert(cfg.disable_oom_killer);
+	cr_assert_str_eq(cfg.cpuset_cpus, "0-1,3");
+	cr_assert_str_eq(cfg.cpuset_mems, "0");
+	cr_assert_eq(cfg.cpu_shares, 0, "null: as if absent");
+	refused_with(", \"linux\": {\"resources\": {\"cpu\": "
+		     "{\"cpus\": \"0\\n1\"}}}",
+		     "linux.resources.cpu.cpus: a list of numbers");
+	refused_with(", \"linux\": {\"resources\": {\"memory\": "
+		     "{\"swappiness\": 101}}}",
+		     "linux.resources.memory.swappiness: an integer from 0 "
+		     "to 100");
 }
 
 Test(oci, id_maps_and_oom_score_adj)
