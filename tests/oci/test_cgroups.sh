@@ -154,11 +154,13 @@ C
 	moat --root "$E2E_TMP/root" start acct-moat >"$E2E_TMP/acct.out" 2>&1 </dev/null || fail "start"
 	for i in $(seq 100); do
 		after=$(cat $CG/memory/$TOP/acct/memory.usage_in_bytes)
-		[ $((after - before)) -ge $((48 << 20)) ] && break
+		[ $((after - before)) -ge $((40 << 20)) ] && break
 		sleep 0.1
 	done
-	[ $((after - before)) -ge $((48 << 20)) ] ||
-		fail "memory.usage_in_bytes rose by $((after - before)), not 48 MiB"
+	# the guest holds 48 MiB; the rest of the sandbox may give back a
+	# little meanwhile (its start's pages): 40 MiB or more is it
+	[ $((after - before)) -ge $((40 << 20)) ] ||
+		fail "memory.usage_in_bytes rose by $((after - before)), not about 48 MiB"
 	[ "$(cat $CG/pids/$TOP/acct/pids.current)" -ge 2 ] || fail "pids.current counts the sentry and the guest"
 	[ "$(cat $CG/cpuacct/$TOP/acct/cpuacct.usage)" -gt 0 ] || fail "cpuacct.usage"
 	capture moat --root "$E2E_TMP/root" delete --force acct-moat
