@@ -772,11 +772,23 @@ static int oci_make_cgs(const char *cgroups_path, struct moat_error *err)
 		ino_t ino[3] = { 0, 0, 0 };
 		rc = oci_make_dir(&d[i], cgroups_path, ino, err);
 		for (size_t k = 0; !rc && k < nctl && ncgs < MAX_CG; k++) {
-			struct cg *c = &cgs[ncgs++];
-			snprintf(c->path, sizeof(c->path), "%s/%s", d[i].mnt,
-				 d[i].rel);
-			snprintf(c->home, sizeof(c->home), "%s%s%s", d[i].mnt,
-				 d[i].own[0] ? "/" : "", d[i].own);
+			struct cg *c = &cgs[ncgs];
+			int l1 = snprintf(c->path, sizeof(c->path), "%s/%s",
+					  d[i].mnt, d[i].rel);
+			int l2 = snprintf(c->home, sizeof(c->home), "%s%s%s",
+					  d[i].mnt, d[i].own[0] ? "/" : "",
+					  d[i].own);
+
+			if (l1 < 0 || (size_t)l1 >= sizeof(c->path) || l2 < 0 ||
+			    (size_t)l2 >= sizeof(c->home)) {
+				rc = moat_error_input(err, ENAMETOOLONG,
+						      "linux.cgroupsPath `%s`: "
+						      "longer than PATH_MAX "
+						      "under %s",
+						      cgroups_path, d[i].mnt);
+				break;
+			}
+			ncgs++;
 			c->ctl = d[i].ctl ? d[i].ctl : oci_ctls_v2[k];
 			c->v2 = !d[i].ctl;
 			memcpy(c->ino, ino, sizeof(c->ino));
