@@ -25,26 +25,12 @@
 
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
+#include "tests/unit/vfs/vfs_test.h"
 
 #define FDT_MAX 65536	/* sentry/file.c: the table never grows past this */
 #define PIPE_SIZE 65536 /* sentry/pipe.c */
 
 /* ---- fixture -------------------------------------------------------------- */
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1; /* the DIR's own fd */
-}
 
 static int live_files; /* made by new_file() and not yet released */
 static struct process P;
@@ -73,7 +59,7 @@ static struct file *new_file(void)
 
 static void fsetup(void)
 {
-	base_fds = count_fds();
+	base_fds = vfst_count_fds();
 	live_files = 0;
 	S = calloc(1, sizeof(*S));
 	cr_assert_not_null(S);
@@ -111,7 +97,7 @@ static void fend(void)
 
 	fteardown();
 	cr_assert_eq(live_files, 0, "%d file(s) never released", live_files);
-	n = count_fds();
+	n = vfst_count_fds();
 	cr_assert_eq(n, base_fds, "fd leak: %d -> %d", base_fds, n);
 #if defined(__SANITIZE_ADDRESS__)
 	cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "memory leak");

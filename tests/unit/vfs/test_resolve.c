@@ -32,6 +32,7 @@
 #include "sentry/p9client.h"
 #include "sentry/sentry.h"
 #include "sentry/vfs.h"
+#include "tests/unit/vfs/vfs_test.h"
 
 #define F_DATA "moat vfs: the contents of /a/b/f\n"
 #define PASSWD_DATA "root:x:0:0:inside the sandbox tree:/root:/bin/sh\n"
@@ -50,21 +51,6 @@
 		rend();                                                        \
 	}                                                                      \
 	static void suite##__##name(void)
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1; /* the DIR's own fd */
-}
 
 static int tree_path(char *buf, size_t cap, const char *root, const char *rel)
 {
@@ -227,7 +213,7 @@ static void rsetup(void)
 	struct p9_qid qid;
 	int sv[2], rc;
 
-	base_fds = count_fds();
+	base_fds = vfst_count_fds();
 	held_fds = 0;
 	cr_assert_eq(make_tree(tree, sizeof(tree)), 0, "make_tree: %m");
 
@@ -296,7 +282,7 @@ static void rend(void)
 	int n;
 
 	cr_assert_eq(rteardown_ret(), 0, "gofer_serve failed");
-	n = count_fds();
+	n = vfst_count_fds();
 	cr_assert_eq(n, base_fds + held_fds, "fd leak: %d -> %d (%d held)",
 		     base_fds, n, held_fds);
 #if defined(__SANITIZE_ADDRESS__)
@@ -1077,7 +1063,7 @@ TR(closed_files_do_not_pin_host_fds)
 	}
 	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
 	rl = old;
-	rl.rlim_cur = (rlim_t)count_fds() + VFS_IDLE_FDS_MAX + 40;
+	rl.rlim_cur = (rlim_t)vfst_count_fds() + VFS_IDLE_FDS_MAX + 40;
 	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
 	for (i = 0; i < NMANY; i++) {
 		struct file *f;

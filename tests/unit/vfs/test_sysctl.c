@@ -24,68 +24,29 @@
 #include "sentry/sysctl.h"
 #include "sentry/sysv.h"
 #include "sentry/vfs.h"
+#include "tests/unit/vfs/vfs_test.h"
 
 /* ---- fixture -------------------------------------------------------------- */
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1; /* the DIR's own fd */
-}
 
 static int base_fds;
 
 static void ssetup(void)
 {
-	base_fds = count_fds();
-	S = calloc(1, sizeof(*S));
-	cr_assert_not_null(S);
-	S->audit_fd = -1;
-	S->host_proc_fd = -1;
+	base_fds = vfst_count_fds();
+	vfst_sentry_new();
 	snprintf(S->hostname, sizeof(S->hostname), "sbx-unit");
 }
 
-/* Idempotent: also the .fini of a test that failed half-way. */
-static void steardown(void)
-{
-	if (S && S->host_proc_fd >= 0)
-		close(S->host_proc_fd);
-	free(S);
-	S = NULL;
-}
-
-static void send_(void)
-{
-	int n;
-
-	steardown();
-	n = count_fds();
-	cr_assert_eq(n, base_fds, "fd leak: %d -> %d", base_fds, n);
-#if defined(__SANITIZE_ADDRESS__)
-	cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "memory leak");
-#endif
-}
-
-/* Criterion 2.4 ignores failures in .fini: the checks run in send_(). */
 #define SC_TEST(name)                                                          \
 	static void sysctl__##name(void);                                      \
 	Test(sysctl, name)                                                     \
 	{                                                                      \
 		sysctl__##name();                                              \
-		send_();                                                       \
+		vfst_sentry_end(base_fds);                                     \
 	}                                                                      \
 	static void sysctl__##name(void)
 
-TestSuite(sysctl, .init = ssetup, .fini = steardown);
+TestSuite(sysctl, .init = ssetup, .fini = vfst_sentry_free);
 
 /* ---- helpers -------------------------------------------------------------- */
 

@@ -21,49 +21,14 @@
 
 #include "sentry/sentry.h"
 #include "sentry/sysfs.h"
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1;
-}
+#include "tests/unit/vfs/vfs_test.h"
 
 static int base_fds;
 
 static void ssetup(void)
 {
-	base_fds = count_fds();
-	S = calloc(1, sizeof(*S));
-	cr_assert_not_null(S);
-	S->audit_fd = -1;
-	S->host_proc_fd = -1;
-}
-
-static void steardown(void)
-{
-	free(S);
-	S = NULL;
-}
-
-static void send_(void)
-{
-	int n;
-
-	steardown();
-	n = count_fds();
-	cr_assert_eq(n, base_fds, "fd leak: %d -> %d", base_fds, n);
-#if defined(__SANITIZE_ADDRESS__)
-	cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "memory leak");
-#endif
+	base_fds = vfst_count_fds();
+	vfst_sentry_new();
 }
 
 #define SY_TEST(name)                                                          \
@@ -71,11 +36,11 @@ static void send_(void)
 	Test(sysfs, name)                                                      \
 	{                                                                      \
 		sysfs__##name();                                               \
-		send_();                                                       \
+		vfst_sentry_end(base_fds);                                     \
 	}                                                                      \
 	static void sysfs__##name(void)
 
-TestSuite(sysfs, .init = ssetup, .fini = steardown);
+TestSuite(sysfs, .init = ssetup, .fini = vfst_sentry_free);
 
 /* The entry at rel ("devices/system/cpu/online"), below /sys. */
 static int find(const char *rel, struct sysfs_ent *out)
