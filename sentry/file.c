@@ -318,6 +318,26 @@ long file_read_isdir(struct task *t, struct file *f, void *buf, size_t n,
 	return -EISDIR;
 }
 
+long file_data_read(struct task *t, struct file *f, void *buf, size_t n,
+		    int64_t *off)
+{
+	size_t o;
+
+	(void)t;
+	if (!off)
+		return -ESPIPE;
+	if (*off < 0)
+		return -EINVAL;
+	o = (size_t)*off;
+	if (o >= f->data_len)
+		return 0;
+	if (n > f->data_len - o)
+		n = f->data_len - o;
+	memcpy(buf, f->data + o, n);
+	*off += (int64_t)n;
+	return (long)n;
+}
+
 long file_write_ebadf(struct task *t, struct file *f, const void *buf, size_t n,
 		      int64_t *off)
 {

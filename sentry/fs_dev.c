@@ -226,12 +226,6 @@ static long dev_write(struct task *t, struct file *f, const void *buf, size_t n,
 	return f->vn->pk == DK_FULL ? -ENOSPC : (long)n;
 }
 
-static short dev_poll(struct file *f, short events)
-{
-	(void)f;
-	return events & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
-}
-
 static int dev_fstat(struct file *f, struct stat *st)
 {
 	return devfs_stat(f->vn, st);
@@ -240,7 +234,7 @@ static int dev_fstat(struct file *f, struct stat *st)
 static const struct file_ops dev_chr_ops = {
 	.read = dev_read,
 	.write = dev_write,
-	.poll = dev_poll,
+	.poll = file_always_ready,
 	.stat = dev_fstat,
 };
 
@@ -363,7 +357,7 @@ out:
 static const struct file_ops dev_dir_ops = {
 	.read = file_read_isdir,
 	.write = file_write_ebadf,
-	.poll = dev_poll,
+	.poll = file_always_ready,
 	.getdents = dev_getdents,
 	.stat = dev_fstat,
 };

@@ -1238,33 +1238,6 @@ static int generate(struct vnode *vn, struct process *p, struct sbuf *b)
 
 /* ---- file operations ------------------------------------------------------ */
 
-static long data_read(struct task *t, struct file *f, void *buf, size_t n,
-		      int64_t *off)
-{
-	size_t o, avail;
-
-	(void)t;
-	if (!off)
-		return -ESPIPE;
-	if (*off < 0)
-		return -EINVAL;
-	o = (size_t)*off;
-	if (o >= f->data_len)
-		return 0;
-	avail = f->data_len - o;
-	if (n > avail)
-		n = avail;
-	memcpy(buf, f->data + o, n);
-	*off += (int64_t)n;
-	return (long)n;
-}
-
-static short proc_poll(struct file *f, short events)
-{
-	(void)f;
-	return events & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
-}
-
 static int proc_fstat(struct file *f, struct stat *st)
 {
 	return procfs_stat(f->vn, st);
@@ -1488,23 +1461,23 @@ static long proc_write(struct task *t, struct file *f, const void *buf,
 }
 
 static const struct file_ops proc_rw_ops = {
-	.read = data_read,
+	.read = file_data_read,
 	.write = proc_write,
-	.poll = proc_poll,
+	.poll = file_always_ready,
 	.stat = proc_fstat,
 };
 
 static const struct file_ops proc_data_ops = {
-	.read = data_read,
+	.read = file_data_read,
 	.write = file_write_ebadf,
-	.poll = proc_poll,
+	.poll = file_always_ready,
 	.stat = proc_fstat,
 };
 
 static const struct file_ops proc_dir_ops = {
 	.read = file_read_isdir,
 	.write = file_write_ebadf,
-	.poll = proc_poll,
+	.poll = file_always_ready,
 	.getdents = proc_getdents,
 	.stat = proc_fstat,
 };

@@ -123,32 +123,6 @@ int sysfs_readlink(struct vnode *vn, char *buf, size_t cap)
 
 /* ---- open files ----------------------------------------------------------- */
 
-static long sys_data_read(struct task *t, struct file *f, void *buf, size_t n,
-			  int64_t *off)
-{
-	size_t o;
-
-	(void)t;
-	if (!off)
-		return -ESPIPE;
-	if (*off < 0)
-		return -EINVAL;
-	o = (size_t)*off;
-	if (o >= f->data_len)
-		return 0;
-	if (n > f->data_len - o)
-		n = f->data_len - o;
-	memcpy(buf, f->data + o, n);
-	*off += (int64_t)n;
-	return (long)n;
-}
-
-static short sys_poll(struct file *f, short events)
-{
-	(void)f;
-	return events & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
-}
-
 static int sys_fstat(struct file *f, struct stat *st)
 {
 	return sysfs_stat(f->vn, st);
@@ -184,16 +158,16 @@ out:
 }
 
 static const struct file_ops sys_data_ops = {
-	.read = sys_data_read,
+	.read = file_data_read,
 	.write = file_write_ebadf,
-	.poll = sys_poll,
+	.poll = file_always_ready,
 	.stat = sys_fstat,
 };
 
 static const struct file_ops sys_dir_ops = {
 	.read = file_read_isdir,
 	.write = file_write_ebadf,
-	.poll = sys_poll,
+	.poll = file_always_ready,
 	.getdents = sys_getdents,
 	.stat = sys_fstat,
 };

@@ -390,6 +390,10 @@ long file_read_isdir(struct task *t, struct file *f, void *buf, size_t n,
 long file_write_ebadf(struct task *t, struct file *f, const void *buf, size_t n,
 		      int64_t *off);
 short file_always_ready(struct file *f, short events);
+/* A read of f->data, the text a synthetic file (procfs, sysfs) made at
+ * open: ESPIPE without an offset. */
+long file_data_read(struct task *t, struct file *f, void *buf, size_t n,
+		    int64_t *off);
 struct file *file_get(struct file *f);
 void file_put(struct file *f);
 
