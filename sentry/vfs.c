@@ -1882,7 +1882,17 @@ int vfs_mount_of(struct vnode *vn, struct vfs_mount_info *out)
 bool vfs_noexec(struct vnode *vn)
 {
 	struct vfs_mount_info m;
+	bool any = S->opts.shm_noexec;
 
+	/* Every execve and PROT_EXEC mapping asks: a file of the rootfs, a
+	 * bind or a tmpfs is on a noexec mount only if some mount of the
+	 * table says noexec (those kinds' entries take their flags from
+	 * mounts[] or /dev/shm), which is rarely so; then no table is made. */
+	for (size_t i = 0; i < nmounts && !any; i++)
+		any = mounts[i].noexec;
+	if (!any && (vn->kind == VN_GOFER || vn->kind == VN_HOST ||
+		     vn->kind == VN_TMPFS))
+		return false;
 	return vfs_mount_of(vn, &m) == 0 && (m.flags & ST_NOEXEC);
 }
 
