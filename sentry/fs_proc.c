@@ -1036,41 +1036,54 @@ static void meminfo_line(struct sbuf *b, const char *name,
 	sb_printf(b, "%-16s%8llu kB\n", name, kb);
 }
 
-static void gen_meminfo(struct sbuf *b)
+void procfs_mem(struct sandbox_mem *m)
 {
 	struct sysinfo si;
-	unsigned long long total, freek, avail, unit;
+	unsigned long long unit;
 
 	if (sysinfo(&si) < 0)
 		memset(&si, 0, sizeof(si));
 	unit = si.mem_unit ? si.mem_unit : 1;
-	total = si.totalram * unit / 1024;
-	freek = si.freeram * unit / 1024;
-	avail = (si.freeram + si.bufferram) * unit / 1024;
+	m->total = si.totalram * unit / 1024;
+	m->free = si.freeram * unit / 1024;
+	m->avail = (si.freeram + si.bufferram) * unit / 1024;
+	m->swap_total = si.totalswap * unit / 1024;
+	m->swap_free = si.freeswap * unit / 1024;
+	m->shared = si.sharedram * unit / 1024;
 	if (S->opts.memory) {
 		unsigned long long lim = S->opts.memory / 1024;
-		if (total > lim)
-			total = lim;
-		if (freek > lim)
-			freek = lim;
-		if (avail > lim)
-			avail = lim;
+		if (m->total > lim)
+			m->total = lim;
+		if (m->free > lim)
+			m->free = lim;
+		if (m->avail > lim)
+			m->avail = lim;
 	}
+}
+
+static void gen_meminfo(struct sbuf *b)
+{
+	struct sandbox_mem m;
+	unsigned long long total, freek;
+
+	procfs_mem(&m);
+	total = m.total;
+	freek = m.free;
 	meminfo_line(b, "MemTotal:", total);
 	meminfo_line(b, "MemFree:", freek);
-	meminfo_line(b, "MemAvailable:", avail);
+	meminfo_line(b, "MemAvailable:", m.avail);
 	meminfo_line(b, "Buffers:", 0);
 	meminfo_line(b, "Cached:", 0);
 	meminfo_line(b, "SwapCached:", 0);
 	meminfo_line(b, "Active:", total - freek);
 	meminfo_line(b, "Inactive:", 0);
-	meminfo_line(b, "SwapTotal:", si.totalswap * unit / 1024);
-	meminfo_line(b, "SwapFree:", si.freeswap * unit / 1024);
+	meminfo_line(b, "SwapTotal:", m.swap_total);
+	meminfo_line(b, "SwapFree:", m.swap_free);
 	meminfo_line(b, "Dirty:", 0);
 	meminfo_line(b, "Writeback:", 0);
 	meminfo_line(b, "AnonPages:", total - freek);
 	meminfo_line(b, "Mapped:", 0);
-	meminfo_line(b, "Shmem:", si.sharedram * unit / 1024);
+	meminfo_line(b, "Shmem:", m.shared);
 	meminfo_line(b, "CommitLimit:", total);
 	meminfo_line(b, "Committed_AS:", total - freek);
 	meminfo_line(b, "VmallocTotal:", 34359738367ULL);

@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "netstack/netstack.h"
@@ -195,27 +194,15 @@ static int show_node_cpu_link(int inst, char *buf, size_t cap)
  * the host's, bounded by --memory. */
 static int show_node_meminfo(int inst, char *buf, size_t cap)
 {
-	struct sysinfo si;
-	unsigned long long unit, total, freek;
+	struct sandbox_mem m;
 
 	(void)inst;
-	if (sysinfo(&si) < 0)
-		memset(&si, 0, sizeof(si));
-	unit = si.mem_unit ? si.mem_unit : 1;
-	total = si.totalram * unit / 1024;
-	freek = si.freeram * unit / 1024;
-	if (S->opts.memory) {
-		unsigned long long lim = S->opts.memory / 1024;
-		if (total > lim)
-			total = lim;
-		if (freek > lim)
-			freek = lim;
-	}
+	procfs_mem(&m);
 	return snprintf(buf, cap,
 			"Node 0 MemTotal:       %8llu kB\n"
 			"Node 0 MemFree:        %8llu kB\n"
 			"Node 0 MemUsed:        %8llu kB\n",
-			total, freek, total - freek);
+			m.total, m.free, m.total - m.free);
 }
 
 /* ---- the netstack's interfaces -------------------------------------------- */

@@ -494,6 +494,12 @@ void fifo_unwait(struct task *t);
 
 /* procfs and devfs (sentry/fs_proc.c, sentry/fs_dev.c) */
 struct vnode *procfs_root(void);
+/* The sandbox's memory, KiB, as /proc/meminfo shows it (and sysfs's
+ * node0): the host's figures, bounded by --memory. */
+struct sandbox_mem {
+	unsigned long long total, free, avail, swap_total, swap_free, shared;
+};
+void procfs_mem(struct sandbox_mem *m);
 int procfs_lookup(struct task *t, struct vnode *dir, const char *name,
 		  struct vnode **out);
 int procfs_readlink(struct task *t, struct vnode *vn, char *buf, size_t cap);
