@@ -992,8 +992,13 @@ static void drop_fds(int i);
  * SIZE_MAX if it was refused (answered). */
 static bool body_head(int i, size_t *want)
 {
-	char word[16], name[POD_NAME_MAX + 2] = "";
-	int n = sscanf(clients[i].buf, "%15s %zu %91s", word, want, name);
+	char word[16], name[POD_NAME_MAX + 2] = "", line[CTL_LINE];
+	int n;
+
+	/* the line alone: the body's first bytes may follow it */
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(clients[i].buf, "\n"),
+		 clients[i].buf);
+	n = sscanf(line, "%15s %zu %91s", word, want, name);
 
 	if (n < 2)
 		return false;
