@@ -22,6 +22,7 @@
 #include "sentry/pty.h"
 #include "sentry/sentry.h"
 #include "sentry/syscalls.h"
+#include "sentry/pod.h"
 #include "sentry/vfs.h"
 #include "sentry/exec.h"
 
@@ -466,7 +467,7 @@ long sys_set_tid_address(struct task *t, struct syscall_args *a)
 /* Zombie q was just reparented to init. */
 static void zombie_to_init(struct process *q)
 {
-	struct process *init = proc_by_pid(1);
+	struct process *init = proc_by_pid(q->ppid);
 	struct sigact_rec *sa;
 
 	if (!init || init->exited)
@@ -505,8 +506,12 @@ static void proc_exited(struct process *p, int status)
 	for (q = S->procs; q; q = q->next) {
 		if (q->ppid != p->pid || q->reaped || q == p)
 			continue;
-		q->ppid = 1;
-		if (q->exited && p->pid != 1)
+		/* A pod member's go to its first process, as to a pid
+		 * namespace's init; with none, nobody waits for them. */
+		q->ppid = pod_reaper(q->mntns, p);
+		if (!q->ppid && q->exited)
+			proc_reap(q);
+		else if (q->exited && p->pid != 1)
 			zombie_to_init(q);
 	}
 	if (p->pid == 1) {

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# A pod's members in one sentry (sentry/pod.c, docs/control.md): each with
+# its own rootfs and mounts, sharing the sandbox's loopback and hostname,
+# driven through the control socket as cli/ drives it (pod_client.py).
+. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+# pod_up NAME: a sandbox named NAME that lives 60 s; SOCK its socket.
+pod_up()
+{
+	POD=$1-$$
+	SOCK=/run/moat/$POD
+	[ "$(id -u)" = 0 ] || SOCK=${XDG_RUNTIME_DIR:-/tmp/moat-$(id -u)}/moat/$POD
+	moat do --name "$POD" -- sleep 60 >"$E2E_TMP/$POD.log" 2>&1 &
+	POD_PID=$!
+	for _ in $(seq 100); do
+		[ -S "$SOCK" ] && return 0
+		sleep 0.05
+	done
+	fail "the sandbox $POD never served its socket"
+}
+
+pod_down()
+{
+	kill "$POD_PID" 2>/dev/null
+	wait "$POD_PID" 2>/dev/null
+	return 0
+}
+
+pc()
+{
+	timeout 30 $PY "$HERE/pod_client.py" "$MOAT" "$SOCK" "$@"
+}
+
+# member_rootfs NAME: a busybox rootfs with /marker saying NAME.
+member_rootfs()
+{
+	RFS=$E2E_TMP/rfs-$1
+	make_busybox_rootfs "$RFS"
+	echo "$1" >"$RFS/marker"
+	chmod -R a+rX "$RFS"
+}
+
+t_a_member_has_its_own_rootfs_and_mounts()
+{
+	pod_up own
+	member_rootfs m1
+	mkdir -p "$E2E_TMP/vol" && echo bound >"$E2E_TMP/vol/f"
+	capture pc container m1 "$RFS" --bind "$E2E_TMP/vol:/mnt" --tmpfs /run \
+		-- /bin/sh -c 'cat /marker; cat /mnt/f; ls /run | wc -l;
+			echo new >/etc/made && cat /etc/made;
+			echo x >/mnt/g 2>/dev/null || echo ro-bind;
+			grep -c " /mnt " /proc/self/mountinfo; exit 3'
+	assert_contains "$OUT" "ok "
+	assert_contains "$OUT" "m1"
+	assert_contains "$OUT" "bound"
+	assert_contains "$OUT" "new"
+	assert_contains "$OUT" "ro-bind"
+	assert_match "$OUT" 'exit 768$'
+	[ -e "$RFS/etc/made" ] && fail "a member's write reached its rootfs"
+	# the sandbox's own view is its own: the host's rootfs, no /mnt bind
+	capture pc exec - -- /bin/sh -c 'cat /marker 2>&1; grep -c " /mnt " /proc/self/mountinfo'
+	assert_contains "$OUT" "No such file"
+	assert_not_contains "$OUT" "m1"
+	pod_down
+}
+
+t_members_do_not_see_each_others_files_and_share_loopback()
+{
+	pod_up two
+	member_rootfs a && RA=$RFS
+	member_rootfs b && RB=$RFS
+	H=$(pc exec - -- /bin/hostname | grep -v '^ok \|^exit ')
+	[ -n "$H" ] || fail "no hostname"
+	pc container a "$RA" -- /bin/sh -c 'echo from-a | busybox nc -l -p 7301' \
+		>"$E2E_TMP/a.out" 2>&1 &
+	A=$!
+	sleep 0.5
+	capture pc container b "$RB" -- /bin/sh -c 'cat /marker; hostname;
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			busybox nc 127.0.0.1 7301 </dev/null && break; sleep 0.2; done'
+	assert_contains "$OUT" "from-a"
+	assert_match "$OUT" '(^|[^a-z])b($|[^a-z])'
+	assert_not_contains "$OUT" "from-a
+a"
+	# one UTS namespace: the sandbox's hostname
+	assert_contains "$OUT" "$H"
+	wait "$A"
+	pod_down
+}
+
+t_exec_state_ps_and_kill_name_a_member()
+{
+	pod_up ctl
+	member_rootfs m
+	pc container m "$RFS" -- /bin/sh -c 'echo up; sleep 30 & wait' >"$E2E_TMP/m.out" 2>&1 &
+	M=$!
+	for _ in $(seq 100); do
+		grep -q up "$E2E_TMP/m.out" && break
+		sleep 0.05
+	done
+	assert_eq "running" "$(pc line 'state m')" "a running member's state"
+	assert_match "$(pc line 'state none')" '^error: no such container'
+	capture pc exec m -- /bin/sh -c 'cat /marker'
+	assert_contains "$OUT" "m"
+	assert_match "$(pc exec none -- /bin/true)" '^error: no such container none'
+	n=$(pc line 'ps m' | tail -n +2 | wc -l)
+	all=$(pc line 'ps' | tail -n +2 | wc -l)
+	[ "$n" -ge 2 ] && [ "$all" -gt "$n" ] ||
+		fail "ps m lists $n of $all processes"
+	assert_eq "ok" "$(pc line 'kill TERM all m')"
+	wait "$M"
+	assert_contains "$(cat "$E2E_TMP/m.out")" "exit 15"
+	assert_eq "stopped" "$(pc line 'state m')" "an ended member's state"
+	assert_match "$(pc exec m -- /bin/true)" '^error: no such container m'
+	pod_down
+}
+
+# Its first process's end kills the rest; once none is left its gofers end;
+# its name may then be used again.
+t_a_members_end_ends_its_processes_and_gofers()
+{
+	pod_up end
+	member_rootfs e
+	capture pc container e "$RFS" -- /bin/sh -c '(sleep 30 &) ; sleep 30 & exit 5'
+	assert_match "$OUT" 'exit 1280$'
+	for _ in $(seq 100); do
+		pgrep -f "gofer --root $RFS" >/dev/null || break
+		sleep 0.05
+	done
+	assert_eq "" "$(pgrep -af "gofer --root $RFS")" "the member's gofers ended"
+	assert_eq "" "$(pc line 'ps e' | tail -n +2)" "no process of it is left"
+	capture pc container e "$RFS" -- /bin/sh -c 'exit 0'
+	assert_match "$OUT" 'exit 0$'
+	pod_down
+}
+
+t_malformed_requests_are_refused()
+{
+	pod_up bad
+	member_rootfs x
+	assert_match "$(pc container x "$RFS" --no-rootfs-fd -- /bin/true)" \
+		"^error: no socket for the rootfs"
+	assert_match "$(pc raw 'container LEN ../x' 0 0)" "^error: not a container's name"
+	assert_match "$(pc raw 'container LEN y' 0 0)" "^error: no socket"
+	assert_match "$(pc raw 'exec LEN has/slash' / 0 0 0 1 /bin/true 0)" \
+		"^error: not a container's name"
+	assert_match "$(pc container x "$RFS" --bind "$E2E_TMP:/b" --bind "$E2E_TMP:/c" -- /bin/nonexistent)" \
+		"^error: exec .*No such file"
+	# a refused member is forgotten: the name is free, the sandbox runs on
+	capture pc container x "$RFS" -- /bin/sh -c 'cat /marker'
+	assert_contains "$OUT" "x"
+	assert_eq "running" "$(pc line state)"
+	pod_down
+}
+
+run_test own_rootfs_and_mounts t_a_member_has_its_own_rootfs_and_mounts
+run_test two_members t_members_do_not_see_each_others_files_and_share_loopback
+run_test exec_state_ps_kill t_exec_state_ps_and_kill_name_a_member
+run_test a_members_end t_a_members_end_ends_its_processes_and_gofers
+run_test malformed t_malformed_requests_are_refused
+e2e_done
