@@ -255,6 +255,12 @@ static void resolv_conf_write(void)
 	vnode_put(vn);
 }
 
+void sentry_rootfs_files(void)
+{
+	hosts_add_hostname();
+	resolv_conf_write();
+}
+
 /* `moat netslirp` on one end of a frame socketpair and of a link control
  * one (netstack/linkctl.h); the other ends are ours. */
 static pid_t start_netslirp(int *link_out, int *ctl_out, struct moat_error *err)
@@ -914,6 +920,7 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 		return -EAGAIN;
 	if (S->opts.pids && pids_in_use() + npending >= S->opts.pids)
 		return -EAGAIN;
+	vfs_ns_enter(r->ns); /* its paths, and its files, are that tree's */
 	rc = vfs_resolve(NULL, AT_FDCWD, r->cwd, LOOKUP_FOLLOW, &cwd);
 	if (rc < 0)
 		return rc;

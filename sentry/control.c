@@ -78,12 +78,17 @@
 #include "sentry/brokerlink.h"
 #include "sentry/limits.h"
 #include "sentry/control.h"
+#include "sentry/pod.h"
 #include "sentry/sentry.h"
+#include "sentry/vfs.h"
 
 #define CTL_CLIENTS 24
 #define CTL_LINE 128
 #define EXEC_BODY_MAX (1 << 20)
 #define SECRET_SET_MAX (64 << 10) /* one credential's JSON */
+/* fds one request may carry: a pod member's stdio, its rootfs's gofer
+ * socket and one per bind (sentry/pod.h) */
+#define CTL_FDS 64
 
 static int ctl_fd = -1;
 static struct {
@@ -94,9 +99,14 @@ static struct {
 	/* policy-set and exec: the document, body_len of body_want */
 	char *body;
 	size_t body_len, body_want;
-	bool exec;  /* the body is an exec request */
-	bool set;   /* the body is a secret-set's credential */
-	int fds[3]; /* exec: stdio fds sent with the request */
+	bool exec; /* the body is an exec request */
+	bool set;  /* the body is a secret-set's credential */
+	/* "container": a pod member's (sentry/pod.h); member: the
+	 * namespace an exec or a container runs in ("" the sandbox's) */
+	bool container;
+	char member[POD_NAME_MAX + 1];
+	int fds[CTL_FDS]; /* exec: stdio fds sent with the request; a
+			   * container's gofer sockets after them */
 	int nfds;
 	struct process *exec_proc; /* exec: running, answered at its end */
 	bool exec_started;	   /* its "ok" is sent: it runs */
@@ -686,8 +696,9 @@ static const char *status(void)
 	return S->paused ? "paused" : "running";
 }
 
-/* "ps": the host pids of the guests, one a line, however many. */
-static void ps(int fd)
+/* "ps [MEMBER]": the host pids of the guests (of that pod member's
+ * alone), one a line, however many. */
+static void ps(int fd, const struct mntns *ns)
 {
 	/* "HOSTPID GUESTPID COMM\n": two pids under 4194304, 15 bytes */
 	enum {
@@ -705,7 +716,7 @@ static void ps(int fd)
 		return;
 	}
 	for (p = S->procs; p; p = p->next) {
-		if (p->exited || p->host_pid <= 0)
+		if (p->exited || p->host_pid <= 0 || !pod_proc_in(p, ns))
 			continue;
 		/* comm is the guest's: one word of printable bytes here, so
 		 * it cannot make a line (or a pid) of its own */
@@ -768,14 +779,16 @@ static struct {
 } held[16];
 static int nheld;
 
-/* sig to process pid (0: every process); how many got it. */
-static int deliver(int sig, int pid)
+/* sig to process pid (0: every process, of pod member ns if not NULL);
+ * how many got it. */
+static int deliver(int sig, int pid, const struct mntns *ns)
 {
 	struct process *p;
 	int n = 0;
 
 	for (p = S->procs; p; p = p->next)
-		if (!p->exited && (pid == 0 || p->pid == pid)) {
+		if (!p->exited && (pid == 0 || p->pid == pid) &&
+		    pod_proc_in(p, ns)) {
 			send_signal_proc(p, sig, 0);
 			n++;
 		}
@@ -787,7 +800,7 @@ static void deliver_held(void)
 	int i;
 
 	for (i = 0; i < nheld; i++)
-		deliver(held[i].sig, held[i].pid);
+		deliver(held[i].sig, held[i].pid, NULL);
 	nheld = 0;
 }
 
@@ -837,7 +850,7 @@ static void kill_created(int fd, int sig)
 
 static void handle(int fd, char *line)
 {
-	char *cmd = strtok(line, " \t\r\n"), *sig_s, *who;
+	char *cmd = strtok(line, " \t\r\n"), *sig_s, *who, *member;
 	struct process *p;
 	int sig, n, pid;
 	bool all;
@@ -847,8 +860,16 @@ static void handle(int fd, char *line)
 		return;
 	}
 	if (cmd && !strcmp(cmd, "state")) {
-		char msg[32];
-		snprintf(msg, sizeof(msg), "%s\n", status());
+		char msg[POD_NAME_MAX + 40];
+		const char *name = strtok(NULL, " \t\r\n"), *st;
+
+		st = name ? pod_member_state(name) : status();
+		if (st)
+			snprintf(msg, sizeof(msg), "%s\n", st);
+		else
+			snprintf(msg, sizeof(msg),
+				 "error: no such container %.*s\n",
+				 POD_NAME_MAX, name);
 		answer(fd, msg);
 		return;
 	}
@@ -868,7 +889,17 @@ static void handle(int fd, char *line)
 		return;
 	}
 	if (cmd && !strcmp(cmd, "ps")) {
-		ps(fd);
+		const char *name = strtok(NULL, " \t\r\n");
+
+		if (name && !pod_member_state(name)) {
+			answer(fd, "error: no such container\n");
+			return;
+		}
+		/* an ended member's: none (its namespace is gone) */
+		if (name && !pod_member_ns(name))
+			answer_body(fd, "", 0);
+		else
+			ps(fd, name ? pod_member_ns(name) : NULL);
 		return;
 	}
 	if (cmd && !strcmp(cmd, "stats")) {
@@ -885,6 +916,7 @@ static void handle(int fd, char *line)
 	}
 	sig_s = strtok(NULL, " \t\r\n");
 	who = strtok(NULL, " \t\r\n");
+	member = who ? strtok(NULL, " \t\r\n") : NULL;
 	sig = sig_s ? parse_sig(sig_s) : SIGTERM;
 	if (sig < 0) {
 		answer(fd, "error: no such signal\n");
@@ -900,6 +932,17 @@ static void handle(int fd, char *line)
 	}
 	all = who && !strcmp(who, "all");
 	pid = all ? 0 : who ? atoi(who) : 1;
+	if (member) {
+		/* "kill SIG all MEMBER": that pod member's processes */
+		const struct mntns *ns = pod_member_ns(member);
+
+		n = all && ns ? deliver(sig, 0, ns) : 0;
+		audit_log("\"event\":\"control-kill\",\"signal\":%d,"
+			  "\"processes\":%d,\"member\":true",
+			  sig, n);
+		answer(fd, n ? "ok\n" : "error: no such process\n");
+		return;
+	}
 	if (S->paused) {
 		p = pid > 0 ? proc_by_pid(pid) : NULL;
 		if (!all && (!p || p->exited)) {
@@ -933,7 +976,7 @@ static void handle(int fd, char *line)
 			return;
 		}
 	}
-	n = all || pid > 0 ? deliver(sig, pid) : 0;
+	n = all || pid > 0 ? deliver(sig, pid, NULL) : 0;
 	if (sig == SIGKILL && (all || pid == 1) && n)
 		init_killed = true;
 	audit_log("\"event\":\"control-kill\",\"signal\":%d,\"processes\":%d",
@@ -941,11 +984,40 @@ static void handle(int fd, char *line)
 	answer(fd, n ? "ok\n" : "error: no such process\n");
 }
 
+static void drop_fds(int i);
+
+/* The head line of a request with a body, in clients[i].buf: "policy-set
+ * LEN", "secret-set LEN", "exec LEN [MEMBER]" or "container LEN MEMBER"
+ * (sentry/pod.h). false: none of them; else true and *want its length,
+ * SIZE_MAX if it was refused (answered). */
+static bool body_head(int i, size_t *want)
+{
+	char word[16], name[POD_NAME_MAX + 2] = "";
+	int n = sscanf(clients[i].buf, "%15s %zu %91s", word, want, name);
+
+	if (n < 2)
+		return false;
+	clients[i].exec = !strcmp(word, "exec") || !strcmp(word, "container");
+	clients[i].container = !strcmp(word, "container");
+	clients[i].set = !strcmp(word, "secret-set");
+	if (!clients[i].exec && !clients[i].set && strcmp(word, "policy-set"))
+		return false;
+	if ((clients[i].container || name[0]) &&
+	    (!clients[i].exec || !pod_name_ok(name))) {
+		answer(clients[i].fd, "error: not a container's name\n");
+		drop_fds(i);
+		*want = SIZE_MAX;
+		return true;
+	}
+	snprintf(clients[i].member, sizeof(clients[i].member), "%s", name);
+	return true;
+}
+
 /* Read from client i, taking the fds a request carries (exec's stdio). */
 static ssize_t client_read(int i, void *buf, size_t len)
 {
 	union {
-		char b[CMSG_SPACE(3 * sizeof(int))];
+		char b[CMSG_SPACE(CTL_FDS * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = { buf, len };
@@ -967,7 +1039,7 @@ static ssize_t client_read(int i, void *buf, size_t len)
 		for (k = 0; k < n; k++) {
 			memcpy(&fd, CMSG_DATA(cm) + (size_t)k * sizeof(int),
 			       sizeof(int));
-			if (clients[i].nfds < 3)
+			if (clients[i].nfds < CTL_FDS)
 				clients[i].fds[clients[i].nfds++] = fd;
 			else
 				close(fd);
@@ -1043,13 +1115,43 @@ static int parse_exec(char *body, size_t len, struct spawn_req *r, char ***argv,
 	return 0;
 }
 
+/* The namespace client i's exec or container runs in (*ns, NULL: the
+ * sandbox's), made for a container: 0, or -1 and msg. *off: where the
+ * exec's fields begin in the body; *used: the fds taken. */
+static int exec_ns(int i, struct mntns **ns, size_t *off, int *used, char *msg,
+		   size_t cap)
+{
+	struct moat_error err = { 0 };
+	const char *name = clients[i].member;
+
+	*ns = NULL;
+	*off = 0;
+	*used = 0;
+	if (clients[i].container) {
+		if (pod_member_new(name, clients[i].body, clients[i].body_len,
+				   clients[i].fds, clients[i].nfds, used, off,
+				   ns, &err) == 0)
+			return 0;
+		snprintf(msg, cap, "error: %s\n", err.msg);
+		return -1;
+	}
+	if (name[0] && !(*ns = pod_member_ns(name))) {
+		snprintf(msg, cap, "error: no such container %s\n", name);
+		return -1;
+	}
+	return 0;
+}
+
 /* Start what client i asked for; true when it is done with. */
 static bool exec_start(int i)
 {
 	struct spawn_req r = { 0 };
 	struct process *p = NULL;
-	char **argv = NULL, **env = NULL, msg[160];
-	int rc, k;
+	struct mntns *ns = NULL;
+	char **argv = NULL, **env = NULL,
+	     msg[sizeof(((struct moat_error *)0)->msg) + 16];
+	size_t off = 0;
+	int rc, k, used = 0;
 
 	for (k = 0; k < 3; k++)
 		r.fds[k] = k < clients[i].nfds ? clients[i].fds[k] : -1;
@@ -1065,9 +1167,13 @@ static bool exec_start(int i)
 			 status());
 		answer(clients[i].fd, msg);
 		rc = -1;
+	} else if (exec_ns(i, &ns, &off, &used, msg, sizeof(msg)) < 0) {
+		answer(clients[i].fd, msg);
+		rc = -1;
 	} else {
-		rc = parse_exec(clients[i].body, clients[i].body_len, &r, &argv,
-				&env);
+		rc = parse_exec(clients[i].body + off,
+				clients[i].body_len - off, &r, &argv, &env);
+		r.ns = ns;
 		if (rc == 0)
 			rc = sentry_spawn(&r, &p);
 		if (rc < 0) {
@@ -1075,13 +1181,20 @@ static bool exec_start(int i)
 				 argv && argv[0] ? argv[0] : "?",
 				 strerror(-rc));
 			answer(clients[i].fd, msg);
+			if (clients[i].container)
+				pod_member_abort(ns);
+		} else if (clients[i].container) {
+			pod_member_started(ns, p);
 		}
 	}
+	vfs_ns_enter(NULL);
 	free(argv);
 	free(env);
-	/* The sentry holds its own opens of them now. */
+	/* The sentry holds its own opens of them now; a container's gofer
+	 * sockets that it took are its mounts'. */
 	for (k = 0; k < clients[i].nfds; k++)
-		close(clients[i].fds[k]);
+		if (k < 3 || k >= used)
+			close(clients[i].fds[k]);
 	clients[i].nfds = 0;
 	free(clients[i].body);
 	clients[i].body = NULL;
@@ -1111,6 +1224,7 @@ void control_proc_exited(struct process *p)
 	char msg[48];
 	int i;
 
+	pod_proc_exited(p);
 	for (i = 0; i < CTL_CLIENTS; i++)
 		if (clients[i].fd >= 0 && clients[i].exec_proc == p) {
 			if (clients[i].exec_started)
@@ -1242,10 +1356,12 @@ static bool client_pump(int i)
 		char c;
 		r = read(clients[i].fd, &c, 1);
 		if (r == 0 || (r < 0 && errno != EAGAIN)) {
-			if (clients[i].exec_started)
+			/* (a pod member runs on without its anchor: `moat
+			 * state` and `kill` still reach it) */
+			if (clients[i].exec_started && !clients[i].container)
 				send_signal_proc(clients[i].exec_proc, SIGKILL,
 						 0);
-			else
+			else if (!clients[i].exec_started)
 				sentry_spawn_cancel(clients[i].exec_proc);
 			clients[i].exec_proc = NULL;
 			return true;
@@ -1282,15 +1398,14 @@ static bool client_pump(int i)
 		return true;
 	}
 	if (nl && strncmp(clients[i].buf, "exec ", 5) != 0 &&
+	    strncmp(clients[i].buf, "container ", 10) != 0 &&
 	    strncmp(clients[i].buf, "secret-set ", 11) != 0 && fds_refused(i))
 		return true;
-	if (nl && (sscanf(clients[i].buf, "policy-set %zu", &want) == 1 ||
-		   sscanf(clients[i].buf, "exec %zu", &want) == 1 ||
-		   sscanf(clients[i].buf, "secret-set %zu", &want) == 1)) {
+	if (nl && body_head(i, &want)) {
 		size_t got = clients[i].len - (size_t)(nl + 1 - clients[i].buf);
 
-		clients[i].exec = clients[i].buf[0] == 'e';
-		clients[i].set = clients[i].buf[1] == 'e'; /* "secret-set" */
+		if (want == SIZE_MAX) /* answered */
+			return true;
 		if (want > (clients[i].exec ? EXEC_BODY_MAX :
 			    clients[i].set  ? SECRET_SET_MAX :
 					      POLICY_FILE_MAX) ||
@@ -1515,6 +1630,8 @@ void control_pump(void)
 		clients[i].nfds = 0;
 		clients[i].exec = false;
 		clients[i].set = false;
+		clients[i].container = false;
+		clients[i].member[0] = 0;
 		clients[i].exec_proc = NULL;
 		clients[i].exec_started = false;
 		clients[i].deadline = now_ns() + 2000000000LL;

@@ -35,6 +35,8 @@ struct file *file_new(const struct file_ops *ops, int flags)
 		return NULL;
 	}
 	files_live++;
+	f->ns = vfs_ns(); /* a member's namespace lives while it is open */
+	f->ns->nfiles++;
 	f->refs = 1;
 	f->ops = ops;
 	f->flags = flags;
@@ -83,8 +85,12 @@ long files_open(void)
 void file_discard(struct file *f)
 {
 	if (f) {
+		struct mntns *ns = f->ns;
+
 		files_live--;
 		free(f);
+		ns->nfiles--;
+		vfs_ns_check(ns);
 	}
 }
 

@@ -11,7 +11,10 @@
 #include "sentry/fs_tmpfs.h"
 #include "sentry/p9client.h"
 
-static struct vnode *upper_root;
+/* The upper layer's root and root.readonly are the current mount
+ * namespace's (struct mntns): each pod member has its own overlay. */
+#define upper_root (vfs_ns()->upper_root)
+#define ovl_ro (vfs_ns()->ovl_ro)
 
 void ovl_init(struct vnode *lower_root)
 {
@@ -248,9 +251,7 @@ static int copy_up(struct vnode *lower, struct vnode **out)
 	return 0;
 }
 
-/* An OCI root.readonly rootfs: no change after setup. */
-static bool ovl_ro;
-
+/* An OCI root.readonly rootfs: no change after setup (ovl_ro). */
 bool ovl_readonly(void)
 {
 	return ovl_ro;

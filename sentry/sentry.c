@@ -292,6 +292,7 @@ static void handle_stop(pid_t pid, int st)
 			take_early_stop(pid); /* gone: forget it */
 		return;
 	}
+	vfs_ns_enter(t->proc->mntns);
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
 		task_exited(t, st);
 		return;
@@ -500,8 +501,12 @@ int sentry_loop(void)
 		polled = false;
 		if (S->fds_to_release)
 			task_release_files();
-		if (S->ndead > 32)
+		/* a pod member's are freed at once: its namespace, and its
+		 * gofers, end with its last process (sentry/pod.h) */
+		if (S->ndead > 32 || S->sweep_soon) {
+			S->sweep_soon = false;
 			task_sweep();
+		}
 		if (sentry_term == 1) {
 			/* the sandbox is being ended (moat delete): its guests
 			 * go, and the loop ends as it does after them, so that

@@ -24,6 +24,7 @@
 struct p9_client;
 struct file;
 struct vnode;
+struct mntns;
 struct task;
 struct process;
 struct map_list; /* file mappings, for /proc/<pid>/maps (sentry/fs_proc.c) */
@@ -117,6 +118,8 @@ struct process {
 	struct fdtable *fdt;
 	struct vnode *cwd;
 	struct vnode *exe;
+	/* its mount namespace: the sandbox's, or a pod member's (vfs.h) */
+	struct mntns *mntns;
 	struct cmdline *cmdline; /* shared with the children forked since */
 	char comm[16];
 	struct creds cred;
@@ -396,6 +399,7 @@ struct sentry {
 	int nzombies;	     /* processes exited, not yet reaped */
 	int nforking;	     /* clones let through, child not yet known */
 	int ndead;	     /* dead tasks not yet freed */
+	bool sweep_soon;     /* a pod member's among them: free them now */
 	bool fds_to_release; /* exited processes still hold their fd tables */
 	struct task *tasks;
 	struct process *procs;
@@ -595,8 +599,12 @@ struct spawn_req {
 	char **argv, **env;
 	int fds[3];
 	bool tty; /* a terminal of the sentry's, relayed to fds[0] and [1] */
+	struct mntns *ns; /* a pod member's; NULL: the sandbox's */
 };
 int sentry_spawn(const struct spawn_req *r, struct process **out);
+/* The files the sentry writes in a rootfs it sets up (the current mount
+ * namespace's): /etc/hosts's line for the hostname, /etc/resolv.conf. */
+void sentry_rootfs_files(void);
 /* The reaper forked child for the oldest request (stopped: its first
  * ptrace stop was already collected), or could not (child -1). */
 void sentry_spawn_born(pid_t child, bool stopped);

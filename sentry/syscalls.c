@@ -8,6 +8,7 @@
 #include "sentry/audit.h"
 #include "sentry/sentry.h"
 #include "sentry/syscalls.h"
+#include "sentry/vfs.h"
 
 #define SC_NONE_HANDLED SC_NONE
 #define EMU(name, fn, st, fmt, note)                                           \
@@ -53,6 +54,7 @@ long syscall_dispatch(struct task *t)
 {
 	const struct syscall_desc *d = syscall_lookup(t->sc.nr);
 
+	vfs_ns_enter(t->proc->mntns); /* paths are its mount namespace's */
 	if (d && d->fn)
 		return d->fn(t, &t->sc);
 	/* No handler: never passed to the host. */

@@ -184,6 +184,7 @@ struct process *proc_new(struct process *parent)
 		p->ctty = -1;
 		p->affinity = S->cpus;
 	}
+	p->mntns = vfs_ns_get(parent ? parent->mntns : vfs_ns());
 	p->next = S->procs;
 	S->procs = p;
 	return p;
@@ -553,6 +554,8 @@ void task_exited(struct task *t, int status)
 	clone_settled(t);
 	S->nlive--;
 	S->ndead++;
+	if (p->mntns != vfs_ns0())
+		S->sweep_soon = true;
 	unhash_task(t);
 	p->nthreads--;
 	if (t == p->leader || p->nthreads <= 0) {
@@ -1438,6 +1441,7 @@ void task_sweep(void)
 			cmdline_put(p->cmdline);
 			maps_clear(p);
 			fdtable_put(p->fdt);
+			vfs_ns_put(p->mntns);
 			free(p);
 		} else {
 			pp = &p->next;

@@ -1,4 +1,4 @@
-/* sentry/vfs.c: vnodes, the dentry cache, mounts and path resolution. */
+/* sentry/vfs.c: vnodes, the dentry cache, NS->mounts and path resolution. */
 #include "sentry/vfs.h"
 
 #include <fcntl.h>
@@ -36,22 +36,24 @@ static struct vnode *dcache[DCACHE_BUCKETS];
  * an argument threaded through the overlay: the sentry is single-threaded
  * and a walk never yields, so no other walk can see it set. */
 static bool walk_cached_only;
-/* root_vn: the rootfs's "/" (the overlay's lower root); top_vn: the "/"
- * that paths start from, the merged one. */
-static struct vnode *root_vn, *top_vn, *proc_vn, *dev_vn, *tmp_vn, *shm_vn,
-	*mq_vn;
-/* sysfs at /sys; NULL when an OCI bundle's config mounts none there (the
+/* The sentry's own filesystems, one for the whole sandbox (a pod's
+ * containers share them): procfs, devfs, /dev/shm and /dev/mqueue. */
+static struct vnode *proc_vn, *dev_vn, *shm_vn, *mq_vn;
+/* sysfs at /sys; NULL when an OCI bundle's config NS->mounts none there (the
  * rootfs's /sys shows, as under runc). */
 static struct vnode *sys_vn;
 
-/* `--mount`s, in the order given (a later one may sit inside an earlier). */
-#define VFS_MOUNTS_MAX 64
-static struct vmount mounts[VFS_MOUNTS_MAX];
-static size_t nmounts;
+/* A mount namespace (struct mntns, vfs.h): the sandbox's own, and one
+ * per pod member. NS: the one the walk under way is in (vfs_ns_enter):
+ * the sentry is single-threaded and a syscall runs to its end or
+ * blocks before another starts, so a file-wide "current" is safe, as
+ * walk_cached_only is. */
+static struct mntns ns0 = { .refs = 1 };
+static struct mntns *NS = &ns0;
 
 struct p9_client *vn_p9(const struct vnode *vn)
 {
-	return vn->mnt ? vn->mnt->p9 : S->p9;
+	return vn->mnt ? vn->mnt->p9 : vn->ns->p9;
 }
 
 static uint32_t hash_path(const char *s)
@@ -62,6 +64,9 @@ static uint32_t hash_path(const char *s)
 		h = (h ^ (uint8_t)*s++) * 16777619u;
 	return h;
 }
+
+static void vnode_free(struct vnode *vn);
+static void idle_unlink(struct vnode *vn);
 
 struct vnode *vnode_get(struct vnode *vn)
 {
@@ -76,18 +81,30 @@ void vnode_put(struct vnode *vn)
 		return;
 	if (--vn->refs > 0)
 		return;
-	if (vn->hostfd >= 0)
+	vnode_free(vn);
+}
+
+/* The last reference's end of vn (vnode_put, or a dying namespace's
+ * cache). */
+static void vnode_free(struct vnode *vn)
+{
+	struct mntns *ns = vn->ns;
+
+	if (vn->hostfd >= 0) {
+		idle_unlink(vn);
 		close(vn->hostfd);
+	}
 	if (vn->tn)
 		tmpfs_free(vn);
 	if (vn->mq)
 		mqueuefs_vnode_gone(vn);
 	if ((vn->kind == VN_GOFER || vn->kind == VN_HOST) && !vn->negative &&
-	    vn_p9(vn) && vn->fid != (vn->mnt ? vn->mnt->rootfid : S->rootfid))
+	    vn_p9(vn) && vn->fid != (vn->mnt ? vn->mnt->rootfid : ns->rootfid))
 		p9c_clunk(vn_p9(vn), vn->fid);
 	free(vn->link);
 	free(vn->path);
 	free(vn);
+	ns->nvnodes--;
 }
 
 struct vnode *vnode_new(enum vn_kind kind, mode_t mode, const char *path)
@@ -102,6 +119,8 @@ struct vnode *vnode_new(enum vn_kind kind, mode_t mode, const char *path)
 		return NULL;
 	}
 	vn->refs = 1;
+	vn->ns = NS;
+	NS->nvnodes++;
 	vn->kind = kind;
 	vn->mode = mode;
 	vn->hostfd = -1;
@@ -114,7 +133,7 @@ static struct vnode *dcache_find(const char *path)
 
 	for (vn = dcache[hash_path(path) % DCACHE_BUCKETS]; vn;
 	     vn = vn->hash_next)
-		if (!strcmp(vn->path, path))
+		if (vn->ns == NS && !strcmp(vn->path, path))
 			return vn;
 	return NULL;
 }
@@ -196,29 +215,49 @@ static void dcache_add(struct vnode *vn)
 	dcache[b] = vn;
 }
 
-int vfs_init(uint32_t rootfid, struct moat_error *err)
+/* The rootfs of namespace NS, served by p9 from rootfid: its "/", the
+ * overlay over it and its /tmp. */
+static int ns_rootfs(struct p9_client *p9, uint32_t rootfid,
+		     struct moat_error *err)
 {
-	root_vn = vnode_new(VN_GOFER, S_IFDIR | 0755, "/");
-	if (!root_vn)
+	NS->p9 = p9;
+	NS->rootfid = rootfid;
+	NS->root_vn = vnode_new(VN_GOFER, S_IFDIR | 0755, "/");
+	if (!NS->root_vn)
 		return moat_error_set(err, ENOMEM, "vfs");
-	root_vn->fid = rootfid;
-	if (p9c_getattr(S->p9, rootfid, &root_vn->st) < 0)
+	NS->root_vn->fid = rootfid;
+	if (p9c_getattr(p9, rootfid, &NS->root_vn->st) < 0)
 		return moat_error_set(err, EIO, "gofer: getattr of the root");
 	/* before ovl_init: the upper layer takes the rootfs's device */
-	root_vn->st.st_dev = VFS_DEV_ROOT;
-	root_vn->mode = root_vn->st.st_mode;
+	NS->root_vn->st.st_dev = VFS_DEV_ROOT;
+	NS->root_vn->mode = NS->root_vn->st.st_mode;
+	dcache_add(NS->root_vn);
+	/* The rootfs is read-only on the host, writable in the sandbox: an
+	 * overlay with its upper layer in the sentry's memory. */
+	ovl_init(NS->root_vn);
+	if (!ovl_enabled())
+		return moat_error_set(err, ENOMEM, "overlay");
+	/* Writable scratch space that never reaches the host's disk. */
+	NS->tmp_vn = tmpfs_new_root("/tmp", 01777);
+	if (!NS->tmp_vn)
+		return moat_error_set(err, ENOMEM, "vfs");
+	/* before anything is made in it: its files take it */
+	NS->tmp_vn->st.st_dev = VFS_DEV_TMP;
+	NS->top_vn = ovl_root();
+	return 0;
+}
+
+int vfs_init(uint32_t rootfid, struct moat_error *err)
+{
 	{
 		struct rlimit rl;
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
 		    rl.rlim_cur / 2 < DCACHE_MAX)
 			dcache_pos_max = rl.rlim_cur / 2;
 	}
-	dcache_add(root_vn);
-	/* The rootfs is read-only on the host, writable in the sandbox: an
-	 * overlay with its upper layer in the sentry's memory. */
-	ovl_init(root_vn);
-	if (!ovl_enabled())
-		return moat_error_set(err, ENOMEM, "overlay");
+	NS = &ns0;
+	if (ns_rootfs(S->p9, rootfid, err) < 0)
+		return -1;
 	proc_vn = procfs_root();
 	dev_vn = devfs_root();
 	mq_vn = mqueuefs_root();
@@ -229,45 +268,131 @@ int vfs_init(uint32_t rootfid, struct moat_error *err)
 		if (!sys_vn)
 			return moat_error_set(err, ENOMEM, "vfs");
 	}
-	/* Writable scratch space that never reaches the host's disk. */
-	tmp_vn = tmpfs_new_root("/tmp", 01777);
 	shm_vn = tmpfs_new_root("/dev/shm", 01777);
-	if (!tmp_vn || !shm_vn)
+	if (!shm_vn)
 		return moat_error_set(err, ENOMEM, "vfs");
-	/* before anything is made in them: their files take it */
-	tmp_vn->st.st_dev = VFS_DEV_TMP;
+	/* before anything is made in it: its files take it */
 	shm_vn->st.st_dev = VFS_DEV_SHM;
 	if (!proc_vn || !dev_vn || !mq_vn)
 		return moat_error_set(err, ENOMEM, "vfs");
-	top_vn = ovl_root();
-	S->root = top_vn;
+	S->root = NS->top_vn;
 	return 0;
+}
+
+/* ---- mount namespaces ---------------------------------------------------- */
+
+static struct mntns *members; /* the pod's members' namespaces */
+
+struct mntns *vfs_ns(void)
+{
+	return NS;
+}
+
+struct mntns *vfs_ns0(void)
+{
+	return &ns0;
+}
+
+void vfs_ns_enter(struct mntns *ns)
+{
+	NS = ns ? ns : &ns0;
+}
+
+struct mntns *vfs_ns_get(struct mntns *ns)
+{
+	if (ns)
+		ns->refs++;
+	return ns;
+}
+
+int vfs_ns_new(const char *name, struct p9_client *p9, uint32_t rootfid,
+	       struct mntns **out, struct moat_error *err)
+{
+	struct mntns *ns;
+
+	if (vfs_ns_find(name))
+		return moat_error_input(err, EEXIST, "container %s exists",
+					name);
+	ns = calloc(1, sizeof(*ns));
+	if (!ns || !(ns->name = strdup(name))) {
+		free(ns);
+		return moat_error_set(err, ENOMEM, "container %s", name);
+	}
+	ns->refs = 1;
+	NS = ns;
+	if (ns_rootfs(p9, rootfid, err) < 0) {
+		/* what was made stays (the caller's p9 is closed with it) */
+		ns->ended = true;
+		vfs_ns_put(ns);
+		NS = &ns0;
+		return moat_error_wrap(err, "container %s", name);
+	}
+	ns->next = members;
+	members = ns;
+	*out = ns;
+	return 0;
+}
+
+struct mntns *vfs_ns_find(const char *name)
+{
+	for (struct mntns *ns = members; ns; ns = ns->next)
+		if (!ns->ended && !strcmp(ns->name, name))
+			return ns;
+	return NULL;
+}
+
+/* A member's namespace that nothing uses (no process in it, no open file
+ * made in it) ends: its gofers' clients are closed, so those gofers end
+ * and the host tree is no longer reachable. Its nodes stay in memory
+ * until the sandbox ends (cached ones are never freed: vnode_get does
+ * not count them), but nothing can reach them: only a process in a
+ * namespace walks it, and none can join an ended one. */
+void vfs_ns_check(struct mntns *ns)
+{
+	if (!ns || ns == &ns0 || ns->refs > 0 || ns->nfiles > 0 ||
+	    (ns->ended && !ns->p9))
+		return;
+	ns->ended = true;
+	for (size_t i = 0; i < ns->nmounts; i++) {
+		p9c_close(ns->mounts[i].p9);
+		ns->mounts[i].p9 = NULL;
+	}
+	p9c_close(ns->p9);
+	ns->p9 = NULL;
+	if (NS == ns)
+		NS = &ns0;
+}
+
+void vfs_ns_put(struct mntns *ns)
+{
+	if (!ns || --ns->refs > 0)
+		return;
+	vfs_ns_check(ns);
 }
 
 /* The mount table: the rootfs at "/", procfs and devfs over it, tmpfs,
  * and the ro and rw `--mount`s (clone ones are part of the rootfs). */
-/* Whether a mount made after mounts[i] is at a directory above it: as
- * on Linux, a mount over a directory hides the mounts below it (an OCI
+/* Whether a mount made after NS->mounts[i] is at a directory above it: as
+ * on Linux, a mount over a directory hides the NS->mounts below it (an OCI
  * bundle's bind at /x/m, then a tmpfs at /x: /x is the empty tmpfs). */
 static bool mount_hidden(size_t i)
 {
-	const char *path = mounts[i].path;
+	const char *path = NS->mounts[i].path;
 
-	for (size_t j = i + 1; j < nmounts; j++) {
-		size_t n = strlen(mounts[j].path);
+	for (size_t j = i + 1; j < NS->nmounts; j++) {
+		size_t n = strlen(NS->mounts[j].path);
 
 		/* A readonlyPaths bind is recursive: what was mounted below
 		 * it shows through it. */
-		if (mounts[j].kind == VMOUNT_BIND)
+		if (NS->mounts[j].kind == VMOUNT_BIND)
 			continue;
-		if (!strncmp(path, mounts[j].path, n) && path[n] == '/')
+		if (!strncmp(path, NS->mounts[j].path, n) && path[n] == '/')
 			return true;
 	}
 	return false;
 }
 
 /* readonlyPaths binds made (vfs_bound_ro has nothing to look for without) */
-static size_t nbinds;
 
 /* The mount points of the sentry's own filesystems (mount_at). */
 static const char *const own_mounts[] = { "/proc",    "/dev",	     "/tmp",
@@ -282,18 +407,19 @@ static bool at_or_under(const char *p, const char *m, size_t n)
 /* The entry of the mount table that the canonical path lies in: the
  * deepest mount point at or above it that is in view (the latest of those
  * at one place). NULL: the rootfs, or one of the sentry's own. Clone
- * mounts are part of the rootfs. Cost: one pass over the table (64). */
+ * NS->mounts are part of the rootfs. Cost: one pass over the table (64). */
 static const struct vmount *mount_covering(const char *path)
 {
 	const struct vmount *best = NULL;
 	size_t blen = 0, i;
 
-	for (i = nmounts; i-- > 0;) {
-		size_t n = strlen(mounts[i].path);
+	for (i = NS->nmounts; i-- > 0;) {
+		size_t n = strlen(NS->mounts[i].path);
 
-		if (mounts[i].mode != MNT_CLONE && n > blen &&
-		    at_or_under(path, mounts[i].path, n) && !mount_hidden(i)) {
-			best = &mounts[i];
+		if (NS->mounts[i].mode != MNT_CLONE && n > blen &&
+		    at_or_under(path, NS->mounts[i].path, n) &&
+		    !mount_hidden(i)) {
+			best = &NS->mounts[i];
 			blen = n;
 		}
 	}
@@ -312,7 +438,7 @@ bool vfs_bound_ro(const struct vnode *vn)
 {
 	const struct vmount *m;
 
-	if (!nbinds)
+	if (!NS->nbinds)
 		return false;
 	m = mount_covering(vn->path);
 	return m && m->kind == VMOUNT_BIND;
@@ -327,10 +453,11 @@ bool vfs_mounts_below(const char *path)
 {
 	size_t n = strlen(path);
 
-	for (size_t i = 0; i < nmounts; i++)
-		if (mounts[i].mode != MNT_CLONE &&
-		    (!strcmp(path, "/") || (!strncmp(mounts[i].path, path, n) &&
-					    mounts[i].path[n] == '/')) &&
+	for (size_t i = 0; i < NS->nmounts; i++)
+		if (NS->mounts[i].mode != MNT_CLONE &&
+		    (!strcmp(path, "/") ||
+		     (!strncmp(NS->mounts[i].path, path, n) &&
+		      NS->mounts[i].path[n] == '/')) &&
 		    !mount_hidden(i))
 			return true;
 	return false;
@@ -343,17 +470,17 @@ static struct vnode *mount_at(const char *path)
 {
 	size_t i;
 
-	for (i = nmounts; i-- > 0;)
-		if (mounts[i].mode != MNT_CLONE &&
-		    mounts[i].kind != VMOUNT_BIND &&
-		    !strcmp(mounts[i].path, path) && !mount_hidden(i))
-			return mounts[i].root;
+	for (i = NS->nmounts; i-- > 0;)
+		if (NS->mounts[i].mode != MNT_CLONE &&
+		    NS->mounts[i].kind != VMOUNT_BIND &&
+		    !strcmp(NS->mounts[i].path, path) && !mount_hidden(i))
+			return NS->mounts[i].root;
 	if (!strcmp(path, "/proc"))
 		return proc_vn;
 	if (!strcmp(path, "/dev"))
 		return dev_vn;
 	if (!strcmp(path, "/tmp"))
-		return tmp_vn;
+		return NS->tmp_vn;
 	if (!strcmp(path, "/dev/shm"))
 		return shm_vn;
 	if (!strcmp(path, "/dev/mqueue"))
@@ -412,20 +539,20 @@ static int dev_mount_point(const char *name, bool dir)
 bool vfs_dev_mounts(bool (*emit)(void *ctx, const char *name, mode_t mode),
 		    void *ctx)
 {
-	for (size_t i = 0; i < nmounts; i++) {
-		const char *p = mounts[i].path;
+	for (size_t i = 0; i < NS->nmounts; i++) {
+		const char *p = NS->mounts[i].path;
 		struct vnode *vn;
 
 		/* The mount a lookup finds there (the last at that path, and
 		 * not hidden), once a name; devfs lists its own names. */
 		if (strncmp(p, "/dev/", 5) || strchr(p + 5, '/') ||
-		    mount_at(p) != mounts[i].root)
+		    mount_at(p) != NS->mounts[i].root)
 			continue;
 		if (devfs_lookup(dev_vn, p + 5, &vn) == 0) {
 			vnode_put(vn);
 			continue;
 		}
-		if (!emit(ctx, p + 5, mounts[i].root->mode))
+		if (!emit(ctx, p + 5, NS->mounts[i].root->mode))
 			return false;
 	}
 	return true;
@@ -458,7 +585,7 @@ static int mount_point(const char *dst, const struct stat *last,
 					rc == -ENOTDIR ?
 						"a device of the sandbox's "
 						"own /dev: a directory "
-						"mounts only over a directory" :
+						"NS->mounts only over a directory" :
 						"of the sandbox's own /dev");
 			snprintf(canon, PATH_MAX, "/dev/%s", name);
 			return 0;
@@ -477,7 +604,7 @@ static int mount_point(const char *dst, const struct stat *last,
 	if (rc < 0)
 		return moat_error_set(err, -rc, "mount point `%s`", dst);
 	snprintf(canon, PATH_MAX, "%s", vn->path);
-	if (vn == top_vn)
+	if (vn == NS->top_vn)
 		rc = -EBUSY;
 	else if (vn->kind == VN_PROC || vn->kind == VN_DEV ||
 		 vn->kind == VN_MQUEUE || vn->kind == VN_SYS)
@@ -637,10 +764,10 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, bool noexec,
 	struct stat st;
 	int rc;
 
-	if (nmounts == VFS_MOUNTS_MAX)
+	if (NS->nmounts == VFS_MOUNTS_MAX)
 		return moat_error_set(err, E2BIG, "mount `%s`: more than %d",
 				      dst, VFS_MOUNTS_MAX);
-	m = &mounts[nmounts];
+	m = &NS->mounts[NS->nmounts];
 	rc = p9c_getattr(p9, rootfid, &st);
 	if (rc < 0)
 		return moat_error_set(err, -rc, "mount `%s`: getattr", dst);
@@ -649,7 +776,7 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, bool noexec,
 	rc = p9c_statfs(p9, rootfid, &sfs);
 	if (rc < 0)
 		return moat_error_set(err, -rc, "mount `%s`: statfs", dst);
-	st.st_dev = m->dev = VFS_DEV_MOUNT(nmounts);
+	st.st_dev = m->dev = VFS_DEV_MOUNT(NS->nmounts);
 	/* A bind of one host file (its gofer's root is that file): a file
 	 * as its mount point. Never a clone: only a tree is grafted. */
 	if (!S_ISDIR(st.st_mode)) {
@@ -680,18 +807,19 @@ int vfs_add_mount(const char *dst, enum mnt_mode mode, bool noexec,
 	vn->mnt = m;
 	vn->fid = rootfid;
 	vn->st = st;
-	nmounts++;
+	NS->nmounts++;
 	return 0;
 }
 
-/* tmpfs mounts have no gofer (p9 NULL); an ro one is made read-only only
- * here, after setup: mounts and files inside it come first, as runc
+/* tmpfs NS->mounts have no gofer (p9 NULL); an ro one is made read-only only
+ * here, after setup: NS->mounts and files inside it come first, as runc
  * remounts read-only last. */
 void vfs_seal_tmpfs(void)
 {
-	for (size_t i = 0; i < nmounts; i++)
-		if (mounts[i].kind == VMOUNT_TMPFS && mounts[i].mode == MNT_RO)
-			tmpfs_set_readonly(mounts[i].root);
+	for (size_t i = 0; i < NS->nmounts; i++)
+		if (NS->mounts[i].kind == VMOUNT_TMPFS &&
+		    NS->mounts[i].mode == MNT_RO)
+			tmpfs_set_readonly(NS->mounts[i].root);
 }
 
 /* Is the canonical path a mount point of any kind (rename, unlink and
@@ -700,9 +828,9 @@ static bool mount_point_at(const char *path)
 {
 	if (mount_at(path))
 		return true;
-	for (size_t i = nmounts; i-- > 0;)
-		if (mounts[i].kind == VMOUNT_BIND &&
-		    !strcmp(mounts[i].path, path) && !mount_hidden(i))
+	for (size_t i = NS->nmounts; i-- > 0;)
+		if (NS->mounts[i].kind == VMOUNT_BIND &&
+		    !strcmp(NS->mounts[i].path, path) && !mount_hidden(i))
 			return true;
 	return false;
 }
@@ -720,10 +848,10 @@ static int oci_path(const char *what, const char *path, struct vnode **out,
 		return 0;
 	if (rc < 0)
 		return moat_error_set(err, -rc, "%s: `%s`", what, path);
-	if (nmounts == VFS_MOUNTS_MAX) {
+	if (NS->nmounts == VFS_MOUNTS_MAX) {
 		vnode_put(*out);
 		return moat_error_set(err, E2BIG,
-				      "%s: `%s`: more than %d mounts", what,
+				      "%s: `%s`: more than %d NS->mounts", what,
 				      path, VFS_MOUNTS_MAX);
 	}
 	return 1;
@@ -738,7 +866,7 @@ int vfs_mask_path(const char *path, struct moat_error *err)
 
 	if (rc <= 0)
 		return rc;
-	if (vn == top_vn) {
+	if (vn == NS->top_vn) {
 		vnode_put(vn);
 		return moat_error_input(err, EBUSY, "%s: `%s` is the root",
 					what, path);
@@ -749,7 +877,7 @@ int vfs_mask_path(const char *path, struct moat_error *err)
 		root = tmpfs_new_root(vn->path, 01777);
 		if (root) {
 			tmpfs_set_readonly(root);
-			root->st.st_dev = VFS_DEV_MOUNT(nmounts);
+			root->st.st_dev = VFS_DEV_MOUNT(NS->nmounts);
 		}
 	} else {
 		root = devfs_null_at(vn->path);
@@ -757,7 +885,7 @@ int vfs_mask_path(const char *path, struct moat_error *err)
 	vnode_put(vn);
 	if (!root)
 		return moat_error_set(err, ENOMEM, "%s: `%s`", what, path);
-	m = &mounts[nmounts++];
+	m = &NS->mounts[NS->nmounts++];
 	*m = (struct vmount){
 		.path = root->path,
 		.kind = S_ISDIR(root->mode) ? VMOUNT_TMPFS : VMOUNT_NULL,
@@ -777,16 +905,16 @@ int vfs_readonly_path(const char *path, struct moat_error *err)
 
 	if (rc <= 0)
 		return rc;
-	if (vn == top_vn) {
+	if (vn == NS->top_vn) {
 		vnode_put(vn);
 		ovl_set_readonly(); /* as root.readonly */
 		return 0;
 	}
-	m = &mounts[nmounts++];
+	m = &NS->mounts[NS->nmounts++];
 	*m = (struct vmount){ .path = xstrdup(vn->path),
 			      .kind = VMOUNT_BIND,
 			      .mode = MNT_RO };
-	nbinds++;
+	NS->nbinds++;
 	vnode_put(vn);
 	return 0;
 }
@@ -798,7 +926,7 @@ int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
 	struct vmount *m;
 	struct vnode *vn;
 
-	if (nmounts == VFS_MOUNTS_MAX)
+	if (NS->nmounts == VFS_MOUNTS_MAX)
 		return moat_error_set(err, E2BIG, "mount `%s`: more than %d",
 				      dst, VFS_MOUNTS_MAX);
 	if (mount_point(dst, NULL, canon, err) < 0)
@@ -808,8 +936,8 @@ int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
 		return moat_error_set(err, ENOMEM, "tmpfs `%s`", dst);
 	vn->st.st_uid = ts->uid;
 	vn->st.st_gid = ts->gid;
-	vn->st.st_dev = VFS_DEV_MOUNT(nmounts);
-	m = &mounts[nmounts++];
+	vn->st.st_dev = VFS_DEV_MOUNT(NS->nmounts);
+	m = &NS->mounts[NS->nmounts++];
 	m->path = vn->path;
 	m->kind = VMOUNT_TMPFS;
 	m->mode = ts->ro ? MNT_RO : MNT_RW;
@@ -824,8 +952,8 @@ int vfs_add_tmpfs(const struct tmpfs_spec *ts, struct moat_error *err)
 
 void vfs_close_mounts(void)
 {
-	while (nmounts > 0) {
-		struct vmount *m = &mounts[--nmounts];
+	while (NS->nmounts > 0) {
+		struct vmount *m = &NS->mounts[--NS->nmounts];
 		p9c_close(m->p9);
 		m->p9 = NULL;
 	}
@@ -904,10 +1032,10 @@ static struct vnode *clone_at(const char *path)
 {
 	size_t i;
 
-	for (i = nmounts; i-- > 0;)
-		if (mounts[i].mode == MNT_CLONE &&
-		    !strcmp(mounts[i].path, path) && !mount_hidden(i))
-			return vnode_get(mounts[i].root);
+	for (i = NS->nmounts; i-- > 0;)
+		if (NS->mounts[i].mode == MNT_CLONE &&
+		    !strcmp(NS->mounts[i].path, path) && !mount_hidden(i))
+			return vnode_get(NS->mounts[i].root);
 	return NULL;
 }
 
@@ -934,7 +1062,7 @@ int vfs_lower_lookup(const char *path, struct vnode **out)
 {
 	char buf[PATH_MAX], sub[PATH_MAX] = "";
 	char *save = NULL, *comp;
-	struct vnode *cur = root_vn, *next;
+	struct vnode *cur = NS->root_vn, *next;
 	int rc;
 
 	if (strlen(path) >= sizeof(buf))
@@ -1008,7 +1136,7 @@ static int vnode_of_canonical(struct task *t, const char *path,
 {
 	char buf[PATH_MAX];
 	char *save = NULL, *comp;
-	struct vnode *cur = vnode_get(top_vn), *next;
+	struct vnode *cur = vnode_get(NS->top_vn), *next;
 	int rc;
 
 	if (strlen(path) >= sizeof(buf))
@@ -1112,11 +1240,12 @@ static const void *mount_of(struct vnode *vn)
 	case VN_TMPFS:
 		/* The overlay's upper layer and the rootfs are one mount to
 		 * the guest, as overlayfs is. */
-		return tmpfs_is_overlay(vn) ? top_vn : tmpfs_instance_root(vn);
+		return tmpfs_is_overlay(vn) ? NS->top_vn :
+					      tmpfs_instance_root(vn);
 	case VN_HOST:
 		return vn->mnt->root;
 	case VN_GOFER:
-		return top_vn; /* clone mounts are grafted into the rootfs */
+		return NS->top_vn; /* clone NS->mounts are grafted into the rootfs */
 	}
 	return NULL;
 }
@@ -1204,7 +1333,7 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 	if (path[0] == '/' && (flags & LOOKUP_BENEATH))
 		return -EXDEV;
 	if (!t || (path[0] == '/' && !(flags & LOOKUP_IN_ROOT))) {
-		cur = vnode_get(top_vn);
+		cur = vnode_get(NS->top_vn);
 	} else if (dirfd == AT_FDCWD) {
 		cur = vnode_get(t->proc->cwd);
 	} else {
@@ -1354,7 +1483,7 @@ static int walk(struct task *t, int dirfd, const char *path, int flags,
 					rc = -EXDEV;
 					goto fail;
 				}
-				next = vnode_get(root ? root : top_vn);
+				next = vnode_get(root ? root : NS->top_vn);
 				if (!xdev_ok(flags, cur, next)) {
 					vnode_put(next);
 					rc = -EXDEV;
@@ -1436,7 +1565,7 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 	if (!up)
 		return -ENOMEM;
 	strcpy(rest, path);
-	cur = vnode_get(top_vn);
+	cur = vnode_get(NS->top_vn);
 	for (;;) {
 		char name[NAME_MAX + 2];
 		bool final;
@@ -1492,7 +1621,7 @@ int vfs_mkdir_p(const char *path, const struct stat *last, struct vnode **out)
 			if (target[0] == '/') {
 				walk_unwind(up, &nup);
 				vnode_put(cur);
-				cur = vnode_get(top_vn);
+				cur = vnode_get(NS->top_vn);
 			}
 			continue;
 		}
@@ -1578,7 +1707,7 @@ int vfs_access(const struct creds *c, struct vnode *vn, int mask)
 		return -EROFS;
 	if ((mask & W_OK) && vn->kind == VN_HOST && vfs_host_readonly(vn))
 		return -EROFS;
-	/* sysfs is mounted read-only, as runc mounts it: EROFS, before the
+	/* sysfs is mounted read-only, as runc NS->mounts it: EROFS, before the
 	 * mode is looked at (its superblock is read-only too) */
 	if ((mask & W_OK) && vn->kind == VN_SYS)
 		return -EROFS;
@@ -1767,8 +1896,8 @@ size_t vfs_mount_table(struct vfs_mount_info *out, size_t cap)
 	}
 	add_entry(t, &n, "/tmp", VFS_DEV_TMP, "tmpfs", "tmpfs", ST_NODEV,
 		  TMPFS_MAGIC, NULL);
-	for (size_t i = 0; i < nmounts && n < ARRAY_SIZE(t); i++) {
-		const struct vmount *m = &mounts[i];
+	for (size_t i = 0; i < NS->nmounts && n < ARRAY_SIZE(t); i++) {
+		const struct vmount *m = &NS->mounts[i];
 		unsigned long f = ST_NODEV | (m->noexec ? ST_NOEXEC : 0);
 		char super[64] = "";
 
@@ -1853,7 +1982,7 @@ int vfs_mount_of(struct vnode *vn, struct vfs_mount_info *out)
 			return rc;
 		dev = st.st_dev;
 	}
-	/* Among the mounts of that device (a readonlyPaths bind shares its
+	/* Among the NS->mounts of that device (a readonlyPaths bind shares its
 	 * filesystem's, a masked file /dev's), the latest whose mount point
 	 * the path is at or under; else the latest of the device: a file
 	 * renamed into a clone from the rest of the rootfs keeps the
@@ -1887,9 +2016,9 @@ bool vfs_noexec(struct vnode *vn)
 	/* Every execve and PROT_EXEC mapping asks: a file of the rootfs, a
 	 * bind or a tmpfs is on a noexec mount only if some mount of the
 	 * table says noexec (those kinds' entries take their flags from
-	 * mounts[] or /dev/shm), which is rarely so; then no table is made. */
-	for (size_t i = 0; i < nmounts && !any; i++)
-		any = mounts[i].noexec;
+	 * NS->mounts[] or /dev/shm), which is rarely so; then no table is made. */
+	for (size_t i = 0; i < NS->nmounts && !any; i++)
+		any = NS->mounts[i].noexec;
 	if (!any && (vn->kind == VN_GOFER || vn->kind == VN_HOST ||
 		     vn->kind == VN_TMPFS))
 		return false;

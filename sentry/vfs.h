@@ -82,8 +82,60 @@ struct vmount {
 	struct vnode *root;
 };
 
+/* A mount namespace: a root filesystem (an overlay over its gofer's tree)
+ * with its own mounts. The sandbox has one; each member of a pod (a
+ * workload container, docs/kubernetes.md) has one of its own. procfs,
+ * devfs, /dev/shm, /dev/mqueue and sysfs are the sandbox's, in every one.
+ * A namespace lives while a process is in it or a vnode made in it is
+ * alive (an open file, a cwd). */
+#define VFS_MOUNTS_MAX 64
+struct mntns {
+	int refs;	/* processes in it (and the sandbox's hold on ns0) */
+	size_t nvnodes; /* its vnodes alive */
+	long nfiles;	/* open file descriptions made in it */
+	char *name;	/* a member's container ID; NULL: the sandbox's own */
+	struct p9_client *p9; /* the rootfs's gofer */
+	uint32_t rootfid;
+	/* root_vn: the rootfs's "/" (the overlay's lower root); top_vn:
+	 * the "/" that paths start from, the merged one; tmp_vn: /tmp */
+	struct vnode *root_vn, *top_vn, *tmp_vn;
+	/* mounts in the order made (a later one may sit inside an earlier);
+	 * nbinds of them VMOUNT_BIND */
+	struct vmount mounts[VFS_MOUNTS_MAX];
+	size_t nmounts, nbinds;
+	/* the overlay's (sentry/overlay.c): its upper layer's root, and
+	 * whether the rootfs is read-only */
+	struct vnode *upper_root;
+	bool ovl_ro;
+	bool ended; /* its member's processes are gone: a new one is refused */
+	struct mntns *next; /* the members' list */
+};
+
+/* The namespace that walks and mount-table changes are in now. A syscall
+ * enters its task's (syscall_dispatch); setup enters the one it builds. */
+struct mntns *vfs_ns(void);
+void vfs_ns_enter(struct mntns *ns);
+/* The sandbox's own namespace. */
+struct mntns *vfs_ns0(void);
+/* A new namespace for member name over the rootfs gofer p9 (its root
+ * fid rootfid; both the namespace's from now on), entered: its mounts
+ * are then made with vfs_add_mount, vfs_add_tmpfs and the rest, as at
+ * boot. A reference in *out. 0, or -1 and err. */
+int vfs_ns_new(const char *name, struct p9_client *p9, uint32_t rootfid,
+	       struct mntns **out, struct moat_error *err);
+/* The live namespace of member name, or NULL. */
+struct mntns *vfs_ns_find(const char *name);
+struct mntns *vfs_ns_get(struct mntns *ns);
+/* A process leaves it. A member's namespace that no process is in and no
+ * open file was made in ends: its gofers' clients are closed (each gofer
+ * then ends). */
+void vfs_ns_put(struct mntns *ns);
+/* Has ns come to that end (a file made in it closed)? */
+void vfs_ns_check(struct mntns *ns);
+
 struct vnode {
 	int refs;
+	struct mntns *ns; /* the namespace it was made in */
 	enum vn_kind kind;
 	mode_t mode;   /* S_IFMT bits and permissions */
 	char *path;    /* canonical absolute guest path */
@@ -342,6 +394,7 @@ struct file_ops {
 
 struct file {
 	int refs;
+	struct mntns *ns; /* the mount namespace it was opened in */
 	const struct file_ops *ops;
 	int flags; /* O_ACCMODE | status flags (O_NONBLOCK, O_APPEND) */
 	int64_t pos;
