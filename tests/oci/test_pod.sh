@@ -185,8 +185,63 @@ t_a_member_needs_its_pod()
 	assert_eq "" "$(ls -d "$root/m7" 2>/dev/null)" "no state left behind"
 }
 
+# A member on a terminal (its pty master sent to --console-socket, as
+# exec -t does) with a bind mount of its own (a gofer of the anchor's,
+# rw: its write reaches the host).
+t_a_member_on_a_terminal_with_a_bind()
+{
+	local root=$E2E_TMP/root5 sock=$E2E_TMP/console.sock py
+	start_pod "$root" pod5
+	mkdir -p "$E2E_TMP/data"
+	member_bundle "$E2E_TMP/m8" pod5 "$POD_PID" \
+		'["sh","-c","test -t 0 && echo on a tty; echo written >/data/from-m8; ls /data"]' || fail "bundle m8"
+	python3 - "$E2E_TMP/m8/config.json" "$E2E_TMP/data" <<'PY' || fail "config"
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["terminal"] = True
+c["mounts"].append({"destination": "/data", "type": "bind", "source": sys.argv[2], "options": ["rbind", "rw"]})
+json.dump(c, open(sys.argv[1], "w"))
+PY
+	cat >"$E2E_TMP/console.py" <<'PY'
+import array, os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1)
+c, _ = s.accept()
+fds = array.array("i")
+msg, anc, _, _ = c.recvmsg(64, socket.CMSG_SPACE(4))
+for level, typ, data in anc:
+    fds.frombytes(data[:4])
+out = b""
+end = time.time() + 20
+while time.time() < end and b"from-m8" not in out:
+    try:
+        d = os.read(fds[0], 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+print(out.decode(errors="replace"))
+PY
+	python3 "$E2E_TMP/console.py" "$sock" >"$E2E_TMP/console.out" 2>&1 &
+	py=$!
+	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+	capture moat --root "$root" create --bundle "$E2E_TMP/m8" --console-socket "$sock" m8
+	assert_eq 0 "$STATUS" "create on a terminal: $ERR"
+	moat --root "$root" start m8 || fail "start m8"
+	wait $py
+	assert_contains "$(cat "$E2E_TMP/console.out")" "on a tty" "its stdin is a terminal"
+	assert_contains "$(cat "$E2E_TMP/console.out")" "from-m8" "it sees its bind"
+	wait_status "$MOAT" "$root" m8 stopped
+	assert_eq written "$(cat "$E2E_TMP/data/from-m8" 2>/dev/null)" "its write reached the host"
+	moat --root "$root" delete m8 || fail "delete m8"
+	moat --root "$root" delete --force pod5 || fail "delete the pod"
+	gone_or_say
+}
+
 run_test members_share_the_pod t_members_share_the_pod
 run_test deleting_the_sandbox_ends_the_members t_deleting_the_sandbox_ends_the_members
 run_test kill_before_start_ends_the_member t_kill_before_start_ends_the_member
+run_test a_member_on_a_terminal_with_a_bind t_a_member_on_a_terminal_with_a_bind
 run_test a_member_needs_its_pod t_a_member_needs_its_pod
 e2e_done
