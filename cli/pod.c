@@ -86,6 +86,7 @@ static char *pod_of_pid(pid_t pid)
 
 	if (root < 0 || !(d = fdopendir(dup(root))))
 		return NULL;
+	rewinddir(d); /* the dup shares the offset of an earlier walk */
 	while (!pod && (e = readdir(d))) {
 		struct cstate s;
 

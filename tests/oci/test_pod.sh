@@ -20,11 +20,14 @@ sandbox_bundle()
 
 # member_bundle DIR SANDBOX_ID SANDBOX_PID ARGS_JSON: a workload container
 # of that pod, with a marker file only its rootfs has (/only-NAME).
+# SANDBOX_ID "-": no annotations, the namespace paths alone say whose
+# it is (podman's rule too).
 member_bundle()
 {
-	local dir=$1 sid=$2 pid=$3 args=$4
-	make_bundle "$dir" "$args" \
-		"c['annotations']={'io.kubernetes.cri.container-type':'container','io.kubernetes.cri.sandbox-id':'$sid'}" \
+	local dir=$1 sid=$2 pid=$3 args=$4 ann
+	ann="c['annotations']={'io.kubernetes.cri.container-type':'container','io.kubernetes.cri.sandbox-id':'$sid'}"
+	[ "$sid" = - ] && ann="c['annotations']={}"
+	make_bundle "$dir" "$args" "$ann" \
 		"c['linux']['namespaces']=[{'type':'pid'},{'type':'network','path':'/proc/$pid/ns/net'},{'type':'ipc','path':'/proc/$pid/ns/ipc'},{'type':'uts','path':'/proc/$pid/ns/uts'},{'type':'mount'}]" || return 1
 	ln -sf busybox "$dir/rootfs/bin/nc"
 	touch "$dir/rootfs/only-$(basename "$dir")"
@@ -153,10 +156,14 @@ t_kill_before_start_ends_the_member()
 {
 	local root=$E2E_TMP/root3 a5
 	start_pod "$root" pod3
-	member_bundle "$E2E_TMP/m5" pod3 "$POD_PID" '["sleep","1000"]' || fail "bundle m5"
+	# a member by its namespace paths alone
+	member_bundle "$E2E_TMP/m5" - "$POD_PID" '["sleep","1000"]' || fail "bundle m5"
 	moat --root "$root" create --bundle "$E2E_TMP/m5" --pid-file "$E2E_TMP/m5.pid" m5 </dev/null ||
 		fail "create m5"
 	a5=$(cat "$E2E_TMP/m5.pid")
+	assert_contains "$(cat "$root/m5/state.json")" '"moatPod":"pod3"' "m5 is pod3's member"
+	assert_eq "$(readlink /proc/$POD_PID/ns/ipc)" "$(readlink /proc/$a5/ns/ipc)" \
+		"its anchor is in the pod's ipc namespace"
 	moat --root "$root" kill m5 TERM || fail "kill m5"
 	assert_eq stopped "$(oci_status "$MOAT" "$root" m5)" "m5 stopped, never started"
 	! alive "$a5" || fail "m5's anchor still runs"
