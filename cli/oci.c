@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/oci.h"
 #include "lib/hostfile.h"
 #include "lib/jdoc.h"
 #include "oci/config.h"
@@ -140,8 +141,7 @@ static void log_line(const char *level, const char *msg)
 }
 
 /* An error of the command: on stderr and in --log. Returns 1. */
-static int fail(const char *fmt, ...) MOAT_PRINTF(1, 2);
-static int fail(const char *fmt, ...)
+int fail(const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -170,8 +170,7 @@ static void warn_lines(const char *lines)
 	}
 }
 
-static void debug(const char *fmt, ...) MOAT_PRINTF(1, 2);
-static void debug(const char *fmt, ...)
+void debug(const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -246,7 +245,7 @@ static int mkdir_parents(const char *path, mode_t mode)
  * engine's shared directory: --root /run, say) is kept, and the state
  * below it is private anyway (ROOT/ID 0700). fd, or -1 with g.root_err
  * set (its code ENOENT when there is no such directory). */
-static int root_dir(bool create)
+int root_dir(bool create)
 {
 	struct stat st;
 	int fd;
@@ -284,17 +283,37 @@ static int state_dir(const char *id)
 
 /* The control socket: a file in the container's state directory, so only
  * processes that see that directory (and its owner) reach it. */
-static void ctl_name(const char *id, char *out, size_t cap)
+void state_path(const char *id, const char *name, char *out, size_t cap)
 {
 	char real[PATH_MAX];
 	const char *r = realpath(g.root, real) ? real : g.root;
 
-	snprintf(out, cap, "%s/%s/ctl", r, id);
+	snprintf(out, cap, "%s/%s/%s", r, id, name);
+}
+
+static void ctl_name(const char *id, char *out, size_t cap)
+{
+	state_path(id, "ctl", out, cap);
+}
+
+const char *oci_root(void)
+{
+	return g.root;
+}
+
+void oci_drop_runtime_fds(void)
+{
+	if (g.rootfd >= 0)
+		close(g.rootfd);
+	g.rootfd = -1;
+	if (log_fd >= 0)
+		close(log_fd);
+	log_fd = -1;
 }
 
 /* Field 22 of /proc/PID/stat: when the process started, in ticks since
  * boot; tells a live daemon from a later process that got its pid. */
-static unsigned long long proc_start(pid_t pid)
+unsigned long long proc_start(pid_t pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long v = 0;
@@ -320,23 +339,14 @@ static unsigned long long proc_start(pid_t pid)
 	return v;
 }
 
-struct cstate {
-	char *id, *bundle, *rootfs, *created, *owner;
-	pid_t pid;
-	unsigned long long start;
-	json_object *annotations; /* owned */
-	json_object *cgroups;	  /* owned: moatCgroups, or NULL */
-	char ctl[PATH_MAX + 8];
-	int dirfd; /* ROOT/ID, owned; -1 when none */
-};
-
-static void cstate_free(struct cstate *s)
+void cstate_free(struct cstate *s)
 {
 	free(s->id);
 	free(s->bundle);
 	free(s->rootfs);
 	free(s->created);
 	free(s->owner);
+	free(s->pod);
 	json_object_put(s->annotations);
 	json_object_put(s->cgroups);
 	if (s->dirfd >= 0)
@@ -357,7 +367,7 @@ static const char *jstr(json_object *o, const char *key)
 
 /* ROOT/ID/state.json; 0, -ENOENT (no such container), -EPERM (--root
  * refused: g.root_err says why) or -EINVAL. */
-static int cstate_load(const char *id, struct cstate *s)
+int cstate_load(const char *id, struct cstate *s)
 {
 	cleanup_close int dfd = -1, fd = -1;
 	json_object *o, *v;
@@ -401,11 +411,16 @@ static int cstate_load(const char *id, struct cstate *s)
 	    json_object_is_type(v, json_type_array))
 		s->cgroups = json_object_get(v);
 	ctl_name(id, s->ctl, sizeof(s->ctl));
+	if (*jstr(o, "moatPod")) {
+		s->pod = xstrdup(jstr(o, "moatPod"));
+		ctl_name(s->pod, s->ctl, sizeof(s->ctl));
+		pod_load(s);
+	}
 	json_object_put(o);
 	return 0;
 }
 
-static bool daemon_alive(const struct cstate *s)
+bool daemon_alive(const struct cstate *s)
 {
 	return s->pid > 0 && s->start && proc_start(s->pid) == s->start;
 }
@@ -420,6 +435,8 @@ static const char *cstatus(const struct cstate *s, char *buf, size_t cap)
 	struct stat st;
 	ssize_t n;
 
+	if (s->pod)
+		return pod_status(s);
 	if (!daemon_alive(s))
 		return "stopped";
 	/* an answer that is none of the states is no answer */
@@ -437,7 +454,7 @@ static const char *cstatus(const struct cstate *s, char *buf, size_t cap)
 
 /* The state of the runtime spec, as `moat state` prints it and hooks
  * read it (pretty: for people). */
-static char *state_json(const struct cstate *s, const char *status, bool pretty)
+char *state_json(const struct cstate *s, const char *status, bool pretty)
 {
 	json_object *o = json_object_new_object();
 	char *out;
@@ -486,7 +503,8 @@ static int write_pid_file(const char *path, const char *text, size_t len)
 static int leftover_state(const char *id)
 {
 	static const char *const names[] = { "config.json", "state.json",
-					     "exit", "ctl" };
+					     "exit",	    "ctl",
+					     "anchor",	    "vpid" };
 	int root = root_dir(false), fd;
 	struct dirent *e;
 	struct stat st;
@@ -520,7 +538,7 @@ static int leftover_state(const char *id)
 
 /* ROOT/ID and what it holds, by the checked root's fd: a link there is
  * removed, never followed. */
-static void remove_state(const char *id)
+void remove_state(const char *id)
 {
 	int root = root_dir(false);
 
@@ -549,8 +567,8 @@ static int load_saved_config(const struct cstate *s, struct oci_config *c,
 	return oci_config_parse(text, len, s->bundle, c, err);
 }
 
-static int run_hooks(const struct cstate *s, int kind, const char *name,
-		     const char *status)
+int run_hooks(const struct cstate *s, int kind, const char *name,
+	      const char *status)
 {
 	cleanup_free char *state = NULL;
 	struct oci_config c;
@@ -867,8 +885,8 @@ static char *now_rfc3339(void)
  * the sandbox's cgroup directories, for `delete` to remove (another
  * process than the one that made them: a relative cgroupsPath is the
  * creator's cgroup's). */
-static int write_state(int dirfd, const char *id, struct oci_config *c,
-		       char (*cgdirs)[PATH_MAX], int ncgdirs)
+int write_state(int dirfd, const char *id, struct oci_config *c,
+		char (*cgdirs)[PATH_MAX], int ncgdirs, const char *pod)
 {
 	cleanup_free char *created = now_rfc3339();
 	json_object *o = json_object_new_object(), *ann;
@@ -897,6 +915,9 @@ static int write_state(int dirfd, const char *id, struct oci_config *c,
 	for (int i = 0; i < ncgdirs; i++)
 		json_object_array_add(ann, json_object_new_string(cgdirs[i]));
 	json_object_object_add(o, "moatCgroups", ann);
+	if (pod) /* a pod's member (cli/pod.c): the pod's sandbox container */
+		json_object_object_add(o, "moatPod",
+				       json_object_new_string(pod));
 	text = json_object_to_json_string_ext(
 		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	rc = write_file_at(dirfd, "state.json", text, strlen(text), 0600);
@@ -926,21 +947,10 @@ static int copy_config(const char *bundle, int dirfd)
 	return rc;
 }
 
-struct launch {
-	const char *id, *bundle, *pid_file, *console_socket;
-	char (*cgdirs)[PATH_MAX]; /* the sandbox's cgroups (limits_oci_dirs) */
-	int ncgdirs;
-	bool detach;	     /* a session of its own (create, run -d) */
-	bool own_terminal;   /* run, in the foreground: this terminal */
-	struct oci_config c; /* out */
-	pid_t pid;	     /* out: the daemon */
-	int dirfd;	     /* ROOT/ID, made by launch_sandbox */
-};
-
 /* ROOT/ID/exit, made empty before the sandbox starts: once the sentry's
  * seccomp filter is in force the daemon can open nothing. A name of the
  * new state directory's, so O_EXCL: nothing is there to be opened. */
-static int open_exit(int dirfd)
+int open_exit(int dirfd)
 {
 	return openat(dirfd, "exit",
 		      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
@@ -948,7 +958,7 @@ static int open_exit(int dirfd)
 }
 
 /* fd moved above stdio, where dup2 onto 0-2 cannot clobber it. */
-static int fd_above_stdio(int fd)
+int fd_above_stdio(int fd)
 {
 	int r;
 
@@ -979,7 +989,8 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 	}
 	signal(SIGINT, SIG_DFL);
 	ready = fd_above_stdio(ready);
-	if (write_state(l->dirfd, l->id, &l->c, l->cgdirs, l->ncgdirs) < 0) {
+	if (write_state(l->dirfd, l->id, &l->c, l->cgdirs, l->ncgdirs, NULL) <
+	    0) {
 		dprintf(ready, "error: state of `%s`: %s\n", l->id,
 			strerror(errno));
 		_exit(125);
@@ -988,12 +999,7 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 	close(l->dirfd);
 	/* The sentry holds no fd of the runtime's: not --root's (every
 	 * container's state), nor --log's. */
-	if (g.rootfd >= 0)
-		close(g.rootfd);
-	g.rootfd = -1;
-	if (log_fd >= 0)
-		close(log_fd);
-	log_fd = -1;
+	oci_drop_runtime_fds();
 	o->exit_fd = exit_fd;
 	ctl_name(l->id, ctl, sizeof(ctl));
 	o->control_addr = ctl;
@@ -1070,25 +1076,119 @@ static int launch(struct launch *l)
 	return rc;
 }
 
-static int launch_sandbox(struct launch *l, struct sentry_opts *op)
+int state_make(const char *id, const char *bundle)
 {
+	int root = root_dir(true), dfd;
+
+	if (root < 0)
+		return fail("%s", g.root_err.msg), -1;
+	/* Ours alone: the container's environment is in its config.json. */
+	if (mkdirat(root, id, 0700) < 0)
+		return fail(errno == EEXIST ? "container with id exists: %s" :
+					      "state of `%s`: %m",
+			    id),
+		       -1;
+	dfd = openat(root, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 || fchmod(dfd, 0700) < 0 || copy_config(bundle, dfd) < 0) {
+		int e = errno;
+		if (dfd >= 0)
+			close(dfd);
+		remove_state(id);
+		return fail("state of `%s`: %s", id, strerror(e)), -1;
+	}
+	return dfd;
+}
+
+int console_make(struct launch *l)
+{
+	struct winsize ws = { (unsigned short)l->c.process.console_rows,
+			      (unsigned short)l->c.process.console_cols, 0, 0 };
 	struct moat_error err = { 0 };
-	struct sentry_opts o;
-	cleanup_free char *bundle = NULL;
-	cleanup_close int dfd = -1;
-	int ready[2], master = -1, tty = -1, root;
+	int master, tty = -1;
+
+	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+	    (tty = open(ptsname(master), O_RDWR | O_NOCTTY)) < 0) {
+		int e = errno;
+		if (master >= 0)
+			close(master);
+		remove_state(l->id);
+		return fail("terminal: %s", strerror(e)), -1;
+	}
+	if (ws.ws_row && ws.ws_col)
+		ioctl(master, TIOCSWINSZ, &ws);
+	if (send_console(l->console_socket, master, &err) < 0) {
+		close(master);
+		close(tty);
+		remove_state(l->id);
+		return fail("%s", err.msg), -1;
+	}
+	close(master);
+	return tty;
+}
+
+/* pid, which failed: gone, and its state too. */
+static int launch_undo(struct launch *l, pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	remove_state(l->id);
+	return 1;
+}
+
+int launch_wait(struct launch *l, pid_t pid, int ready)
+{
 	char msg[1024];
 	struct cstate s;
-	pid_t pid;
+
+	l->pid = pid;
+	if (await_ready(ready, msg, sizeof(msg)) < 0) {
+		close(ready);
+		launch_undo(l, pid);
+		return fail("%s",
+			    msg[0] ? (strncmp(msg, "error: ", 7) ? msg :
+								   msg + 7) :
+				     "the sandbox ended during setup");
+	}
+	close(ready);
+	debug("container %s created: pid %d", l->id, (int)pid);
+	if (cstate_load(l->id, &s) == 0) {
+		if (run_hooks(&s, OCI_HOOK_PRESTART, "prestart", "created") ||
+		    run_hooks(&s, OCI_HOOK_CREATE_RUNTIME, "createRuntime",
+			      "created")) {
+			cstate_free(&s);
+			return launch_undo(l, pid);
+		}
+		cstate_free(&s);
+	}
+	if (l->pid_file) {
+		char buf[16];
+		int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
+		int rc = write_pid_file(l->pid_file, buf, (size_t)n);
+		if (rc < 0) {
+			launch_undo(l, pid);
+			return fail("--pid-file `%s`: %s", l->pid_file,
+				    strerror(-rc));
+		}
+	}
+	return 0;
+}
+
+/* The config, checked and turned into sentry options (*op, freed by
+ * launch() whatever happens); *sid: its pod, when it is a member. */
+static int launch_config(struct launch *l, struct sentry_opts *op,
+			 char **bundle, char **sid)
+{
+	struct moat_error err = { 0 };
 
 	if (!id_ok(l->id))
 		return fail("`%s` is not a container ID (1 to 90 of "
 			    "A-Z a-z 0-9 _ + - . , not first)",
 			    l->id);
-	bundle = realpath(l->bundle, NULL);
-	if (!bundle)
+	*bundle = realpath(l->bundle, NULL);
+	if (!*bundle)
 		return fail("bundle `%s`: %s", l->bundle, strerror(errno));
-	if (oci_config_load(bundle, &l->c, &err) < 0)
+	if (oci_config_load(*bundle, &l->c, &err) < 0)
 		return fail("%s", err.msg);
 	warn_lines(l->c.warnings);
 	if (l->c.process.terminal && !l->console_socket && !l->own_terminal)
@@ -1097,10 +1197,26 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 	if (!l->c.process.terminal && l->console_socket)
 		return fail("--console-socket given, but process.terminal is "
 			    "false");
-	if (opts_from_config(&l->c, &o, &err) < 0) {
-		*op = o;
+	if (opts_from_config(&l->c, op, &err) < 0)
 		return fail("%s", err.msg);
-	}
+	if (pod_of(&l->c, l->id, sid, &err) < 0)
+		return fail("%s", err.msg);
+	return 0;
+}
+
+static int launch_sandbox(struct launch *l, struct sentry_opts *op)
+{
+	struct moat_error err = { 0 };
+	struct sentry_opts o;
+	cleanup_free char *bundle = NULL, *sid = NULL;
+	int ready[2], tty = -1;
+	pid_t pid;
+
+	if (launch_config(l, op, &bundle, &sid))
+		return 1;
+	if (sid)
+		return pod_launch(l, op, sid);
+	o = *op;
 	/* runc's default: the ID, relative to the runtime's cgroup. Where
 	 * it is, refused before anything is made. */
 	o.cgroups_path = l->c.cgroups_path ? l->c.cgroups_path : l->id;
@@ -1109,47 +1225,17 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 	l->ncgdirs = limits_oci_dirs(o.cgroups_path, l->cgdirs, &err);
 	if (l->ncgdirs < 0)
 		return fail("%s", err.msg);
-	root = root_dir(true);
-	if (root < 0)
-		return fail("%s", g.root_err.msg);
-	/* Ours alone: the container's environment is in its config.json. */
-	if (mkdirat(root, l->id, 0700) < 0)
-		return fail(errno == EEXIST ? "container with id exists: %s" :
-					      "state of `%s`: %m",
-			    l->id);
-	dfd = openat(root, l->id,
-		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0 || fchmod(dfd, 0700) < 0) {
-		int e = errno;
-		remove_state(l->id);
-		return fail("state of `%s`: %s", l->id, strerror(e));
-	}
-	l->dirfd = dfd;
-	if (copy_config(bundle, dfd) < 0) {
-		remove_state(l->id);
-		return fail("state of `%s`: %s", l->id, strerror(errno));
-	}
+	l->dirfd = state_make(l->id, bundle);
+	if (l->dirfd < 0)
+		return 1;
 	if (l->c.process.terminal && l->console_socket) {
-		struct winsize ws = { (unsigned short)l->c.process.console_rows,
-				      (unsigned short)l->c.process.console_cols,
-				      0, 0 };
-		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-		if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
-		    (tty = open(ptsname(master), O_RDWR | O_NOCTTY)) < 0) {
-			remove_state(l->id);
-			return fail("terminal: %s", strerror(errno));
-		}
-		if (ws.ws_row && ws.ws_col)
-			ioctl(master, TIOCSWINSZ, &ws);
-		if (send_console(l->console_socket, master, &err) < 0) {
-			remove_state(l->id);
-			return fail("%s", err.msg);
-		}
-		close(master);
-		o.tty = true;
-	} else if (l->c.process.terminal) {
-		o.tty = true; /* run, in the foreground: as moat do -t */
+		tty = console_make(l);
+		if (tty < 0)
+			return 1;
 	}
+	/* with a console socket, a pty of ours; in the foreground (run),
+	 * as moat do -t */
+	o.tty = l->c.process.terminal;
 	if (pipe2(ready, O_CLOEXEC) < 0) {
 		remove_state(l->id);
 		return fail("pipe: %s", strerror(errno));
@@ -1166,46 +1252,11 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 		daemon_main(l, &o, ready[1], tty);
 	}
 	close(ready[1]);
+	close(l->dirfd);
+	l->dirfd = -1;
 	if (tty >= 0)
 		close(tty);
-	l->pid = pid;
-	if (await_ready(ready[0], msg, sizeof(msg)) < 0) {
-		close(ready[0]);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		remove_state(l->id);
-		return fail("%s",
-			    msg[0] ? (strncmp(msg, "error: ", 7) ? msg :
-								   msg + 7) :
-				     "the sandbox ended during setup");
-	}
-	close(ready[0]);
-	debug("container %s created: daemon pid %d", l->id, (int)pid);
-	if (cstate_load(l->id, &s) == 0) {
-		if (run_hooks(&s, OCI_HOOK_PRESTART, "prestart", "created") ||
-		    run_hooks(&s, OCI_HOOK_CREATE_RUNTIME, "createRuntime",
-			      "created")) {
-			cstate_free(&s);
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			remove_state(l->id);
-			return 1;
-		}
-		cstate_free(&s);
-	}
-	if (l->pid_file) {
-		char buf[16];
-		int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
-		int rc = write_pid_file(l->pid_file, buf, (size_t)n);
-		if (rc < 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			remove_state(l->id);
-			return fail("--pid-file `%s`: %s", l->pid_file,
-				    strerror(-rc));
-		}
-	}
-	return 0;
+	return launch_wait(l, pid, ready[0]);
 }
 
 /* ---- commands -------------------------------------------------------------- */
@@ -1327,7 +1378,7 @@ static int request_data(struct cstate *s, const char *req, bool framed,
 	return 1;
 }
 
-static int request(struct cstate *s, const char *req)
+int request(struct cstate *s, const char *req)
 {
 	cleanup_free char *reply = NULL;
 
@@ -1344,7 +1395,7 @@ static int start_container(struct cstate *s)
 			!strcmp(st, "stopped") ?
 				"cannot start a container that has stopped" :
 				"cannot start an already running container");
-	if (request(s, "start\n"))
+	if (s->pod ? pod_start(s) : request(s, "start\n"))
 		return 1;
 	return run_hooks(s, OCI_HOOK_POSTSTART, "poststart", "running");
 }
@@ -1366,7 +1417,7 @@ static int cmd_start(int argc, char **argv)
 #define DELETE_GRACE_MS 2000
 
 /* Wait (bounded) for the daemon to be gone: not our child, so a pidfd. */
-static void wait_gone(const struct cstate *s, int timeout_ms)
+void wait_gone(const struct cstate *s, int timeout_ms)
 {
 	int fd = (int)syscall(SYS_pidfd_open, s->pid, 0);
 
@@ -1390,7 +1441,9 @@ static int delete_container(struct cstate *s, bool force)
 		return fail("cannot delete container %s that is not stopped: "
 			    "%s",
 			    s->id, st);
-	if (daemon_alive(s)) {
+	if (s->pod) {
+		pod_end(s); /* the member's alone: its pod runs on */
+	} else if (daemon_alive(s)) {
 		/* SIGTERM first: the sentry ends its guests and writes its
 		 * audit log's end (the counts it kept); SIGKILL if it has
 		 * not in a short grace, as before. */
@@ -1491,6 +1544,11 @@ static int wait_forwarding(const struct cstate *s, pid_t pid)
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			cleanup_free char *reply = NULL;
 
+			/* a member's anchor (our child) passes it on */
+			if (s->pod) {
+				kill(pid, (int)si.ssi_signo);
+				continue;
+			}
 			snprintf(req, sizeof(req), "kill %u\n", si.ssi_signo);
 			control_call(s->ctl, req, strlen(req), false, &reply,
 				     5);
@@ -1599,6 +1657,11 @@ int cmd_oci_kill(int argc, char **argv)
 		return fail("`%s` is not a signal", sig);
 	if (load_or_fail(id, &s))
 		return 1;
+	if (s.pod) {
+		rc = pod_kill(&s, sig, all);
+		cstate_free(&s);
+		return rc;
+	}
 	if (!strcmp(cstatus(&s, buf, sizeof(buf)), "stopped")) {
 		cstate_free(&s);
 		return fail("container not running");
@@ -1725,7 +1788,7 @@ static int read_status(int dir, pid_t pid, char *buf, size_t cap)
  * guest descends from it (through the reaper). Both are read through one
  * open of /proc/PID, which stays that process's: a pid reused meanwhile
  * reads as gone, never as the new process's. */
-static int guest_of(pid_t daemon, pid_t pid)
+int guest_of(pid_t daemon, pid_t pid)
 {
 	char path[32], st[4096];
 	long ppid;
@@ -1760,7 +1823,7 @@ static int cmd_ps(int argc, char **argv)
 	bool json = false;
 	const char *id = NULL, *sep = "";
 	struct cstate s;
-	char buf[64];
+	char buf[64], req[128];
 	long n, k;
 	int i;
 
@@ -1786,7 +1849,8 @@ static int cmd_ps(int argc, char **argv)
 		}
 		return fail("container not running");
 	}
-	if (request_data(&s, "ps\n", true, &reply, &rlen)) {
+	snprintf(req, sizeof(req), s.pod ? "ps %s\n" : "ps\n", s.id);
+	if (request_data(&s, req, true, &reply, &rlen)) {
 		cstate_free(&s);
 		return 1;
 	}
@@ -1803,7 +1867,7 @@ static int cmd_ps(int argc, char **argv)
 	 * task ps`, `docker top`, a kill), so a pid that is not one of its
 	 * processes is left out, whoever said it was. */
 	for (k = 0; k < n; k++) {
-		int g = guest_of(s.pid, e[k].host_pid);
+		int g = guest_of(s.pod ? s.pod_pid : s.pid, e[k].host_pid);
 
 		if (g == 0)
 			fprintf(stderr,
@@ -1833,7 +1897,7 @@ static int cmd_ps(int argc, char **argv)
 }
 
 /* runc's stats event, from the sentry's "stats" answer. */
-static char *stats_event(const char *id, const char *reply)
+static char *stats_event(const char *id, const char *reply, long npids)
 {
 	json_object *in = json_tokener_parse(reply), *v;
 	json_object *ev = json_object_new_object(), *data, *cpu, *usage, *mem,
@@ -1861,7 +1925,8 @@ static char *stats_event(const char *id, const char *reply)
 	json_object_object_add(data, "memory", mem);
 	pids = json_object_new_object();
 	json_object_object_add(pids, "current",
-			       json_object_new_int64(NUM("pids")));
+			       json_object_new_int64(npids >= 0 ? npids :
+								  NUM("pids")));
 	json_object_object_add(pids, "limit",
 			       json_object_new_int64(NUM("pids_limit")));
 	json_object_object_add(data, "pids", pids);
@@ -1934,7 +1999,8 @@ static int cmd_events(int argc, char **argv)
 			cstate_free(&s);
 			return 1;
 		}
-		ev = stats_event(id, reply);
+		/* a member's: its pod's sandbox, but its own processes */
+		ev = stats_event(id, reply, s.pod ? pod_nprocs(&s) : -1);
 		printf("%s\n", ev);
 		fflush(stdout);
 		if (once)
@@ -1955,6 +2021,13 @@ static int cmd_pause_resume(int argc, char **argv)
 		return fail("usage: moat %s ID", argv[0]);
 	if (load_or_fail(argv[1], &s))
 		return 1;
+	if (s.pod) {
+		fail("container `%s` is a member of pod `%s`: %s the pod's "
+		     "sandbox container, which holds all of it",
+		     argv[1], s.pod, argv[0]);
+		cstate_free(&s);
+		return 1;
+	}
 	rc = request(&s, pause ? "pause\n" : "resume\n");
 	cstate_free(&s);
 	return rc;
@@ -1994,7 +2067,7 @@ static int cmd_spec(int argc, char **argv)
 /* ---- exec ------------------------------------------------------------------ */
 
 /* The request body of sentry/control.c's "exec": NUL-separated fields. */
-static char *exec_body(const struct oci_process *pr, size_t *len)
+char *exec_body(const struct oci_process *pr, size_t *len)
 {
 	size_t cap = 4096, n = 0, i, argc = 0, envc = 0;
 	char *b = xmalloc(cap);
@@ -2052,52 +2125,14 @@ static char *exec_body(const struct oci_process *pr, size_t *len)
 	return b;
 }
 
-/* Ask the daemon to run pr with stdio fds; relay signals to it until it
- * ends. Returns its exit code (128+N for a signal). notify (> 2): where
- * "ok" or the error goes once it runs (exec -d), closed then. */
-static int exec_relay(const struct cstate *s, const struct oci_process *pr,
-		      const int fds[3], int notify)
+/* Read "ok VPID" or "error: ...", whole (prot/control.h), from fd: 0
+ * with *vpid, or -1 with line the message. */
+static int relay_ok(int fd, char *line, size_t cap, unsigned long *vpid)
 {
-	static const int relayed[] = { SIGTERM, SIGINT,	 SIGHUP,   SIGQUIT,
-				       SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
-	cleanup_free char *body = NULL;
-	char head[64], line[256];
-	struct iovec iov[2];
-	sigset_t set;
-	size_t len, n = 0;
-	int fd, sfd, status = -1;
-	unsigned long vpid = 0;
-	bool whole = false, bad = false;
-	unsigned k;
+	size_t n = 0;
+	bool whole = false;
 
-	body = exec_body(pr, &len);
-	snprintf(head, sizeof(head), "exec %zu\n", len);
-	fd = control_connect(s->ctl);
-	if (fd < 0) {
-		snprintf(line, sizeof(line), "container `%s`: no answer (%s)",
-			 s->id, strerror(-fd));
-		goto fail;
-	}
-	iov[0] = (struct iovec){ head, strlen(head) };
-	iov[1] = (struct iovec){ body, len };
-	{
-		ssize_t w = send_with_fds(fd, iov, 2, fds, 3);
-		size_t hl = iov[0].iov_len;
-
-		if (w < 0) {
-			snprintf(line, sizeof(line), "exec: %s",
-				 strerror((int)-w));
-			goto fail;
-		}
-		if ((size_t)w < hl + len &&
-		    ((size_t)w < hl || write_all(fd, body + ((size_t)w - hl),
-						 len - ((size_t)w - hl)) < 0)) {
-			snprintf(line, sizeof(line), "exec: short send");
-			goto fail;
-		}
-	}
-	/* "ok VPID" or "error: ...", whole (prot/control.h) */
-	while (n < sizeof(line) - 1) {
+	while (n < cap - 1) {
 		ssize_t r = read(fd, line + n, 1);
 		if (r <= 0)
 			break;
@@ -2108,28 +2143,67 @@ static int exec_relay(const struct cstate *s, const struct oci_process *pr,
 		n++;
 	}
 	line[n] = 0;
-	if (!whole || ctl_word_uint(line, n, "ok", CTL_PID_MAX, &vpid) < 0 ||
-	    !vpid) {
-		if (whole && !strncmp(line, "error: ", 7))
-			memmove(line, line + 7, strlen(line + 7) + 1);
-		else
-			snprintf(line, sizeof(line),
-				 n ? "exec: a malformed or cut-off answer" :
-				     "exec: no answer");
-		goto fail;
+	if (whole && ctl_word_uint(line, n, "ok", CTL_PID_MAX, vpid) == 0 &&
+	    *vpid)
+		return 0;
+	if (whole && !strncmp(line, "error: ", 7))
+		memmove(line, line + 7, strlen(line + 7) + 1);
+	else
+		snprintf(line, cap,
+			 n ? "a malformed or cut-off answer" : "no answer");
+	return -1;
+}
+
+/* The request, sent whole with its fds: 0, or -1 with line the error. */
+static int relay_send(const struct relay *r, int fd, char *line, size_t cap)
+{
+	struct iovec iov[2] = { { (void *)r->head, strlen(r->head) },
+				{ (void *)r->body, r->len } };
+	ssize_t w = send_with_fds(fd, iov, 2, r->fds, r->nfds);
+	size_t hl = iov[0].iov_len;
+
+	if (w < 0) {
+		snprintf(line, cap, "%s", strerror((int)-w));
+		return -1;
 	}
-	if (notify > 2) {
-		if (write(notify, "ok\n", 3) != 3) {
+	if ((size_t)w < hl + r->len &&
+	    ((size_t)w < hl || write_all(fd, r->body + ((size_t)w - hl),
+					 r->len - ((size_t)w - hl)) < 0)) {
+		snprintf(line, cap, "short send");
+		return -1;
+	}
+	return 0;
+}
+
+/* It runs: say so, then pass signals on as "kill SIG VPID" until its
+ * "exit STATUS" comes. The status, -1 (the sandbox ended), or -2 (a
+ * malformed answer). */
+static int relay_wait(const struct relay *r, int fd, unsigned long vpid)
+{
+	static const int relayed[] = { SIGTERM, SIGINT,	 SIGHUP,   SIGQUIT,
+				       SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
+	char line[256];
+	sigset_t set;
+	size_t n = 0;
+	int sfd, status = -1;
+	unsigned k;
+
+	if (r->dirfd >= 0) {
+		n = (size_t)snprintf(line, sizeof(line), "%lu\n", vpid);
+		write_file_at(r->dirfd, "vpid", line, n, 0600);
+		n = 0;
+	}
+	if (r->notify > 2) {
+		if (write(r->notify, "ok\n", 3) != 3) {
 			/* the parent is gone: run on regardless */
 		}
-		close(notify);
+		close(r->notify);
 	}
 	sigemptyset(&set);
 	for (k = 0; k < ARRAY_SIZE(relayed); k++)
 		sigaddset(&set, relayed[k]);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
-	n = 0;
 	for (;;) {
 		struct pollfd pf[2] = { { fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 
@@ -2144,18 +2218,18 @@ static int exec_relay(const struct cstate *s, const struct oci_process *pr,
 
 				snprintf(req, sizeof(req), "kill %u %lu\n",
 					 si.ssi_signo, vpid);
-				control_call(s->ctl, req, strlen(req), false,
+				control_call(r->ctl, req, strlen(req), false,
 					     &reply, 5);
 			}
 		}
 		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			ssize_t r = read(fd, line + n, sizeof(line) - 1 - n);
-			if (r <= 0)
-				break;
-			char *nl;
+			ssize_t rd = read(fd, line + n, sizeof(line) - 1 - n);
 			unsigned long st;
+			char *nl;
 
-			n += (size_t)r;
+			if (rd <= 0)
+				break;
+			n += (size_t)rd;
 			line[n] = 0;
 			nl = strchr(line, '\n');
 			if (!nl && n < sizeof(line) - 1)
@@ -2165,30 +2239,80 @@ static int exec_relay(const struct cstate *s, const struct oci_process *pr,
 						"exit", 0xffff, &st) == 0)
 				status = (int)st;
 			else
-				bad = true;
+				status = -2;
 			break;
 		}
 	}
-	close(fd);
-	if (bad) {
-		fail("exec: a malformed answer from container `%s`", s->id);
-		return 255;
+	if (sfd >= 0)
+		close(sfd);
+	return status;
+}
+
+int relay_run(const struct relay *r, int *wstatus)
+{
+	char line[256];
+	unsigned long vpid = 0;
+	int fd = control_connect(r->ctl), st;
+
+	if (fd < 0) {
+		snprintf(line, sizeof(line), "container `%s`: no answer (%s)",
+			 r->id, strerror(-fd));
+		goto fail;
 	}
+	if (relay_send(r, fd, line, sizeof(line)) < 0 ||
+	    relay_ok(fd, line, sizeof(line), &vpid) < 0)
+		goto fail;
+	st = relay_wait(r, fd, vpid);
+	close(fd);
+	if (st == -2) {
+		fail("a malformed answer from container `%s`", r->id);
+		st = 255 << 8; /* exit 255 */
+	}
+	*wstatus = st;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (r->notify > 2) {
+		dprintf(r->notify, "error: %s\n", line);
+		close(r->notify);
+	} else {
+		fail("%s", line);
+	}
+	return -1;
+}
+
+/* Ask the daemon to run pr with stdio fds; relay signals to it until it
+ * ends. Returns its exit code (128+N for a signal). notify (> 2): where
+ * "ok" or the error goes once it runs (exec -d), closed then. */
+static int exec_relay(const struct cstate *s, const struct oci_process *pr,
+		      const int fds[3], int notify)
+{
+	cleanup_free char *body = NULL;
+	char head[160];
+	struct relay r = { .ctl = s->ctl,
+			   .id = s->id,
+			   .head = head,
+			   .fds = fds,
+			   .nfds = 3,
+			   .notify = notify,
+			   .dirfd = -1 };
+	int status;
+
+	body = exec_body(pr, &r.len);
+	r.body = body;
+	/* a pod member's: in its own tree, in its pod's sentry */
+	if (s->pod)
+		snprintf(head, sizeof(head), "exec %zu %s\n", r.len, s->id);
+	else
+		snprintf(head, sizeof(head), "exec %zu\n", r.len);
+	if (relay_run(&r, &status) < 0)
+		return 255;
 	if (status < 0)
 		return 137; /* the sandbox ended under it */
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-fail:
-	if (fd >= 0)
-		close(fd);
-	if (notify > 2) {
-		dprintf(notify, "%s\n", line);
-		close(notify);
-		return 255;
-	}
-	fail("%s", line);
-	return 255;
 }
 
 static const struct option exec_opts[] = {
@@ -2417,7 +2541,9 @@ static int cmd_exec(int argc, char **argv)
 		if (await_ready(pp[0], msg, sizeof(msg)) < 0) {
 			close(pp[0]);
 			waitpid(proxy, NULL, 0);
-			return fail("%s", msg[0] ? msg : "exec failed");
+			return fail("%s", !msg[0] ? "exec failed" :
+					  strncmp(msg, "error: ", 7) ? msg :
+								       msg + 7);
 		}
 		close(pp[0]);
 		if (pid_file) {

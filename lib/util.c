@@ -355,14 +355,14 @@ ssize_t send_with_fds(int sock, struct iovec *iov, int niov, const int *fds,
 		      int nfds)
 {
 	union {
-		char b[CMSG_SPACE(4 * sizeof(int))];
+		char b[CMSG_SPACE(SEND_FDS_MAX * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
 	struct cmsghdr *cm;
 	ssize_t n;
 
-	if (nfds < 0 || nfds > 4)
+	if (nfds < 0 || nfds > SEND_FDS_MAX)
 		return -EINVAL;
 	if (nfds > 0) {
 		memset(&u, 0, sizeof(u));

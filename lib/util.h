@@ -106,8 +106,9 @@ ssize_t read_all(int fd, void *buf, size_t len);
  * its length. Cost: one pass over s, no allocation. */
 size_t json_quote(char *out, size_t cap, const char *s);
 
-/* One message of the iovecs with nfds (at most 4) fds attached
+/* One message of the iovecs with nfds (at most SEND_FDS_MAX) fds attached
  * (SCM_RIGHTS), MSG_NOSIGNAL; bytes sent, or -errno. */
+#define SEND_FDS_MAX 64 /* a pod member's stdio and gofers (cli/pod.c) */
 struct iovec;
 ssize_t send_with_fds(int sock, struct iovec *iov, int niov, const int *fds,
 		      int nfds);

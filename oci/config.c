@@ -1265,10 +1265,16 @@ static int parse_namespaces(struct parser *p, json_object *o,
 		if (!rc && path) {
 			/* A network namespace (a pod's) is where the
 			 * sandbox's link reaches the host: slirp's sockets
-			 * or tap's device live there. Other kinds the
-			 * sandbox has of its own only. */
+			 * or tap's device live there. An ipc or uts one is
+			 * a pod's sandbox container's, which only a member
+			 * of that pod may name (cli/pod.c refuses it for
+			 * any other). Other kinds the sandbox has of its
+			 * own only. */
+			const char *ty = json_object_get_string(t);
+
 			push_key(p, "path");
-			if (strcmp(json_object_get_string(t), "network"))
+			if (strcmp(ty, "network") && strcmp(ty, "ipc") &&
+			    strcmp(ty, "uts"))
 				rc = bad(p,
 					 "joining an existing %s namespace "
 					 "is not supported by moat: the "
@@ -1276,7 +1282,7 @@ static int parse_namespaces(struct parser *p, json_object *o,
 					 json_object_get_string(t));
 			else if (json_object_get_string(path)[0] != '/')
 				rc = bad(p, "an absolute path expected");
-			else
+			else if (!strcmp(ty, "network"))
 				c->netns =
 					xstrdup(json_object_get_string(path));
 			pop(p);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gofer/gofer.h"
+#include "gofer/spawn.h"
 #include "lib/crash.h"
 #include "netstack/netpol.h"
 #include "netstack/netstack.h"
@@ -36,87 +37,23 @@
 #include "sentry/sysctl.h"
 #include "sentry/vfs.h"
 
-/* What a gofer may do to its tree: read it, write it (a `--mount ...:rw`),
- * or keep the sandbox's store's flat files (sentry/store.h). */
-enum gofer_kind {
-	GOFER_RO,
-	GOFER_RW,
-	GOFER_FOR_STORE,
-};
-
 static pid_t start_gofer(const char *root, enum gofer_kind kind, int *sock_out,
 			 struct moat_error *err)
 {
-	int sv[2];
-	pid_t pid;
-	struct stat st;
-	bool host_root;
+	/* The host's own root is served as the sandbox's helper uid; the
+	 * store's gofer is asked little (a large file's create and
+	 * reopen): not on the sentry's CPU, where the rootfs's gofer
+	 * answers every lookup. */
+	struct gofer_spawn o = { .kind = kind,
+				 .has_as = true,
+				 .as_uid = S->ids.helper_uid,
+				 .as_gid = S->ids.helper_gid,
+				 .cpus = kind == GOFER_FOR_STORE ? &S->cpus :
+								   NULL };
+	pid_t pid = gofer_spawn(root, &o, sock_out, err);
 
-	/* Checked here for a clear message; the gofer checks again, confined.
-	 * A mount's may be one regular file (a file bind mount); a FIFO,
-	 * socket or device would be the host's node itself, which the
-	 * sentry's VFS cannot serve. */
-	if (stat(root, &st) < 0)
-		return moat_error_set(err, errno, "gofer: open `%s`", root);
-	if (S_ISREG(st.st_mode) && kind == GOFER_FOR_STORE)
-		return moat_error_set(err, ENOTDIR, "gofer: open `%s`", root);
-	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-		return moat_error_input(err, EINVAL,
-					"`%s` is %s: moat binds regular files "
-					"and directories only",
-					root, file_type_name(st.st_mode));
-	{
-		struct stat hroot;
-		host_root = stat("/", &hroot) == 0 &&
-			    hroot.st_dev == st.st_dev &&
-			    hroot.st_ino == st.st_ino;
-	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return moat_error_set(err, errno, "gofer: socketpair");
-	pid = fork();
-	if (pid < 0)
-		return moat_error_set(err, errno, "gofer: fork");
-	if (pid == 0) {
-		char fdbuf[16], asbuf[32], expbuf[48];
-		char *args[] = { "moat", "gofer", "--root",   (char *)root,
-				 "--fd", fdbuf,	  "--expect", expbuf,
-				 NULL,	 NULL,	  NULL,	      NULL };
-		int n = 8;
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (dup2(sv[1], 3) < 0)
-			_exit(126);
-		snprintf(fdbuf, sizeof(fdbuf), "3");
-		/* What was checked is what is served: the gofer refuses a
-		 * tree that is not this directory (a link swapped in). */
-		snprintf(expbuf, sizeof(expbuf), "%llu:%llu",
-			 (unsigned long long)st.st_dev,
-			 (unsigned long long)st.st_ino);
-		/* The host's own root: serve it as the sandbox's helper uid,
-		 * which owns no host file (gofer/confine.c). */
-		if (host_root && kind == GOFER_RO) {
-			snprintf(asbuf, sizeof(asbuf), "%u:%u",
-				 (unsigned)S->ids.helper_uid,
-				 (unsigned)S->ids.helper_gid);
-			args[n++] = "--as";
-			args[n++] = asbuf;
-		}
-		/* Only a `--mount ...:rw` gofer may change its tree as the
-		 * guest asks; the store's makes and removes flat files. */
-		if (kind == GOFER_RW)
-			args[n++] = "--rw";
-		/* The store's gofer is asked little (a large file's create
-		 * and reopen): not on the sentry's CPU, where the rootfs's
-		 * gofer answers every lookup. */
-		if (kind == GOFER_FOR_STORE) {
-			args[n++] = "--store";
-			sched_setaffinity(0, sizeof(S->cpus), &S->cpus);
-		}
-		execv("/proc/self/exe", args);
-		_exit(126);
-	}
-	limits_adopt(pid);
-	close(sv[1]);
-	*sock_out = sv[0];
+	if (pid > 0)
+		limits_adopt(pid);
 	return pid;
 }
 

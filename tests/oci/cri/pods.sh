@@ -13,9 +13,7 @@
 # tests/oci/cri/pause.c built static) and imported with ctr. Afterwards
 # nothing of it may be left: processes, mounts, cgroups, state.
 #
-# Not yet in `make test` (tests/e2e/run.sh runs tests/oci/test_*.sh): the
-# moat handler fails at the first workload container (issue 13: a pod's
-# containers in one sandbox).
+# Not yet in `make test` (tests/e2e/run.sh runs tests/oci/test_*.sh).
 # Run it by hand: bash tests/oci/cri/pods.sh
 . "$(dirname "$0")/../../e2e/lib.sh"
 
