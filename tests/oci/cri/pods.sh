@@ -13,8 +13,8 @@
 # tests/oci/cri/pause.c built static) and imported with ctr. Afterwards
 # nothing of it may be left: processes, mounts, cgroups, state.
 #
-# Not yet in `make test` (tests/e2e/run.sh runs tests/oci/test_*.sh).
-# Run it by hand: bash tests/oci/cri/pods.sh
+# `make test` runs it through tests/oci/test_cri_pods.sh; by hand:
+# bash tests/oci/cri/pods.sh
 . "$(dirname "$0")/../../e2e/lib.sh"
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
