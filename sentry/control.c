@@ -1014,7 +1014,8 @@ static bool body_head(int i, size_t *want)
 		*want = SIZE_MAX;
 		return true;
 	}
-	snprintf(clients[i].member, sizeof(clients[i].member), "%s", name);
+	snprintf(clients[i].member, sizeof(clients[i].member), "%.*s",
+		 POD_NAME_MAX, name);
 	return true;
 }
 

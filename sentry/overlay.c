@@ -377,6 +377,7 @@ int ovl_lower_names(const char *path, struct ovl_names **out)
 {
 	struct ovl_names *ln = calloc(1, sizeof(*ln));
 	struct vnode *dir;
+	struct p9_client *p9;
 	uint32_t fid;
 	size_t cap = 0;
 	char buf[32768];
@@ -391,12 +392,13 @@ int ovl_lower_names(const char *path, struct ovl_names **out)
 		vnode_put(dir);
 		return 0;
 	}
-	rc = p9c_clone(vn_p9(dir), dir->fid, &fid);
-	vnode_put(dir);
+	p9 = vn_p9(dir);
+	rc = p9c_clone(p9, dir->fid, &fid);
+	vnode_put(dir); /* (its client outlives it: the namespace's) */
 	if (rc < 0)
 		return rc;
-	rc = p9c_lopen(vn_p9(dir), fid, O_RDONLY | O_DIRECTORY, &fd);
-	p9c_clunk(vn_p9(dir), fid);
+	rc = p9c_lopen(p9, fid, O_RDONLY | O_DIRECTORY, &fd);
+	p9c_clunk(p9, fid);
 	if (rc < 0)
 		return rc;
 	for (;;) {
