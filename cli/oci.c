@@ -1065,6 +1065,29 @@ static void opts_free(struct sentry_opts *o, const struct oci_config *c)
 
 static int launch_sandbox(struct launch *l, struct sentry_opts *o);
 
+pid_t fork_ready(struct launch *l, int ready[2])
+{
+	pid_t pid;
+
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		remove_state(l->id);
+		fail("pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		remove_state(l->id);
+		close(ready[0]);
+		close(ready[1]);
+		fail("fork: %s", strerror(errno));
+		return -1;
+	}
+	close(ready[pid == 0 ? 0 : 1]);
+	return pid;
+}
+
 static int launch(struct launch *l)
 {
 	struct sentry_opts o = { 0 };
@@ -1236,22 +1259,11 @@ static int launch_sandbox(struct launch *l, struct sentry_opts *op)
 	/* with a console socket, a pty of ours; in the foreground (run),
 	 * as moat do -t */
 	o.tty = l->c.process.terminal;
-	if (pipe2(ready, O_CLOEXEC) < 0) {
-		remove_state(l->id);
-		return fail("pipe: %s", strerror(errno));
-	}
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		remove_state(l->id);
-		return fail("fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		close(ready[0]);
+	pid = fork_ready(l, ready);
+	if (pid < 0)
+		return 1;
+	if (pid == 0)
 		daemon_main(l, &o, ready[1], tty);
-	}
-	close(ready[1]);
 	close(l->dirfd);
 	l->dirfd = -1;
 	if (tty >= 0)

@@ -83,6 +83,10 @@ int console_make(struct launch *l);
  * and createRuntime hooks, the pid file; on failure pid is killed and
  * the state removed. 0 or 1 (said). */
 int launch_wait(struct launch *l, pid_t pid, int ready);
+/* The fork of a container's daemon or anchor, with a pipe for its "ok":
+ * in the child 0 (ready[1] its end), in the parent its pid (ready[0]
+ * ours), or -1, said, and l's state removed. */
+pid_t fork_ready(struct launch *l, int ready[2]);
 
 /* The request body of the sentry's "exec" (and of a member's
  * "container", after its mounts): NUL-separated fields. */

@@ -607,22 +607,11 @@ int pod_launch(struct launch *l, struct sentry_opts *o, const char *sid)
 	l->dirfd = state_make(l->id, l->c.bundle);
 	if (l->dirfd < 0 || pod_stdio(&a))
 		return 1;
-	if (pipe2(ready, O_CLOEXEC) < 0) {
-		remove_state(l->id);
-		return fail("pipe: %s", strerror(errno));
-	}
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		remove_state(l->id);
-		return fail("fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		close(ready[0]);
+	pid = fork_ready(l, ready);
+	if (pid < 0)
+		return 1;
+	if (pid == 0)
 		anchor_main(&a, ready[1]);
-	}
-	close(ready[1]);
 	close(l->dirfd);
 	l->dirfd = -1;
 	if (a.socks[0] > 2)
