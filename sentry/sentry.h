@@ -412,7 +412,6 @@ struct sentry {
 	bool init_exited;
 	char hostname[65];
 	char domainname[65];
-	struct vnode *root;
 	int host_proc_fd; /* host /proc, for reading tracee maps */
 	int64_t boot_ns;
 	bool debug;   /* MOAT_DEBUG set: trace events to stderr */

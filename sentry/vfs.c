@@ -104,7 +104,6 @@ static void vnode_free(struct vnode *vn)
 	free(vn->link);
 	free(vn->path);
 	free(vn);
-	ns->nvnodes--;
 }
 
 struct vnode *vnode_new(enum vn_kind kind, mode_t mode, const char *path)
@@ -120,7 +119,6 @@ struct vnode *vnode_new(enum vn_kind kind, mode_t mode, const char *path)
 	}
 	vn->refs = 1;
 	vn->ns = NS;
-	NS->nvnodes++;
 	vn->kind = kind;
 	vn->mode = mode;
 	vn->hostfd = -1;
@@ -275,7 +273,6 @@ int vfs_init(uint32_t rootfid, struct moat_error *err)
 	shm_vn->st.st_dev = VFS_DEV_SHM;
 	if (!proc_vn || !dev_vn || !mq_vn)
 		return moat_error_set(err, ENOMEM, "vfs");
-	S->root = NS->top_vn;
 	return 0;
 }
 

@@ -86,14 +86,13 @@ struct vmount {
  * with its own mounts. The sandbox has one; each member of a pod (a
  * workload container, docs/kubernetes.md) has one of its own. procfs,
  * devfs, /dev/shm, /dev/mqueue and sysfs are the sandbox's, in every one.
- * A namespace lives while a process is in it or a vnode made in it is
- * alive (an open file, a cwd). */
+ * A member's namespace lives while a process is in it or a file opened
+ * in it is open (vfs_ns_check). */
 #define VFS_MOUNTS_MAX 64
 struct mntns {
-	int refs;	/* processes in it (and the sandbox's hold on ns0) */
-	size_t nvnodes; /* its vnodes alive */
-	long nfiles;	/* open file descriptions made in it */
-	char *name;	/* a member's container ID; NULL: the sandbox's own */
+	int refs;    /* processes in it (and the sandbox's hold on ns0) */
+	long nfiles; /* open file descriptions made in it */
+	char *name;  /* a member's container ID; NULL: the sandbox's own */
 	struct p9_client *p9; /* the rootfs's gofer */
 	uint32_t rootfid;
 	/* root_vn: the rootfs's "/" (the overlay's lower root); top_vn:

@@ -212,7 +212,7 @@ static void tsetup(void)
 	P.fdt = fdtable_new();
 	cr_assert(P.fdt);
 	P.umask = 022;
-	P.cwd = vnode_get(S->root);
+	P.cwd = vnode_get(vfs_ns0()->top_vn);
 	P.leader = &T;
 	T.proc = &P;
 	T.tid = 1;
@@ -709,7 +709,7 @@ TT(mounts_start_empty)
 	/* two instances: one tree each */
 	cr_assert(tmpfs_same_fs(tmp, tmp));
 	cr_assert_not(tmpfs_same_fs(tmp, shm));
-	cr_assert_not(tmpfs_same_fs(tmp, S->root));
+	cr_assert_not(tmpfs_same_fs(tmp, vfs_ns0()->top_vn));
 	cr_assert_null(tmpfs_parent(tmp));
 	cr_assert_null(tmpfs_parent(shm));
 	/* ".." leaves the mount for the tree it is mounted on */
@@ -1073,7 +1073,7 @@ TT(removed_dir_refuses_new_entries)
 	ERR(t_create("f", 0644), ENOENT);
 	ERR(t_mkdir("d", 0755), ENOENT);
 	ERR(t_symlink("x", "l"), ENOENT);
-	set_cwd(vnode_get(S->root));
+	set_cwd(vnode_get(vfs_ns0()->top_vn));
 }
 
 /* Regression (rename into a removed directory): tmpfs_rename never checks
@@ -1090,7 +1090,7 @@ TT(rename_into_a_removed_dir_is_enoent)
 	set_cwd(RES("/tmp/gone"));
 	OK(t_rmdir("/tmp/gone"));
 	rc = SC(sys_rename, U("/tmp/f"), U("f"));
-	set_cwd(vnode_get(S->root));
+	set_cwd(vnode_get(vfs_ns0()->top_vn));
 	if (rc == 0)
 		cr_assert_fail("rename into a removed directory succeeded "
 			       "(the file is lost with it)");
@@ -1110,7 +1110,7 @@ TT(link_into_a_removed_dir_is_enoent)
 	set_cwd(RES("/tmp/gone"));
 	OK(t_rmdir("/tmp/gone"));
 	rc = SC(sys_link, U("/tmp/f"), U("f"));
-	set_cwd(vnode_get(S->root));
+	set_cwd(vnode_get(vfs_ns0()->top_vn));
 	OK(t_unlink("/tmp/f"));
 	ERR(rc, ENOENT);
 }
@@ -1138,7 +1138,7 @@ TT(dotdot_from_a_removed_dir_whose_parent_is_gone)
 	cr_assert_eq(up->st.st_nlink, 0, "its parent was removed too");
 	cr_assert_str_eq(up->path, "/tmp/a");
 	vnode_put(up);
-	set_cwd(vnode_get(S->root));
+	set_cwd(vnode_get(vfs_ns0()->top_vn));
 }
 
 /* Regression (dangling parent pointer, getdents): as above, t_getdents of
@@ -1337,7 +1337,7 @@ TT(symlinks_relative_and_absolute)
 	set_cwd(RES("/tmp/d"));
 	expect_path("up", "/tmp/d/f");
 	expect_path("../rel", "/tmp/d/f");
-	set_cwd(vnode_get(S->root));
+	set_cwd(vnode_get(vfs_ns0()->top_vn));
 
 	ERR(res_rc("/tmp/dangling", LOOKUP_FOLLOW), ENOENT);
 	cr_assert_eq(res_rc("/tmp/dangling", 0), 0);
@@ -1641,7 +1641,7 @@ TT(rename_dir_moves_paths_and_dotdot)
 	expect_path("..", "/tmp/z/a2/b2");
 	expect_path("../../b2/c/f", "/tmp/z/a2/b2/c/f");
 
-	set_cwd(vnode_get(S->root));
+	set_cwd(vnode_get(vfs_ns0()->top_vn));
 	file_put(open_f);
 	OK(SC(sys_close, (uint64_t)bfd));
 	vnode_put(b);

@@ -236,8 +236,9 @@ static void rsetup(void)
 		close(sv[0]); /* still ours; lets the gofer see EOF */
 	cr_assert_eq(rc, 0, "%s", err.msg);
 	cr_assert_eq(vfs_init(S->rootfid, &err), 0, "%s", err.msg);
-	cr_assert_eq(S->root->kind, VN_TMPFS); /* the merged view's "/" */
-	cr_assert_str_eq(S->root->path, "/");
+	cr_assert_eq(vfs_ns0()->top_vn->kind,
+		     VN_TMPFS); /* the merged view's "/" */
+	cr_assert_str_eq(vfs_ns0()->top_vn->path, "/");
 }
 
 /* Idempotent. Returns gofer_serve's result (0: clean EOF). */
