@@ -732,32 +732,7 @@ t_console_socket()
 	local b=$E2E_TMP/b root=$E2E_TMP/root sock=$E2E_TMP/console.sock
 	make_bundle "$b" '["sh","-c","test -t 0 && echo on a tty; stty size"]' \
 		'c["process"]["terminal"]=True' 'c["process"]["consoleSize"]={"height":30,"width":100}' || fail "bundle"
-	cat >"$E2E_TMP/console.py" <<'PY'
-
-import array, os, socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(sys.argv[1]); s.listen(1)
-c, _ = s.accept()
-fds = array.array("i")
-msg, anc, _, _ = c.recvmsg(64, socket.CMSG_SPACE(4))
-for level, typ, data in anc:
-    fds.frombytes(data[:4])
-m = fds[0]
-out = b""
-end = time.time() + 20
-while time.time() < end:
-    try:
-        d = os.read(m, 4096)
-    except OSError:
-        break
-    if not d:
-        break
-    out += d
-    if b"100" in out or b" 0\r\n" in out or b"\n0 0" in out:
-        break
-print(out.decode(errors="replace"))
-PY
-	python3 "$E2E_TMP/console.py" "$sock" >"$E2E_TMP/console.out" 2>&1 &
+	python3 "$HERE/console_socket.py" "$sock" $'100| 0\r\n|\n0 0' >"$E2E_TMP/console.out" 2>&1 &
 	local py=$!
 	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 	capture moat --root "$root" create --bundle "$b" --console-socket "$sock" tty1
@@ -770,7 +745,7 @@ PY
 	moat --root "$root" delete --force tty1
 	# exec -t: a terminal of its own too, through the console socket
 	rm -f "$sock"
-	python3 "$E2E_TMP/console.py" "$sock" >"$E2E_TMP/console2.out" 2>&1 &
+	python3 "$HERE/console_socket.py" "$sock" $'100| 0\r\n|\n0 0' >"$E2E_TMP/console2.out" 2>&1 &
 	py=$!
 	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 	make_bundle "$b.w" '["sleep","30"]' || fail "bundle"

@@ -8,6 +8,7 @@
 # act on one member; deleting the sandbox container leaves no process.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/lib_oci.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 PORT=$((20000 + $$ % 20000))
 
@@ -209,28 +210,7 @@ c["process"]["terminal"] = True
 c["mounts"].append({"destination": "/data", "type": "bind", "source": sys.argv[2], "options": ["rbind", "rw"]})
 json.dump(c, open(sys.argv[1], "w"))
 PY
-	cat >"$E2E_TMP/console.py" <<'PY'
-import array, os, socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(sys.argv[1]); s.listen(1)
-c, _ = s.accept()
-fds = array.array("i")
-msg, anc, _, _ = c.recvmsg(64, socket.CMSG_SPACE(4))
-for level, typ, data in anc:
-    fds.frombytes(data[:4])
-out = b""
-end = time.time() + 20
-while time.time() < end and b"from-m8" not in out:
-    try:
-        d = os.read(fds[0], 4096)
-    except OSError:
-        break
-    if not d:
-        break
-    out += d
-print(out.decode(errors="replace"))
-PY
-	python3 "$E2E_TMP/console.py" "$sock" >"$E2E_TMP/console.out" 2>&1 &
+	python3 "$HERE/console_socket.py" "$sock" 'from-m8' >"$E2E_TMP/console.out" 2>&1 &
 	py=$!
 	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 	capture moat --root "$root" create --bundle "$E2E_TMP/m8" --console-socket "$sock" m8
