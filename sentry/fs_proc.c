@@ -1772,17 +1772,23 @@ int procfs_open(struct task *t, struct vnode *vn, int flags, struct file **out)
 
 /* /proc/<pid>/fd/N is a "magic link": following it yields the open file
  * itself, not a lookup of its text (which may be "pipe:[N]"). Returns the
- * file (borrowed) or NULL if vn is not such a link or may not be seen. */
+ * file (borrowed) or NULL if vn is not such a link or may not be seen.
+ * A file of another pod member's tree is only its text, looked up in the
+ * reader's own, as cwd, exe and root are: a node of another mount
+ * namespace never enters a walk, whose mounts, masks and read-only
+ * paths are the reader's, and it may outlive that namespace's gofers. */
 struct file *procfs_fd_file(struct task *t, struct vnode *vn)
 {
 	struct process *p;
+	struct file *f;
 
 	if (vn->kind != VN_PROC || vn->pk != PK_FD)
 		return NULL;
 	p = vn_proc(vn);
 	if (!p || may_inspect(t, p) < 0)
 		return NULL;
-	return proc_fd_file(p, vn->num);
+	f = proc_fd_file(p, vn->num);
+	return f && f->vn && f->vn->ns != vfs_ns() ? NULL : f;
 }
 
 bool procfs_is_magic(const struct vnode *vn)

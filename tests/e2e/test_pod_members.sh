@@ -154,9 +154,43 @@ t_malformed_requests_are_refused()
 	pod_down
 }
 
+# /proc/<pid>/fd/N of another member's file is only its text, looked up
+# in the reader's own tree: no node of another mount namespace enters a
+# walk (its read-only paths are not the reader's, and its gofers may be
+# gone by the next open: that was a crash of the whole pod).
+t_another_members_fd_is_its_text()
+{
+	pod_up fdx
+	member_rootfs b && RB=$RFS
+	member_rootfs a && RA=$RFS
+	echo secret-of-b >"$RB/bfile"
+	pc container b "$RB" -- /bin/sh -c 'exec 3</bfile; echo b-up; sleep 30' \
+		>"$E2E_TMP/b.out" 2>&1 &
+	B=$!
+	for _ in $(seq 100); do
+		grep -q b-up "$E2E_TMP/b.out" && break
+		sleep 0.05
+	done
+	capture pc container a "$RA" -- /bin/sh -c '
+		for p in /proc/[0-9]*; do
+			[ "$(readlink $p/fd/3 2>/dev/null)" = /bfile ] && P=${p#/proc/}
+		done
+		echo "b is ${P:-none}"
+		cat /proc/$P/fd/3 2>&1
+		kill -9 $P; sleep 0.5
+		cat /proc/$P/fd/3 2>&1; echo done'
+	wait "$B"
+	assert_match "$OUT" "b is [0-9]+"
+	assert_not_contains "$OUT" "secret-of-b"
+	assert_contains "$OUT" "done"
+	assert_eq "running" "$(pc line state)" "the pod outlives it"
+	pod_down
+}
+
 run_test own_rootfs_and_mounts t_a_member_has_its_own_rootfs_and_mounts
 run_test two_members t_members_do_not_see_each_others_files_and_share_loopback
 run_test exec_state_ps_kill t_exec_state_ps_and_kill_name_a_member
 run_test a_members_end t_a_members_end_ends_its_processes_and_gofers
 run_test malformed t_malformed_requests_are_refused
+run_test another_members_fd t_another_members_fd_is_its_text
 e2e_done
