@@ -985,16 +985,26 @@ int task_ns_tid(struct task *x)
 	return x->ns_tid;
 }
 
+/* Blocked tasks whose host signals one tick reads: each costs a read of
+ * /proc/<tid>/status, and the tick is 10 ms. A thousand blocked tasks (a
+ * fork bomb's, waiting on one pipe) read at every tick took more than a
+ * tick, so the loop did nothing else (under ASan, or a busy host). Past
+ * this many, they are read in turns: each within a few ticks. */
+#define HOST_SIGNALS_PER_TICK 64
+
 void task_poll_host_signals(void)
 {
+	static long turn; /* blocked tasks passed over before this tick's */
 	struct task *t, *next;
+	long seen = 0, polled = 0;
 	int sig;
 
-	for (t = S->tasks; t; t = next) {
+	for (t = S->tasks; t && polled < HOST_SIGNALS_PER_TICK; t = next) {
 		uint64_t set;
 		next = t->next;
-		if (t->state != TS_BLOCKED)
+		if (t->state != TS_BLOCKED || seen++ < turn)
 			continue;
+		polled++;
 		set = host_pending(t->host_tid);
 		if (set)
 			sentry_wake(); /* a signalfd may have become readable */
@@ -1002,6 +1012,9 @@ void task_poll_host_signals(void)
 			if (set & (1ULL << (sig - 1)))
 				maybe_interrupt(t, sig);
 	}
+	/* the next tick goes on after these, or from the start once all
+	 * have had their turn */
+	turn = t ? turn + polled : 0;
 }
 
 void sig_note_sender(struct process *p, int sig, int sender_pid)
