@@ -26,6 +26,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <json-c/json.h>
@@ -2078,63 +2079,73 @@ static int cmd_spec(int argc, char **argv)
 
 /* ---- exec ------------------------------------------------------------------ */
 
-/* The request body of sentry/control.c's "exec": NUL-separated fields. */
-char *exec_body(const struct oci_process *pr, size_t *len)
+void fields_put(struct fields *f, const char *str)
 {
-	size_t cap = 4096, n = 0, i, argc = 0, envc = 0;
-	char *b = xmalloc(cap);
+	size_t l = strlen(str) + 1;
 
-#define PUT(str)                                                               \
-	do {                                                                   \
-		size_t l_ = strlen(str) + 1;                                   \
-		while (n + l_ > cap) {                                         \
-			cap *= 2;                                              \
-			b = realloc(b, cap);                                   \
-			if (!b)                                                \
-				abort();                                       \
-		}                                                              \
-		memcpy(b + n, str, l_);                                        \
-		n += l_;                                                       \
-	} while (0)
-	char num[32];
-
-	PUT(pr->cwd);
-	snprintf(num, sizeof(num), "%u", pr->uid);
-	PUT(num);
-	snprintf(num, sizeof(num), "%u", pr->gid);
-	PUT(num);
-	snprintf(num, sizeof(num), "%zu", pr->ngids);
-	PUT(num);
-	for (i = 0; i < pr->ngids; i++) {
-		snprintf(num, sizeof(num), "%u", pr->gids[i]);
-		PUT(num);
+	if (!f->b) {
+		f->cap = 4096;
+		f->b = xmalloc(f->cap);
 	}
+	while (f->n + l > f->cap) {
+		f->cap *= 2;
+		f->b = realloc(f->b, f->cap);
+		if (!f->b)
+			abort();
+	}
+	memcpy(f->b + f->n, str, l);
+	f->n += l;
+}
+
+void fields_putf(struct fields *f, const char *fmt, ...)
+{
+	char num[64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(num, sizeof(num), fmt, ap);
+	va_end(ap);
+	fields_put(f, num);
+}
+
+void exec_fields(struct fields *f, const struct oci_process *pr)
+{
+	size_t i, argc = 0, envc = 0;
+
+	fields_put(f, pr->cwd);
+	fields_putf(f, "%u", pr->uid);
+	fields_putf(f, "%u", pr->gid);
+	fields_putf(f, "%zu", pr->ngids);
+	for (i = 0; i < pr->ngids; i++)
+		fields_putf(f, "%u", pr->gids[i]);
 	while (pr->args[argc])
 		argc++;
-	snprintf(num, sizeof(num), "%zu", argc);
-	PUT(num);
+	fields_putf(f, "%zu", argc);
 	for (i = 0; i < argc; i++)
-		PUT(pr->args[i]);
+		fields_put(f, pr->args[i]);
 	while (pr->env && pr->env[envc])
 		envc++;
-	snprintf(num, sizeof(num), "%zu", envc);
-	PUT(num);
+	fields_putf(f, "%zu", envc);
 	for (i = 0; i < envc; i++)
-		PUT(pr->env[i]);
-	PUT(pr->terminal ? "1" : "0");
-	PUT(pr->no_new_privileges ? "1" : "0");
+		fields_put(f, pr->env[i]);
+	fields_put(f, pr->terminal ? "1" : "0");
+	fields_put(f, pr->no_new_privileges ? "1" : "0");
 	if (pr->has_caps) {
 		const uint64_t v[] = { pr->caps.bnd, pr->caps.eff, pr->caps.inh,
 				       pr->caps.prm, pr->caps.amb };
-		for (i = 0; i < ARRAY_SIZE(v); i++) {
-			snprintf(num, sizeof(num), "%llx",
-				 (unsigned long long)v[i]);
-			PUT(num);
-		}
+		for (i = 0; i < ARRAY_SIZE(v); i++)
+			fields_putf(f, "%llx", (unsigned long long)v[i]);
 	}
-#undef PUT
-	*len = n;
-	return b;
+}
+
+/* The request body of sentry/control.c's "exec": NUL-separated fields. */
+char *exec_body(const struct oci_process *pr, size_t *len)
+{
+	struct fields f = { 0 };
+
+	exec_fields(&f, pr);
+	*len = f.n;
+	return f.b;
 }
 
 /* Read "ok VPID" or "error: ...", whole (prot/control.h), from fd: 0

@@ -90,6 +90,16 @@ pid_t fork_ready(struct launch *l, int ready[2]);
 
 /* The request body of the sentry's "exec" (and of a member's
  * "container", after its mounts): NUL-separated fields. */
+/* A request body of NUL-terminated fields, grown as put (b: malloc'd,
+ * the caller's; abort on ENOMEM, as xmalloc). */
+struct fields {
+	char *b;
+	size_t n, cap;
+};
+void fields_put(struct fields *f, const char *str);
+void fields_putf(struct fields *f, const char *fmt, ...) MOAT_PRINTF(2, 3);
+/* exec's fields of pr (sentry/control.c parse_exec), put after f's */
+void exec_fields(struct fields *f, const struct oci_process *pr);
 char *exec_body(const struct oci_process *pr, size_t *len);
 
 /* A process asked of a sentry (exec, a member's container), and its

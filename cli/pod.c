@@ -321,70 +321,44 @@ __attribute__((noreturn)) static void anchor_end(struct anchor *a, int status)
 static char *container_body(const struct anchor *a, size_t *len)
 {
 	const struct sentry_opts *o = a->o;
-	cleanup_free char *proc = NULL;
-	size_t plen, cap = 4096, n = 0, i, nro = 0, nmask = 0;
-	char *b = xmalloc(cap), num[64];
+	struct fields f = { 0 };
+	size_t i, nro = 0, nmask = 0;
 
-#define PUT(str)                                                               \
-	do {                                                                   \
-		size_t l_ = strlen(str) + 1;                                   \
-		while (n + l_ > cap) {                                         \
-			cap *= 2;                                              \
-			b = realloc(b, cap);                                   \
-			if (!b)                                                \
-				abort();                                       \
-		}                                                              \
-		memcpy(b + n, str, l_);                                        \
-		n += l_;                                                       \
-	} while (0)
-#define PUTF(...)                                                              \
-	do {                                                                   \
-		snprintf(num, sizeof(num), __VA_ARGS__);                       \
-		PUT(num);                                                      \
-	} while (0)
-	PUT(o->rootfs_ro ? "1" : "0");
-	PUTF("%zu", o->norder);
+	fields_put(&f, o->rootfs_ro ? "1" : "0");
+	fields_putf(&f, "%zu", o->norder);
 	for (i = 0; i < o->norder; i++) {
 		if (o->order[i].kind == MOUNT_DIR) {
 			const struct mount_spec *m = &o->mounts[o->order[i].i];
-			PUT("bind");
-			PUT(m->dst);
-			PUT(m->mode == MNT_RW ? "rw" : "ro");
-			PUT(m->noexec ? "1" : "0");
+			fields_put(&f, "bind");
+			fields_put(&f, m->dst);
+			fields_put(&f, m->mode == MNT_RW ? "rw" : "ro");
+			fields_put(&f, m->noexec ? "1" : "0");
 			continue;
 		}
 		const struct tmpfs_spec *t = &o->tmpfs[o->order[i].i];
-		PUT("tmpfs");
-		PUT(t->dst);
-		PUTF("%llu", (unsigned long long)t->size);
-		PUTF("%o", (unsigned)t->mode);
-		PUTF("%u", (unsigned)t->uid);
-		PUTF("%u", (unsigned)t->gid);
-		PUT(t->ro ? "1" : "0");
-		PUT(t->noexec ? "1" : "0");
-		PUT(t->src ? t->src : "");
+		fields_put(&f, "tmpfs");
+		fields_put(&f, t->dst);
+		fields_putf(&f, "%llu", (unsigned long long)t->size);
+		fields_putf(&f, "%o", (unsigned)t->mode);
+		fields_putf(&f, "%u", (unsigned)t->uid);
+		fields_putf(&f, "%u", (unsigned)t->gid);
+		fields_put(&f, t->ro ? "1" : "0");
+		fields_put(&f, t->noexec ? "1" : "0");
+		fields_put(&f, t->src ? t->src : "");
 	}
 	while (o->readonly_paths && o->readonly_paths[nro])
 		nro++;
-	PUTF("%zu", nro);
+	fields_putf(&f, "%zu", nro);
 	for (i = 0; i < nro; i++)
-		PUT(o->readonly_paths[i]);
+		fields_put(&f, o->readonly_paths[i]);
 	while (o->masked_paths && o->masked_paths[nmask])
 		nmask++;
-	PUTF("%zu", nmask);
+	fields_putf(&f, "%zu", nmask);
 	for (i = 0; i < nmask; i++)
-		PUT(o->masked_paths[i]);
-#undef PUTF
-#undef PUT
-	proc = exec_body(&a->l->c.process, &plen);
-	if (n + plen > cap) {
-		b = realloc(b, n + plen);
-		if (!b)
-			abort();
-	}
-	memcpy(b + n, proc, plen);
-	*len = n + plen;
-	return b;
+		fields_put(&f, o->masked_paths[i]);
+	exec_fields(&f, &a->l->c.process);
+	*len = f.n;
+	return f.b;
 }
 
 /* The member's gofers: its rootfs's (read-only), then one per bind in
