@@ -112,7 +112,16 @@ static pid_t proc_ns_pid(const char *path)
 	return (pid_t)pid;
 }
 
-/* The general rule: namespace paths /proc/PID/ns/{net,ipc,uts} where PID
+/* The name /proc/PID/ns/ gives a namespace of nstype (one a member may
+ * join: ipc, uts or pid). */
+static const char *ns_kind(int nstype)
+{
+	return nstype == CLONE_NEWIPC ? "ipc" :
+	       nstype == CLONE_NEWUTS ? "uts" :
+					"pid";
+}
+
+/* The general rule: namespace paths /proc/PID/ns/{net,ipc,uts,pid} where PID
  * is a running moat container's (podman's pods, and containerd's).
  * 0 with *sid or NULL; an ipc or uts path that is no pod's is refused,
  * a network one is a namespace's of the host (a CNI's: docs/oci.md). */
@@ -150,10 +159,8 @@ static int pod_by_ns(const struct oci_config *c, char **sid,
 				"its own) but a pod's: the path must be "
 				"/proc/PID/ns/%s of a running moat container "
 				"under --root `%s`",
-				np->index, np->path,
-				np->nstype == CLONE_NEWIPC ? "ipc" : "uts",
-				np->nstype == CLONE_NEWIPC ? "ipc" : "uts",
-				oci_root());
+				np->index, np->path, ns_kind(np->nstype),
+				ns_kind(np->nstype), oci_root());
 		}
 	}
 	return 0;
@@ -323,6 +330,7 @@ static char *container_body(const struct anchor *a, size_t *len)
 	const struct sentry_opts *o = a->o;
 	struct fields f = { 0 };
 	size_t i, nro = 0, nmask = 0;
+	bool share_pids = false;
 
 	fields_put(&f, o->rootfs_ro ? "1" : "0");
 	fields_putf(&f, "%zu", o->norder);
@@ -356,6 +364,11 @@ static char *container_body(const struct anchor *a, size_t *len)
 	fields_putf(&f, "%zu", nmask);
 	for (i = 0; i < nmask; i++)
 		fields_put(&f, o->masked_paths[i]);
+	/* a pid namespace of its own, unless it joins the pod's (a path:
+	 * Kubernetes' shareProcessNamespace) */
+	for (i = 0; i < a->l->c.nnspaths; i++)
+		share_pids |= a->l->c.nspaths[i].nstype == CLONE_NEWPID;
+	fields_put(&f, share_pids ? "0" : "1");
 	exec_fields(&f, &a->l->c.process);
 	*len = f.n;
 	return f.b;

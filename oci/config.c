@@ -1265,16 +1265,17 @@ static int parse_namespaces(struct parser *p, json_object *o,
 		if (!rc && path) {
 			/* A network namespace (a pod's) is where the
 			 * sandbox's link reaches the host: slirp's sockets
-			 * or tap's device live there. An ipc or uts one is
-			 * a pod's sandbox container's, which only a member
-			 * of that pod may name (cli/pod.c refuses it for
-			 * any other). Other kinds the sandbox has of its
-			 * own only. */
+			 * or tap's device live there. An ipc, uts or pid
+			 * one is a pod's sandbox container's, which only a
+			 * member of that pod may name (cli/pod.c refuses it
+			 * for any other): a pid one shares the pod's pids
+			 * (shareProcessNamespace). Other kinds the sandbox
+			 * has of its own only. */
 			const char *ty = json_object_get_string(t);
 
 			push_key(p, "path");
 			if (strcmp(ty, "network") && strcmp(ty, "ipc") &&
-			    strcmp(ty, "uts"))
+			    strcmp(ty, "uts") && strcmp(ty, "pid"))
 				rc = bad(p,
 					 "joining an existing %s namespace "
 					 "is not supported by moat: the "

@@ -962,6 +962,16 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 	p->leader = &(struct task){ .proc = p };
 	p->fdt = fdtable_new();
 	rc = p->fdt ? 0 : -ENOMEM;
+	if (rc == 0 && r->new_pidns && r->ns) {
+		/* a pod member's first process: 1 in a namespace of its own,
+		 * which its mount namespace's /proc shows */
+		p->pidns = pidns_new(p->pid);
+		rc = p->pidns ? 0 : -ENOMEM;
+		pidns_put(r->ns->pidns);
+		r->ns->pidns = pidns_get(p->pidns);
+	} else {
+		p->pidns = pidns_get(r->ns ? r->ns->pidns : NULL);
+	}
 	if (rc == 0 && r->tty && r->fds[0] >= 0 && r->fds[1] >= 0) {
 		/* exec -t: a terminal of the sentry's, as `moat do -t` */
 		struct moat_error e;

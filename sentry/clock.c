@@ -32,8 +32,8 @@
 /* An fd no guest task has open (their host fds stop at 1065). */
 #define NO_FD 0x0fffffff
 
-/* The host's clock id for the guest's c (< 0) in *out, or -EINVAL. */
-static int host_clock(clockid_t c, clockid_t *out)
+/* The host's clock id for t's c (< 0) in *out, or -EINVAL. */
+static int host_clock(const struct task *t, clockid_t c, clockid_t *out)
 {
 	pid_t pid = CPUCLOCK_PID(c);
 	struct task *x;
@@ -47,7 +47,7 @@ static int host_clock(clockid_t c, clockid_t *out)
 		*out = c; /* the caller's own thread or process */
 		return 0;
 	}
-	x = task_by_vtid(pid);
+	x = task_by_guest_tid(t->proc->pidns, pid);
 	if (!x)
 		return -EINVAL;
 	ns = task_ns_tid(x);
@@ -66,7 +66,7 @@ static long pass_clock(struct task *t, struct syscall_args *a)
 
 	if (c >= 0)
 		return SYS_PASSTHROUGH;
-	rc = host_clock(c, &h);
+	rc = host_clock(t, c, &h);
 	if (rc < 0)
 		return rc;
 	return h == c ? SYS_PASSTHROUGH : task_pass_arg0(t, (uint32_t)h);

@@ -1124,8 +1124,8 @@ static int parse_exec(char *body, size_t len, struct spawn_req *r, char ***argv,
 /* The namespace client i's exec or container runs in (*ns, NULL: the
  * sandbox's), made for a container: 0, or -1 and msg. *off: where the
  * exec's fields begin in the body; *used: the fds taken. */
-static int exec_ns(int i, struct mntns **ns, size_t *off, int *used, char *msg,
-		   size_t cap)
+static int exec_ns(int i, struct mntns **ns, size_t *off, int *used,
+		   bool *own_pids, char *msg, size_t cap)
 {
 	struct moat_error err = { 0 };
 	const char *name = clients[i].member;
@@ -1136,7 +1136,7 @@ static int exec_ns(int i, struct mntns **ns, size_t *off, int *used, char *msg,
 	if (clients[i].container) {
 		if (pod_member_new(name, clients[i].body, clients[i].body_len,
 				   clients[i].fds, clients[i].nfds, used, off,
-				   ns, &err) == 0)
+				   ns, own_pids, &err) == 0)
 			return 0;
 		snprintf(msg, cap, "error: %s\n", err.msg);
 		return -1;
@@ -1173,7 +1173,8 @@ static bool exec_start(int i)
 			 status());
 		answer(clients[i].fd, msg);
 		rc = -1;
-	} else if (exec_ns(i, &ns, &off, &used, msg, sizeof(msg)) < 0) {
+	} else if (exec_ns(i, &ns, &off, &used, &r.new_pidns, msg,
+			   sizeof(msg)) < 0) {
 		answer(clients[i].fd, msg);
 		rc = -1;
 	} else {

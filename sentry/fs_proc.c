@@ -282,12 +282,27 @@ static bool per_process(const struct vnode *vn)
 	return vn->pk >= PK_PID_DIR;
 }
 
-/* The live (not reaped) process a per-process node is about, or NULL. */
+/* The pid namespace /proc shows: its mount namespace's (a pod member's
+ * own, where its processes alone are, its first as 1), as Linux's procfs
+ * mount shows the one it was mounted from. */
+static const struct pidns *shown_ns(void)
+{
+	return vfs_ns()->pidns;
+}
+
+/* pid as the reader's namespace numbers it */
+static int vid(int pid)
+{
+	return pid_to_guest(shown_ns(), pid);
+}
+
+/* The live (not reaped) process a per-process node is about, if the
+ * reader's pid namespace holds it, or NULL. */
 static struct process *vn_proc(const struct vnode *vn)
 {
 	struct process *p = proc_by_pid(vn->pid);
 
-	if (!p)
+	if (!p || !pid_visible(shown_ns(), p))
 		return NULL;
 	if (vn->pk == PK_TID_DIR) {
 		struct task *x = task_by_vtid(vn->num);
@@ -784,7 +799,18 @@ static const char *state_name(char c)
 
 static int vppid(struct process *p)
 {
-	return p->pid == 1 ? 0 : p->ppid;
+	return p->pid == 1 ? 0 : vid(p->ppid);
+}
+
+/* An NS* line of status: the id in the reader's namespace, then in p's
+ * own if that is below it. */
+static void ns_ids(struct sbuf *b, const char *key, const struct process *p,
+		   int id)
+{
+	sb_printf(b, "%s:\t%d", key, vid(id));
+	if (p->pidns && !shown_ns())
+		sb_printf(b, "\t%d", pid_to_guest(p->pidns, id));
+	sb_puts(b, "\n");
 }
 
 static void sig_masks(struct process *p, uint64_t *ign, uint64_t *cgt)
@@ -885,7 +911,7 @@ static void gen_status(struct process *p, int tid, struct sbuf *b)
 	sb_printf(b, "State:\t%s\n", state_name(st));
 	sb_printf(b,
 		  "Tgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
-		  p->pid, tid, vppid(p));
+		  vid(p->pid), vid(tid), vppid(p));
 	sb_printf(b, "Uid:\t%u\t%u\t%u\t%u\n", (unsigned)c->ruid,
 		  (unsigned)c->euid, (unsigned)c->suid, (unsigned)c->fsuid);
 	sb_printf(b, "Gid:\t%u\t%u\t%u\t%u\n", (unsigned)c->rgid,
@@ -895,8 +921,10 @@ static void gen_status(struct process *p, int tid, struct sbuf *b)
 	for (i = 0; i < c->ngroups && i < (int)ARRAY_SIZE(c->groups); i++)
 		sb_printf(b, "%s%u", i ? " " : "", (unsigned)c->groups[i]);
 	sb_puts(b, "\n");
-	sb_printf(b, "NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n",
-		  p->pid, tid, p->pgid, p->sid);
+	ns_ids(b, "NStgid", p, p->pid);
+	ns_ids(b, "NSpid", p, tid);
+	ns_ids(b, "NSpgid", p, p->pgid);
+	ns_ids(b, "NSsid", p, p->sid);
 	copy_host_lines(b, host.p, vm_keys, ARRAY_SIZE(vm_keys));
 	sb_printf(b, "CoreDumping:\t0\nTHP_enabled:\t1\n");
 	sb_printf(b, "Threads:\t%d\n", p->nthreads > 0 ? p->nthreads : 1);
@@ -948,8 +976,8 @@ static void gen_pstat(struct process *p, int tid, struct sbuf *b)
 		     s = strtok_r(NULL, " \n", &save))
 			f[n++] = s;
 	}
-	sb_printf(b, "%d (%.16s) %c %d %d %d 0 -1", tid, p->comm, proc_state(p),
-		  vppid(p), p->pgid, p->sid);
+	sb_printf(b, "%d (%.16s) %c %d %d %d 0 -1", vid(tid), p->comm,
+		  proc_state(p), vppid(p), vid(p->pgid), vid(p->sid));
 	for (i = 9; i <= 52; i++) {
 		const char *v = f[i] ? f[i] : "0";
 		if (i == 20)
@@ -1303,8 +1331,8 @@ static int emit_pids(struct dirent_sink *s, const char *dir)
 	if (!pids)
 		return -ENOMEM;
 	for (p = S->procs; p && i < n; p = p->next)
-		if (!p->reaped)
-			pids[i++] = p->pid;
+		if (!p->reaped && pid_visible(shown_ns(), p))
+			pids[i++] = vid(p->pid);
 	qsort(pids, i, sizeof(*pids), cmp_int);
 	for (n = 0; n < i && !s->full; n++)
 		emit_num(s, dir, pids[n], DT_DIR);
@@ -1326,7 +1354,7 @@ static int emit_tids(struct dirent_sink *s, const char *dir, struct process *p)
 		return -ENOMEM;
 	for (x = S->tasks; x && i < n; x = x->next)
 		if (x->proc == p && x->state != TS_DEAD)
-			tids[i++] = x->tid;
+			tids[i++] = vid(x->tid);
 	qsort(tids, i, sizeof(*tids), cmp_int);
 	for (n = 0; n < i && !s->full; n++)
 		emit_num(s, dir, tids[n], DT_DIR);
@@ -1558,15 +1586,15 @@ int procfs_lookup(struct task *t, struct vnode *dir, const char *name,
 			return -ENOENT;
 		/* Only the sandbox's pids; a thread's tid also resolves, as
 		 * on Linux (hidden from the listing). */
-		p = proc_by_pid(n);
+		p = proc_by_vpid(shown_ns(), n);
 		if (!p) {
-			x = task_by_vtid(n);
+			x = task_by_guest_tid(shown_ns(), n);
 			if (!x || !x->proc || x->proc->reaped)
 				return -ENOENT;
 			p = x->proc;
 		}
 		return new_node(dir->path, name, PK_PID_DIR, S_IFDIR | 0555,
-				p->pid, n, out);
+				p->pid, pid_from_guest(shown_ns(), n), out);
 	case PK_SYSCTL:
 		n = sysctl_lookup(dir->num, name);
 		if (n < 0)
@@ -1584,11 +1612,11 @@ int procfs_lookup(struct task *t, struct vnode *dir, const char *name,
 				dir->num, out);
 	case PK_TASK_DIR:
 		n = parse_num(name);
-		x = n > 0 ? task_by_vtid(n) : NULL;
+		x = n > 0 ? task_by_guest_tid(shown_ns(), n) : NULL;
 		if (!x || x->proc != p)
 			return -ENOENT;
 		return new_node(dir->path, name, PK_TID_DIR, S_IFDIR | 0555,
-				dir->pid, n, out);
+				dir->pid, x->tid, out);
 	case PK_FD_DIR: {
 		struct file *f;
 		int rc = may_inspect(t, p);
@@ -1637,11 +1665,13 @@ int procfs_readlink(struct task *t, struct vnode *vn, char *buf, size_t cap)
 	case PK_SELF:
 		/* The reader's own pid; vn->pid (the looker-up) when the
 		 * caller has no task at hand. */
-		snprintf(tmp, sizeof(tmp), "%d", t ? t->proc->pid : vn->pid);
+		snprintf(tmp, sizeof(tmp), "%d",
+			 vid(t ? t->proc->pid : vn->pid));
 		return put_link(buf, cap, tmp);
 	case PK_THREAD_SELF:
 		snprintf(tmp, sizeof(tmp), "%d/task/%d",
-			 t ? t->proc->pid : vn->pid, t ? t->tid : vn->num);
+			 vid(t ? t->proc->pid : vn->pid),
+			 vid(t ? t->tid : vn->num));
 		return put_link(buf, cap, tmp);
 	case PK_MOUNTS_LINK:
 		return put_link(buf, cap, "self/mounts");

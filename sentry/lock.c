@@ -331,7 +331,7 @@ long lock_fcntl(struct task *t, struct file *f, int cmd, uint64_t arg)
 			fl.l_start = c->start;
 			fl.l_len = c->end == INT64_MAX ? 0 :
 							 c->end - c->start + 1;
-			fl.l_pid = c->pid;
+			fl.l_pid = pid_to_guest(t->proc->pidns, c->pid);
 		}
 		return task_write(t, arg, &fl, sizeof(fl)) < 0 ? -EFAULT : 0;
 	}

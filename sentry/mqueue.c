@@ -395,13 +395,12 @@ static long mq_read(struct task *t, struct file *f, void *buf, size_t n,
 	char line[FILENT_SIZE];
 	int len;
 
-	(void)t;
-	len = snprintf(line, sizeof(line),
-		       "QSIZE:%-10zu NOTIFY:%-5d SIGNO:%-5d NOTIFY_PID:%-6d\n",
-		       q->qsize, q->nt.on ? q->nt.notify : 0,
-		       q->nt.on && q->nt.notify == SIGEV_SIGNAL ? q->nt.signo :
-								  0,
-		       q->nt.on ? q->nt.proc->pid : 0);
+	len = snprintf(
+		line, sizeof(line),
+		"QSIZE:%-10zu NOTIFY:%-5d SIGNO:%-5d NOTIFY_PID:%-6d\n",
+		q->qsize, q->nt.on ? q->nt.notify : 0,
+		q->nt.on && q->nt.notify == SIGEV_SIGNAL ? q->nt.signo : 0,
+		q->nt.on ? pid_to_guest(t->proc->pidns, q->nt.proc->pid) : 0);
 	if (len < 0 || !off || *off < 0)
 		return -EINVAL;
 	if (len >= (int)sizeof(line))

@@ -207,7 +207,7 @@ static int add_paths(struct fields *f, struct moat_error *err)
 
 int pod_member_new(const char *name, const char *body, size_t len,
 		   const int *fds, int nfds, int *used, size_t *off,
-		   struct mntns **ns, struct moat_error *err)
+		   struct mntns **ns, bool *own_pids, struct moat_error *err)
 {
 	struct fields f = { body, body + len };
 	struct p9_client *c;
@@ -234,7 +234,9 @@ int pod_member_new(const char *name, const char *body, size_t len,
 		return -1;
 	sentry_rootfs_files();
 	if (add_mounts(&f, fds, nfds, used, err) < 0 ||
-	    add_paths(&f, err) < 0) {
+	    add_paths(&f, err) < 0 ||
+	    (next_bool(&f, own_pids) < 0 &&
+	     moat_error_input(err, EINVAL, "a malformed PIDNS") < 0)) {
 		vfs_ns_put(*ns);
 		vfs_ns_enter(NULL);
 		return moat_error_wrap(err, "container %s", name);

@@ -27,11 +27,12 @@ bool pod_name_ok(const char *name);
 /* The mount part of a `container` request's body (from its start): make
  * member name's namespace, entered, and its mounts, each bind taking the
  * next of fds (9P sockets; *used counts those taken, which are the
- * namespace's then, even on error). *off: where the exec part begins.
- * 0 and *ns (a reference), or -1 and err. */
+ * namespace's then, even on error). *off: where the exec part begins;
+ * *own_pids: whether it has a pid namespace of its own (else it shares
+ * the pod's). 0 and *ns (a reference), or -1 and err. */
 int pod_member_new(const char *name, const char *body, size_t len,
 		   const int *fds, int nfds, int *used, size_t *off,
-		   struct mntns **ns, struct moat_error *err);
+		   struct mntns **ns, bool *own_pids, struct moat_error *err);
 /* p, spawned in ns, is the member's first process. */
 void pod_member_started(struct mntns *ns, struct process *p);
 /* Its first process could not be made: the member is forgotten. */

@@ -618,7 +618,7 @@ static long tty_ioctl(struct task *t, struct file *f, unsigned long cmd,
 	case TIOCGPGRP:
 		if (!master && t->proc->ctty != p->index)
 			return -ENOTTY;
-		v = p->fg_pgrp;
+		v = pid_to_guest(t->proc->pidns, p->fg_pgrp);
 		return task_write(t, arg, &v, sizeof(v)) < 0 ? -EFAULT : 0;
 	case TIOCSPGRP: {
 		struct process *q;
@@ -629,6 +629,7 @@ static long tty_ioctl(struct task *t, struct file *f, unsigned long cmd,
 			return -EINVAL;
 		if (t->proc->ctty != p->index || p->sid != t->proc->sid)
 			return -ENOTTY;
+		v = pid_from_guest(t->proc->pidns, v);
 		for (q = S->procs; q; q = q->next)
 			if (!q->reaped && q->pgid == v && q->sid == p->sid)
 				found = true;
@@ -640,7 +641,7 @@ static long tty_ioctl(struct task *t, struct file *f, unsigned long cmd,
 	case TIOCGSID:
 		if (!p->sid)
 			return -ENOTTY;
-		v = p->sid;
+		v = pid_to_guest(t->proc->pidns, p->sid);
 		return task_write(t, arg, &v, sizeof(v)) < 0 ? -EFAULT : 0;
 	case TIOCSCTTY:
 		if (t->proc->sid != t->proc->pid)

@@ -104,13 +104,25 @@ static inline void cmdline_put(struct cmdline *c)
 }
 
 /* A guest process (thread group). Virtual pid == tid of its leader. */
+/* A pod member's own pid namespace (sentry/task.c, "pid namespaces").
+ * The sentry's pids stay the pod's, one number space for all; a member
+ * with a namespace of its own sees its first process as 1, its other
+ * processes by their pod numbers, and no process outside it. A member that
+ * shares the pod's (Kubernetes' shareProcessNamespace) has none. */
+struct pidns {
+	int refs;
+	int init; /* the pod's pid of its first process */
+};
+
 struct process {
-	int pid;	    /* virtual */
-	pid_t host_pid;	    /* host tgid, never shown to the guest */
-	int sig_sender[65]; /* virtual pid of the last sender of each signal */
+	int pid;		   /* virtual: the pod's */
+	pid_t host_pid;		   /* host tgid, never shown to the guest */
+	int sig_sender[65];	   /* the last sender of each signal, as p's
+				    * pid namespace numbers it (0: outside) */
 	uid_t sig_sender_uid[65];  /* and its real uid then: it may be gone
 				   * by the time the signal is delivered */
-	int chld_pid, chld_status; /* last child exit, for SIGCHLD's siginfo */
+	int chld_pid, chld_status; /* last child exit, for SIGCHLD's siginfo
+				    * (its pid as p's namespace numbers it) */
 	int ppid;		   /* virtual pid of the (virtual) parent */
 	int pgid, sid;
 	int nthreads;
@@ -120,6 +132,8 @@ struct process {
 	struct vnode *exe;
 	/* its mount namespace: the sandbox's, or a pod member's (vfs.h) */
 	struct mntns *mntns;
+	/* its pid namespace: a pod member's own, or NULL (the pod's) */
+	struct pidns *pidns;
 	struct cmdline *cmdline; /* shared with the children forked since */
 	char comm[16];
 	struct creds cred;
@@ -477,6 +491,21 @@ void task_release_files(void);
 struct task *task_by_host(pid_t htid);
 struct task *task_by_vtid(int tid);
 struct process *proc_by_pid(int pid);
+/* ---- pid namespaces (task.c): the guest's numbers and the pod's ---- */
+struct pidns *pidns_new(int init);
+struct pidns *pidns_get(struct pidns *ns); /* NULL stays NULL */
+void pidns_put(struct pidns *ns);
+/* Is p in pid namespace ns (NULL, the pod's, holds all)? */
+bool pid_visible(const struct pidns *ns, const struct process *p);
+/* The number ns gives a pod pid (a process's, a thread's, a group's or a
+ * session's): 1 for its first process, 0 for one outside it. */
+int pid_to_guest(const struct pidns *ns, int pid);
+/* The pod's pid for a number vpid (> 0) of ns: PID_MAX, which is no
+ * pid, for one ns does not have. */
+int pid_from_guest(const struct pidns *ns, int vpid);
+/* The process, or thread, of ns's number vpid (> 0), else NULL. */
+struct process *proc_by_vpid(const struct pidns *ns, int vpid);
+struct task *task_by_guest_tid(const struct pidns *ns, int vtid);
 struct task *task_new(pid_t host_tid, struct process *p);
 struct process *proc_new(struct process *parent);
 void task_exited(struct task *t, int status);
@@ -599,6 +628,10 @@ struct spawn_req {
 	int fds[3];
 	bool tty; /* a terminal of the sentry's, relayed to fds[0] and [1] */
 	struct mntns *ns; /* a pod member's; NULL: the sandbox's */
+	/* its pid namespace: a member's (NULL: the pod's), or, with
+	 * new_pidns, a new one whose first process it is */
+	struct pidns *pidns;
+	bool new_pidns;
 };
 int sentry_spawn(const struct spawn_req *r, struct process **out);
 /* The files the sentry writes in a rootfs it sets up (the current mount

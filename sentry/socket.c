@@ -2988,7 +2988,8 @@ static long read_control(struct task *t, struct usock *u,
 			memcpy(cred, CMSG_DATA(c), sizeof(*cred));
 			/* Linux's scm_check_creds: each claim is the
 			 * sender's own, or takes its capability */
-			if ((cred->pid != t->proc->pid &&
+			if ((cred->pid != pid_to_guest(t->proc->pidns,
+						       t->proc->pid) &&
 			     !creds_capable(me, CAP_SYS_ADMIN)) ||
 			    (cred->uid != me->ruid && cred->uid != me->euid &&
 			     cred->uid != me->suid &&
@@ -2999,6 +3000,11 @@ static long read_control(struct task *t, struct usock *u,
 				put_files(files, n);
 				return -EPERM;
 			}
+			/* kept as the pod numbers it, shown as each
+			 * receiver's namespace does */
+			if (cred->pid > 0)
+				cred->pid = pid_from_guest(t->proc->pidns,
+							   cred->pid);
 			sm->cred = cred;
 			continue;
 		}
@@ -3141,9 +3147,12 @@ static long deliver_control(struct task *t, struct usock *u, struct msghdr *mh,
 	cb.len = 0;
 	cb.flags = &mh->msg_flags;
 	memset(cb.buf, 0, sizeof(cb.buf));
-	if (u->passcred && rm->have_cred && u->domain == AF_UNIX)
-		put_cmsg(&cb, SOL_SOCKET, SCM_CREDENTIALS, &rm->cred,
-			 sizeof(rm->cred));
+	if (u->passcred && rm->have_cred && u->domain == AF_UNIX) {
+		struct ucred c = rm->cred;
+
+		c.pid = pid_to_guest(t->proc->pidns, c.pid);
+		put_cmsg(&cb, SOL_SOCKET, SCM_CREDENTIALS, &c, sizeof(c));
+	}
 	if (u->domain == AF_INET6 && !is_stream(u) && rm->have_cred) {
 		if (u->recv_hoplimit)
 			put_cmsg(&cb, IPPROTO_IPV6, IPV6_HOPLIMIT,
@@ -3426,6 +3435,7 @@ long sys_getsockopt(struct task *t, struct syscall_args *a)
 			c = u->peer->cred;
 		else if (u->connected && !is_stream(u))
 			c.pid = 0;
+		c.pid = pid_to_guest(t->proc->pidns, c.pid);
 		if (len > sizeof(c))
 			len = sizeof(c);
 		if (task_write(t, a->a[3], &c, len) < 0 ||

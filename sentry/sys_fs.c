@@ -748,11 +748,18 @@ long sys_fcntl(struct task *t, struct syscall_args *a)
 		return lock_fcntl(t, f, cmd, a->a[2]);
 	case F_NOTIFY:
 		return notify_fcntl(t, f, a->a[2]);
-	case F_SETOWN:
-		f->owner = (int)a->a[2];
+	case F_SETOWN: {
+		/* a pid, or a group's as -pgid: kept as the pod numbers it */
+		int v = (int)a->a[2];
+
+		f->owner = v < 0 && v != INT_MIN ?
+				   -pid_from_guest(t->proc->pidns, -v) :
+				   pid_from_guest(t->proc->pidns, v);
 		return 0;
+	}
 	case F_GETOWN:
-		return f->owner;
+		return f->owner < 0 ? -pid_to_guest(t->proc->pidns, -f->owner) :
+				      pid_to_guest(t->proc->pidns, f->owner);
 	case F_SETSIG:
 		if (a->a[2] > 64)
 			return -EINVAL;

@@ -114,7 +114,7 @@ static bool prlimit_ok(const struct creds *c, const struct creds *tc)
 long sys_prlimit64(struct task *t, struct syscall_args *a)
 {
 	int pid = (int)a->a[0], res = (int)a->a[1];
-	struct process *p = pid ? proc_by_pid(pid) : t->proc;
+	struct process *p = pid ? proc_by_vpid(t->proc->pidns, pid) : t->proc;
 	struct rlimit old;
 	long rc;
 
@@ -444,9 +444,10 @@ long sys_capget(struct task *t, struct syscall_args *a)
 		return !a->a[1] && rc == -EINVAL ? 0 : rc;
 	if (pid < 0)
 		return -EINVAL;
-	if (pid && pid != t->tid) {
-		struct task *x = task_by_vtid(pid);
-		struct process *p = x ? x->proc : proc_by_pid(pid);
+	if (pid && pid != pid_to_guest(t->proc->pidns, t->tid)) {
+		struct task *x = task_by_guest_tid(t->proc->pidns, pid);
+		struct process *p = x ? x->proc :
+					proc_by_vpid(t->proc->pidns, pid);
 
 		if (!p || p->exited)
 			return -ESRCH;
@@ -472,7 +473,7 @@ long sys_capset(struct task *t, struct syscall_args *a)
 
 	if (rc < 0)
 		return rc;
-	if (pid && pid != t->tid)
+	if (pid && pid != pid_to_guest(t->proc->pidns, t->tid))
 		return -EPERM;
 	if (task_read(t, a->a[1], d, halves * sizeof(d[0])) < 0)
 		return -EFAULT;
@@ -566,19 +567,19 @@ static int prio_each(struct task *t, int which, int who,
 		     bool *found)
 {
 	struct process *p;
-	int rc;
+	int rc, gwho = pid_from_guest(t->proc->pidns, who);
 
 	*found = false;
 	for (p = S->procs; p; p = p->next) {
 		bool match;
-		if (p->exited)
+		if (p->exited || !pid_visible(t->proc->pidns, p))
 			continue;
 		switch (which) {
 		case PRIO_PROCESS:
-			match = p->pid == (who ? who : t->proc->pid);
+			match = p->pid == (who ? gwho : t->proc->pid);
 			break;
 		case PRIO_PGRP:
-			match = p->pgid == (who ? who : t->proc->pgid);
+			match = p->pgid == (who ? gwho : t->proc->pgid);
 			break;
 		case PRIO_USER:
 			match = p->cred.ruid ==
@@ -670,7 +671,7 @@ static struct process *sched_target(struct task *t, int pid)
 
 	if (pid == 0)
 		return t->proc;
-	x = task_by_vtid(pid);
+	x = task_by_guest_tid(t->proc->pidns, pid);
 	return x ? x->proc : NULL;
 }
 

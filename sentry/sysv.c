@@ -552,8 +552,8 @@ long sys_shmctl(struct task *t, struct syscall_args *a)
 		ds.shm_atime = o->atime;
 		ds.shm_dtime = o->dtime;
 		ds.shm_ctime = o->ctime;
-		ds.shm_cpid = o->cpid;
-		ds.shm_lpid = o->lpid;
+		ds.shm_cpid = pid_to_guest(t->proc->pidns, o->cpid);
+		ds.shm_lpid = pid_to_guest(t->proc->pidns, o->lpid);
 		ds.shm_nattch = (shmatt_t)o->nattch;
 		if (task_write(t, a->a[2], &ds, sizeof(ds)) < 0)
 			return -EFAULT;
@@ -775,7 +775,9 @@ long sys_semctl(struct task *t, struct syscall_args *a)
 	case GETVAL:
 		return may(t, o, true, false) ?: o->sems[semnum].val;
 	case GETPID:
-		return may(t, o, true, false) ?: o->sems[semnum].pid;
+		return may(t, o, true, false) ?:
+						pid_to_guest(t->proc->pidns,
+							     o->sems[semnum].pid);
 	case GETNCNT:
 	case GETZCNT:
 		return 0; /* waiters are not counted per semaphore */
@@ -1024,8 +1026,8 @@ long sys_msgctl(struct task *t, struct syscall_args *a)
 		ds.__msg_cbytes = o->qbytes;
 		ds.msg_qnum = o->qnum;
 		ds.msg_qbytes = o->qmax;
-		ds.msg_lspid = o->lpid;
-		ds.msg_lrpid = o->lrpid;
+		ds.msg_lspid = pid_to_guest(t->proc->pidns, o->lpid);
+		ds.msg_lrpid = pid_to_guest(t->proc->pidns, o->lrpid);
 		if (task_write(t, a->a[2], &ds, sizeof(ds)) < 0)
 			return -EFAULT;
 		return cmd == MSG_STAT ? o->id : 0;

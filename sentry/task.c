@@ -79,6 +79,94 @@ static void unhash_proc(struct process *p)
 	}
 }
 
+/* ---- pid namespaces ---------------------------------------------------
+ *
+ * Only a pod member's first process has a number of its own (1); every
+ * other process of a member keeps its pod number, which no other process
+ * of the pod has. So a namespace is its init's pod pid, and a number is
+ * translated by that one comparison and by who may see it: a member sees
+ * its own processes alone, the pod's namespace sees all (as an ancestor
+ * pid namespace does in Linux). */
+
+struct pidns *pidns_new(int init)
+{
+	struct pidns *ns = calloc(1, sizeof(*ns));
+
+	if (!ns)
+		return NULL;
+	ns->refs = 1;
+	ns->init = init;
+	return ns;
+}
+
+struct pidns *pidns_get(struct pidns *ns)
+{
+	if (ns)
+		ns->refs++;
+	return ns;
+}
+
+void pidns_put(struct pidns *ns)
+{
+	if (ns && --ns->refs == 0)
+		free(ns);
+}
+
+bool pid_visible(const struct pidns *ns, const struct process *p)
+{
+	return !ns || ns == p->pidns;
+}
+
+/* Is pod pid pid, of no process or thread now, the group or session of
+ * one of ns's processes (whose leader has gone)? */
+static bool ns_group(const struct pidns *ns, int pid)
+{
+	for (const struct process *q = S->procs; q; q = q->next)
+		if (!q->reaped && q->pidns == ns &&
+		    (q->pgid == pid || q->sid == pid))
+			return true;
+	return false;
+}
+
+int pid_to_guest(const struct pidns *ns, int pid)
+{
+	const struct process *p;
+	const struct task *t;
+
+	if (!ns || pid <= 0)
+		return pid;
+	if (pid == ns->init)
+		return 1;
+	if ((p = proc_by_pid(pid)))
+		return p->pidns == ns ? pid : 0;
+	if ((t = task_by_vtid(pid)))
+		return t->proc->pidns == ns ? pid : 0;
+	return ns_group(ns, pid) ? pid : 0;
+}
+
+int pid_from_guest(const struct pidns *ns, int vpid)
+{
+	if (!ns || vpid <= 0)
+		return vpid;
+	if (vpid == 1)
+		return ns->init;
+	return vpid == ns->init ? PID_MAX : vpid;
+}
+
+struct process *proc_by_vpid(const struct pidns *ns, int vpid)
+{
+	struct process *p = proc_by_pid(pid_from_guest(ns, vpid));
+
+	return p && pid_visible(ns, p) ? p : NULL;
+}
+
+struct task *task_by_guest_tid(const struct pidns *ns, int vtid)
+{
+	struct task *t = task_by_vtid(pid_from_guest(ns, vtid));
+
+	return t && pid_visible(ns, t->proc) ? t : NULL;
+}
+
 /* Pids are handed out in order: until they first wrap, the next one has
  * never been used, and only after that is it looked for (a thread group
  * that exec'd keeps its leader's pid, one of those handed out before). */
@@ -186,6 +274,7 @@ struct process *proc_new(struct process *parent)
 		p->affinity = S->cpus;
 	}
 	p->mntns = vfs_ns_get(parent ? parent->mntns : vfs_ns());
+	p->pidns = pidns_get(parent ? parent->pidns : NULL);
 	p->next = S->procs;
 	S->procs = p;
 	return p;
@@ -427,7 +516,8 @@ void task_fixup_result(struct task *t, struct user_regs_struct *r)
 		restore_arg_regs(r, &t->regs);
 		break;
 	case 2: /* set_tid_address */
-		r->rax = (unsigned long long)t->tid;
+		r->rax = (unsigned long long)pid_to_guest(t->proc->pidns,
+							  t->tid);
 		break;
 	case 3: /* execve whose host exec of the stub failed */
 		exec_failed(t);
@@ -478,7 +568,7 @@ static void zombie_to_init(struct process *q)
 		proc_reap(q);
 		return;
 	}
-	init->chld_pid = q->pid;
+	init->chld_pid = pid_to_guest(init->pidns, q->pid);
 	init->chld_status = q->exit_status;
 	send_signal_proc(init, SIGCHLD, q->pid);
 }
@@ -537,7 +627,7 @@ static void proc_exited(struct process *p, int status)
 		    (sa->flags & SA_NOCLDWAIT)) {
 			p->reaped = true; /* auto-reap, as Linux does */
 		} else {
-			parent->chld_pid = p->pid;
+			parent->chld_pid = pid_to_guest(parent->pidns, p->pid);
 			parent->chld_status = status;
 			send_signal_proc(parent, SIGCHLD, p->pid);
 		}
@@ -584,7 +674,7 @@ static void tell_parent(struct process *p, int status)
 	if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
 	    (sa->flags & SA_NOCLDSTOP))
 		return;
-	parent->chld_pid = p->pid;
+	parent->chld_pid = pid_to_guest(parent->pidns, p->pid);
 	parent->chld_status = status;
 	send_signal_proc(parent, SIGCHLD, p->pid);
 }
@@ -618,6 +708,16 @@ void task_group_cont(struct task *t)
 	tell_parent(p, 0xffff);
 }
 
+/* A wait's pid argument (a pid, -1, 0 or a group's -pgid) as the pod
+ * numbers it. */
+static int wait_pid_in(const struct pidns *ns, int pid)
+{
+	if (pid > 0)
+		return pid_from_guest(ns, pid);
+	return pid < -1 ? -pid_from_guest(ns, -pid) : pid;
+}
+
+/* pid: the pod's number (wait_pid_in) */
 static bool wait_matches(struct process *self, struct process *c, int pid)
 {
 	if (c->ppid != self->pid || c->reaped)
@@ -657,7 +757,7 @@ static struct process *find_zombie_or(struct process *self, int pid, bool *any,
 long sys_wait4(struct task *t, struct syscall_args *a)
 {
 	int pid = (int)a->a[0];
-	int options = (int)a->a[2];
+	int options = (int)a->a[2], vpid;
 	bool any;
 	struct process *c;
 
@@ -666,8 +766,8 @@ long sys_wait4(struct task *t, struct syscall_args *a)
 		return -EINVAL;
 	if (pid == INT32_MIN)
 		return -ESRCH;
-	c = find_zombie_or(t->proc, pid, &any, true, options & WUNTRACED,
-			   options & WCONTINUED);
+	c = find_zombie_or(t->proc, wait_pid_in(t->proc->pidns, pid), &any,
+			   true, options & WUNTRACED, options & WCONTINUED);
 	if (!c)
 		return !any ? -ECHILD : (options & WNOHANG) ? 0 : SYS_BLOCK;
 	if (!c->exited) {
@@ -679,7 +779,7 @@ long sys_wait4(struct task *t, struct syscall_args *a)
 			c->stop_pending = false;
 		else
 			c->cont_pending = false;
-		return c->pid;
+		return pid_to_guest(t->proc->pidns, c->pid);
 	}
 	if (a->a[1] && task_write(t, a->a[1], &c->exit_status, sizeof(int)) < 0)
 		return -EFAULT;
@@ -689,8 +789,10 @@ long sys_wait4(struct task *t, struct syscall_args *a)
 		if (task_write(t, a->a[3], &ru, sizeof(ru)) < 0)
 			return -EFAULT;
 	}
+	/* translated while c is still the pod's: a reaped pid is nobody's */
+	vpid = pid_to_guest(t->proc->pidns, c->pid);
 	proc_reap(c);
-	return c->pid;
+	return vpid;
 }
 
 static int pidfd_target(struct task *t, int fd, int *pid, bool *nonblock);
@@ -718,12 +820,12 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 		pid = -1;
 		break;
 	case P_PID:
-		pid = id;
+		pid = pid_from_guest(t->proc->pidns, id);
 		if (id <= 0)
 			return -EINVAL;
 		break;
 	case P_PGID:
-		pid = id ? -id : 0;
+		pid = id ? -pid_from_guest(t->proc->pidns, id) : 0;
 		break;
 	case P_PIDFD:
 		rc = pidfd_target(t, id, &pid, &nonblock);
@@ -757,7 +859,7 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 	}
 	memset(&si, 0, sizeof(si));
 	si.si_signo = SIGCHLD;
-	si.si_pid = c->pid;
+	si.si_pid = pid_to_guest(t->proc->pidns, c->pid);
 	si.si_uid = c->cred.ruid;
 	if (!c->exited) {
 		bool stop = c->stop_pending && (options & WSTOPPED);
@@ -1021,7 +1123,7 @@ void sig_note_sender(struct process *p, int sig, int sender_pid)
 {
 	struct process *from = sender_pid ? proc_by_pid(sender_pid) : NULL;
 
-	p->sig_sender[sig] = sender_pid;
+	p->sig_sender[sig] = pid_to_guest(p->pidns, sender_pid);
 	p->sig_sender_uid[sig] = from ? from->cred.ruid : 0;
 }
 
@@ -1216,18 +1318,20 @@ long sys_rt_sigqueueinfo(struct task *t, struct syscall_args *a)
 {
 	int pid = (int)a->a[0];
 
-	return sigqueue_to(t, pid > 0 ? proc_by_pid(pid) : NULL, NULL,
-			   (int)a->a[1], a->a[2]);
+	return sigqueue_to(t,
+			   pid > 0 ? proc_by_vpid(t->proc->pidns, pid) : NULL,
+			   NULL, (int)a->a[1], a->a[2]);
 }
 
 long sys_rt_tgsigqueueinfo(struct task *t, struct syscall_args *a)
 {
 	int tgid = (int)a->a[0], tid = (int)a->a[1];
-	struct task *thr = tid > 0 ? task_by_vtid(tid) : NULL;
+	struct task *thr = tid > 0 ? task_by_guest_tid(t->proc->pidns, tid) :
+				     NULL;
 
 	if (tgid <= 0 || tid <= 0)
 		return -EINVAL;
-	if (!thr || thr->proc->pid != tgid)
+	if (!thr || thr->proc->pid != pid_from_guest(t->proc->pidns, tgid))
 		return -ESRCH;
 	return sigqueue_to(t, thr->proc, thr, (int)a->a[2], a->a[3]);
 }
@@ -1241,7 +1345,7 @@ long sys_kill(struct task *t, struct syscall_args *a)
 	if (!valid_sig(sig))
 		return -EINVAL;
 	if (pid > 0) {
-		p = proc_by_pid(pid);
+		p = proc_by_vpid(t->proc->pidns, pid);
 		if (!p)
 			return -ESRCH;
 		rc = may_signal(t, p, sig);
@@ -1249,10 +1353,14 @@ long sys_kill(struct task *t, struct syscall_args *a)
 	}
 	if (pid == INT32_MIN)
 		return -ESRCH;
+	if (pid < -1)
+		pid = -pid_from_guest(t->proc->pidns, -pid);
 	for (p = S->procs; p; p = p->next) {
-		if (p->reaped || p->exited)
+		if (p->reaped || p->exited || !pid_visible(t->proc->pidns, p))
 			continue;
-		if (pid == -1 && (p->pid == 1 || p == t->proc))
+		/* -1: all it sees but itself and its namespace's init */
+		if (pid == -1 &&
+		    (pid_to_guest(t->proc->pidns, p->pid) == 1 || p == t->proc))
 			continue;
 		if (pid == 0 && p->pgid != t->proc->pgid)
 			continue;
@@ -1280,8 +1388,8 @@ long sys_tgkill(struct task *t, struct syscall_args *a)
 
 	if (!valid_sig(sig) || tgid <= 0 || tid <= 0)
 		return -EINVAL;
-	x = task_by_vtid(tid);
-	if (!x || x->proc->pid != tgid)
+	x = task_by_guest_tid(t->proc->pidns, tid);
+	if (!x || x->proc->pid != pid_from_guest(t->proc->pidns, tgid))
 		return -ESRCH;
 	if (may_signal(t, x->proc, sig) < 0)
 		return -EPERM;
@@ -1295,7 +1403,7 @@ long sys_tkill(struct task *t, struct syscall_args *a)
 
 	if (!valid_sig(sig) || tid <= 0)
 		return -EINVAL;
-	x = task_by_vtid(tid);
+	x = task_by_guest_tid(t->proc->pidns, tid);
 	if (!x)
 		return -ESRCH;
 	if (may_signal(t, x->proc, sig) < 0)
@@ -1328,45 +1436,46 @@ long sys_rt_sigaction(struct task *t, struct syscall_args *a)
 long sys_getpid(struct task *t, struct syscall_args *a)
 {
 	(void)a;
-	return t->proc->pid;
+	return pid_to_guest(t->proc->pidns, t->proc->pid);
 }
 
 long sys_gettid(struct task *t, struct syscall_args *a)
 {
 	(void)a;
-	return t->tid;
+	return pid_to_guest(t->proc->pidns, t->tid);
 }
 
 long sys_getppid(struct task *t, struct syscall_args *a)
 {
 	(void)a;
-	return t->proc->pid == 1 ? 0 : t->proc->ppid;
+	return t->proc->pid == 1 ? 0 :
+				   pid_to_guest(t->proc->pidns, t->proc->ppid);
 }
 
 long sys_getpgrp(struct task *t, struct syscall_args *a)
 {
 	(void)a;
-	return t->proc->pgid;
+	return pid_to_guest(t->proc->pidns, t->proc->pgid);
 }
 
 long sys_getpgid(struct task *t, struct syscall_args *a)
 {
 	int pid = (int)a->a[0];
-	struct process *p = pid ? proc_by_pid(pid) : t->proc;
+	struct process *p = pid ? proc_by_vpid(t->proc->pidns, pid) : t->proc;
 
 	if (!p)
 		return -ESRCH;
-	return p->pgid;
+	return pid_to_guest(t->proc->pidns, p->pgid);
 }
 
 long sys_getsid(struct task *t, struct syscall_args *a)
 {
 	int pid = (int)a->a[0];
-	struct process *p = pid ? proc_by_pid(pid) : t->proc;
+	struct process *p = pid ? proc_by_vpid(t->proc->pidns, pid) : t->proc;
 
 	if (!p)
 		return -ESRCH;
-	return p->sid;
+	return pid_to_guest(t->proc->pidns, p->sid);
 }
 
 long sys_setsid(struct task *t, struct syscall_args *a)
@@ -1380,16 +1489,18 @@ long sys_setsid(struct task *t, struct syscall_args *a)
 	t->proc->sid = t->proc->pid;
 	t->proc->pgid = t->proc->pid;
 	t->proc->ctty = -1; /* a new session has no terminal yet */
-	return t->proc->sid;
+	return pid_to_guest(t->proc->pidns, t->proc->sid);
 }
 
 long sys_setpgid(struct task *t, struct syscall_args *a)
 {
 	int pid = (int)a->a[0], pgid = (int)a->a[1];
-	struct process *p = pid ? proc_by_pid(pid) : t->proc, *q;
+	struct process *p = pid ? proc_by_vpid(t->proc->pidns, pid) : t->proc,
+		       *q;
 
 	if (pgid < 0)
 		return -EINVAL;
+	pgid = pid_from_guest(t->proc->pidns, pgid);
 	if (!p)
 		return -ESRCH;
 	if (p != t->proc && p->ppid != t->proc->pid)
@@ -1460,6 +1571,7 @@ void task_sweep(void)
 			maps_clear(p);
 			fdtable_put(p->fdt);
 			vfs_ns_put(p->mntns);
+			pidns_put(p->pidns);
 			free(p);
 		} else {
 			pp = &p->next;
@@ -1534,12 +1646,12 @@ long sys_pidfd_open(struct task *t, struct syscall_args *a)
 		return -EINVAL;
 	if (pid <= 0)
 		return -EINVAL;
-	p = proc_by_pid(pid);
+	p = proc_by_vpid(t->proc->pidns, pid);
 	if (!p || p->reaped)
 		return -ESRCH;
 	d = calloc(1, sizeof(*d));
 	if (d) {
-		d->pid = pid;
+		d->pid = p->pid;
 		d->proc = p;
 	}
 	/* pidfds are close-on-exec, as Linux makes them */
@@ -1559,6 +1671,8 @@ long sys_pidfd_send_signal(struct task *t, struct syscall_args *a)
 	} else if (procfs_pid_of_dir(f->vn)) {
 		/* an open /proc/<pid> directory is a pidfd too */
 		p = proc_by_pid(procfs_pid_of_dir(f->vn));
+		if (p && !pid_visible(t->proc->pidns, p))
+			p = NULL;
 	} else {
 		return -EBADF;
 	}

@@ -369,12 +369,13 @@ long sys_timer_create(struct task *t, struct syscall_args *a)
 	g->signo = ev.sigev_signo;
 	g->value = a->a[1] ? ev.sigev_value : (union sigval){ .sival_int = id };
 	if (ev.sigev_notify == SIGEV_THREAD_ID) {
-		struct task *x = task_by_vtid(ev._sigev_un._tid);
+		struct task *x =
+			task_by_guest_tid(t->proc->pidns, ev._sigev_un._tid);
 		if (!x || x->proc != t->proc) {
 			free(g);
 			return -EINVAL;
 		}
-		g->tid = ev._sigev_un._tid;
+		g->tid = x->tid;
 	}
 	if (task_write(t, a->a[2], &id, sizeof(id)) < 0) {
 		free(g);

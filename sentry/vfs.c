@@ -356,6 +356,8 @@ void vfs_ns_check(struct mntns *ns)
 	}
 	p9c_close(ns->p9);
 	ns->p9 = NULL;
+	pidns_put(ns->pidns);
+	ns->pidns = NULL;
 	if (NS == ns)
 		NS = &ns0;
 }

@@ -106,6 +106,9 @@ struct mntns {
 	 * whether the rootfs is read-only */
 	struct vnode *upper_root;
 	bool ovl_ro;
+	/* the pid namespace of the processes in it, which its /proc shows
+	 * (as Linux's procfs mount has one): a member's own, or NULL */
+	struct pidns *pidns;
 	bool ended; /* its member's processes are gone: a new one is refused */
 	struct mntns *next; /* the members' list */
 };

@@ -4,7 +4,8 @@ written the way cli/ speaks it, so that the sentry's side is tested alone.
 
     pod_client.py MOAT SOCK container NAME ROOTFS [opts] -- ARGV...
         opts: --ro, --bind SRC:DST[:rw], --tmpfs DST, --rdonly P, --mask P,
-              --cwd D, --env K=V, --no-rootfs-fd (a malformed request)
+              --cwd D, --env K=V, --share-pids (the pod's pid namespace),
+              --no-rootfs-fd (a malformed request)
     pod_client.py MOAT SOCK exec NAME -- ARGV...    (NAME "-": the sandbox)
     pod_client.py MOAT SOCK line 'REQUEST'          (a one-line request)
     pod_client.py MOAT SOCK raw 'HEAD' FIELD...     (a body as given, no fd)
@@ -48,13 +49,15 @@ def send(sock_path, head, fields, fds):
 
 def container(moat, sock_path, name, rootfs, args):
     ro, binds, tmpfs, rdonly, mask = "0", [], [], [], []
-    cwd, env, rootfs_fd = "/", ["PATH=/bin:/usr/bin"], True
+    cwd, env, rootfs_fd, own_pids = "/", ["PATH=/bin:/usr/bin"], True, "1"
     while args and args[0] != "--":
         o = args.pop(0)
         if o == "--ro":
             ro = "1"
         elif o == "--no-rootfs-fd":
             rootfs_fd = False
+        elif o == "--share-pids":
+            own_pids = "0"
         elif o == "--bind":
             binds.append(args.pop(0))
         elif o == "--tmpfs":
@@ -78,6 +81,7 @@ def container(moat, sock_path, name, rootfs, args):
         socks.append(gofer(moat, src, mode == "rw"))
         fields += ["bind", dst, mode, "0"]
     fields += [str(len(rdonly))] + rdonly + [str(len(mask))] + mask
+    fields += [own_pids]
     fields += exec_fields(argv, cwd, env)
     s = send(sock_path, f"container LEN {name}", fields,
              [0, 1, 2] + [x.fileno() for x in socks])

@@ -255,6 +255,12 @@ sleep 1000'
 	assert_eq 3 "$(jget exitCode)" "ExecSync's exit code"
 	assert_eq "shared" "$(jget stdout | base64 -d)" "ExecSync's stdout"
 	assert_eq "oops" "$(jget stderr | base64 -d)" "ExecSync's stderr"
+	# a pid namespace of its own (no shareProcessNamespace): its first
+	# process (sh, which exec'd its last command) is 1, and the other
+	# container's (nc) are not there
+	cri ExecSync "{\"containerId\":\"$c2\",\"cmd\":[\"sh\",\"-c\",\"cat /proc/1/comm; cat /proc/[0-9]*/comm | grep -c '^nc\$'\"],\"timeout\":20}"
+	assert_eq "sleep
+0" "$(jget stdout | base64 -d)" "the container's first process is its pid 1, and it sees no other's"
 
 	cri StopContainer "{\"containerId\":\"$c1\",\"timeout\":2}"
 	assert_eq 0 "$STATUS" "StopContainer: $ERR"
