@@ -164,14 +164,15 @@ t_another_members_fd_is_its_text()
 	member_rootfs b && RB=$RFS
 	member_rootfs a && RA=$RFS
 	echo secret-of-b >"$RB/bfile"
-	pc container b "$RB" -- /bin/sh -c 'exec 3</bfile; echo b-up; sleep 30' \
+	# shareProcessNamespace: both see the pod's processes
+	pc container b "$RB" --share-pids -- /bin/sh -c 'exec 3</bfile; echo b-up; sleep 30' \
 		>"$E2E_TMP/b.out" 2>&1 &
 	B=$!
 	for _ in $(seq 100); do
 		grep -q b-up "$E2E_TMP/b.out" && break
 		sleep 0.05
 	done
-	capture pc container a "$RA" -- /bin/sh -c '
+	capture pc container a "$RA" --share-pids -- /bin/sh -c '
 		for p in /proc/[0-9]*; do
 			[ "$(readlink $p/fd/3 2>/dev/null)" = /bfile ] && P=${p#/proc/}
 		done
@@ -187,10 +188,63 @@ t_another_members_fd_is_its_text()
 	pod_down
 }
 
+# A member has a pid namespace of its own (as each container of a pod
+# without shareProcessNamespace has): its first process is 1, it sees its
+# own processes alone, and another member's are out of its reach; with
+# --share-pids it sees the pod's.
+t_a_member_has_its_own_pids()
+{
+	pod_up pids
+	member_rootfs b && RB=$RFS
+	member_rootfs a && RA=$RFS
+	pc container b "$RB" -- /bin/sh -c 'echo b-up; sleep 30' \
+		>"$E2E_TMP/b.out" 2>&1 &
+	B=$!
+	for _ in $(seq 100); do
+		grep -q b-up "$E2E_TMP/b.out" && break
+		sleep 0.05
+	done
+	BPID=$(sed -n 's/^ok //p' "$E2E_TMP/b.out")
+	[ -n "$BPID" ] || fail "b never started: $(cat "$E2E_TMP/b.out")"
+	capture pc container a "$RA" -- /bin/sh -c '
+		echo "self $$"; sh -c "echo ppid \$PPID"
+		(sleep 20 &); sleep 20 & echo "job $!"
+		echo "sleeps $(cat /proc/[0-9]*/comm | grep -c "^sleep$")"
+		cut -d" " -f1,4 /proc/1/stat | sed "s/^/stat /"
+		readlink /proc/self | grep -qx "[0-9]*" && echo self-link
+		grep "^NSpid" /proc/self/status
+		kill -0 '"$BPID"' 2>/dev/null && echo b-reached || echo b-unseen
+		[ -e /proc/'"$BPID"' ] && echo b-listed; exit 4'
+	assert_contains "$OUT" "self 1"
+	assert_contains "$OUT" "ppid 1"
+	assert_match "$OUT" "job [0-9]+"
+	# the orphaned sleep and the job: none of b's or the pod's
+	assert_contains "$OUT" "sleeps 2"
+	assert_contains "$OUT" "stat 1 0"
+	assert_contains "$OUT" "self-link"
+	assert_contains "$OUT" "b-unseen"
+	assert_not_contains "$OUT" "b-listed"
+	assert_match "$OUT" 'exit 1024$'
+	# The pod sees a's process by its pod number, with a's own after it.
+	capture pc exec - -- /bin/sh -c 'grep -h "^NSpid:.*	1$" /proc/[0-9]*/status'
+	assert_match "$OUT" "NSpid:	[0-9]+	1"
+	# --share-pids: the pod's pid 1 and b are in view.
+	capture pc container c "$RA" --share-pids -- /bin/sh -c '
+		cat /proc/1/comm; [ "$$" = 1 ] || echo not-one
+		kill -0 '"$BPID"' && echo b-reached'
+	assert_contains "$OUT" "sleep"
+	assert_contains "$OUT" "not-one"
+	assert_contains "$OUT" "b-reached"
+	kill "$B" 2>/dev/null
+	wait "$B" 2>/dev/null
+	pod_down
+}
+
 run_test own_rootfs_and_mounts t_a_member_has_its_own_rootfs_and_mounts
 run_test two_members t_members_do_not_see_each_others_files_and_share_loopback
 run_test exec_state_ps_kill t_exec_state_ps_and_kill_name_a_member
 run_test a_members_end t_a_members_end_ends_its_processes_and_gofers
 run_test malformed t_malformed_requests_are_refused
 run_test another_members_fd t_another_members_fd_is_its_text
+run_test own_pids t_a_member_has_its_own_pids
 e2e_done
