@@ -3,8 +3,10 @@
 # plugin with a `moat` runtime handler (runtime_type io.containerd.runc.v2,
 # BinaryName moat) beside a `runc` one, driven over CRI by
 # tests/oci/cri/cri.py with the calls kubelet makes and the mounts it adds
-# (an emptyDir, /dev/termination-log). Each case runs under both handlers:
-# runc's answer is the right one.
+# (an emptyDir, /dev/termination-log). The two-container pod runs under
+# both handlers: runc's answer is the right one. The egress policy is
+# moat's own: its case runs under moat, with a runc pod as the host its
+# policy lets it reach in part.
 #
 # The containerd is this file's own: its root, state, sockets, CNI config
 # and IPAM store under E2E_TMP; the pods' network is a bridge of this
@@ -22,6 +24,8 @@ CRI=$E2E_TMP/cri
 BR=moatcri$KIT_X
 NET=10.207.$KIT_X
 CTD_PID=""
+# the audit log a sandbox started by containerd writes (docs/oci.md)
+AUDIT=/var/log/moat/audit.jsonl
 
 cri_stop()
 {
@@ -276,7 +280,58 @@ sleep 1000'
 	nothing_left "$h"
 }
 
+# A pod's egress policy, from its dev.moat.* annotations (containerd's
+# pod_annotations): the sandbox reaches the one address and port allowed,
+# and a connect to another port of the same host fails, with an audit
+# line naming it. The host is a runc pod on this file's bridge, serving
+# both ports, so that the denial is the policy's and not the network's.
+t_egress_policy()
+{
+	local target tpod tcfg mpod ip before out
+	run_pod runc target
+	tpod=$POD tcfg=$PODCFG
+	container runc target 'while :; do echo reached | nc -l -p 8080; done &
+while :; do echo reached | nc -l -p 8081; done'
+	target=$CID
+	cri PodSandboxStatus "{\"podSandboxId\":\"$tpod\"}"
+	ip=$($PY -c 'import json, sys; print(json.loads(sys.argv[1])["status"]["network"]["ip"])' "$OUT")
+	assert_match "$ip" "^$NET\.[0-9]+$" "the target pod's address on the bridge"
+
+	before=$(stat -c %s "$AUDIT" 2>/dev/null || echo 0)
+	run_pod moat egress "{\"dev.moat.net\":\"slirp\",\"dev.moat.allow\":\"$ip:8080\"}"
+	container moat client 'sleep 1000'
+	# nc's stdin stays open a while: at its end busybox's nc may close
+	# before the server's answer came back through the link
+	cri ExecSync "{\"containerId\":\"$CID\",\"cmd\":[\"sh\",\"-c\",\"for i in 1 2 3 4 5; do sleep 2 | nc -w 5 $ip 8080 && break; sleep 1; done; echo allowed=\$?; nc -w 5 $ip 8081 </dev/null; echo denied=\$?\"],\"timeout\":60}"
+	assert_eq 0 "$STATUS" "ExecSync: $ERR"
+	out=$(jget stdout | base64 -d)
+	assert_contains "$out" "reached" "the allowed port was reached"
+	assert_contains "$out" "allowed=0"
+	assert_not_contains "$out" "denied=0" "the connect to a port the policy does not allow failed"
+	assert_eq 1 "$(grep -c reached <<<"$out")" "only the allowed port answered: $out"
+	$PY - "$AUDIT" "$before" "$POD" "$ip:8081" <<'PY' || fail "no audit line of the denied connect: $(tail -c 800 "$AUDIT")"
+import json, sys
+log, off, sb, dest = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+with open(log, "rb") as f:
+    f.seek(off if off <= f.seek(0, 2) else 0)
+    rs = [json.loads(l) for l in f]
+assert any(r.get("event") == "egress" and r.get("verdict") == "deny" and
+           r.get("dest") == dest and r.get("sandbox") == sb for r in rs), rs[-5:]
+PY
+	cri StopContainer "{\"containerId\":\"$CID\",\"timeout\":2}"
+	cri RemoveContainer "{\"containerId\":\"$CID\"}"
+	pod_down
+	mpod=$POD
+	POD=$tpod PODCFG=$tcfg
+	cri StopContainer "{\"containerId\":\"$target\",\"timeout\":2}"
+	cri RemoveContainer "{\"containerId\":\"$target\"}"
+	pod_down
+	nothing_left runc
+	POD=$mpod nothing_left moat
+}
+
 cri_start
 for h in runc moat; do
 	run_test "two_container_pod_$h" t_two_container_pod "$h"
 done
+run_test egress_policy_moat t_egress_policy
