@@ -4,7 +4,9 @@
 # moat, runc and gVisor's `runsc --platform=ptrace`, in one run (median of
 # BENCH_OCI_RUNS, 20), with /bin/true spawned directly for scale. Each
 # runtime gets a --root of its own in a temporary directory, removed on
-# exit. Needs root (runc and runsc do); without it every cell is n/a.
+# exit. Then a Kubernetes pod's start over containerd's CRI, under its
+# runc and moat handlers (bench/cri.sh, median of BENCH_CRI_RUNS, 5).
+# Needs root (runc and runsc do); without it every cell is n/a.
 #
 # bench/run.sh calls it after the network table; `make bench-oci` runs it
 # alone. The table goes to build/bench/oci.md; --append FILE adds it to
@@ -86,6 +88,22 @@ else
 	NA[runsc]="runsc is not installed"
 fi
 
+# A Kubernetes pod's start over containerd's CRI (bench/cri.sh), under
+# its runc and moat handlers.
+CRI_RUNS=${BENCH_CRI_RUNS:-5}
+echo "bench: pod start over CRI: runc and moat handlers" >&2
+while read -r h v why; do
+	case $v in
+	n/a) NA[cri_$h]=$why ;;
+	'') NA[cri_$h]="no result (bench/cri.sh)" ;;
+	*) RES[cri_$h]=$v ;;
+	esac
+done < <(MOAT=$MOAT timeout 900 bash "$root/bench/cri.sh" "$CRI_RUNS" 2>"$TMP/cri.err")
+for h in runc moat; do
+	[ -n "${RES[cri_$h]:-}${NA[cri_$h]:-}" ] ||
+		NA[cri_$h]=$(grep -v '^$' "$TMP/cri.err" | tail -1 | cut -c1-160)
+done
+
 ms() { awk -v ns="$1" 'BEGIN { if (ns == "") print "n/a"; else printf "%.1f ms\n", ns / 1e6 }'; }
 table=$OUTDIR/oci.md
 {
@@ -102,7 +120,15 @@ table=$OUTDIR/oci.md
 	echo
 	echo "Median of $RUNS runs, wall time of the whole command (create, start, wait, delete)."
 	echo "runc $(dpkg-query -W -f='${Version}' runc 2>/dev/null || echo n/a), runsc $(dpkg-query -W -f='${Version}' runsc 2>/dev/null || echo n/a)."
-	for m in moat runc runsc; do
+	echo
+	echo "| pod start over CRI: RunPodSandbox, CreateContainer, StartContainer, until it runs | time | vs runc |"
+	echo "|---|---:|---:|"
+	for m in runc moat; do
+		echo "| containerd, $m handler | $(ms "${RES[cri_$m]:-}") | $(fmt_ratio "${RES[cri_$m]:-na}" "${RES[cri_runc]:-na}") |"
+	done
+	echo
+	echo "Median of $CRI_RUNS pods each (bench/cri.sh), containerd $(dpkg-query -W -f='${Version}' containerd 2>/dev/null || echo n/a); the container's first write to its emptyDir ends the time."
+	for m in moat runc runsc cri_runc cri_moat; do
 		[ -n "${NA[$m]:-}" ] && echo "- $m: n/a: ${NA[$m]}"
 	done
 } >"$table"
