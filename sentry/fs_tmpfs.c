@@ -892,6 +892,44 @@ void tmpfs_free(struct vnode *vn)
 	vn->tn = NULL;
 }
 
+/* Drop the data of every regular file under root (an instance no one
+ * can reach any more: an ended member's), giving back its memory, store
+ * files and --disk. The nodes stay, empty: cached vnodes are not
+ * counted, so none is freed before the sandbox ends. Iterative: a guest
+ * may have nested directories a million deep. */
+void tmpfs_release_data(struct vnode *root)
+{
+	struct vnode **stack = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!root || !root->tn)
+		return;
+	for (struct vnode *dir = root; dir; dir = n ? stack[--n] : NULL) {
+		for (struct tdirent *e = dir->tn->children; e; e = e->next) {
+			struct vnode *vn = e->vn;
+
+			if (!vn || !vn->tn)
+				continue;
+			if (S_ISREG(vn->mode) && !vn->tn->fd_users) {
+				data_free(vn);
+				vn->st.st_size = 0;
+			} else if (S_ISDIR(vn->mode) && vn->tn->children) {
+				if (n == cap) {
+					size_t c = cap ? cap * 2 : 64;
+					struct vnode **ns =
+						realloc(stack, c * sizeof(*ns));
+					if (!ns)
+						continue; /* its subtree stays */
+					stack = ns;
+					cap = c;
+				}
+				stack[n++] = vn;
+			}
+		}
+	}
+	free(stack);
+}
+
 bool tmpfs_same_fs(struct vnode *a, struct vnode *b)
 {
 	return a->kind == VN_TMPFS && b->kind == VN_TMPFS &&

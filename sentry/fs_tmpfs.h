@@ -44,6 +44,9 @@ void tmpfs_set_writable(struct vnode *vn);
 /* What tmpfs holds now was the sentry's setup: not charged to --disk. */
 void tmpfs_setup_done(void);
 void tmpfs_free(struct vnode *vn);
+/* The data of every file under root goes (its memory, store files and
+ * --disk): root's instance is one nothing can reach any more. */
+void tmpfs_release_data(struct vnode *root);
 
 int tmpfs_lookup(struct vnode *dir, const char *name, struct vnode **out);
 struct vnode *

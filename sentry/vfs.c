@@ -340,10 +340,11 @@ struct mntns *vfs_ns_find(const char *name)
 
 /* A member's namespace that nothing uses (no process in it, no open file
  * made in it) ends: its gofers' clients are closed, so those gofers end
- * and the host tree is no longer reachable. Its nodes stay in memory
- * until the sandbox ends (cached ones are never freed: vnode_get does
- * not count them), but nothing can reach them: only a process in a
- * namespace walks it, and none can join an ended one. */
+ * and the host tree is no longer reachable, and the data of its tmpfs
+ * files goes. Its nodes stay in memory, empty, until the sandbox ends
+ * (cached ones are never freed: vnode_get does not count them), but
+ * nothing can reach them: only a process in a namespace walks it, and
+ * none can join an ended one. */
 void vfs_ns_check(struct mntns *ns)
 {
 	if (!ns || ns == &ns0 || ns->refs > 0 || ns->nfiles > 0 ||
@@ -356,6 +357,13 @@ void vfs_ns_check(struct mntns *ns)
 	}
 	p9c_close(ns->p9);
 	ns->p9 = NULL;
+	/* what its processes wrote (the overlay's upper layer, /tmp, its
+	 * tmpfs mounts) is given back; the nodes stay, empty */
+	tmpfs_release_data(ns->upper_root);
+	tmpfs_release_data(ns->tmp_vn);
+	for (size_t i = 0; i < ns->nmounts; i++)
+		if (ns->mounts[i].kind == VMOUNT_TMPFS)
+			tmpfs_release_data(ns->mounts[i].root);
 	pidns_put(ns->pidns);
 	ns->pidns = NULL;
 	if (NS == ns)

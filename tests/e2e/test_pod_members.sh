@@ -11,7 +11,7 @@ pod_up()
 	POD=$1-$$
 	SOCK=/run/moat/$POD
 	[ "$(id -u)" = 0 ] || SOCK=${XDG_RUNTIME_DIR:-/tmp/moat-$(id -u)}/moat/$POD
-	moat do --name "$POD" -- sleep 60 >"$E2E_TMP/$POD.log" 2>&1 &
+	moat do --name "$POD" ${POD_OPTS:-} -- sleep 60 >"$E2E_TMP/$POD.log" 2>&1 &
 	POD_PID=$!
 	for _ in $(seq 100); do
 		[ -S "$SOCK" ] && return 0
@@ -240,6 +240,28 @@ t_a_member_has_its_own_pids()
 	pod_down
 }
 
+# What an ended member wrote (its overlay's upper layer, /tmp, a tmpfs
+# mount) goes back to the pod's --disk: a container restarted over and
+# over does not use up the pod's memory and disk. Each member writes 3 MiB
+# to each of its three, 9 of a 12 MiB budget: the second fits only if
+# the first one's went back.
+t_an_ended_members_files_go()
+{
+	POD_OPTS="--disk 12M" pod_up disk
+	member_rootfs d
+	for m in d1 d2 d3; do
+		capture pc container $m "$RFS" --tmpfs /run -- /bin/sh -c '
+			for f in /big /tmp/big /run/big; do
+				head -c 3145728 /dev/zero >$f || echo "no room: $f"
+			done; echo wrote'
+		assert_contains "$OUT" "wrote"
+		assert_not_contains "$OUT" "no room" "$m's files fit the pod's --disk"
+		assert_match "$OUT" 'exit 0$'
+	done
+	assert_eq "running" "$(pc line state)" "the pod outlives them"
+	pod_down
+}
+
 run_test own_rootfs_and_mounts t_a_member_has_its_own_rootfs_and_mounts
 run_test two_members t_members_do_not_see_each_others_files_and_share_loopback
 run_test exec_state_ps_kill t_exec_state_ps_and_kill_name_a_member
@@ -247,4 +269,5 @@ run_test a_members_end t_a_members_end_ends_its_processes_and_gofers
 run_test malformed t_malformed_requests_are_refused
 run_test another_members_fd t_another_members_fd_is_its_text
 run_test own_pids t_a_member_has_its_own_pids
+run_test ended_members_files t_an_ended_members_files_go
 e2e_done
