@@ -325,19 +325,8 @@ static pid_t start_netslirp(int *link_out, int *ctl_out, struct moat_error *err)
 		if (dup2(sv[1], 3) < 0 || dup2(cv[1], 4) < 0 ||
 		    fcntl(3, F_SETFD, 0) < 0 || fcntl(4, F_SETFD, 0) < 0)
 			_exit(126);
-		/* An OCI bundle's network namespace: the helper's host
-		 * sockets live there (a pod's network, say). */
-		if (S->opts.netns) {
-			int ns = open(S->opts.netns, O_RDONLY | O_CLOEXEC);
-			if (ns < 0 || setns(ns, CLONE_NEWNET) < 0) {
-				fprintf(stderr,
-					"moat: netslirp: network namespace "
-					"`%s`: %s\n",
-					S->opts.netns, strerror(errno));
-				_exit(126);
-			}
-			close(ns);
-		}
+		/* in the bundle's network namespace, if it names one: the
+		 * sentry's (join_netns) */
 		execv("/proc/self/exe", args);
 		_exit(126);
 	}
@@ -364,6 +353,25 @@ static const char *sandbox_id(const struct sentry_opts *opts)
 	return pid;
 }
 
+/* An OCI bundle's network namespace (a pod's, its CNI's): the sentry
+ * joins it, as runc's init does, so that the pid `create` reports has it
+ * as /proc/PID/ns/net (containerd and other tools read it there), and
+ * what the sentry starts from here (the credential broker, slirp's
+ * helper) makes its host sockets there. The guests, forked by the reaper
+ * before, make none. */
+static int join_netns(const char *path, struct moat_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0 || setns(fd, CLONE_NEWNET) < 0)
+		rc = moat_error_set(err, errno,
+				    "network namespace `%s`: cannot join it",
+				    path);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 /* The network: the egress policy, the resolver, and for slirp its helper
  * and the netstack on its link. */
 static int net_setup(struct sentry_opts *opts, struct moat_error *err)
@@ -374,6 +382,8 @@ static int net_setup(struct sentry_opts *opts, struct moat_error *err)
 	char up[16];
 	int rc;
 
+	if (opts->netns && join_netns(opts->netns, err) < 0)
+		return -1;
 	netpol_set(&opts->policy);
 	resolv_conf_write();
 	/* Credentials: their broker, and the guest's view of it (its

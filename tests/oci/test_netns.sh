@@ -103,7 +103,7 @@ t_slirp_in_the_pods_namespace()
 t_other_namespaces_cannot_be_joined()
 {
 	make_bundle "$E2E_TMP/b4" '["true"]' \
-		'c["linux"]["namespaces"][0]["path"]="/proc/1/ns/pid"' || fail "bundle"
+		'c["linux"]["namespaces"][0]["path"]="/proc/'"$$"'/ns/pid"' || fail "bundle"
 	capture moat --root "$E2E_TMP/root" create --bundle "$E2E_TMP/b4" j1
 	assert_ne 0 "$STATUS" "a pid namespace path is refused"
 	assert_contains "$ERR" "joining an existing pid namespace" "says why"
@@ -146,8 +146,47 @@ END
 	done
 }
 
+# The pid that create reports is in the pod's network namespace, as
+# runc's is: containerd and other tools read /proc/PID/ns/net.
+t_the_pid_is_in_the_pods_namespace()
+{
+	local root=$E2E_TMP/root want pid rt
+	want=$(stat -L -c %i "/var/run/netns/$POD")
+	[ "$want" != "$(stat -L -c %i /proc/self/ns/net)" ] || fail "the pod's namespace is the host's"
+	for mode in none slirp; do
+		bundle "$E2E_TMP/bp-$mode" $mode "/var/run/netns/$POD" || fail "bundle"
+		python3 - "$E2E_TMP/bp-$mode/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = ["sleep", "30"]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+		for rt in moat ${RUNC:+runc}; do
+			[ $rt = runc ] && [ $mode != none ] && continue
+			if [ $rt = moat ]; then
+				capture moat --root "$root" create --bundle "$E2E_TMP/bp-$mode" pid-$mode
+				assert_eq 0 "$STATUS" "create in the pod's namespace ($mode): $ERR"
+				capture moat --root "$root" state pid-$mode
+			else
+				capture timeout 20 "$RUNC" --root "$E2E_TMP/runc-root" create --bundle "$E2E_TMP/bp-$mode" pid-$mode
+				assert_eq 0 "$STATUS" "runc create: $ERR"
+				capture "$RUNC" --root "$E2E_TMP/runc-root" state pid-$mode
+			fi
+			pid=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["pid"])' "$OUT")
+			assert_eq "$want" "$(stat -L -c %i /proc/$pid/ns/net)" \
+				"$rt ($mode): /proc/PID/ns/net of the pid its state gives is the pod's"
+			if [ $rt = moat ]; then
+				moat --root "$root" delete --force pid-$mode
+			else
+				"$RUNC" --root "$E2E_TMP/runc-root" delete --force pid-$mode
+			fi
+		done
+	done
+}
+
 run_test tap_in_the_pods_namespace t_tap_in_the_pods_namespace
 run_test slirp_in_the_pods_namespace t_slirp_in_the_pods_namespace
+run_test the_pid_is_in_the_pods_namespace t_the_pid_is_in_the_pods_namespace
 run_test other_namespaces_cannot_be_joined t_other_namespaces_cannot_be_joined
 run_test a_namespace_path_must_be_of_its_type t_a_namespace_path_must_be_of_its_type
 e2e_done
