@@ -296,6 +296,21 @@ static int vid(int pid)
 	return pid_to_guest(shown_ns(), pid);
 }
 
+/* The last pid given out, as loadavg's fifth field: in the reader's pid
+ * namespace (as Linux's is), a member's the highest of its own. */
+static int last_pid(void)
+{
+	const struct pidns *ns = shown_ns();
+	int max = 0;
+
+	if (!ns)
+		return S->next_pid > 1 ? S->next_pid - 1 : 1;
+	for (const struct process *q = S->procs; q; q = q->next)
+		if (!q->reaped && q->pidns == ns && q->pid > max)
+			max = q->pid;
+	return max ? vid(max) : 1;
+}
+
 /* The live (not reaped) process a per-process node is about, if the
  * reader's pid namespace holds it, or NULL. */
 static struct process *vn_proc(const struct vnode *vn)
@@ -1200,7 +1215,7 @@ static int generate(struct vnode *vn, struct process *p, struct sbuf *b)
 	case PK_LOADAVG:
 		count_tasks(&running, &total);
 		sb_printf(b, "0.00 0.00 0.00 %d/%d %d\n", running, total,
-			  S->next_pid > 1 ? S->next_pid - 1 : 1);
+			  last_pid());
 		return 0;
 	case PK_VERSION:
 		/* uname's release and version (sys_uname) */

@@ -308,18 +308,6 @@ void pod_proc_exited(struct process *p)
 	m->ns = NULL;
 }
 
-int pod_reaper(const struct mntns *ns, const struct process *gone)
-{
-	if (ns == vfs_ns0())
-		return 1;
-	for (size_t i = 0; i < ARRAY_SIZE(members); i++)
-		if (members[i].used && members[i].ns == ns &&
-		    members[i].first && members[i].first != gone &&
-		    !members[i].first->exited)
-			return members[i].first->pid;
-	return 0;
-}
-
 const char *pod_member_state(const char *name)
 {
 	struct member *m = member_of(name);

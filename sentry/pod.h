@@ -41,10 +41,6 @@ void pod_member_abort(struct mntns *ns);
  * first) ended: if it was a member's first, every other process of that
  * member is killed, as a pid namespace's are when its init ends. */
 void pod_proc_exited(struct process *p);
-/* The virtual pid an orphan of ns goes to when gone ends: 1 for the
- * sandbox's, a member's first process while it lives, else 0 (nobody:
- * it is reaped as it ends, as an exec's process is). */
-int pod_reaper(const struct mntns *ns, const struct process *gone);
 /* "running" or "stopped" for a member known to the pod, else NULL. */
 const char *pod_member_state(const char *name);
 /* The live namespace of member name, or NULL. */

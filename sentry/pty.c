@@ -53,6 +53,9 @@ struct ktermios2 {
 
 struct pty {
 	int index;
+	/* the mount namespace whose /dev/pts shows it (a pod member's
+	 * devpts is its own, as each container's is); never dereferenced */
+	const struct mntns *ns;
 	bool locked;	     /* until unlockpt (TIOCSPTLCK 0) */
 	int masters, slaves; /* open files */
 	bool slave_opened;   /* ever: a master reads EIO once all are gone */
@@ -274,7 +277,7 @@ static void input_char(struct pty *p, char c)
 
 /* ---- pty objects ----------------------------------------------------------- */
 
-static struct pty *pty_alloc(void)
+static struct pty *pty_alloc(const struct mntns *ns)
 {
 	int i;
 
@@ -285,6 +288,7 @@ static struct pty *pty_alloc(void)
 		if (!ptys[i])
 			return NULL;
 		ptys[i]->index = i;
+		ptys[i]->ns = ns;
 		ptys[i]->locked = true;
 		pty_defaults(ptys[i]);
 		return ptys[i];
@@ -805,10 +809,9 @@ static const struct file_ops slave_ops = {
 
 int pty_open_master(struct task *t, int flags, struct file **out)
 {
-	struct pty *p = pty_alloc();
+	struct pty *p = pty_alloc(t ? t->proc->mntns : vfs_ns());
 	struct file *f;
 
-	(void)t;
 	if (!p)
 		return -ENOSPC;
 	f = pty_file(p, true, flags);
@@ -822,7 +825,7 @@ int pty_open_master(struct task *t, int flags, struct file **out)
 
 int pty_open_slave(struct task *t, int index, int flags, struct file **out)
 {
-	struct pty *p = index >= 0 && index < PTY_MAX ? ptys[index] : NULL;
+	struct pty *p = pty_exists(index) ? ptys[index] : NULL;
 	struct file *f;
 
 	if (!p)
@@ -840,14 +843,26 @@ int pty_open_slave(struct task *t, int index, int flags, struct file **out)
 
 int pty_open_ctty(struct task *t, int flags, struct file **out)
 {
-	if (!t || t->proc->ctty < 0 || !ptys[t->proc->ctty])
+	struct pty *p;
+	struct file *f;
+
+	/* its own terminal, whichever namespace's /dev/pts shows it */
+	if (!t || t->proc->ctty < 0 || !(p = ptys[t->proc->ctty]))
 		return -ENXIO;
-	return pty_open_slave(t, t->proc->ctty, flags | O_NOCTTY, out);
+	if (p->locked)
+		return -EIO;
+	f = pty_file(p, false, flags | O_NOCTTY);
+	if (!f)
+		return -ENOMEM;
+	*out = f;
+	return 0;
 }
 
+/* Is /dev/pts/index there, in the namespace walking now? */
 bool pty_exists(int index)
 {
-	return index >= 0 && index < PTY_MAX && ptys[index];
+	return index >= 0 && index < PTY_MAX && ptys[index] &&
+	       ptys[index]->ns == vfs_ns();
 }
 
 int pty_count_index(int *out, int max)
@@ -855,7 +870,7 @@ int pty_count_index(int *out, int max)
 	int i, n = 0;
 
 	for (i = 0; i < PTY_MAX && n < max; i++)
-		if (ptys[i])
+		if (pty_exists(i))
 			out[n++] = i;
 	return n;
 }
@@ -928,7 +943,7 @@ int pty_relay_start(struct process *owner, int in, int out,
 	if (r - relays >= nrelays)
 		nrelays = (int)(r - relays) + 1;
 	memset(r, 0, sizeof(*r));
-	r->pty = pty_alloc();
+	r->pty = pty_alloc(owner->mntns);
 	if (!r->pty)
 		return moat_error_set(err, ENOSPC, "pty");
 	r->pty->sentry_master = true;

@@ -506,6 +506,10 @@ int pid_from_guest(const struct pidns *ns, int vpid);
 /* The process, or thread, of ns's number vpid (> 0), else NULL. */
 struct process *proc_by_vpid(const struct pidns *ns, int vpid);
 struct task *task_by_guest_tid(const struct pidns *ns, int vtid);
+/* Has ns a process or thread numbered vpid (> 0)? a process group
+ * vpgid (> 0), with a live member? */
+bool guest_pid_exists(const struct pidns *ns, int vpid);
+bool guest_pgrp_exists(const struct pidns *ns, int vpgid);
 struct task *task_new(pid_t host_tid, struct process *p);
 struct process *proc_new(struct process *parent);
 void task_exited(struct task *t, int status);

@@ -1645,14 +1645,16 @@ static long dgram_target(struct task *t, struct usock *u,
 
 /* ---- netlink: the sandbox's interfaces, as rtnetlink describes them ----- */
 
-static void nl_name(struct usock *u)
+/* Its port id, when it has none: its maker's pid, as t's pid namespace
+ * numbers it (a member's init is 1 there, as in Linux). */
+static void nl_name(struct task *t, struct usock *u)
 {
 	if (!u->name.len) {
 		sa_unnamed(&u->name, AF_NETLINK);
 		u->name.len = sizeof(struct sockaddr_nl);
 		u->name.u.sa.sa_family = AF_NETLINK;
 		((struct sockaddr_nl *)&u->name.u)->nl_pid =
-			(unsigned)u->cred.pid;
+			(unsigned)pid_to_guest(t->proc->pidns, u->cred.pid);
 	}
 }
 
@@ -1838,7 +1840,7 @@ static long netlink_request(struct task *t, struct usock *u, const void *buf,
 	unsigned portid;
 	long rc;
 
-	nl_name(u);
+	nl_name(t, u);
 	portid = ((struct sockaddr_nl *)&u->name.u)->nl_pid;
 	while (left >= NLMSG_HDRLEN) {
 		struct nlmsghdr req;
@@ -2608,7 +2610,7 @@ long sys_bind(struct task *t, struct syscall_args *a)
 		if (nl.nl_groups)
 			return -EPERM; /* no multicast groups: nothing changes */
 		u->name.len = 0;
-		nl_name(u);
+		nl_name(t, u);
 		if (nl.nl_pid)
 			((struct sockaddr_nl *)&u->name.u)->nl_pid = nl.nl_pid;
 		return 0;
@@ -3000,11 +3002,15 @@ static long read_control(struct task *t, struct usock *u,
 				put_files(files, n);
 				return -EPERM;
 			}
-			/* kept as the pod numbers it, shown as each
+			/* a process or thread of the sender's pid
+			 * namespace (Linux's find_get_pid: ESRCH), kept
+			 * as the pod numbers it, shown as each
 			 * receiver's namespace does */
-			if (cred->pid > 0)
-				cred->pid = pid_from_guest(t->proc->pidns,
-							   cred->pid);
+			if (!guest_pid_exists(t->proc->pidns, cred->pid)) {
+				put_files(files, n);
+				return -ESRCH;
+			}
+			cred->pid = pid_from_guest(t->proc->pidns, cred->pid);
 			sm->cred = cred;
 			continue;
 		}

@@ -749,11 +749,16 @@ long sys_fcntl(struct task *t, struct syscall_args *a)
 	case F_NOTIFY:
 		return notify_fcntl(t, f, a->a[2]);
 	case F_SETOWN: {
-		/* a pid, or a group's as -pgid: kept as the pod numbers it */
+		/* a pid, or a group's as -pgid, of the caller's pid
+		 * namespace (Linux's f_setown): kept as the pod numbers it */
 		int v = (int)a->a[2];
 
-		f->owner = v < 0 && v != INT_MIN ?
-				   -pid_from_guest(t->proc->pidns, -v) :
+		if (v == INT_MIN)
+			return -EINVAL;
+		if (v && !(v < 0 ? guest_pgrp_exists(t->proc->pidns, -v) :
+				   guest_pid_exists(t->proc->pidns, v)))
+			return -ESRCH;
+		f->owner = v < 0 ? -pid_from_guest(t->proc->pidns, -v) :
 				   pid_from_guest(t->proc->pidns, v);
 		return 0;
 	}

@@ -135,10 +135,10 @@ int pid_to_guest(const struct pidns *ns, int pid)
 
 	if (!ns || pid <= 0)
 		return pid;
-	if (pid == ns->init)
-		return 1;
 	if ((p = proc_by_pid(pid)))
-		return p->pidns == ns ? pid : 0;
+		return p->pidns != ns ? 0 : pid == ns->init ? 1 : pid;
+	if (pid == ns->init) /* reaped: a number kept of it */
+		return 1;
 	if ((t = task_by_vtid(pid)))
 		return t->proc->pidns == ns ? pid : 0;
 	return ns_group(ns, pid) ? pid : 0;
@@ -165,6 +165,25 @@ struct task *task_by_guest_tid(const struct pidns *ns, int vtid)
 	struct task *t = task_by_vtid(pid_from_guest(ns, vtid));
 
 	return t && pid_visible(ns, t->proc) ? t : NULL;
+}
+
+bool guest_pid_exists(const struct pidns *ns, int vpid)
+{
+	return vpid > 0 &&
+	       (proc_by_vpid(ns, vpid) || task_by_guest_tid(ns, vpid));
+}
+
+bool guest_pgrp_exists(const struct pidns *ns, int vpgid)
+{
+	int pgid = pid_from_guest(ns, vpgid);
+
+	if (vpgid <= 0)
+		return false;
+	for (const struct process *q = S->procs; q; q = q->next)
+		if (!q->reaped && !q->exited && q->pgid == pgid &&
+		    pid_visible(ns, q))
+			return true;
+	return false;
 }
 
 /* Pids are handed out in order: until they first wrap, the next one has
@@ -554,6 +573,18 @@ long sys_set_tid_address(struct task *t, struct syscall_args *a)
 
 /* ---- exit and wait -------------------------------------------------- */
 
+/* Who adopts q, orphaned by gone's death: its pid namespace's init (the
+ * pod's is 1), or 0 when that init is gone too. */
+static int reaper_of(const struct process *q, const struct process *gone)
+{
+	const struct process *init;
+
+	if (!q->pidns)
+		return 1;
+	init = proc_by_pid(q->pidns->init);
+	return init && init != gone && !init->exited ? init->pid : 0;
+}
+
 /* Zombie q was just reparented to init. */
 static void zombie_to_init(struct process *q)
 {
@@ -596,9 +627,9 @@ static void proc_exited(struct process *p, int status)
 	for (q = S->procs; q; q = q->next) {
 		if (q->ppid != p->pid || q->reaped || q == p)
 			continue;
-		/* A pod member's go to its first process, as to a pid
-		 * namespace's init; with none, nobody waits for them. */
-		q->ppid = pod_reaper(q->mntns, p);
+		/* A member's with a pid namespace of its own go to its
+		 * init; with none left, nobody waits for them. */
+		q->ppid = reaper_of(q, p);
 		if (!q->ppid && q->exited)
 			proc_reap(q);
 		else if (q->exited && p->pid != 1)
@@ -825,6 +856,8 @@ long sys_waitid(struct task *t, struct syscall_args *a)
 			return -EINVAL;
 		break;
 	case P_PGID:
+		if (id < 0)
+			return -EINVAL;
 		pid = id ? -pid_from_guest(t->proc->pidns, id) : 0;
 		break;
 	case P_PIDFD:
@@ -1668,6 +1701,10 @@ long sys_pidfd_send_signal(struct task *t, struct syscall_args *a)
 		return -EBADF;
 	if (f->ops == &pidfd_ops) {
 		p = pidfd_proc(f->priv);
+		/* one passed from outside its pid namespace: Linux's
+		 * access_pidfd_pidns */
+		if (p && !pid_visible(t->proc->pidns, p))
+			return -EINVAL;
 	} else if (procfs_pid_of_dir(f->vn)) {
 		/* an open /proc/<pid> directory is a pidfd too */
 		p = proc_by_pid(procfs_pid_of_dir(f->vn));

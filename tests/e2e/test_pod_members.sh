@@ -262,6 +262,65 @@ t_an_ended_members_files_go()
 	pod_down
 }
 
+# What a member with its own pids may not reach of another member's, by
+# the paths a hostile review found (tests/e2e/pidns_probe.c): the
+# other's terminals in /dev/pts, a pidfd of the other's passed to it over
+# a unix socket, a credential or an F_SETOWN claiming the other's pid.
+# And numbers of its own: waitid(P_PGID) of a negative id, its netlink
+# port id.
+t_a_member_reaches_nothing_by_pid()
+{
+	local probe=$E2E_TMP/pidns_probe sock=moatpf$$ bpty
+	cc -static -O1 -o "$probe" "$HERE/pidns_probe.c" || fail "cannot build pidns_probe.c"
+	pod_up reach
+	member_rootfs b && RB=$RFS
+	member_rootfs a && RA=$RFS
+	cp "$probe" "$RB/bin/probe" && cp "$probe" "$RA/bin/probe"
+	pc container b "$RB" -- /bin/probe ptmx >"$E2E_TMP/b.out" 2>&1 &
+	B=$!
+	for _ in $(seq 100); do
+		grep -q "^pty" "$E2E_TMP/b.out" && break
+		sleep 0.05
+	done
+	BPID=$(sed -n 's/^ok //p' "$E2E_TMP/b.out")
+	bpty=$(sed -n 's|^pty /dev/pts/||p' "$E2E_TMP/b.out")
+	[ -n "$BPID" ] && [ -n "$bpty" ] || fail "b never made its pty: $(cat "$E2E_TMP/b.out")"
+	# one that shares the pod's pids hands a pidfd of b's init to a
+	pc container c "$RB" --share-pids -- /bin/probe pidfd-serve $sock "$BPID" \
+		>"$E2E_TMP/c.out" 2>&1 &
+	C=$!
+	for _ in $(seq 100); do
+		grep -q "^serving" "$E2E_TMP/c.out" && break
+		sleep 0.05
+	done
+	grep -q "^serving" "$E2E_TMP/c.out" || fail "c never served: $(cat "$E2E_TMP/c.out")"
+	capture pc container a "$RA" -- /bin/sh -c '
+		echo "pts: $(ls /dev/pts | tr "\n" " ")"
+		[ -e /dev/pts/'"$bpty"' ] && echo b-pty-seen
+		cat /dev/pts/'"$bpty"' 2>/dev/null && echo b-pty-read
+		probe pidfd-kill '$sock'
+		probe creds '"$BPID"'; probe creds 1
+		probe setown -2147483648; probe setown '"$BPID"'; probe setown -'"$BPID"'; probe setown 1
+		probe waitid-pgid-neg; probe nlpid'
+	assert_contains "$OUT" "pts: ptmx "
+	assert_not_contains "$OUT" "b-pty"
+	assert_contains "$OUT" "kill EINVAL" "a pidfd from outside its namespace signals nothing"
+	assert_contains "$OUT" "creds ESRCH
+creds 0" "a credential claims a pid of its own namespace alone"
+	assert_contains "$OUT" "setown EINVAL
+setown ESRCH
+setown ESRCH
+setown 0"
+	assert_contains "$OUT" "waitid EINVAL"
+	assert_contains "$OUT" "nlpid 1"
+	assert_not_contains "$(cat "$E2E_TMP/b.out")" "exit" "b lives on"
+	capture pc exec - -- /bin/sh -c "kill -0 $BPID && echo b-alive"
+	assert_contains "$OUT" "b-alive"
+	kill "$B" "$C" 2>/dev/null
+	wait "$B" "$C" 2>/dev/null
+	pod_down
+}
+
 run_test own_rootfs_and_mounts t_a_member_has_its_own_rootfs_and_mounts
 run_test two_members t_members_do_not_see_each_others_files_and_share_loopback
 run_test exec_state_ps_kill t_exec_state_ps_and_kill_name_a_member
@@ -270,4 +329,5 @@ run_test malformed t_malformed_requests_are_refused
 run_test another_members_fd t_another_members_fd_is_its_text
 run_test own_pids t_a_member_has_its_own_pids
 run_test ended_members_files t_an_ended_members_files_go
+run_test reaches_nothing_by_pid t_a_member_reaches_nothing_by_pid
 e2e_done
