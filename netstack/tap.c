@@ -82,7 +82,7 @@ static int run(char *const argv[], const char *text)
 	static char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
 				     NULL };
 	int in[2], st;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	if (pipe2(in, O_CLOEXEC) < 0)
 		return -1;
@@ -95,6 +95,11 @@ static int run(char *const argv[], const char *text)
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
+		/* It ends with its caller: an nft left running by a sentry
+		 * killed mid-setup made its table after the janitor had
+		 * removed what there was (the table stayed on the host). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(127);
 		if (dup2(in[0], 0) < 0 ||
 		    (null >= 0 && (dup2(null, 1) < 0 || dup2(null, 2) < 0)))
 			_exit(127);
