@@ -426,17 +426,19 @@ Test(oci, namespaces)
 	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"pid\"}, "
 		     "{\"type\": \"bogus\"}]}",
 		     "linux.namespaces[1].type: `bogus` is not a namespace");
-	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"pid\", "
-		     "\"path\": \"/proc/1/ns/pid\"}]}",
-		     "linux.namespaces[0].path: joining an existing pid");
-	/* an ipc or uts path is a pod member's (cli/pod.c checks whose) */
+	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"mount\", "
+		     "\"path\": \"/proc/1/ns/mnt\"}]}",
+		     "linux.namespaces[0].path: joining an existing mount");
+	/* an ipc, uts or pid path is a pod member's (cli/pod.c checks
+	 * whose; a pid one is shareProcessNamespace) */
 	cr_assert_eq(parse_with(", \"linux\": {\"namespaces\": [{\"type\": "
-				"\"pid\"}, {\"type\": \"network\"}, {\"type\": "
+				"\"pid\", \"path\": \"/proc/1/ns/pid\"}, "
+				"{\"type\": \"network\"}, {\"type\": "
 				"\"ipc\", \"path\": \"/proc/1/ns/ipc\"}, "
 				"{\"type\": \"uts\", \"path\": "
 				"\"/proc/1/ns/uts\"}, {\"type\": \"mount\"}]}"),
 		     0, "%s", err.msg);
-	cr_assert_eq(cfg.nnspaths, 2);
+	cr_assert_eq(cfg.nnspaths, 3);
 	cr_assert_null(cfg.netns);
 	refused_with(", \"linux\": {\"namespaces\": [{\"type\": \"network\", "
 		     "\"path\": \"rel\"}]}",
