@@ -61,19 +61,31 @@ static int ptmx(void)
 	return 0;
 }
 
+/* One byte on s with a control message of type (SOL_SOCKET) holding
+ * len bytes of data. */
+static long send_cmsg(int s, int type, const void *data, size_t len)
+{
+	char cm[CMSG_SPACE(sizeof(struct ucred))] = { 0 }, x = 'x';
+	struct iovec io = { &x, 1 };
+	struct msghdr mh = { .msg_iov = &io,
+			     .msg_iovlen = 1,
+			     .msg_control = cm,
+			     .msg_controllen = CMSG_SPACE(len) };
+	struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = type;
+	h->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(h), data, len);
+	return sendmsg(s, &mh, 0);
+}
+
 static int pidfd_serve(const char *name, int pid)
 {
 	struct sockaddr_un sa;
 	socklen_t len = abstract(&sa, name);
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	int s = socket(AF_UNIX, SOCK_STREAM, 0), c;
-	char cm[CMSG_SPACE(sizeof(int))] = { 0 }, x = 'x';
-	struct iovec io = { &x, 1 };
-	struct msghdr mh = { .msg_iov = &io,
-			     .msg_iovlen = 1,
-			     .msg_control = cm,
-			     .msg_controllen = sizeof(cm) };
-	struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
 
 	if (pfd < 0)
 		return say("pidfd_open", -1);
@@ -82,12 +94,8 @@ static int pidfd_serve(const char *name, int pid)
 		return say("listen", -1);
 	printf("serving\n");
 	fflush(stdout);
-	h->cmsg_level = SOL_SOCKET;
-	h->cmsg_type = SCM_RIGHTS;
-	h->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(h), &pfd, sizeof(int));
 	c = accept(s, NULL, NULL);
-	if (c < 0 || sendmsg(c, &mh, 0) < 0)
+	if (c < 0 || send_cmsg(c, SCM_RIGHTS, &pfd, sizeof(pfd)) < 0)
 		return say("send", -1);
 	sleep(30);
 	return 0;
@@ -118,22 +126,12 @@ static int creds(int pid)
 {
 	int sv[2], on = 1;
 	struct ucred uc = { .pid = pid, .uid = getuid(), .gid = getgid() };
-	char cm[CMSG_SPACE(sizeof(uc))] = { 0 }, x = 'x';
-	struct iovec io = { &x, 1 };
-	struct msghdr mh = { .msg_iov = &io,
-			     .msg_iovlen = 1,
-			     .msg_control = cm,
-			     .msg_controllen = sizeof(cm) };
-	struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
 
 	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0 ||
 	    setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0)
 		return say("socketpair", -1);
-	h->cmsg_level = SOL_SOCKET;
-	h->cmsg_type = SCM_CREDENTIALS;
-	h->cmsg_len = CMSG_LEN(sizeof(uc));
-	memcpy(CMSG_DATA(h), &uc, sizeof(uc));
-	return say("creds", (int)sendmsg(sv[0], &mh, 0));
+	return say("creds",
+		   (int)send_cmsg(sv[0], SCM_CREDENTIALS, &uc, sizeof(uc)));
 }
 
 static int setown(int pid)

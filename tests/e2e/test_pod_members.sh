@@ -27,6 +27,23 @@ pod_down()
 	return 0
 }
 
+# member_bg NAME RFS WORD [OPTS] -- ARGV: member NAME started in the
+# background (BG its client's pid, its answer in $E2E_TMP/NAME.out), once
+# its output has WORD; MPID its first process's pod pid.
+member_bg()
+{
+	local name=$1 rfs=$2 word=$3
+	shift 3
+	pc container "$name" "$rfs" "$@" >"$E2E_TMP/$name.out" 2>&1 &
+	BG=$!
+	for _ in $(seq 100); do
+		grep -q "$word" "$E2E_TMP/$name.out" && break
+		sleep 0.05
+	done
+	grep -q "$word" "$E2E_TMP/$name.out" || fail "$name never said $word: $(cat "$E2E_TMP/$name.out")"
+	MPID=$(sed -n 's/^ok //p' "$E2E_TMP/$name.out")
+}
+
 pc()
 {
 	timeout 30 $PY "$HERE/pod_client.py" "$MOAT" "$SOCK" "$@"
@@ -165,13 +182,8 @@ t_another_members_fd_is_its_text()
 	member_rootfs a && RA=$RFS
 	echo secret-of-b >"$RB/bfile"
 	# shareProcessNamespace: both see the pod's processes
-	pc container b "$RB" --share-pids -- /bin/sh -c 'exec 3</bfile; echo b-up; sleep 30' \
-		>"$E2E_TMP/b.out" 2>&1 &
-	B=$!
-	for _ in $(seq 100); do
-		grep -q b-up "$E2E_TMP/b.out" && break
-		sleep 0.05
-	done
+	member_bg b "$RB" b-up --share-pids -- /bin/sh -c 'exec 3</bfile; echo b-up; sleep 30'
+	B=$BG
 	capture pc container a "$RA" --share-pids -- /bin/sh -c '
 		for p in /proc/[0-9]*; do
 			[ "$(readlink $p/fd/3 2>/dev/null)" = /bfile ] && P=${p#/proc/}
@@ -197,15 +209,8 @@ t_a_member_has_its_own_pids()
 	pod_up pids
 	member_rootfs b && RB=$RFS
 	member_rootfs a && RA=$RFS
-	pc container b "$RB" -- /bin/sh -c 'echo b-up; sleep 30' \
-		>"$E2E_TMP/b.out" 2>&1 &
-	B=$!
-	for _ in $(seq 100); do
-		grep -q b-up "$E2E_TMP/b.out" && break
-		sleep 0.05
-	done
-	BPID=$(sed -n 's/^ok //p' "$E2E_TMP/b.out")
-	[ -n "$BPID" ] || fail "b never started: $(cat "$E2E_TMP/b.out")"
+	member_bg b "$RB" b-up -- /bin/sh -c 'echo b-up; sleep 30'
+	B=$BG BPID=$MPID
 	capture pc container a "$RA" -- /bin/sh -c '
 		echo "self $$"; sh -c "echo ppid \$PPID"
 		(sleep 20 &); sleep 20 & echo "job $!"
@@ -276,24 +281,12 @@ t_a_member_reaches_nothing_by_pid()
 	member_rootfs b && RB=$RFS
 	member_rootfs a && RA=$RFS
 	cp "$probe" "$RB/bin/probe" && cp "$probe" "$RA/bin/probe"
-	pc container b "$RB" -- /bin/probe ptmx >"$E2E_TMP/b.out" 2>&1 &
-	B=$!
-	for _ in $(seq 100); do
-		grep -q "^pty" "$E2E_TMP/b.out" && break
-		sleep 0.05
-	done
-	BPID=$(sed -n 's/^ok //p' "$E2E_TMP/b.out")
+	member_bg b "$RB" "^pty" -- /bin/probe ptmx
+	B=$BG BPID=$MPID
 	bpty=$(sed -n 's|^pty /dev/pts/||p' "$E2E_TMP/b.out")
-	[ -n "$BPID" ] && [ -n "$bpty" ] || fail "b never made its pty: $(cat "$E2E_TMP/b.out")"
 	# one that shares the pod's pids hands a pidfd of b's init to a
-	pc container c "$RB" --share-pids -- /bin/probe pidfd-serve $sock "$BPID" \
-		>"$E2E_TMP/c.out" 2>&1 &
-	C=$!
-	for _ in $(seq 100); do
-		grep -q "^serving" "$E2E_TMP/c.out" && break
-		sleep 0.05
-	done
-	grep -q "^serving" "$E2E_TMP/c.out" || fail "c never served: $(cat "$E2E_TMP/c.out")"
+	member_bg c "$RB" "^serving" --share-pids -- /bin/probe pidfd-serve $sock "$BPID"
+	C=$BG
 	capture pc container a "$RA" -- /bin/sh -c '
 		echo "pts: $(ls /dev/pts | tr "\n" " ")"
 		[ -e /dev/pts/'"$bpty"' ] && echo b-pty-seen
