@@ -693,7 +693,7 @@ static long host_ioctl(struct task *t, struct file *f, unsigned long cmd,
 		return task_write(t, arg, &ws, sizeof(ws));
 	}
 	case TIOCGPGRP: {
-		int pg = pid_to_guest(t->proc->pidns, t->proc->pgid);
+		int pg = pid_in_ns(t->proc->pidns, t->proc->pgid);
 		if (!isatty(f->hostfd))
 			return -ENOTTY;
 		return task_write(t, arg, &pg, sizeof(pg));

@@ -823,13 +823,11 @@ int pty_open_master(struct task *t, int flags, struct file **out)
 	return 0;
 }
 
-int pty_open_slave(struct task *t, int index, int flags, struct file **out)
+static int open_slave(struct task *t, struct pty *p, int flags,
+		      struct file **out)
 {
-	struct pty *p = pty_exists(index) ? ptys[index] : NULL;
 	struct file *f;
 
-	if (!p)
-		return -ENOENT;
 	if (p->locked)
 		return -EIO;
 	f = pty_file(p, false, flags);
@@ -841,21 +839,19 @@ int pty_open_slave(struct task *t, int index, int flags, struct file **out)
 	return 0;
 }
 
+int pty_open_slave(struct task *t, int index, int flags, struct file **out)
+{
+	if (!pty_exists(index))
+		return -ENOENT;
+	return open_slave(t, ptys[index], flags, out);
+}
+
 int pty_open_ctty(struct task *t, int flags, struct file **out)
 {
-	struct pty *p;
-	struct file *f;
-
 	/* its own terminal, whichever namespace's /dev/pts shows it */
-	if (!t || t->proc->ctty < 0 || !(p = ptys[t->proc->ctty]))
+	if (!t || t->proc->ctty < 0 || !ptys[t->proc->ctty])
 		return -ENXIO;
-	if (p->locked)
-		return -EIO;
-	f = pty_file(p, false, flags | O_NOCTTY);
-	if (!f)
-		return -ENOMEM;
-	*out = f;
-	return 0;
+	return open_slave(t, ptys[t->proc->ctty], flags | O_NOCTTY, out);
 }
 
 /* Is /dev/pts/index there, in the namespace walking now? */

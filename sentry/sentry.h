@@ -500,6 +500,9 @@ bool pid_visible(const struct pidns *ns, const struct process *p);
 /* The number ns gives a pod pid (a process's, a thread's, a group's or a
  * session's): 1 for its first process, 0 for one outside it. */
 int pid_to_guest(const struct pidns *ns, int pid);
+/* The same for a number known to be ns's (a caller's own pid, tid,
+ * group or session, or one of a process ns sees): no lookup. */
+int pid_in_ns(const struct pidns *ns, int pid);
 /* The pod's pid for a number vpid (> 0) of ns: PID_MAX, which is no
  * pid, for one ns does not have. */
 int pid_from_guest(const struct pidns *ns, int vpid);
@@ -632,9 +635,8 @@ struct spawn_req {
 	int fds[3];
 	bool tty; /* a terminal of the sentry's, relayed to fds[0] and [1] */
 	struct mntns *ns; /* a pod member's; NULL: the sandbox's */
-	/* its pid namespace: a member's (NULL: the pod's), or, with
-	 * new_pidns, a new one whose first process it is */
-	struct pidns *pidns;
+	/* a member's first process: 1 of a pid namespace of its own (else
+	 * it is in ns's, or the pod's) */
 	bool new_pidns;
 };
 int sentry_spawn(const struct spawn_req *r, struct process **out);

@@ -2990,8 +2990,8 @@ static long read_control(struct task *t, struct usock *u,
 			memcpy(cred, CMSG_DATA(c), sizeof(*cred));
 			/* Linux's scm_check_creds: each claim is the
 			 * sender's own, or takes its capability */
-			if ((cred->pid != pid_to_guest(t->proc->pidns,
-						       t->proc->pid) &&
+			if ((cred->pid !=
+				     pid_in_ns(t->proc->pidns, t->proc->pid) &&
 			     !creds_capable(me, CAP_SYS_ADMIN)) ||
 			    (cred->uid != me->ruid && cred->uid != me->euid &&
 			     cred->uid != me->suid &&

@@ -444,7 +444,7 @@ long sys_capget(struct task *t, struct syscall_args *a)
 		return !a->a[1] && rc == -EINVAL ? 0 : rc;
 	if (pid < 0)
 		return -EINVAL;
-	if (pid && pid != pid_to_guest(t->proc->pidns, t->tid)) {
+	if (pid && pid != pid_in_ns(t->proc->pidns, t->tid)) {
 		struct task *x = task_by_guest_tid(t->proc->pidns, pid);
 		struct process *p = x ? x->proc :
 					proc_by_vpid(t->proc->pidns, pid);
@@ -473,7 +473,7 @@ long sys_capset(struct task *t, struct syscall_args *a)
 
 	if (rc < 0)
 		return rc;
-	if (pid && pid != pid_to_guest(t->proc->pidns, t->tid))
+	if (pid && pid != pid_in_ns(t->proc->pidns, t->tid))
 		return -EPERM;
 	if (task_read(t, a->a[1], d, halves * sizeof(d[0])) < 0)
 		return -EFAULT;

@@ -128,6 +128,11 @@ static bool ns_group(const struct pidns *ns, int pid)
 	return false;
 }
 
+int pid_in_ns(const struct pidns *ns, int pid)
+{
+	return ns && pid == ns->init ? 1 : pid;
+}
+
 int pid_to_guest(const struct pidns *ns, int pid)
 {
 	const struct process *p;
@@ -136,7 +141,7 @@ int pid_to_guest(const struct pidns *ns, int pid)
 	if (!ns || pid <= 0)
 		return pid;
 	if ((p = proc_by_pid(pid)))
-		return p->pidns != ns ? 0 : pid == ns->init ? 1 : pid;
+		return p->pidns != ns ? 0 : pid_in_ns(ns, pid);
 	if (pid == ns->init) /* reaped: a number kept of it */
 		return 1;
 	if ((t = task_by_vtid(pid)))
@@ -535,8 +540,7 @@ void task_fixup_result(struct task *t, struct user_regs_struct *r)
 		restore_arg_regs(r, &t->regs);
 		break;
 	case 2: /* set_tid_address */
-		r->rax = (unsigned long long)pid_to_guest(t->proc->pidns,
-							  t->tid);
+		r->rax = (unsigned long long)pid_in_ns(t->proc->pidns, t->tid);
 		break;
 	case 3: /* execve whose host exec of the stub failed */
 		exec_failed(t);
@@ -739,16 +743,16 @@ void task_group_cont(struct task *t)
 	tell_parent(p, 0xffff);
 }
 
-/* A wait's pid argument (a pid, -1, 0 or a group's -pgid) as the pod
- * numbers it. */
-static int wait_pid_in(const struct pidns *ns, int pid)
+/* A wait's or kill's pid argument (a pid, -1, 0 or a group's -pgid) as
+ * the pod numbers it. */
+static int pid_arg_from_guest(const struct pidns *ns, int pid)
 {
 	if (pid > 0)
 		return pid_from_guest(ns, pid);
 	return pid < -1 ? -pid_from_guest(ns, -pid) : pid;
 }
 
-/* pid: the pod's number (wait_pid_in) */
+/* pid: the pod's number (pid_arg_from_guest) */
 static bool wait_matches(struct process *self, struct process *c, int pid)
 {
 	if (c->ppid != self->pid || c->reaped)
@@ -797,8 +801,9 @@ long sys_wait4(struct task *t, struct syscall_args *a)
 		return -EINVAL;
 	if (pid == INT32_MIN)
 		return -ESRCH;
-	c = find_zombie_or(t->proc, wait_pid_in(t->proc->pidns, pid), &any,
-			   true, options & WUNTRACED, options & WCONTINUED);
+	c = find_zombie_or(t->proc, pid_arg_from_guest(t->proc->pidns, pid),
+			   &any, true, options & WUNTRACED,
+			   options & WCONTINUED);
 	if (!c)
 		return !any ? -ECHILD : (options & WNOHANG) ? 0 : SYS_BLOCK;
 	if (!c->exited) {
@@ -1386,14 +1391,13 @@ long sys_kill(struct task *t, struct syscall_args *a)
 	}
 	if (pid == INT32_MIN)
 		return -ESRCH;
-	if (pid < -1)
-		pid = -pid_from_guest(t->proc->pidns, -pid);
+	pid = pid_arg_from_guest(t->proc->pidns, pid); /* a group's, or 0, -1 */
 	for (p = S->procs; p; p = p->next) {
 		if (p->reaped || p->exited || !pid_visible(t->proc->pidns, p))
 			continue;
 		/* -1: all it sees but itself and its namespace's init */
 		if (pid == -1 &&
-		    (pid_to_guest(t->proc->pidns, p->pid) == 1 || p == t->proc))
+		    (pid_in_ns(t->proc->pidns, p->pid) == 1 || p == t->proc))
 			continue;
 		if (pid == 0 && p->pgid != t->proc->pgid)
 			continue;
@@ -1469,26 +1473,25 @@ long sys_rt_sigaction(struct task *t, struct syscall_args *a)
 long sys_getpid(struct task *t, struct syscall_args *a)
 {
 	(void)a;
-	return pid_to_guest(t->proc->pidns, t->proc->pid);
+	return pid_in_ns(t->proc->pidns, t->proc->pid);
 }
 
 long sys_gettid(struct task *t, struct syscall_args *a)
 {
 	(void)a;
-	return pid_to_guest(t->proc->pidns, t->tid);
+	return pid_in_ns(t->proc->pidns, t->tid);
 }
 
 long sys_getppid(struct task *t, struct syscall_args *a)
 {
 	(void)a;
-	return t->proc->pid == 1 ? 0 :
-				   pid_to_guest(t->proc->pidns, t->proc->ppid);
+	return t->proc->pid == 1 ? 0 : pid_in_ns(t->proc->pidns, t->proc->ppid);
 }
 
 long sys_getpgrp(struct task *t, struct syscall_args *a)
 {
 	(void)a;
-	return pid_to_guest(t->proc->pidns, t->proc->pgid);
+	return pid_in_ns(t->proc->pidns, t->proc->pgid);
 }
 
 long sys_getpgid(struct task *t, struct syscall_args *a)
@@ -1498,7 +1501,7 @@ long sys_getpgid(struct task *t, struct syscall_args *a)
 
 	if (!p)
 		return -ESRCH;
-	return pid_to_guest(t->proc->pidns, p->pgid);
+	return pid_in_ns(t->proc->pidns, p->pgid);
 }
 
 long sys_getsid(struct task *t, struct syscall_args *a)
@@ -1508,7 +1511,7 @@ long sys_getsid(struct task *t, struct syscall_args *a)
 
 	if (!p)
 		return -ESRCH;
-	return pid_to_guest(t->proc->pidns, p->sid);
+	return pid_in_ns(t->proc->pidns, p->sid);
 }
 
 long sys_setsid(struct task *t, struct syscall_args *a)
@@ -1522,7 +1525,7 @@ long sys_setsid(struct task *t, struct syscall_args *a)
 	t->proc->sid = t->proc->pid;
 	t->proc->pgid = t->proc->pid;
 	t->proc->ctty = -1; /* a new session has no terminal yet */
-	return pid_to_guest(t->proc->pidns, t->proc->sid);
+	return pid_in_ns(t->proc->pidns, t->proc->sid);
 }
 
 long sys_setpgid(struct task *t, struct syscall_args *a)
