@@ -1027,6 +1027,11 @@ int sentry_spawn(const struct spawn_req *r, struct process **out)
 	return 0;
 }
 
+int sentry_spawns_pending(void)
+{
+	return npending;
+}
+
 void sentry_spawn_born(pid_t child, bool stopped)
 {
 	struct spawn_pending sp;

@@ -85,14 +85,30 @@ static bool take_early_stop(pid_t pid)
 	return false;
 }
 
+int sentry_early_stops(void)
+{
+	return n_early;
+}
+
 /* A child whose parent's clone event never came (the parent died between
  * the two) is a stopped host process no guest knows: kill it. It is still
- * the sentry's unreaped tracee, so its pid cannot have been reused. */
+ * the sentry's unreaped tracee, so its pid cannot have been reused.
+ *
+ * Its age alone does not say so. waitpid(-1) finds the newest tracees
+ * first, so under a flood of forks a parent's event can wait behind its
+ * children's stops for seconds; a child killed then left its parent's
+ * event naming a process that never stops, and the parent's fork never
+ * returned. While a clone is in flight (S->nforking) or a spawn of the
+ * reaper's is pending, any early stop may still be claimed; once none
+ * is, none will be, and every early stop left is unclaimed. Until then
+ * they count in pids_in_use, so waiting cannot let them pile up. */
 static void reap_unclaimed(void)
 {
 	int64_t now = now_ns();
 	int i = 0;
 
+	if (S->nforking || sentry_spawns_pending())
+		return;
 	while (i < n_early) {
 		if (now - early_stops[i].when > 1000000000LL) {
 			plat_tkill(early_stops[i].pid, SIGKILL);

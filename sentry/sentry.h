@@ -646,6 +646,9 @@ void sentry_rootfs_files(void);
 /* The reaper forked child for the oldest request (stopped: its first
  * ptrace stop was already collected), or could not (child -1). */
 void sentry_spawn_born(pid_t child, bool stopped);
+int sentry_spawns_pending(void); /* reaper forks asked for, not yet born */
+int sentry_early_stops(void);	 /* new tasks stopped before their parent's
+				  * clone event (sentry.c) */
 /* Its client went away before the reaper forked it: it never runs. */
 void sentry_spawn_cancel(struct process *p);
 /* An exec'd process (ppid 0) runs, or ended: its client hears so

@@ -210,10 +210,16 @@ int alloc_pid(void)
 
 /* What Linux's pids cgroup counts: tasks alive, zombies not yet reaped
  * (a fork bomb of children never waited for is one too), and clones let
- * through whose child the sentry has not met yet. */
+ * through whose child the sentry has not met yet. Those children are the
+ * early stops (sentry.c) but for the ones whose parent died before its
+ * clone event: each of those is a host process too, until reap_unclaimed
+ * kills it, so the larger of the two counts. */
 int pids_in_use(void)
 {
-	return S->nlive + S->nzombies + S->nforking;
+	int early = sentry_early_stops();
+
+	return S->nlive + S->nzombies +
+	       (early > S->nforking ? early : S->nforking);
 }
 
 /* p's parent (or the sentry) has collected it: it no longer counts. */

@@ -229,6 +229,33 @@ e2e_done()
 	exit
 }
 
+# descendants PID: every host pid below PID (not PID itself).
+descendants()
+{
+	ps -e -o pid=,ppid= | awk -v root="$1" '
+		{ parent[$1] = $2; pids[NR] = $1 }
+		END {
+			for (i = 1; i <= NR; i++) {
+				p = pids[i]; q = parent[p]
+				while (q != "" && q != 0 && q != 1) {
+					if (q == root) { print p; break }
+					q = parent[q]
+				}
+			}
+		}'
+}
+
+# traced_below PID: the host processes below PID that a sentry traces (a
+# sandbox's guests and its reaper).
+traced_below()
+{
+	local p t
+	for p in $(descendants "$1"); do
+		t=$(awk '/^TracerPid:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+		[ -n "$t" ] && [ "$t" != 0 ] && echo "$p"
+	done
+}
+
 # make_busybox_rootfs DIR: a minimal root for --rootfs tests, made only of
 # the static busybox (busybox-static) and its applet symlinks, plus empty
 # mount points for /proc, /dev and /tmp.

@@ -178,6 +178,38 @@ t_ctrl_c()
 	assert_eq 130 "$(cat "$rcfile" 2>/dev/null)" "moat exits 130 after Ctrl-C, like the guest"
 }
 
+# A fork whose parent dies between its clone event and the sentry's look
+# at it (tests/e2e/clone_orphans.c: threads fork while their process
+# calls exit_group) leaves a child no guest knows; the sentry kills it once
+# no clone is in flight, and only then: one killed while its parent's
+# event still waited behind others hung that parent's fork for good.
+t_orphans_of_a_clone_are_killed()
+{
+	local prog=$E2E_TMP/clone_orphans out=$E2E_TMP/orphans.out cli i left
+	gcc -O1 -Wall -pthread -o "$prog" "$HERE/clone_orphans.c" ||
+		fail "cannot build clone_orphans.c"
+	chmod 755 "$prog"
+	"$MOAT" do -- "$prog" 60 >"$out" 2>&1 </dev/null &
+	cli=$!
+	for i in $(seq 1 300); do
+		grep -q settled "$out" && break
+		sleep 0.1
+	done
+	grep -q settled "$out" || {
+		kill -9 "$cli"
+		fail "the guest did not settle: $(head -c 300 "$out")"
+	}
+	# what is left is the reaper and the guest's one process
+	for i in $(seq 1 40); do
+		left=$(traced_below "$cli" | wc -l)
+		[ "$left" -le 2 ] && break
+		sleep 0.1
+	done
+	kill -9 "$cli" 2>/dev/null
+	wait "$cli" 2>/dev/null
+	assert_eq 2 "$left" "the reaper and the guest, and no orphan of a clone, are left"
+}
+
 run_test "clone with namespace flags is refused" t_clone_namespace_refused
 run_test "unshare is refused" t_unshare_refused
 run_test "wait4/waitid give exact statuses" t_wait_statuses
@@ -188,4 +220,5 @@ run_test "process groups and sessions" t_pgrp_session
 run_test "threads get virtual tids" t_threads_tids
 run_test "kill of a pid outside the sandbox is ESRCH" t_kill_esrch
 run_test "Ctrl-C reaches the guest; moat reports 130" t_ctrl_c
+run_test "a clone's orphans are killed once no clone is in flight" t_orphans_of_a_clone_are_killed
 e2e_done

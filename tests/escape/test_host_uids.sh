@@ -16,22 +16,6 @@ UIDS=/run/moat/uids
 GIDS=/run/moat/gids
 BOXES=""
 
-# descendants PID: every host pid below PID (not PID itself).
-descendants()
-{
-	ps -e -o pid=,ppid= | awk -v root="$1" '
-		{ parent[$1] = $2; pids[NR] = $1 }
-		END {
-			for (i = 1; i <= NR; i++) {
-				p = pids[i]; q = parent[p]
-				while (q != "" && q != 0 && q != 1) {
-					if (q == root) { print p; break }
-					q = parent[q]
-				}
-			}
-		}'
-}
-
 field()
 {
 	awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null

@@ -7,22 +7,6 @@
 # command line says "boot" or "sentry".
 . "$(dirname "$0")/../e2e/lib.sh"
 
-# descendants PID: every host pid below PID (not PID itself).
-descendants()
-{
-	ps -e -o pid=,ppid= | awk -v root="$1" '
-		{ parent[$1] = $2; pids[NR] = $1 }
-		END {
-			for (i = 1; i <= NR; i++) {
-				p = pids[i]; q = parent[p]
-				while (q != "" && q != 0 && q != 1) {
-					if (q == root) { print p; break }
-					q = parent[q]
-				}
-			}
-		}'
-}
-
 alive()
 {
 	local st
