@@ -87,8 +87,14 @@ int plat_tkill(pid_t tid, int sig);
 int plat_sigqueue(pid_t pid, pid_t tid, const siginfo_t *si);
 /* The next stop of t (other tasks' events are deferred; see ptrace.c). */
 int plat_wait_task(struct task *t, int resume_req);
-/* Events that arrived while the sentry waited on one task, in order. */
+/* The queue of events taken from the kernel, not yet handled, oldest
+ * first: those that arrived while the sentry waited on one task, and those
+ * the event loop gathers (sentry.c, drain_waits). */
 bool plat_next_deferred(pid_t *pid, int *st);
+bool plat_has_deferred(void);
+/* Room for one more event (false: none could be had), then the event. */
+bool plat_defer_reserve(void);
+void plat_defer(pid_t pid, int st);
 /* CPU placement: called at every trap, and before gofer round trips. */
 void plat_note_trap(struct task *t);
 void plat_bind_gofer(void);

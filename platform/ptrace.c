@@ -715,24 +715,48 @@ static struct deferred {
 } * deferred;
 static size_t ndeferred, capdeferred, headdeferred;
 
-static void defer_event(pid_t pid, int st)
+bool plat_defer_reserve(void)
 {
-	if (ndeferred == capdeferred) {
-		size_t ncap = capdeferred ? capdeferred * 2 : 64;
-		struct deferred *n = realloc(deferred, ncap * sizeof(*n));
-		if (!n) {
-			/* Cannot keep it: the task stays stopped (guests only
-			 * hurt themselves), unless it is a death, which the
-			 * sentry must see. */
-			MOAT_ASSERT(!(WIFEXITED(st) || WIFSIGNALED(st)));
-			return;
-		}
-		deferred = n;
-		capdeferred = ncap;
+	size_t ncap;
+	struct deferred *n;
+
+	if (ndeferred < capdeferred)
+		return true;
+	if (headdeferred > 0) {
+		/* what was handled makes room first */
+		memmove(deferred, deferred + headdeferred,
+			(ndeferred - headdeferred) * sizeof(*deferred));
+		ndeferred -= headdeferred;
+		headdeferred = 0;
+		if (ndeferred < capdeferred)
+			return true;
+	}
+	ncap = capdeferred ? capdeferred * 2 : 64;
+	n = realloc(deferred, ncap * sizeof(*n));
+	if (!n)
+		return false;
+	deferred = n;
+	capdeferred = ncap;
+	return true;
+}
+
+void plat_defer(pid_t pid, int st)
+{
+	if (!plat_defer_reserve()) {
+		/* Cannot keep it: the task stays stopped (guests only hurt
+		 * themselves), unless it is a death, which the sentry must
+		 * see. */
+		MOAT_ASSERT(!(WIFEXITED(st) || WIFSIGNALED(st)));
+		return;
 	}
 	deferred[ndeferred].pid = pid;
 	deferred[ndeferred].status = st;
 	ndeferred++;
+}
+
+bool plat_has_deferred(void)
+{
+	return headdeferred < ndeferred;
 }
 
 /* The oldest deferred event of pid, taken out of the queue. */
@@ -772,7 +796,11 @@ int plat_wait_task(struct task *t, int resume_req)
 	int st;
 
 	for (;;) {
-		pid_t w = waitpid(-1, &st, __WALL);
+		/* An event of t's the loop gathered and has not handled (its
+		 * death, after the stop being handled) is its next. */
+		pid_t w = take_deferred(t->host_tid, &st) ?
+				  t->host_tid :
+				  waitpid(-1, &st, __WALL);
 		if (w < 0) {
 			if (errno != EINTR)
 				return -ESRCH;
@@ -786,7 +814,7 @@ int plat_wait_task(struct task *t, int resume_req)
 			continue;
 		}
 		if (w != t->host_tid) {
-			defer_event(w, st);
+			plat_defer(w, st);
 			continue;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {

@@ -394,19 +394,59 @@ static void handle_stop(pid_t pid, int st)
  * waitpid, and the loop must still come round to the control socket, the
  * link, the broker and the deadlines. */
 #define WAITS_PER_TURN 64
+/* Stops taken from the kernel in one turn at most (each is a few words). */
+#define GATHER_PER_TURN 8192
 
-/* The stops waiting now, WAITS_PER_TURN at most: true if it stopped at
- * that, with more maybe waiting. */
-static bool drain_waits(void)
+/* The queued events, WAITS_PER_TURN at most, oldest first: true if some
+ * are left. */
+static bool handle_queued(void)
 {
 	for (int i = 0; i < WAITS_PER_TURN; i++) {
+		pid_t pid;
 		int st;
-		pid_t pid = waitpid(-1, &st, __WALL | WNOHANG);
-		if (pid <= 0)
+
+		if (!plat_next_deferred(&pid, &st))
 			return false;
 		handle_stop(pid, st);
 	}
-	return true;
+	return plat_has_deferred();
+}
+
+/* Every stop waiting now is queued behind those queued before, and the
+ * oldest are handled: true if some are left. waitpid(-1) finds the newest
+ * tracees first, so taking its first 64 each turn served a flood of new
+ * children before their parents' events, and a thread behind busy ones
+ * could wait for seconds (a parent's fork event among them, which
+ * reap_unclaimed once took for an orphan's). In the queue's order every
+ * stop is handled within (stops before it / 64) turns. */
+static bool drain_waits(void)
+{
+	bool capped = true;
+
+	for (int i = 0; i < GATHER_PER_TURN; i++) {
+		int st;
+		pid_t pid;
+
+		if (!plat_defer_reserve()) {
+			/* no memory for the queue: in the kernel's order */
+			if (plat_has_deferred()) {
+				handle_queued();
+				return true;
+			}
+			pid = waitpid(-1, &st, __WALL | WNOHANG);
+			if (pid <= 0)
+				return false;
+			handle_stop(pid, st);
+			return true;
+		}
+		pid = waitpid(-1, &st, __WALL | WNOHANG);
+		if (pid <= 0) {
+			capped = false;
+			break;
+		}
+		plat_defer(pid, st);
+	}
+	return handle_queued() || capped;
 }
 
 static int live_tasks(void)
@@ -493,14 +533,6 @@ int sentry_loop(void)
 		 * sentry waits for. */
 		if (S->paused)
 			control_wait_resume();
-		{
-			/* Events that arrived while a handler waited on one
-			 * task (platform/ptrace.c), in their order. */
-			pid_t dpid;
-			int dst;
-			while (plat_next_deferred(&dpid, &dst))
-				handle_stop(dpid, dst);
-		}
 		if (polled && (sig_ready || waits_left)) {
 			/* After a poll, collect everything that happened. After
 			 * a blocking waitpid there is nothing more to collect
@@ -513,6 +545,10 @@ int sentry_loop(void)
 			/* a SIGCHLD read here announced what is left: the
 			 * next turn drains it whatever sfd says */
 			waits_left = drain_waits();
+		} else if (plat_has_deferred()) {
+			/* events that arrived while a handler waited on one
+			 * task (platform/ptrace.c), in their order */
+			waits_left = handle_queued();
 		}
 		polled = false;
 		if (S->fds_to_release)
@@ -587,7 +623,7 @@ int sentry_loop(void)
 				    (!next_deadline || due[i] < next_deadline))
 					next_deadline = due[i];
 		}
-		if (n == 1 && !next_deadline) {
+		if (n == 1 && !next_deadline && !waits_left) {
 			/* Nothing but tasks to wait for (the common case): block
 			 * in waitpid itself, one host call per event. */
 			int st;
