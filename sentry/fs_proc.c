@@ -328,8 +328,10 @@ static struct process *vn_proc(const struct vnode *vn)
 }
 
 /* Linux guards a process's fds, links, environ and maps with a ptrace-read
- * check; the sandbox's version of it: same virtual uid, dumpable and no
- * capability permitted that the caller lacks, or CAP_SYS_PTRACE.
+ * check (__ptrace_may_access, PTRACE_MODE_READ_FSCREDS); the sandbox's
+ * version of it: the caller's fsuid is p's real, effective and saved uid
+ * and its fsgid p's three gids, p is dumpable, and p is permitted no
+ * capability the caller lacks; or the caller has CAP_SYS_PTRACE.
  * t is NULL for the sentry's own lookups (the CLI), which may see all. */
 static int may_inspect(struct task *t, struct process *p)
 {
@@ -346,8 +348,9 @@ static int may_inspect(struct task *t, struct process *p)
 	 * (cap_ptrace_access_check, as /proc asks: PTRACE_MODE_FSCREDS) */
 	if (p->cred.cap.prm & ~c->cap.eff)
 		return -EACCES;
-	if (c->euid == p->cred.ruid && c->euid == p->cred.euid &&
-	    c->euid == p->cred.suid)
+	if (c->fsuid == p->cred.ruid && c->fsuid == p->cred.euid &&
+	    c->fsuid == p->cred.suid && c->fsgid == p->cred.rgid &&
+	    c->fsgid == p->cred.egid && c->fsgid == p->cred.sgid)
 		return 0;
 	return -EACCES;
 }

@@ -282,6 +282,22 @@ t_freed_and_reused()
 	in_range "$D_guid" || fail "D's guests run as uid $D_guid"
 }
 
+# Another guest's /proc/PID/environ is open to a caller whose fsuid and
+# fsgid are the target's uids and gids (Linux's PTRACE_MODE_READ_FSCREDS),
+# whatever its euid; the sentry once compared the euid alone and the uids
+# alone (tests/escape/inspect_ids.py prints the same natively and inside).
+t_proc_inspect_by_fsids()
+{
+	local want
+	cp "$HERE/inspect_ids.py" "$E2E_TMP/inspect_ids.py"
+	capture native $PY "$E2E_TMP/inspect_ids.py"
+	want=$OUT
+	assert_contains "$want" "same uids, other gids: Permission denied" "natively, the gids count"
+	assert_contains "$want" "euid another, fsuid the target's: read" "natively, the fsuid decides"
+	capture moat do -- $PY "$E2E_TMP/inspect_ids.py"
+	assert_eq "$want" "$OUT" "who may read another process's environ, as natively"
+}
+
 t_dumpable()
 {
 	trap stop_all EXIT
@@ -484,5 +500,6 @@ run_test "a range that host accounts or processes use" t_range_with_host_account
 run_test "the range moved while a sandbox runs: no id shared" t_range_moved_while_running
 run_test "prctl(PR_SET_DUMPABLE): as natively, and not the host task's" t_dumpable
 run_test "a process that dropped root still sees its own /proc/self/fd" t_own_proc_after_drop
+run_test "another process's /proc files by its fsuid and fsgid, as natively" t_proc_inspect_by_fsids
 run_test "no helper is open to its own uid without capabilities" t_helpers_not_dumpable
 e2e_done
