@@ -1006,6 +1006,7 @@ daemon_main(struct launch *l, struct sentry_opts *o, int ready, int tty)
 	o->control_addr = ctl;
 	o->audit_id = l->id; /* the records name the container, as engines do */
 	o->wait_start = true;
+	o->init_unkillable = true; /* its first process is an init, as runc's */
 	o->ready_fd = ready;
 	rc = sentry_run(o, l->c.process.args, &err);
 	if (rc < 0) {

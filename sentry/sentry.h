@@ -299,6 +299,9 @@ struct sentry_opts {
 	 * stats and pause even without limits. */
 	const char *control_addr;
 	bool wait_start;
+	/* OCI: pid 1 is a pid namespace's init, which takes from its guests
+	 * only the signals it handles (task.c, init_drops) */
+	bool init_unkillable;
 	int ready_fd;
 	/* (> 2) where the exit status is written, before the control socket
 	 * closes: `state` never sees a container that ended without one. */

@@ -1327,6 +1327,27 @@ static int may_signal(struct task *t, const struct process *p, int sig)
 	return -EPERM;
 }
 
+/* Linux's SIGNAL_UNKILLABLE (sig_task_ignored): a pid namespace's init
+ * takes from its own namespace only the signals it has a handler for, and
+ * from an ancestor's SIGKILL and SIGSTOP as well; the rest are dropped, and
+ * the kill succeeds. A member's own namespace has its first process for
+ * init; the pod's is pid 1 of an OCI container, while moat do's pid 1 is a
+ * process like any other (docs/platform-ptrace.md), as runsc do's. Only
+ * the guests' own kills are asked: the sentry's (a pty's, a timer's,
+ * moat kill's) go as they did. */
+static bool init_drops(const struct task *from, const struct process *p,
+		       int sig)
+{
+	bool init = p->pidns ? p->pidns->init == p->pid :
+			       p->pid == 1 && S->opts.init_unkillable;
+
+	if (!init || sig <= 0 || sig > 64 ||
+	    p->sigact[sig].handler != (uint64_t)(uintptr_t)SIG_DFL)
+		return false;
+	return !(from->proc->pidns != p->pidns &&
+		 (sig == SIGKILL || sig == SIGSTOP));
+}
+
 /* rt_sigqueueinfo and rt_tgsigqueueinfo: the caller's own siginfo (as
  * sigqueue(3) fills it: si_pid is its virtual pid). Only the kernel may
  * claim si_code >= 0 or SI_TKILL towards another process. */
@@ -1345,7 +1366,7 @@ static long sigqueue_to(struct task *t, struct process *p, struct task *thr,
 		return -EPERM;
 	if (may_signal(t, p, sig) < 0)
 		return -EPERM;
-	if (sig == 0)
+	if (sig == 0 || init_drops(t, p, sig))
 		return 0;
 	si.si_signo = sig;
 	sig_note_sender(p, sig, t->proc->pid);
@@ -1393,7 +1414,9 @@ long sys_kill(struct task *t, struct syscall_args *a)
 		if (!p)
 			return -ESRCH;
 		rc = may_signal(t, p, sig);
-		return rc < 0 ? rc : send_signal_proc(p, sig, t->proc->pid);
+		if (rc < 0 || init_drops(t, p, sig))
+			return rc;
+		return send_signal_proc(p, sig, t->proc->pid);
 	}
 	if (pid == INT32_MIN)
 		return -ESRCH;
@@ -1411,7 +1434,7 @@ long sys_kill(struct task *t, struct syscall_args *a)
 			continue;
 		n++;
 		err = may_signal(t, p, sig);
-		if (err == 0)
+		if (err == 0 && !init_drops(t, p, sig))
 			err = send_signal_proc(p, sig, t->proc->pid);
 		/* kill(-1): those it may not signal are passed over; a group:
 		 * success if any took it, else the last error (Linux's) */
@@ -1436,6 +1459,8 @@ long sys_tgkill(struct task *t, struct syscall_args *a)
 		return -ESRCH;
 	if (may_signal(t, x->proc, sig) < 0)
 		return -EPERM;
+	if (init_drops(t, x->proc, sig))
+		return 0;
 	return send_signal_task(x, sig, t->proc->pid);
 }
 
@@ -1451,6 +1476,8 @@ long sys_tkill(struct task *t, struct syscall_args *a)
 		return -ESRCH;
 	if (may_signal(t, x->proc, sig) < 0)
 		return -EPERM;
+	if (init_drops(t, x->proc, sig))
+		return 0;
 	return send_signal_task(x, sig, t->proc->pid);
 }
 
@@ -1733,7 +1760,7 @@ long sys_pidfd_send_signal(struct task *t, struct syscall_args *a)
 	/* as kill(2): Linux's check_kill_permission, whatever names it */
 	if (may_signal(t, p, sig) < 0)
 		return -EPERM;
-	if (sig == 0)
+	if (sig == 0 || init_drops(t, p, sig))
 		return 0;
 	return send_signal_proc(p, sig, t->proc->pid);
 }

@@ -219,8 +219,12 @@ t_a_member_has_its_own_pids()
 		readlink /proc/self | grep -qx "[0-9]*" && echo self-link
 		grep "^NSpid" /proc/self/status
 		kill -0 '"$BPID"' 2>/dev/null && echo b-reached || echo b-unseen
-		[ -e /proc/'"$BPID"' ] && echo b-listed; exit 4'
+		[ -e /proc/'"$BPID"' ] && echo b-listed
+		kill -TERM 1 && echo term-dropped; exit 4'
 	assert_contains "$OUT" "self 1"
+	# its first process is its namespace's init: a signal it does not
+	# handle, from inside, is dropped
+	assert_contains "$OUT" "term-dropped"
 	assert_contains "$OUT" "ppid 1"
 	assert_match "$OUT" "job [0-9]+"
 	# the orphaned sleep and the job: none of b's or the pod's

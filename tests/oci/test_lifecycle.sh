@@ -524,6 +524,27 @@ t_run_passes_signals_on()
 	return 0
 }
 
+# The container's first process is its pid namespace's init: from inside,
+# a signal it has no handler for is dropped, SIGKILL too, and the kill
+# succeeds; one it handles arrives. A second process's kill of pid 1 is
+# dropped the same way. Without that, `kill -TERM 1` ended the container.
+t_init_takes_only_handled_signals()
+{
+	local b=$E2E_TMP/b root rt out
+	make_bundle "$b" '["sh","-c","kill -TERM 1; echo term $?; kill -KILL 1; echo kill $?; sh -c \"kill -TERM 1; echo child term \\$?\"; trap \"echo handled USR1\" USR1; kill -USR1 1; echo alive"]' || fail "bundle"
+	for rt in "$MOAT" ${RUNC:+"$RUNC"}; do
+		root=$E2E_TMP/root-$(basename "$rt")
+		out=$(timeout 30 "$rt" --root "$root" run --bundle "$b" init1 2>&1 </dev/null)
+		echo "$(basename "$rt"): $out"
+		"$rt" --root "$root" delete --force init1 >/dev/null 2>&1
+		assert_eq "term 0
+kill 0
+child term 0
+handled USR1
+alive" "$out" "$(basename "$rt"): pid 1 takes only the signals it handles"
+	done
+}
+
 t_state_survives_a_crash_of_create()
 {
 	# The daemon writes its own state before it says it is ready: a
@@ -1051,6 +1072,7 @@ run_test exec_into_a_forking_container t_exec_into_a_forking_container
 run_test live_policy_of_a_container t_live_policy_of_a_container
 run_test one_name_one_sandbox t_one_name_one_sandbox
 run_test run_passes_signals_on t_run_passes_signals_on
+run_test init_takes_only_handled_signals t_init_takes_only_handled_signals
 run_test state_survives_a_crash_of_create t_state_survives_a_crash_of_create
 run_test an_ended_container_is_stopped t_an_ended_container_is_stopped
 run_test kill_then_delete_at_once t_kill_then_delete_at_once
