@@ -375,6 +375,11 @@ static void handle_stop(pid_t pid, int st)
 		task_start_child(t);
 		return;
 	}
+	if (init_drops_delivery(t, sig)) {
+		/* an init's, with no handler: as Linux's get_signal */
+		plat_cont(pid, 0);
+		return;
+	}
 	task_fix_siginfo(t, sig);
 	if ((sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) &&
 	    t->proc->sigact[sig].handler == (uint64_t)(uintptr_t)SIG_DFL) {
@@ -623,6 +628,10 @@ int sentry_loop(void)
 				    (!next_deadline || due[i] < next_deadline))
 					next_deadline = due[i];
 		}
+		/* the handlers since the drain (injections in a retry, a
+		 * timer, a host signal) may have queued events */
+		if (plat_has_deferred())
+			waits_left = true;
 		if (n == 1 && !next_deadline && !waits_left) {
 			/* Nothing but tasks to wait for (the common case): block
 			 * in waitpid itself, one host call per event. */

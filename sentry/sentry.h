@@ -488,6 +488,10 @@ void task_fixup_result(struct task *t, struct user_regs_struct *r);
 void task_fix_siginfo(struct task *t, int sig);
 bool sig_default_ignored(int sig);
 bool task_sig_ignored(struct task *t, int sig); /* blocked or SIG_IGN */
+/* A pid namespace's init (task.c): and whether sig, at t's delivery stop,
+ * is one such an init drops. */
+bool proc_unkillable_init(const struct process *p);
+bool init_drops_delivery(struct task *t, int sig);
 bool pgrp_orphaned(int pgid);
 void task_sweep(void);
 void task_release_files(void);

@@ -1327,25 +1327,44 @@ static int may_signal(struct task *t, const struct process *p, int sig)
 	return -EPERM;
 }
 
-/* Linux's SIGNAL_UNKILLABLE (sig_task_ignored): a pid namespace's init
- * takes from its own namespace only the signals it has a handler for, and
- * from an ancestor's SIGKILL and SIGSTOP as well; the rest are dropped, and
- * the kill succeeds. A member's own namespace has its first process for
- * init; the pod's is pid 1 of an OCI container, while moat do's pid 1 is a
- * process like any other (docs/platform-ptrace.md), as runsc do's. Only
- * the guests' own kills are asked: the sentry's (a pty's, a timer's,
- * moat kill's) go as they did. */
+/* Linux's SIGNAL_UNKILLABLE: a pid namespace's init takes only the
+ * signals it has a handler for, but SIGKILL and SIGSTOP from an ancestor
+ * namespace and the faults the kernel forces on it. A member's own
+ * namespace has its first process for init; the pod's is pid 1 of an OCI
+ * container, while moat do's pid 1 is a process like any other
+ * (docs/platform-ptrace.md), as runsc do's. */
+bool proc_unkillable_init(const struct process *p)
+{
+	return p->pidns ? p->pidns->init == p->pid :
+			  p->pid == 1 && S->opts.init_unkillable;
+}
+
+/* The rest of the rule is kept where the signal is delivered
+ * (init_drops_delivery, at its signal-delivery stop): there a signal that
+ * was blocked when sent, and then taken by sigtimedwait or a signalfd
+ * (tini's, dumb-init's way) never arrives, and one with a handler by then
+ * does. SIGKILL has no such stop, and neither it nor SIGSTOP can be
+ * blocked or handled: from the init's own namespace they are dropped
+ * here, as the kill succeeds. */
 static bool init_drops(const struct task *from, const struct process *p,
 		       int sig)
 {
-	bool init = p->pidns ? p->pidns->init == p->pid :
-			       p->pid == 1 && S->opts.init_unkillable;
+	return (sig == SIGKILL || sig == SIGSTOP) && proc_unkillable_init(p) &&
+	       from->proc->pidns == p->pidns;
+}
 
-	if (!init || sig <= 0 || sig > 64 ||
-	    p->sigact[sig].handler != (uint64_t)(uintptr_t)SIG_DFL)
+bool init_drops_delivery(struct task *t, int sig)
+{
+	siginfo_t si;
+
+	if (sig <= 0 || sig > 64 || sig == SIGSTOP ||
+	    !proc_unkillable_init(t->proc) ||
+	    t->proc->sigact[sig].handler != (uint64_t)(uintptr_t)SIG_DFL)
 		return false;
-	return !(from->proc->pidns != p->pidns &&
-		 (sig == SIGKILL || sig == SIGSTOP));
+	/* a fault's (si_code > 0, or the kernel's own) is forced on it */
+	if (ptrace(PTRACE_GETSIGINFO, t->host_tid, 0, &si) < 0)
+		return false;
+	return si.si_code <= 0;
 }
 
 /* rt_sigqueueinfo and rt_tgsigqueueinfo: the caller's own siginfo (as

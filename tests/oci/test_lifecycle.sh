@@ -545,6 +545,28 @@ alive" "$out" "$(basename "$rt"): pid 1 takes only the signals it handles"
 	done
 }
 
+# An init that blocks its signals and waits for them, as tini and
+# dumb-init do, gets them (tests/oci/init_sigwait.c): only one it neither
+# handles nor blocks is dropped. The same transcript under runc.
+t_init_waits_for_blocked_signals()
+{
+	local b=$E2E_TMP/b root rt out
+	make_bundle "$b" '["/init_sigwait"]' || fail "bundle"
+	gcc -static -O1 -Wall -o "$b/rootfs/init_sigwait" "$HERE/init_sigwait.c" ||
+		fail "cannot build init_sigwait.c"
+	for rt in "$MOAT" ${RUNC:+"$RUNC"}; do
+		root=$E2E_TMP/root-$(basename "$rt")
+		out=$(timeout 60 "$rt" --root "$root" run --bundle "$b" init2 2>&1 </dev/null)
+		echo "$(basename "$rt"): $out"
+		"$rt" --root "$root" delete --force init2 >/dev/null 2>&1
+		assert_eq "sigtimedwait: Terminated
+sigtimedwait, waiting: Terminated
+signalfd: User defined signal 2
+alive after SIGUSR1
+alive after a blocked SIGHUP" "$out" "$(basename "$rt"): a blocked signal reaches pid 1"
+	done
+}
+
 t_state_survives_a_crash_of_create()
 {
 	# The daemon writes its own state before it says it is ready: a
@@ -1073,6 +1095,7 @@ run_test live_policy_of_a_container t_live_policy_of_a_container
 run_test one_name_one_sandbox t_one_name_one_sandbox
 run_test run_passes_signals_on t_run_passes_signals_on
 run_test init_takes_only_handled_signals t_init_takes_only_handled_signals
+run_test init_waits_for_blocked_signals t_init_waits_for_blocked_signals
 run_test state_survives_a_crash_of_create t_state_survives_a_crash_of_create
 run_test an_ended_container_is_stopped t_an_ended_container_is_stopped
 run_test kill_then_delete_at_once t_kill_then_delete_at_once
