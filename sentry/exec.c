@@ -368,6 +368,8 @@ static long do_execve(struct task *t, int dirfd, uint64_t upath, uint64_t uargv,
 		return -ESRCH;
 	}
 	t->fixup_kind = 3;
+	if (t->proc->nthreads > 1)
+		t->proc->exec_pending = true;
 	return SYS_PASSTHROUGH_FIXUP;
 }
 
@@ -384,6 +386,7 @@ long sys_execveat(struct task *t, struct syscall_args *a)
 
 void exec_failed(struct task *t)
 {
+	t->proc->exec_pending = false;
 	exec_plan_free(t->exec);
 	t->exec = NULL;
 }
@@ -684,6 +687,7 @@ void exec_event(struct task *t)
 	struct task *x;
 	int st, rc;
 
+	t->proc->exec_pending = false;
 	ptrace(PTRACE_GETEVENTMSG, t->host_tid, 0, &former);
 	if ((pid_t)former != t->host_tid) {
 		/* A non-leader thread exec'ed and took the leader's tid: the

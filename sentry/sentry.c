@@ -120,6 +120,20 @@ static void reap_unclaimed(void)
 	}
 }
 
+/* A stop taken from the kernel is handled later (drain_waits' queue). A
+ * non-leader thread's exec in the meantime kills the leader and gives its
+ * tid to the exec'ing thread, now at its exec event: the leader's queued
+ * seccomp stop is stale, and that tid's real stop comes as its own event.
+ * true also when the task is gone (its death comes the same way). */
+static bool still_at_seccomp_stop(pid_t pid)
+{
+	siginfo_t si;
+
+	if (ptrace(PTRACE_GETSIGINFO, pid, 0, &si) < 0)
+		return true;
+	return si.si_code == (SIGTRAP | (PTRACE_EVENT_SECCOMP << 8));
+}
+
 static void complete(struct task *t, long ret);
 
 void sentry_complete(struct task *t, long ret)
@@ -318,6 +332,8 @@ static void handle_stop(pid_t pid, int st)
 	sig = WSTOPSIG(st);
 	ev = st >> 16;
 	if (ev == PTRACE_EVENT_SECCOMP) {
+		if (t->proc->exec_pending && !still_at_seccomp_stop(pid))
+			return;
 		handle_syscall_stop(t);
 		return;
 	}

@@ -166,6 +166,9 @@ struct process {
 		uint64_t cur, max;
 	} rlim[16];
 	struct map_list *maps; /* shared copy-on-write after fork */
+	/* a thread's exec is on the host: the leader's tid may pass to it,
+	 * and a stop of the leader's taken before is stale (sentry.c) */
+	bool exec_pending;
 	bool exited;	       /* all threads gone; zombie until reaped */
 	int exit_status;       /* wait status */
 	bool reaped;
