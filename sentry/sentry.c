@@ -101,7 +101,7 @@ int sentry_early_stops(void)
  * returned. While a clone is in flight (S->nforking) or a spawn of the
  * reaper's is pending, any early stop may still be claimed; once none
  * is, none will be, and every early stop left is unclaimed. Until then
- * they count in pids_in_use, so waiting cannot let them pile up. */
+ * orphans count in pids_in_use, so waiting cannot let them pile up. */
 static void reap_unclaimed(void)
 {
 	int64_t now = now_ns();
@@ -111,6 +111,8 @@ static void reap_unclaimed(void)
 		return;
 	while (i < n_early) {
 		if (now - early_stops[i].when > 1000000000LL) {
+			if (S->nclone_orphans > 0)
+				S->nclone_orphans--;
 			plat_tkill(early_stops[i].pid, SIGKILL);
 			plat_cont(early_stops[i].pid, 0);
 			early_stops[i] = early_stops[--n_early];
@@ -599,6 +601,8 @@ int sentry_loop(void)
 			task_poll_host_signals();
 			if (n_early)
 				reap_unclaimed();
+			else if (!S->nforking)
+				S->nclone_orphans = 0; /* none left to come */
 		}
 		{
 			int64_t due = timers_next();

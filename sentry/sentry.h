@@ -169,8 +169,8 @@ struct process {
 	/* a thread's exec is on the host: the leader's tid may pass to it,
 	 * and a stop of the leader's taken before is stale (sentry.c) */
 	bool exec_pending;
-	bool exited;	       /* all threads gone; zombie until reaped */
-	int exit_status;       /* wait status */
+	bool exited;	 /* all threads gone; zombie until reaped */
+	int exit_status; /* wait status */
 	bool reaped;
 	bool swept_used;	  /* task_sweep: a task still points here */
 	struct process *next;	  /* all processes list */
@@ -418,6 +418,8 @@ struct sentry {
 	int nlive;	     /* tasks not yet dead */
 	int nzombies;	     /* processes exited, not yet reaped */
 	int nforking;	     /* clones let through, child not yet known */
+	int nclone_orphans;  /* of those, ended by the parent's death: each
+			      * may have left an orphan (pids_in_use) */
 	int ndead;	     /* dead tasks not yet freed */
 	bool sweep_soon;     /* a pod member's among them: free them now */
 	bool fds_to_release; /* exited processes still hold their fd tables */

@@ -209,17 +209,18 @@ int alloc_pid(void)
 }
 
 /* What Linux's pids cgroup counts: tasks alive, zombies not yet reaped
- * (a fork bomb of children never waited for is one too), and clones let
- * through whose child the sentry has not met yet. Those children are the
- * early stops (sentry.c) but for the ones whose parent died before its
- * clone event: each of those is a host process too, until reap_unclaimed
- * kills it, so the larger of the two counts. */
+ * (a fork bomb of children never waited for is one too), clones let
+ * through whose child the sentry has not met yet, and orphans: children
+ * whose parent died between its clone and the clone's event. Each orphan
+ * is an early stop (sentry.c), a host process until reap_unclaimed kills
+ * it, and there are no more of them than clones ended by their parent's
+ * death (S->nclone_orphans) nor than early stops. */
 int pids_in_use(void)
 {
 	int early = sentry_early_stops();
+	int orphans = early < S->nclone_orphans ? early : S->nclone_orphans;
 
-	return S->nlive + S->nzombies +
-	       (early > S->nforking ? early : S->nforking);
+	return S->nlive + S->nzombies + S->nforking + orphans;
 }
 
 /* p's parent (or the sentry) has collected it: it no longer counts. */
@@ -687,6 +688,8 @@ void task_exited(struct task *t, int status)
 	if (t->fifo_wait)
 		fifo_unwait(t);
 	t->state = TS_DEAD;
+	if (t->clone_inflight)
+		S->nclone_orphans++; /* its child, if any, is an orphan */
 	clone_settled(t);
 	S->nlive--;
 	S->ndead++;
