@@ -402,7 +402,7 @@ t_file_binds_are_mounts_not_copies()
 	# were never seen. A file replaced on the host by rename is not seen
 	# under runc either (the bind holds the old inode).
 	local b=$E2E_TMP/live d=$E2E_TMP/live-host root=$E2E_TMP/root-live want
-	make_bundle "$b" '["sh","-c","w() { i=0; until grep -q $2 $1; do i=$((i+1)); [ $i -gt 300 ] && echo timeout $1 && exit 1; sleep 0.1; done; }; cat /etc/hostname /cfg/token /etc/repl; echo from-guest > /dev/termination-log; w /etc/hostname host-v2; cat /etc/hostname; w /cfg/token v2; cat /cfg/token; ls -a /cfg; readlink /cfg/..data; cat /etc/repl; echo x > /etc/ro-file; cat /etc/ro-file; stat -c %F /dev/termination-log; ls /dev | grep termination"]' \
+	make_bundle "$b" '["sh","-c","exec 2>&1; w() { i=0; until grep -q $2 $1; do i=$((i+1)); [ $i -gt 300 ] && echo timeout $1 && exit 1; sleep 0.1; done; }; cat /etc/hostname /cfg/token /etc/repl; echo from-guest > /dev/termination-log; w /etc/hostname host-v2; cat /etc/hostname; w /cfg/token v2; cat /cfg/token; ls -a /cfg; readlink /cfg/..data; cat /etc/repl; echo x > /etc/ro-file; cat /etc/ro-file; stat -c %F /dev/termination-log; ls /dev | grep termination"]' \
 		"c['mounts'].append({'destination':'/dev/termination-log','type':'bind','source':'$d/tl','options':['rbind','rprivate','rw']})" \
 		"c['mounts'].append({'destination':'/etc/hostname','type':'bind','source':'$d/hn','options':['rbind','rprivate','rw']})" \
 		"c['mounts'].append({'destination':'/etc/ro-file','type':'bind','source':'$d/ro','options':['rbind','rprivate','ro']})" \
