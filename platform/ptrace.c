@@ -794,13 +794,15 @@ int plat_wait_task(struct task *t, int resume_req)
 	int64_t deadline = now_ns() + INJECT_TIMEOUT_NS;
 	bool killed = false;
 	int st;
+	/* An event of t's the loop gathered and has not handled (its death,
+	 * after the stop being handled) is its next; once t runs again, its
+	 * events come from the kernel, so the queue is looked at once. */
+	bool queued = take_deferred(t->host_tid, &st);
 
 	for (;;) {
-		/* An event of t's the loop gathered and has not handled (its
-		 * death, after the stop being handled) is its next. */
-		pid_t w = take_deferred(t->host_tid, &st) ?
-				  t->host_tid :
-				  waitpid(-1, &st, __WALL);
+		pid_t w = queued ? t->host_tid : waitpid(-1, &st, __WALL);
+
+		queued = false;
 		if (w < 0) {
 			if (errno != EINTR)
 				return -ESRCH;

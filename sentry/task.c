@@ -1174,9 +1174,11 @@ void sig_note_sender(struct process *p, int sig, int sender_pid)
 	p->sig_sender_uid[sig] = from ? from->cred.ruid : 0;
 }
 
+static bool init_drops(const struct process *p, int sig, int sender_pid);
+
 int send_signal_task(struct task *t, int sig, int sender_pid)
 {
-	if (sig == 0)
+	if (sig == 0 || init_drops(t->proc, sig, sender_pid))
 		return 0;
 	sig_note_sender(t->proc, sig, sender_pid);
 	if (plat_tkill(t->host_tid, sig) < 0)
@@ -1210,7 +1212,7 @@ int send_signal_proc(struct process *p, int sig, int sender_pid)
 {
 	if (p->exited)
 		return 0; /* zombie: accepted, no effect */
-	if (sig == 0)
+	if (sig == 0 || init_drops(p, sig, sender_pid))
 		return 0;
 	sig_note_sender(p, sig, sender_pid);
 	if (plat_kill(p->host_pid, sig) < 0)
@@ -1349,11 +1351,14 @@ bool proc_unkillable_init(const struct process *p)
  * does. SIGKILL has no such stop, and neither it nor SIGSTOP can be
  * blocked or handled: from the init's own namespace they are dropped
  * here, as the kill succeeds. */
-static bool init_drops(const struct task *from, const struct process *p,
-		       int sig)
+static bool init_drops(const struct process *p, int sig, int sender_pid)
 {
-	return (sig == SIGKILL || sig == SIGSTOP) && proc_unkillable_init(p) &&
-	       from->proc->pidns == p->pidns;
+	const struct process *from;
+
+	if ((sig != SIGKILL && sig != SIGSTOP) || !proc_unkillable_init(p))
+		return false;
+	from = sender_pid ? proc_by_pid(sender_pid) : NULL; /* 0: outside */
+	return from && from->pidns == p->pidns;
 }
 
 bool init_drops_delivery(struct task *t, int sig)
@@ -1388,7 +1393,7 @@ static long sigqueue_to(struct task *t, struct process *p, struct task *thr,
 		return -EPERM;
 	if (may_signal(t, p, sig) < 0)
 		return -EPERM;
-	if (sig == 0 || init_drops(t, p, sig))
+	if (sig == 0 || init_drops(p, sig, t->proc->pid))
 		return 0;
 	si.si_signo = sig;
 	sig_note_sender(p, sig, t->proc->pid);
@@ -1436,9 +1441,7 @@ long sys_kill(struct task *t, struct syscall_args *a)
 		if (!p)
 			return -ESRCH;
 		rc = may_signal(t, p, sig);
-		if (rc < 0 || init_drops(t, p, sig))
-			return rc;
-		return send_signal_proc(p, sig, t->proc->pid);
+		return rc < 0 ? rc : send_signal_proc(p, sig, t->proc->pid);
 	}
 	if (pid == INT32_MIN)
 		return -ESRCH;
@@ -1456,7 +1459,7 @@ long sys_kill(struct task *t, struct syscall_args *a)
 			continue;
 		n++;
 		err = may_signal(t, p, sig);
-		if (err == 0 && !init_drops(t, p, sig))
+		if (err == 0)
 			err = send_signal_proc(p, sig, t->proc->pid);
 		/* kill(-1): those it may not signal are passed over; a group:
 		 * success if any took it, else the last error (Linux's) */
@@ -1481,8 +1484,6 @@ long sys_tgkill(struct task *t, struct syscall_args *a)
 		return -ESRCH;
 	if (may_signal(t, x->proc, sig) < 0)
 		return -EPERM;
-	if (init_drops(t, x->proc, sig))
-		return 0;
 	return send_signal_task(x, sig, t->proc->pid);
 }
 
@@ -1498,8 +1499,6 @@ long sys_tkill(struct task *t, struct syscall_args *a)
 		return -ESRCH;
 	if (may_signal(t, x->proc, sig) < 0)
 		return -EPERM;
-	if (init_drops(t, x->proc, sig))
-		return 0;
 	return send_signal_task(x, sig, t->proc->pid);
 }
 
@@ -1782,7 +1781,7 @@ long sys_pidfd_send_signal(struct task *t, struct syscall_args *a)
 	/* as kill(2): Linux's check_kill_permission, whatever names it */
 	if (may_signal(t, p, sig) < 0)
 		return -EPERM;
-	if (sig == 0 || init_drops(t, p, sig))
+	if (sig == 0)
 		return 0;
 	return send_signal_proc(p, sig, t->proc->pid);
 }
